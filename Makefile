@@ -1,0 +1,125 @@
+# leuktrack - GNU Make build.
+#   make            build ./leuktrack (CUDA objects when nvcc is found; CUDA=0 forces CPU-only)
+#   make check      build and run all tests (installs missing dependencies first)
+#   make demo       generate the synthetic sample, track it, print accuracy
+#   make bench      benchmark tables (docs/PERFORMANCE.md)
+#   make portable   self-contained binary linked against a static minimal FFmpeg
+#   make install PREFIX=/usr/local DESTDIR=
+#   make SANITIZE=1 check   ASan + UBSan build
+SHELL := /bin/bash
+PREFIX ?= /usr/local
+VERSION := 0.1.0
+BUILD ?= build
+
+CC ?= gcc
+PKG_CONFIG ?= pkg-config
+PKGS := libavformat libavcodec libswscale libavutil libpng
+PORTABLE ?= 0
+ifeq ($(PORTABLE),1)
+  FFMPEG_STATIC ?= $(abspath ../shared/tools/ffmpeg-static)
+  PKG_STATIC := PKG_CONFIG_PATH=$(FFMPEG_STATIC)/lib/pkgconfig $(PKG_CONFIG) --static
+  DEP_CFLAGS := $(shell $(PKG_STATIC) --cflags libavformat libavcodec libswscale libavutil 2>/dev/null) $(shell $(PKG_CONFIG) --cflags libpng 2>/dev/null)
+  DEP_LIBS := $(shell $(PKG_STATIC) --libs libavformat libavcodec libswscale libavutil 2>/dev/null) $(shell $(PKG_CONFIG) --libs libpng 2>/dev/null) -lz
+  BUILD := build-portable
+else
+  DEP_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
+  DEP_LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
+endif
+
+WARN := -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes
+CFLAGS ?= -O2 -g
+CFLAGS += -std=c11 -D_GNU_SOURCE -fopenmp $(WARN) -Isrc -Isrc/io -Isrc/leukocyte $(DEP_CFLAGS) -DLT_VERSION=\"$(VERSION)\"
+LDLIBS += $(DEP_LIBS) -fopenmp -lpthread -lm
+
+SANITIZE ?= 0
+ifeq ($(SANITIZE),1)
+  CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+  LDLIBS += -fsanitize=address,undefined
+  BUILD := build-san
+endif
+
+# CUDA: on when nvcc is found, unless CUDA=0.
+NVCC ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
+ifeq ($(CUDA),0)
+  NVCC :=
+endif
+ifeq ($(SANITIZE),1)
+  NVCC :=
+endif
+CUDA_ARCH ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=compute_90
+ifneq ($(NVCC),)
+  CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
+  CFLAGS += -DLT_HAVE_CUDA
+  NVCCFLAGS ?= -O3 -std=c++17 $(CUDA_ARCH) -Isrc -Isrc/io -Isrc/leukocyte -Icuda -Xcompiler -fPIC,-Wall -lineinfo
+  CU_SRCS := $(shell find cuda -name '*.cu' 2>/dev/null | sort)
+  LDLIBS += -L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/targets/x86_64-linux/lib -lcudart_static -ldl -lrt -lstdc++
+  FOUND := CUDA ($(NVCC)) + OpenMP
+else
+  CU_SRCS :=
+  FOUND := CPU only (no nvcc or CUDA=0) + OpenMP
+endif
+
+LIB_SRCS := $(filter-out src/main.c,$(shell find src -name '*.c' | sort))
+LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o) $(CU_SRCS:%.cu=$(BUILD)/%.cu.o)
+TEST_SRCS := $(sort $(wildcard tests/test_*.c))
+TEST_BINS := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
+TOOL_SRCS := $(sort $(wildcard data/*.c))
+TOOL_BINS := $(TOOL_SRCS:data/%.c=$(BUILD)/tools/%)
+BIN := leuktrack$(if $(filter 1,$(PORTABLE)),-portable,)
+
+.PHONY: all check demo bench install clean deps portable fuzz tools found
+all: found $(BIN) tools
+
+found:
+	@echo "leuktrack build: $(FOUND); FFmpeg/libpng via pkg-config$(if $(filter 1,$(PORTABLE)), (static FFmpeg from $(FFMPEG_STATIC)),)"
+
+$(BUILD)/%.o: %.c $(wildcard src/*.h src/*/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/%.cu.o: %.cu $(wildcard src/*.h src/*/*.h cuda/*.h cuda/*/*.h)
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) -c $< -o $@
+
+$(BUILD)/libleuktrack.a: $(LIB_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BIN): $(BUILD)/src/main.o $(BUILD)/libleuktrack.a
+	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+
+$(BUILD)/tests/%: tests/%.c tests/test.h $(BUILD)/libleuktrack.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Itests $< $(BUILD)/libleuktrack.a -o $@ $(LDLIBS)
+
+$(BUILD)/tools/%: data/%.c $(BUILD)/libleuktrack.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $< $(BUILD)/libleuktrack.a -o $@ $(LDLIBS)
+
+tools: $(TOOL_BINS)
+
+deps:
+	@bash scripts/install-deps.sh --if-missing
+
+check: deps
+	@$(MAKE) --no-print-directory all $(TEST_BINS)
+	@BUILD=$(BUILD) bash tests/run.sh
+
+demo: deps
+	@$(MAKE) --no-print-directory all
+	@BUILD=$(BUILD) bash scripts/demo.sh
+
+bench: deps
+	@$(MAKE) --no-print-directory all
+	@BUILD=$(BUILD) bash scripts/bench.sh
+
+portable:
+	@$(MAKE) --no-print-directory PORTABLE=1 all
+
+install: $(BIN)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/leuktrack
+	install -m 644 man/leuktrack.1 $(DESTDIR)$(PREFIX)/share/man/man1/leuktrack.1
+
+clean:
+	rm -rf build build-san build-portable build-fuzz leuktrack leuktrack-portable

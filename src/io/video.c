@@ -1,0 +1,536 @@
+/* video.c - streaming video input: libavformat demux, libavcodec decode, one
+ * float channel per frame, and a decode thread feeding a ring of frames.
+ *
+ * Decode loop (the FFmpeg send/receive model): receive a frame; on EAGAIN
+ * read the next packet of our stream and send it; at the end of the input send
+ * a NULL packet to flush, then receive until AVERROR_EOF. A packet the decoder
+ * rejects is skipped (one warning), so a damaged or truncated file ends at its
+ * last good frame instead of failing.
+ *
+ * Conversion to one channel 0..255, row 0 = top (FFmpeg hands bottom-up
+ * rawvideo as a pointer to the last row with a negative linesize, so walking
+ * data[0] + y*linesize yields top-down rows):
+ *   grey formats (gray, gray16, ya8, ...)  the grey value, whatever the channel;
+ *   pal8                                   palette entry: channel r/g/b, or luma
+ *                                          (grey palettes give the grey value);
+ *   YUV, channel luma                      the Y plane as decoded (what a
+ *                                          same-range conversion to GRAY8 gives);
+ *   anything else, or YUV with r/g/b       libswscale to RGB24, then the channel
+ *                                          or luma = 0.299 R + 0.587 G + 0.114 B
+ *                                          (the same weights as image.c).
+ * Samples deeper than 8 bits are scaled by 255 / (2^depth - 1).
+ *
+ * Ring: `ring` float buffers allocated at open. The decode thread writes slot
+ * (head + count) % ring while count < ring; lt_video_next hands out slot head
+ * and keeps it until the following call (count includes the slot held by the
+ * caller), so the producer never touches a frame the caller is reading. */
+#include "video.h"
+
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libavcodec/avcodec.h>
+#include <libavformat/avformat.h>
+#include <libavutil/imgutils.h>
+#include <libavutil/pixdesc.h>
+#include <libswscale/swscale.h>
+
+#include "error.h"
+#include "log.h"
+
+/* Consecutive decoder errors without a frame before we give up. */
+#define MAX_ERROR_RUN 1000
+
+enum conv_kind { CONV_GREY, CONV_PAL, CONV_YPLANE, CONV_RGB };
+
+struct lt_video {
+  char *path;
+  lt_channel channel;
+  int ring;
+
+  /* FFmpeg state (owned by the decode thread once it runs). */
+  AVFormatContext *fmt;
+  AVCodecContext *dec;
+  AVPacket *pkt;
+  AVFrame *frm;
+  struct SwsContext *sws;
+  int stream;
+  AVRational time_base;
+  double start_s; /* stream start time, subtracted from timestamps */
+  double fps;
+  int flushing;     /* the NULL packet has been sent */
+  int pkt_pending;  /* pkt holds a packet the decoder answered EAGAIN to */
+  int n_skipped;    /* packets/frames the decoder rejected */
+  int next_index;
+
+  int width, height;
+  uint8_t *rgb;       /* RGB24 scratch for the swscale path */
+  int rgb_linesize;
+  uint32_t *line;     /* one row of samples for the generic reader */
+
+  /* Ring of frames. */
+  lt_frame *slots;
+  int head, count, holding;
+  int eof, err, stop;
+  int thread_started;
+  pthread_t thread;
+  pthread_mutex_t mu;
+  pthread_cond_t filled, freed;
+};
+
+static const char *averr(int e, char *buf, size_t n)
+{
+  if (av_strerror(e, buf, n) < 0) snprintf(buf, n, "error %d", e);
+  return buf;
+}
+
+/* ---- conversion ------------------------------------------------------- */
+
+static float luma_rgb(float r, float g, float b) { return 0.299f * r + 0.587f * g + 0.114f * b; }
+
+static enum conv_kind conv_kind_of(const AVPixFmtDescriptor *d, lt_channel ch)
+{
+  if (d->flags & AV_PIX_FMT_FLAG_PAL) return CONV_PAL;
+  if (d->flags & (AV_PIX_FMT_FLAG_RGB | AV_PIX_FMT_FLAG_BAYER | AV_PIX_FMT_FLAG_HWACCEL |
+                  AV_PIX_FMT_FLAG_FLOAT))
+    return CONV_RGB;
+  if (d->nb_components <= 2) return CONV_GREY;
+  return ch == LT_CHANNEL_LUMA ? CONV_YPLANE : CONV_RGB;
+}
+
+/* Component 0 (grey or Y) of every row into dst. */
+static void conv_comp0(lt_video *v, const AVFrame *f, const AVPixFmtDescriptor *d, float *dst)
+{
+  const AVComponentDescriptor *c = &d->comp[0];
+  int w = v->width, h = v->height;
+  if (c->depth == 8 && c->step == 1 && c->shift == 0 && c->offset == 0) {
+    for (int y = 0; y < h; y++) {
+      const uint8_t *s = f->data[c->plane] + (ptrdiff_t)y * f->linesize[c->plane];
+      float *o = dst + (size_t)y * w;
+      for (int x = 0; x < w; x++) o[x] = s[x];
+    }
+    return;
+  }
+  float scale = 255.0f / (float)((1u << c->depth) - 1u);
+  for (int y = 0; y < h; y++) {
+    av_read_image_line2(v->line, (const uint8_t **)f->data, f->linesize, d, 0, y, 0, w, 0, 4);
+    float *o = dst + (size_t)y * w;
+    for (int x = 0; x < w; x++) o[x] = (float)v->line[x] * scale;
+  }
+}
+
+static void conv_pal(lt_video *v, const AVFrame *f, float *dst)
+{
+  float lut[256];
+  const uint32_t *pal = (const uint32_t *)f->data[1];
+  for (int i = 0; i < 256; i++) {
+    float r = (float)((pal[i] >> 16) & 255), g = (float)((pal[i] >> 8) & 255),
+          b = (float)(pal[i] & 255);
+    switch (v->channel) {
+    case LT_CHANNEL_R: lut[i] = r; break;
+    case LT_CHANNEL_G: lut[i] = g; break;
+    case LT_CHANNEL_B: lut[i] = b; break;
+    default: lut[i] = (r == g && g == b) ? r : luma_rgb(r, g, b); break;
+    }
+  }
+  for (int y = 0; y < v->height; y++) {
+    const uint8_t *s = f->data[0] + (ptrdiff_t)y * f->linesize[0];
+    float *o = dst + (size_t)y * v->width;
+    for (int x = 0; x < v->width; x++) o[x] = lut[s[x]];
+  }
+}
+
+static int conv_rgb(lt_video *v, const AVFrame *f, float *dst)
+{
+  v->sws = sws_getCachedContext(v->sws, v->width, v->height, (enum AVPixelFormat)f->format,
+                                v->width, v->height, AV_PIX_FMT_RGB24, SWS_BICUBIC, NULL, NULL,
+                                NULL);
+  if (!v->sws) {
+    lt_error("'%s': cannot convert pixel format %s to RGB", v->path,
+             av_get_pix_fmt_name((enum AVPixelFormat)f->format));
+    return LT_ERR_INPUT;
+  }
+  uint8_t *dd[4] = {v->rgb, NULL, NULL, NULL};
+  int dl[4] = {v->rgb_linesize, 0, 0, 0};
+  if (sws_scale(v->sws, (const uint8_t *const *)f->data, f->linesize, 0, v->height, dd, dl) !=
+      v->height) {
+    lt_error("'%s': pixel format conversion failed at frame %d", v->path, v->next_index);
+    return LT_ERR_INTERNAL;
+  }
+  for (int y = 0; y < v->height; y++) {
+    const uint8_t *s = v->rgb + (size_t)y * v->rgb_linesize;
+    float *o = dst + (size_t)y * v->width;
+    switch (v->channel) {
+    case LT_CHANNEL_R: for (int x = 0; x < v->width; x++) o[x] = s[3 * x]; break;
+    case LT_CHANNEL_G: for (int x = 0; x < v->width; x++) o[x] = s[3 * x + 1]; break;
+    case LT_CHANNEL_B: for (int x = 0; x < v->width; x++) o[x] = s[3 * x + 2]; break;
+    default:
+      for (int x = 0; x < v->width; x++) o[x] = luma_rgb(s[3 * x], s[3 * x + 1], s[3 * x + 2]);
+      break;
+    }
+  }
+  return 0;
+}
+
+/* v->frm -> slot (pixels, index, time). */
+static int convert_frame(lt_video *v, lt_frame *slot)
+{
+  const AVFrame *f = v->frm;
+  if (f->width != v->width || f->height != v->height) {
+    lt_error("'%s': frame %d is %dx%d but the first frame was %dx%d", v->path, v->next_index,
+             f->width, f->height, v->width, v->height);
+    return LT_ERR_INPUT;
+  }
+  const AVPixFmtDescriptor *d = av_pix_fmt_desc_get((enum AVPixelFormat)f->format);
+  if (!d) {
+    lt_error("'%s': frame %d has an unknown pixel format", v->path, v->next_index);
+    return LT_ERR_INPUT;
+  }
+  int r = 0;
+  switch (conv_kind_of(d, v->channel)) {
+  case CONV_GREY:
+  case CONV_YPLANE: conv_comp0(v, f, d, slot->grey); break;
+  case CONV_PAL: conv_pal(v, f, slot->grey); break;
+  case CONV_RGB: r = conv_rgb(v, f, slot->grey); break;
+  }
+  if (r < 0) return r;
+
+  slot->index = v->next_index;
+  slot->width = v->width;
+  slot->height = v->height;
+  int64_t ts = f->best_effort_timestamp;
+  if (ts != AV_NOPTS_VALUE && v->time_base.num > 0 && v->time_base.den > 0)
+    slot->t_s = (double)ts * av_q2d(v->time_base) - v->start_s;
+  else if (v->fps > 0)
+    slot->t_s = v->next_index / v->fps;
+  else
+    slot->t_s = v->next_index;
+  v->next_index++;
+  return 0;
+}
+
+/* ---- decode loop ------------------------------------------------------ */
+
+static void skipped(lt_video *v, int e)
+{
+  char eb[128];
+  if (v->n_skipped++ == 0)
+    lt_warn("'%s': skipping undecodable data after frame %d (%s)", v->path, v->next_index,
+            averr(e, eb, sizeof eb));
+}
+
+/* Next decoded frame into v->frm: 1, 0 at the end of the stream, or < 0. */
+static int decode_next(lt_video *v)
+{
+  char eb[128];
+  int error_run = 0;
+  for (;;) {
+    int r = avcodec_receive_frame(v->dec, v->frm);
+    if (r == 0) return 1;
+    if (r == AVERROR_EOF) return 0;
+    if (r != AVERROR(EAGAIN)) {
+      skipped(v, r);
+      if (++error_run > MAX_ERROR_RUN) {
+        lt_error("'%s': the decoder keeps failing after frame %d (%s)", v->path, v->next_index,
+                 averr(r, eb, sizeof eb));
+        return LT_ERR_INPUT;
+      }
+      continue;
+    }
+    if (v->flushing) return 0; /* EAGAIN after flush: nothing more will come */
+
+    if (!v->pkt_pending) {
+      r = av_read_frame(v->fmt, v->pkt);
+      if (r < 0) {
+        if (r != AVERROR_EOF)
+          lt_warn("'%s': read error after frame %d (%s); stopping there", v->path,
+                  v->next_index, averr(r, eb, sizeof eb));
+        v->flushing = 1;
+        r = avcodec_send_packet(v->dec, NULL);
+        if (r < 0 && r != AVERROR_EOF) {
+          lt_error("'%s': cannot flush the decoder (%s)", v->path, averr(r, eb, sizeof eb));
+          return LT_ERR_INTERNAL;
+        }
+        continue;
+      }
+      if (v->pkt->stream_index != v->stream) {
+        av_packet_unref(v->pkt);
+        continue;
+      }
+    }
+    r = avcodec_send_packet(v->dec, v->pkt);
+    if (r == AVERROR(EAGAIN)) {
+      v->pkt_pending = 1; /* receive first, then resend */
+      continue;
+    }
+    v->pkt_pending = 0;
+    av_packet_unref(v->pkt);
+    if (r < 0) {
+      skipped(v, r);
+      if (++error_run > MAX_ERROR_RUN) {
+        lt_error("'%s': no packet decodes after frame %d (%s)", v->path, v->next_index,
+                 averr(r, eb, sizeof eb));
+        return LT_ERR_INPUT;
+      }
+    }
+  }
+}
+
+/* Decode and convert the next frame into slot: 1, 0 at end, or < 0. */
+static int decode_into(lt_video *v, lt_frame *slot)
+{
+  int r = decode_next(v);
+  if (r <= 0) return r;
+  r = convert_frame(v, slot);
+  av_frame_unref(v->frm);
+  return r < 0 ? r : 1;
+}
+
+static void *decode_thread(void *arg)
+{
+  lt_video *v = arg;
+  for (;;) {
+    pthread_mutex_lock(&v->mu);
+    while (v->count == v->ring && !v->stop) pthread_cond_wait(&v->freed, &v->mu);
+    int stop = v->stop;
+    lt_frame *slot = &v->slots[(v->head + v->count) % v->ring];
+    pthread_mutex_unlock(&v->mu);
+    if (stop) break;
+
+    int r = decode_into(v, slot);
+
+    pthread_mutex_lock(&v->mu);
+    if (r == 1)
+      v->count++;
+    else if (r == 0)
+      v->eof = 1;
+    else
+      v->err = r;
+    pthread_cond_signal(&v->filled);
+    pthread_mutex_unlock(&v->mu);
+    if (r <= 0) break;
+  }
+  return NULL;
+}
+
+/* ---- open / next / close --------------------------------------------- */
+
+static int check_size(const char *path, long long w, long long h)
+{
+  if (w < 1 || h < 1 || w > LT_VIDEO_MAX_SIDE || h > LT_VIDEO_MAX_SIDE ||
+      w * h > LT_VIDEO_MAX_PIXELS) {
+    lt_error("'%s' has unsupported frame size %lldx%lld (limits: 1..%d per side, %lld pixels)",
+             path, w, h, LT_VIDEO_MAX_SIDE, (long long)LT_VIDEO_MAX_PIXELS);
+    return LT_ERR_INPUT;
+  }
+  return 0;
+}
+
+static int open_stream(lt_video *v)
+{
+  char eb[128];
+  const char *path = v->path;
+  int r = avformat_open_input(&v->fmt, path, NULL, NULL);
+  if (r < 0) {
+    if (r == AVERROR_INVALIDDATA)
+      lt_error("cannot open '%s': not a video file FFmpeg recognises", path);
+    else
+      lt_error("cannot open '%s': %s", path, averr(r, eb, sizeof eb));
+    return LT_ERR_INPUT;
+  }
+  r = avformat_find_stream_info(v->fmt, NULL);
+  if (r < 0) {
+    lt_error("cannot read the streams of '%s': %s", path, averr(r, eb, sizeof eb));
+    return LT_ERR_INPUT;
+  }
+  const AVCodec *codec = NULL;
+  r = av_find_best_stream(v->fmt, AVMEDIA_TYPE_VIDEO, -1, -1, &codec, 0);
+  if (r == AVERROR_DECODER_NOT_FOUND) {
+    lt_error("'%s': no decoder for its video codec", path);
+    return LT_ERR_INPUT;
+  }
+  if (r < 0 || (v->fmt->streams[r]->disposition & AV_DISPOSITION_ATTACHED_PIC)) {
+    lt_error("'%s' has no video stream", path);
+    return LT_ERR_INPUT;
+  }
+  v->stream = r;
+  AVStream *st = v->fmt->streams[r];
+  for (unsigned i = 0; i < v->fmt->nb_streams; i++)
+    if ((int)i != r) v->fmt->streams[i]->discard = AVDISCARD_ALL;
+
+  AVCodecParameters *par = st->codecpar;
+  if ((par->width != 0 || par->height != 0) && check_size(path, par->width, par->height) < 0)
+    return LT_ERR_INPUT;
+
+  v->dec = avcodec_alloc_context3(codec);
+  if (!v->dec) {
+    lt_error("'%s': out of memory for the decoder", path);
+    return LT_ERR_NOMEM;
+  }
+  r = avcodec_parameters_to_context(v->dec, par);
+  if (r < 0) {
+    lt_error("'%s': bad codec parameters (%s)", path, averr(r, eb, sizeof eb));
+    return LT_ERR_INPUT;
+  }
+  v->dec->pkt_timebase = st->time_base;
+  v->dec->thread_count = 0; /* FFmpeg picks */
+  r = avcodec_open2(v->dec, codec, NULL);
+  if (r < 0) {
+    lt_error("'%s': cannot open the %s decoder (%s)", path, codec->name,
+             averr(r, eb, sizeof eb));
+    return LT_ERR_INPUT;
+  }
+  v->time_base = st->time_base;
+  if (st->start_time != AV_NOPTS_VALUE && st->time_base.den > 0)
+    v->start_s = (double)st->start_time * av_q2d(st->time_base);
+  AVRational fr = st->avg_frame_rate;
+  if (fr.num <= 0 || fr.den <= 0) fr = st->r_frame_rate;
+  v->fps = (fr.num > 0 && fr.den > 0) ? av_q2d(fr) : 0.0;
+
+  v->pkt = av_packet_alloc();
+  v->frm = av_frame_alloc();
+  if (!v->pkt || !v->frm) {
+    lt_error("'%s': out of memory", path);
+    return LT_ERR_NOMEM;
+  }
+  return 0;
+}
+
+/* Allocate the ring and scratch buffers for the first frame's size. */
+static int alloc_buffers(lt_video *v)
+{
+  size_t n = (size_t)v->width * (size_t)v->height;
+  v->slots = calloc((size_t)v->ring, sizeof *v->slots);
+  v->line = malloc((size_t)v->width * sizeof *v->line);
+  v->rgb_linesize = FFALIGN(v->width * 3, 64);
+  v->rgb = av_malloc((size_t)v->rgb_linesize * (size_t)v->height);
+  if (!v->slots || !v->line || !v->rgb) goto nomem;
+  for (int i = 0; i < v->ring; i++) {
+    v->slots[i].grey = malloc(n * sizeof(float));
+    if (!v->slots[i].grey) goto nomem;
+  }
+  return 0;
+nomem:
+  lt_error("'%s': out of memory for %d frames of %dx%d", v->path, v->ring, v->width, v->height);
+  return LT_ERR_NOMEM;
+}
+
+int lt_video_open(lt_video **out, const char *path, lt_channel channel, int ring)
+{
+  *out = NULL;
+  av_log_set_level(lt_log_level() >= LT_LOG_DEBUG ? AV_LOG_VERBOSE : AV_LOG_QUIET);
+
+  lt_video *v = calloc(1, sizeof *v);
+  if (!v || !(v->path = strdup(path))) {
+    free(v);
+    lt_error("out of memory opening '%s'", path);
+    return LT_ERR_NOMEM;
+  }
+  v->channel = channel;
+  v->ring = ring < 2 ? 2 : ring;
+  v->stream = -1;
+  int r = pthread_mutex_init(&v->mu, NULL);
+  if (r == 0 && (r = pthread_cond_init(&v->filled, NULL)) != 0) pthread_mutex_destroy(&v->mu);
+  if (r == 0 && (r = pthread_cond_init(&v->freed, NULL)) != 0) {
+    pthread_cond_destroy(&v->filled);
+    pthread_mutex_destroy(&v->mu);
+  }
+  if (r != 0) {
+    lt_error("'%s': cannot create thread primitives: %s", path, strerror(r));
+    free(v->path);
+    free(v);
+    return LT_ERR_INTERNAL;
+  }
+
+  r = open_stream(v);
+  if (r < 0) goto fail;
+  r = decode_next(v);
+  if (r == 0) {
+    lt_error("'%s' contains no decodable video frames", path);
+    r = LT_ERR_INPUT;
+  }
+  if (r < 0) goto fail;
+  v->width = v->frm->width;
+  v->height = v->frm->height;
+  if ((r = check_size(path, v->width, v->height)) < 0) goto fail;
+  if ((r = alloc_buffers(v)) < 0) goto fail;
+  r = convert_frame(v, &v->slots[0]);
+  av_frame_unref(v->frm);
+  if (r < 0) goto fail;
+  v->count = 1;
+  lt_debug("'%s': %dx%d %s, %.4g fps, ring of %d frames", path, v->width, v->height,
+           v->dec->codec->name, v->fps, v->ring);
+
+  r = pthread_create(&v->thread, NULL, decode_thread, v);
+  if (r != 0) {
+    lt_error("'%s': cannot start the decode thread: %s", path, strerror(r));
+    r = LT_ERR_INTERNAL;
+    goto fail;
+  }
+  v->thread_started = 1;
+  *out = v;
+  return 0;
+fail:
+  lt_video_close(v);
+  return r;
+}
+
+int lt_video_width(const lt_video *v) { return v->width; }
+int lt_video_height(const lt_video *v) { return v->height; }
+double lt_video_fps(const lt_video *v) { return v->fps; }
+
+int lt_video_next(lt_video *v, const lt_frame **frame)
+{
+  *frame = NULL;
+  pthread_mutex_lock(&v->mu);
+  if (v->holding) {
+    v->head = (v->head + 1) % v->ring;
+    v->count--;
+    v->holding = 0;
+    pthread_cond_signal(&v->freed);
+  }
+  while (v->count == 0 && !v->eof && !v->err) pthread_cond_wait(&v->filled, &v->mu);
+  int r;
+  if (v->count > 0) {
+    *frame = &v->slots[v->head];
+    v->holding = 1;
+    r = 1;
+  } else {
+    r = v->err ? v->err : 0;
+  }
+  pthread_mutex_unlock(&v->mu);
+  return r;
+}
+
+void lt_video_close(lt_video *v)
+{
+  if (!v) return;
+  if (v->thread_started) {
+    pthread_mutex_lock(&v->mu);
+    v->stop = 1;
+    pthread_cond_broadcast(&v->freed);
+    pthread_mutex_unlock(&v->mu);
+    pthread_join(v->thread, NULL);
+  }
+  if (v->n_skipped > 1)
+    lt_debug("'%s': %d undecodable packets or frames skipped", v->path, v->n_skipped);
+  pthread_cond_destroy(&v->freed);
+  pthread_cond_destroy(&v->filled);
+  pthread_mutex_destroy(&v->mu);
+  if (v->slots)
+    for (int i = 0; i < v->ring; i++) free(v->slots[i].grey);
+  free(v->slots);
+  free(v->line);
+  av_free(v->rgb);
+  sws_freeContext(v->sws);
+  av_frame_free(&v->frm);
+  av_packet_free(&v->pkt);
+  avcodec_free_context(&v->dec);
+  avformat_close_input(&v->fmt);
+  free(v->path);
+  free(v);
+}

@@ -1,0 +1,52 @@
+/* video.h - streaming video input through libavformat/libavcodec/libswscale.
+ *
+ * Any container/codec FFmpeg decodes (AVI rawvideo incl. pal8 bottom-up,
+ * MJPEG, H.264, FFV1, image2 PNG sequences, ...). Frames become single-channel
+ * float in 0..255 (luma, or one colour channel), row 0 = top of the picture.
+ * A decode thread fills a small ring of frames so decoding overlaps compute;
+ * memory is flat whatever the video length. Frame index = decode order from 0;
+ * t_s = pts in seconds when the container has one, else index / fps, else
+ * index (and has_time = 0). The number of frames comes from decoding, never
+ * from the header. */
+#ifndef LT_VIDEO_H
+#define LT_VIDEO_H
+
+#include <stdint.h>
+
+typedef enum { LT_CHANNEL_LUMA = 0, LT_CHANNEL_R, LT_CHANNEL_G, LT_CHANNEL_B } lt_channel;
+
+typedef struct lt_frame {
+  int index;      /* 0-based decode order */
+  double t_s;     /* seconds */
+  int width, height;
+  float *grey;    /* width*height, row-major, 0..255, row 0 = top */
+} lt_frame;
+
+typedef struct lt_video lt_video;
+
+/* Largest accepted frame side and area; bigger inputs are LT_ERR_INPUT. */
+#define LT_VIDEO_MAX_SIDE 32768
+#define LT_VIDEO_MAX_PIXELS (256LL * 1024 * 1024)
+
+/* Opens PATH, checks it has a decodable video stream of sane size, decodes
+ * the first frame (so a file with zero decodable frames fails here with
+ * LT_ERR_INPUT "... contains no decodable video frames"), and starts the
+ * decode thread with a ring of RING frames (>= 2). Returns 0 or a negative
+ * lt_err after one lt_error() naming the file and the problem. */
+int lt_video_open(lt_video **out, const char *path, lt_channel channel, int ring);
+
+int lt_video_width(const lt_video *v);
+int lt_video_height(const lt_video *v);
+/* Average frame rate from the container, 0 if unknown. */
+double lt_video_fps(const lt_video *v);
+
+/* Next frame in decode order. Returns 1 and sets *frame (valid until the
+ * next call or close), 0 at the end of the stream, or a negative lt_err after
+ * an lt_error() (e.g. a corrupt packet mid-stream that the decoder cannot
+ * recover from, or a frame whose size changed). */
+int lt_video_next(lt_video *v, const lt_frame **frame);
+
+/* Stops the decode thread and frees everything. NULL is accepted. */
+void lt_video_close(lt_video *v);
+
+#endif

@@ -1,0 +1,183 @@
+/* leuk.h - leukocyte mode: parameters, cell types, the stage table that each
+ * backend fills, and the CPU reference stages.
+ *
+ * Algorithm: seeds/000 (Boyer et al.) as specified constant by constant in
+ * ../shared/spec/leukocyte-algorithm.md, with leuktrack's decisions: exact pi,
+ * exact geometry (no -40 row offset), all nine spline control points updated,
+ * both probe sides, no one-row tracking bias, bounds-checked interpolation,
+ * signed GICOV on every backend. Tracking adds a predicted start position and
+ * a local GICOV re-localisation so that fast cells are really followed.
+ *
+ * Coordinates: pixel (c, r) of an image has its centre at x = c, y = r; row 0
+ * is the top. Images are row-major float arrays, width = row length. */
+#ifndef LT_LEUK_H
+#define LT_LEUK_H
+
+#include <stddef.h>
+
+#define LT_LEUK_MAX_RADII 32
+#define LT_LEUK_SNAXELS 20       /* tracking snake points (Np) */
+#define LT_LEUK_DET_POINTS 36    /* detection circle points */
+#define LT_LEUK_CTRL 9           /* periodic B-spline control points */
+
+typedef struct lt_rect {
+  int x, y, w, h;
+} lt_rect;
+
+typedef struct lt_leuk_params {
+  lt_rect roi;             /* detection + tracking region (frame coords) */
+  lt_rect entry_roi;       /* where re-detection may start new tracks */
+  int rmin, rmax, rstep;   /* GICOV circle radii: 8..20 step 2 */
+  int npoints;             /* samples per GICOV circle: 150 */
+  double gicov_threshold;  /* |GICOV| above which a maximum is a candidate: 1.8 */
+  int dilate_radius;       /* disc radius of the grey dilation: 12 */
+  int detect_every;        /* re-detection period in frames: 10 */
+  /* detection snake (spline refinement) */
+  int snake_iter;          /* 20 */
+  double snake_delta;      /* probe distance: 3.0 */
+  double snake_dt;         /* 2*dt = 0.02 */
+  double border;           /* contour must stay this far inside the frame: 5 */
+  /* MGVF */
+  double mgvf_mu;          /* 0.5 */
+  double mgvf_lambda;      /* 8*mu+1 = 5 */
+  double mgvf_tol;         /* mean |change| to stop: 1e-5 */
+  int mgvf_max_iter;       /* 500 */
+  /* ellipse evolution */
+  double evolve_tol;       /* 0.1 */
+  int evolve_max_iter;     /* 1000 */
+  /* tracking */
+  int search;              /* re-localisation radius in px around the prediction: 8 */
+  double lost_fraction;    /* track lost when |GICOV| < lost_fraction*threshold: 0.5 */
+  int reference_pi;        /* tests only: GICOV angle table with the reference's pi = 3.14159 */
+} lt_leuk_params;
+
+/* Defaults of the reference (section 0 of the algorithm spec). roi/entry_roi
+ * are set to the whole frame by the pipeline when not given. */
+void lt_leuk_params_default(lt_leuk_params *p);
+/* Number of radii and the radius of circle k. */
+int lt_leuk_nradii(const lt_leuk_params *p);
+
+/* A local maximum of the dilated GICOV map (frame coordinates). */
+typedef struct lt_leuk_max {
+  int x, y;
+  float gicov;  /* signed: mean/std of the winning circle */
+  int radius;   /* radius of the winning circle */
+} lt_leuk_max;
+
+/* A refined detection (frame coordinates). */
+typedef struct lt_leuk_det {
+  double x, y, r;
+  float gicov;
+  int ok;       /* 0 if the refined contour left the frame (border check) */
+} lt_leuk_det;
+
+enum { LT_CELL_ACTIVE = 0, LT_CELL_LEFT = 1, LT_CELL_LOST = 2 };
+
+/* Tracking state of one cell (frame coordinates). */
+typedef struct lt_leuk_cell {
+  double xc, yc;                  /* centre */
+  double r[LT_LEUK_SNAXELS];      /* snaxel radii */
+  double R;                       /* the cell's nominal radius (size prior, window size) */
+  double vx, vy;                  /* velocity estimate, px/frame */
+  float gicov;                    /* signed GICOV at the new position */
+  int sign;                       /* +1 bright-inside / -1: sign of the detection GICOV */
+  int status;                     /* LT_CELL_* after the track stage */
+  int mgvf_iter, evolve_iter;     /* work done in the last frame (stats) */
+} lt_leuk_cell;
+
+enum { LT_MAP_GICOV = 0, LT_MAP_DILATED = 1 };
+
+/* The per-mode stage table. A backend owns its memory (allocated in create,
+ * never per frame); callers hold the opaque ctx. Every function returns 0 or
+ * a negative lt_err after reporting it once. */
+typedef struct lt_leuk_backend {
+  const char *name;
+  int (*create)(void **ctx, const lt_leuk_params *p, int width, int height, int max_cells);
+  void (*destroy)(void *ctx);
+  /* The frame the following calls work on (width*height, 0..255). */
+  int (*set_frame)(void *ctx, const float *frame);
+  /* Gradient, GICOV, dilation and local maxima over roi; maxima in scan
+   * order (row, then column), all of them (no threshold). */
+  int (*detect)(void *ctx, const lt_rect *roi, lt_leuk_max *out, int cap, int *n);
+  /* Spline-snake refinement of n maxima (of the last detect). */
+  int (*refine)(void *ctx, const lt_leuk_max *m, int n, lt_leuk_det *out);
+  /* One tracking step of n cells on the current frame, in place. */
+  int (*track)(void *ctx, lt_leuk_cell *cells, int n);
+  /* Test access: the GICOV or dilated map of the last detect (roi size). */
+  int (*get_map)(void *ctx, int which, float *dst);
+  /* Test access: MGVF of one window E (w*h, already normalised) into F. */
+  int (*mgvf)(void *ctx, const float *E, int w, int h, float *F, int *iters);
+} lt_leuk_backend;
+
+extern const lt_leuk_backend lt_leuk_backend_cpu;
+
+/* ---- CPU reference stages (also used by tests) ---------------------- */
+
+/* MATLAB-style gradient: central differences inside, one-sided at borders. */
+void lt_gradient(const float *m, int w, int h, float *gx, float *gy);
+
+/* Circle stencils: cos/sin of the n sample angles (exact pi) and the integer
+ * offsets trunc(cos*rho), trunc(sin*rho) per radius. */
+typedef struct lt_stencil {
+  int npoints, nradii;
+  int radius[LT_LEUK_MAX_RADII];
+  double *cosv, *sinv;  /* npoints */
+  int *dx, *dy;         /* nradii*npoints */
+} lt_stencil;
+int lt_stencil_init(lt_stencil *s, const lt_leuk_params *p);
+void lt_stencil_free(lt_stencil *s);
+
+/* GICOV score of circle k at (x, y) of image img (w x h): signed mean/std
+ * of the outward radial gradient at the stencil points. Returns 0 when the
+ * circle (plus one pixel) leaves the image or the variance is 0. */
+double lt_gicov_at(const float *img, int w, int h, int x, int y, const lt_stencil *s, int k);
+
+/* GICOV map over an image of w x h: at pixels at least rmax+2 from every
+ * border, the signed GICOV of the circle with the largest mean^2/var (ties
+ * keep the smaller radius); 0 elsewhere. radius_idx may be NULL. */
+void lt_gicov_map(const float *gx, const float *gy, int w, int h, const lt_stencil *s,
+                  float *gicov, unsigned char *radius_idx);
+
+/* Grey dilation of src (w x h) with a flat disc of radius rad (offsets with
+ * dx^2+dy^2 <= rad^2), out-of-image neighbours skipped, floor 0. */
+void lt_dilate_disc(const float *src, int w, int h, int rad, float *dst, float *scratch);
+
+/* Local maxima: mg != 0 and dil == mg, scan order. Returns the count found
+ * (may exceed cap; only cap are stored). */
+int lt_local_maxima(const float *mg, const float *dil, int w, int h, int *xs, int *ys, int cap);
+
+/* Spline-snake refinement of one candidate at (x0, y0) (image coords of
+ * gx/gy), initial circle radius r0, sign of its GICOV. Writes the refined
+ * centre and mean radius; returns 0, or 1 if the contour left the image by
+ * less than `border` (x_off, y_off, fw, fh: the image's place in the frame). */
+int lt_spline_refine(const float *gx, const float *gy, int w, int h, double x0, double y0,
+                     double r0, int sign, const lt_leuk_params *p, int x_off, int y_off,
+                     int fw, int fh, double *xc, double *yc, double *rc);
+
+/* MGVF (section 5.4) of E (w x h, normalised to 0..1) into F, Jacobi
+ * iterations until mean |change| <= tol or max_iter. tmp: w*h floats.
+ * Returns the number of iterations. */
+int lt_mgvf(const float *E, int w, int h, float *F, float *tmp, double mu, double lambda,
+            double tol, int max_iter);
+
+/* Normalise E in place: (E - min) / (max - min + 2^-52). */
+void lt_normalise(float *E, int n);
+
+/* Ellipse (circle-with-radii) snake evolution on F (section 5.5) in window
+ * coordinates: centre (*xc, *yc), radii r[20], size prior R, path prior ey.
+ * fx, fy: scratch w*h floats. Returns the number of iterations. */
+int lt_evolve(const float *F, int w, int h, float *fx, float *fy, double *xc, double *yc,
+              double *r, double R, double ey, const lt_leuk_params *p);
+
+/* One full tracking step of one cell on frame img (fw x fh), CPU reference:
+ * prediction, local GICOV re-localisation, window, gradient magnitude,
+ * MGVF, evolution, new GICOV and status. work: lt_leuk_track_work_size()
+ * floats. */
+size_t lt_leuk_track_work_size(const lt_leuk_params *p);
+void lt_leuk_track_cell(const float *img, int fw, int fh, const lt_stencil *s,
+                        const lt_leuk_params *p, lt_leuk_cell *c, float *work);
+
+/* Snaxel angle j (exact pi). */
+double lt_snaxel_angle(int j);
+
+#endif

@@ -1,0 +1,113 @@
+/* track.c - one tracking step of one cell, CPU reference (seeds/000 section
+ * 3; algorithm spec 5 with leuktrack's changes).
+ *
+ *  1. predict: p = centre + velocity (constant-velocity model);
+ *  2. re-localise: the integer position within `search` px of p (and radius
+ *     within one step of the cell's R) with the largest GICOV of the cell's
+ *     sign - this is what lets the tracker follow cells moving several px
+ *     per frame, which the snake alone cannot (it moves <= 0.07 px/iter);
+ *  3. window: 4R columns and 2R rows on each side of that position;
+ *  4. E = |gradient| of the window, normalised; F = MGVF(E);
+ *  5. snake evolution on F from the re-localised centre with last frame's
+ *     radii; no one-row offset (Q6 fixed);
+ *  6. GICOV at the new centre; the track ends when the cell's circle leaves
+ *     the ROI (LEFT) or |GICOV| with the cell's sign falls under
+ *     lost_fraction * threshold (LOST). */
+#include <math.h>
+#include <string.h>
+
+#include "leuk.h"
+
+static int win_half_x(double R) { return (int)(4 * R + 0.5); }
+static int win_half_y(double R) { return (int)(2 * R + 0.5); }
+
+size_t lt_leuk_track_work_size(const lt_leuk_params *p)
+{
+  double R = p->rmax + p->rstep;
+  size_t wx = 2 * (size_t)win_half_x(R) + 3, wy = 2 * (size_t)win_half_y(R) + 3;
+  return 5 * wx * wy;
+}
+
+/* Best radius index near R and the signed GICOV at integer (x, y). */
+static double best_gicov(const float *img, int fw, int fh, int x, int y, const lt_stencil *s,
+                         double R, int sign, int *kbest)
+{
+  double best = -INFINITY;
+  int kb = 0;
+  double step = s->nradii > 1 ? s->radius[1] - s->radius[0] : 1;
+  for (int k = 0; k < s->nradii; k++) {
+    if (fabs(s->radius[k] - R) > step + 1e-9) continue;
+    double g = lt_gicov_at(img, fw, fh, x, y, s, k);
+    if (sign * g > best) {
+      best = sign * g;
+      kb = k;
+    }
+  }
+  if (kbest) *kbest = kb;
+  return best == -INFINITY ? 0.0 : best * sign;
+}
+
+void lt_leuk_track_cell(const float *img, int fw, int fh, const lt_stencil *s,
+                        const lt_leuk_params *p, lt_leuk_cell *c, float *work)
+{
+  const lt_rect *roi = &p->roi;
+  const double R = c->R;
+  double px = c->xc + c->vx, py = c->yc + c->vy;
+
+  /* 2. re-localisation */
+  int ix = (int)lround(px), iy = (int)lround(py);
+  double qx = px, qy = py, bestv = 0;
+  for (int dy = -p->search; dy <= p->search; dy++)
+    for (int dx = -p->search; dx <= p->search; dx++) {
+      double g = best_gicov(img, fw, fh, ix + dx, iy + dy, s, R, c->sign, NULL);
+      if (c->sign * g > bestv) {
+        bestv = c->sign * g;
+        qx = ix + dx;
+        qy = iy + dy;
+      }
+    }
+
+  /* 3. window */
+  int hx = win_half_x(R), hy = win_half_y(R);
+  int u1 = (int)floor(qx) - hx, u2 = (int)floor(qx) + hx;
+  int v1 = (int)floor(qy) - hy, v2 = (int)floor(qy) + hy;
+  if (u1 < 0) u1 = 0;
+  if (v1 < 0) v1 = 0;
+  if (u2 > fw - 1) u2 = fw - 1;
+  if (v2 > fh - 1) v2 = fh - 1;
+  int w = u2 - u1 + 1, h = v2 - v1 + 1;
+  double oldx = c->xc, oldy = c->yc;
+  if (w < 3 || h < 3) {
+    c->status = LT_CELL_LEFT;
+    return;
+  }
+  size_t n = (size_t)w * h;
+  float *E = work, *F = E + n, *tmp = F + n, *fx = tmp + n, *fy = fx + n;
+  /* 4. gradient magnitude of the window (tmp/fx as scratch), MGVF */
+  for (int i = 0; i < h; i++) memcpy(tmp + (size_t)i * w, img + (size_t)(v1 + i) * fw + u1, sizeof(float) * w);
+  lt_gradient(tmp, w, h, fx, fy);
+  for (size_t i = 0; i < n; i++) E[i] = sqrtf(fx[i] * fx[i] + fy[i] * fy[i]);
+  lt_normalise(E, (int)n);
+  c->mgvf_iter = lt_mgvf(E, w, h, F, tmp, p->mgvf_mu, p->mgvf_lambda, p->mgvf_tol, p->mgvf_max_iter);
+
+  /* 5. snake */
+  double xc = qx - u1, yc = qy - v1;
+  c->evolve_iter = lt_evolve(F, w, h, fx, fy, &xc, &yc, c->r, R, qy - v1, p);
+  c->xc = xc + u1;
+  c->yc = yc + v1;
+  c->vx = c->xc - oldx;
+  c->vy = c->yc - oldy;
+
+  /* 6. score and status */
+  double mr = 0;
+  for (int j = 0; j < LT_LEUK_SNAXELS; j++) mr += c->r[j];
+  mr /= LT_LEUK_SNAXELS;
+  c->gicov = (float)best_gicov(img, fw, fh, (int)lround(c->xc), (int)lround(c->yc), s, mr, c->sign, NULL);
+  if (c->xc - R < roi->x || c->yc - R < roi->y || c->xc + R > roi->x + roi->w - 1 ||
+      c->yc + R > roi->y + roi->h - 1)
+    c->status = LT_CELL_LEFT;
+  else if (c->sign * c->gicov < p->lost_fraction * p->gicov_threshold)
+    c->status = LT_CELL_LOST;
+  else
+    c->status = LT_CELL_ACTIVE;
+}

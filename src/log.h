@@ -1,0 +1,24 @@
+/* log.h - diagnostics on stderr ("leuktrack: error: ..."), verbosity, timers.
+ * stdout carries data only; everything here writes to stderr. NO_COLOR is
+ * honoured (colour is only used when stderr is a terminal anyway). */
+#ifndef LT_LOG_H
+#define LT_LOG_H
+
+enum lt_level { LT_LOG_QUIET = -1, LT_LOG_NORMAL = 0, LT_LOG_VERBOSE = 1, LT_LOG_DEBUG = 2 };
+
+void lt_log_set_level(int level);
+int lt_log_level(void);
+
+/* "leuktrack: error: <message>" - always printed, even with -q. */
+void lt_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "leuktrack: warning: <message>" - suppressed by -q. */
+void lt_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "leuktrack: <message>" - only with -v. */
+void lt_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* only with -vv. */
+void lt_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Monotonic wall clock in seconds. */
+double lt_now(void);
+
+#endif
