@@ -10,7 +10,6 @@
  *      dark rim ring  rim_k (-35..-45 grey) on r_k-3 <= d <= r_k,
  *      interior       inner_k (-5..+12 grey) on d < r_k-3, with a faint darker
  *                     nucleus (-6 grey, radius r_k/2, off centre),
- *      bright halo    +5 grey on r_k < d <= r_k+2,
  *   every edge anti-aliased by the linear coverage clamp(R - d + 0.5, 0, 1).
  *   The truth radius r_k is the outer edge of the dark rim (uniform in [rmin, rmax]).
  * Motion: p_k(t) = p_k(t0) + v_k (t - t0) + j_k(t), speed |v_k| uniform in
@@ -50,8 +49,6 @@
 #define SYN_PI 3.14159265358979323846
 
 #define RIM_WIDTH 3.0     /* px, width of the dark rim ring */
-#define HALO_WIDTH 2.0    /* px, bright halo outside the rim */
-#define HALO_AMP 5.0      /* grey levels */
 #define DRAW_MARGIN 3.0   /* px beyond r where a cell still changes pixels */
 #define GAP 6.0           /* px, required clearance between cell rims */
 #define JITTER_MAX 0.2    /* px per axis */
@@ -524,10 +521,9 @@ static void draw_cell(double *img, int W, int H, const struct cell *k, double cx
       double d = sqrt(dx * dx + dy * dy);
       if (d > reach) continue;
       double outer = cover(d, k->r), inner = cover(d, r_in);
-      double halo = cover(d, k->r + HALO_WIDTH) - outer;
       double dn = sqrt((dx - k->nuc_dx) * (dx - k->nuc_dx) + (dy - k->nuc_dy) * (dy - k->nuc_dy));
       double nuc = cover(dn, r_nuc) * inner;
-      img[(size_t)r * W + c] += k->rim * (outer - inner) + k->inner * inner - 6.0 * nuc + HALO_AMP * halo;
+      img[(size_t)r * W + c] += k->rim * (outer - inner) + k->inner * inner - 6.0 * nuc;
     }
 }
 

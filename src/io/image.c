@@ -104,7 +104,7 @@ static int read_png(const char *path, FILE *fp, lt_channel ch, float **px, int *
 {
   struct png_err e = {.msg = ""};
   struct png_rd d = {0};
-  int ret = LT_ERR_INPUT;
+  volatile int ret = LT_ERR_INPUT; /* set after setjmp */
   png_uint_32 w = 0, h = 0;
   int depth = 0, nch = 0;
   size_t rowbytes = 0;

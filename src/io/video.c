@@ -13,8 +13,9 @@
  *   grey formats (gray, gray16, ya8, ...)  the grey value, whatever the channel;
  *   pal8                                   palette entry: channel r/g/b, or luma
  *                                          (grey palettes give the grey value);
- *   YUV, channel luma                      the Y plane as decoded (what a
- *                                          same-range conversion to GRAY8 gives);
+ *   YUV, channel luma                      the Y plane, limited range (16..235)
+ *                                          expanded to 0..255 as a conversion to
+ *                                          GRAY8 does, but kept in float;
  *   anything else, or YUV with r/g/b       libswscale to RGB24, then the channel
  *                                          or luma = 0.299 R + 0.587 G + 0.114 B
  *                                          (the same weights as image.c).
@@ -58,6 +59,7 @@ struct lt_video {
   AVPacket *pkt;
   AVFrame *frm;
   struct SwsContext *sws;
+  int sws_cs, sws_range; /* colour details last given to sws (-1: none) */
   int stream;
   AVRational time_base;
   double start_s; /* stream start time, subtracted from timestamps */
@@ -102,24 +104,48 @@ static enum conv_kind conv_kind_of(const AVPixFmtDescriptor *d, lt_channel ch)
   return ch == LT_CHANNEL_LUMA ? CONV_YPLANE : CONV_RGB;
 }
 
-/* Component 0 (grey or Y) of every row into dst. */
-static void conv_comp0(lt_video *v, const AVFrame *f, const AVPixFmtDescriptor *d, float *dst)
+/* YUV stored in full range (JPEG) rather than the default 16..235? */
+static int full_range(const AVFrame *f)
+{
+  switch (f->format) {
+  case AV_PIX_FMT_YUVJ420P: case AV_PIX_FMT_YUVJ422P: case AV_PIX_FMT_YUVJ444P:
+  case AV_PIX_FMT_YUVJ440P: case AV_PIX_FMT_YUVJ411P: return 1;
+  default: return f->color_range == AVCOL_RANGE_JPEG;
+  }
+}
+
+/* Component 0 (grey or Y) of every row into dst, as out = (in - off) * scale
+ * clamped to 0..255: grey uses the full range, limited-range Y maps
+ * 16..235 (scaled to the bit depth) to 0..255. */
+static void conv_comp0(lt_video *v, const AVFrame *f, const AVPixFmtDescriptor *d, int limited,
+                       float *dst)
 {
   const AVComponentDescriptor *c = &d->comp[0];
   int w = v->width, h = v->height;
-  if (c->depth == 8 && c->step == 1 && c->shift == 0 && c->offset == 0) {
-    for (int y = 0; y < h; y++) {
-      const uint8_t *s = f->data[c->plane] + (ptrdiff_t)y * f->linesize[c->plane];
-      float *o = dst + (size_t)y * w;
-      for (int x = 0; x < w; x++) o[x] = s[x];
-    }
-    return;
+  float off = 0.0f, scale = 255.0f / (float)((1u << c->depth) - 1u);
+  if (limited) {
+    float s = (float)(1u << (c->depth > 8 ? c->depth - 8 : 0));
+    off = 16.0f * s;
+    scale = 255.0f / (219.0f * s);
   }
-  float scale = 255.0f / (float)((1u << c->depth) - 1u);
+  int fast = c->depth == 8 && c->step == 1 && c->shift == 0 && c->offset == 0;
   for (int y = 0; y < h; y++) {
-    av_read_image_line2(v->line, (const uint8_t **)f->data, f->linesize, d, 0, y, 0, w, 0, 4);
     float *o = dst + (size_t)y * w;
-    for (int x = 0; x < w; x++) o[x] = (float)v->line[x] * scale;
+    if (fast && !limited) {
+      const uint8_t *s = f->data[c->plane] + (ptrdiff_t)y * f->linesize[c->plane];
+      for (int x = 0; x < w; x++) o[x] = s[x];
+      continue;
+    }
+    if (fast) {
+      const uint8_t *s = f->data[c->plane] + (ptrdiff_t)y * f->linesize[c->plane];
+      for (int x = 0; x < w; x++) v->line[x] = s[x];
+    } else {
+      av_read_image_line2(v->line, (const uint8_t **)f->data, f->linesize, d, 0, y, 0, w, 0, 4);
+    }
+    for (int x = 0; x < w; x++) {
+      float g = ((float)v->line[x] - off) * scale;
+      o[x] = g < 0.0f ? 0.0f : g > 255.0f ? 255.0f : g;
+    }
   }
 }
 
@@ -146,13 +172,30 @@ static void conv_pal(lt_video *v, const AVFrame *f, float *dst)
 
 static int conv_rgb(lt_video *v, const AVFrame *f, float *dst)
 {
+  struct SwsContext *prev = v->sws;
   v->sws = sws_getCachedContext(v->sws, v->width, v->height, (enum AVPixelFormat)f->format,
-                                v->width, v->height, AV_PIX_FMT_RGB24, SWS_BICUBIC, NULL, NULL,
+                                v->width, v->height, AV_PIX_FMT_RGB24,
+                                SWS_BICUBIC | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT, NULL, NULL,
                                 NULL);
+  if (v->sws != prev) v->sws_cs = v->sws_range = -1; /* a fresh context */
   if (!v->sws) {
     lt_error("'%s': cannot convert pixel format %s to RGB", v->path,
              av_get_pix_fmt_name((enum AVPixelFormat)f->format));
     return LT_ERR_INPUT;
+  }
+  const AVPixFmtDescriptor *d = av_pix_fmt_desc_get((enum AVPixelFormat)f->format);
+  if (d && !(d->flags & AV_PIX_FMT_FLAG_RGB) && d->nb_components >= 3) {
+    /* YUV: tell swscale the frame's matrix and range (it assumes BT.601). */
+    int cs = f->colorspace == AVCOL_SPC_UNSPECIFIED ? SWS_CS_DEFAULT : (int)f->colorspace;
+    int range = full_range(f);
+    if (cs != v->sws_cs || range != v->sws_range) {
+      if (sws_setColorspaceDetails(v->sws, sws_getCoefficients(cs), range,
+                                   sws_getCoefficients(SWS_CS_DEFAULT), 1, 0, 1 << 16,
+                                   1 << 16) < 0)
+        lt_debug("'%s': swscale ignores the colour details", v->path);
+      v->sws_cs = cs;
+      v->sws_range = range;
+    }
   }
   uint8_t *dd[4] = {v->rgb, NULL, NULL, NULL};
   int dl[4] = {v->rgb_linesize, 0, 0, 0};
@@ -192,8 +235,8 @@ static int convert_frame(lt_video *v, lt_frame *slot)
   }
   int r = 0;
   switch (conv_kind_of(d, v->channel)) {
-  case CONV_GREY:
-  case CONV_YPLANE: conv_comp0(v, f, d, slot->grey); break;
+  case CONV_GREY: conv_comp0(v, f, d, 0, slot->grey); break;
+  case CONV_YPLANE: conv_comp0(v, f, d, !full_range(f), slot->grey); break;
   case CONV_PAL: conv_pal(v, f, slot->grey); break;
   case CONV_RGB: r = conv_rgb(v, f, slot->grey); break;
   }
@@ -433,6 +476,7 @@ int lt_video_open(lt_video **out, const char *path, lt_channel channel, int ring
   v->channel = channel;
   v->ring = ring < 2 ? 2 : ring;
   v->stream = -1;
+  v->sws_cs = v->sws_range = -1;
   int r = pthread_mutex_init(&v->mu, NULL);
   if (r == 0 && (r = pthread_cond_init(&v->filled, NULL)) != 0) pthread_mutex_destroy(&v->mu);
   if (r == 0 && (r = pthread_cond_init(&v->freed, NULL)) != 0) {
