@@ -28,7 +28,8 @@ size_t lt_leuk_track_work_size(const lt_leuk_params *p)
   return 5 * wx * wy;
 }
 
-/* Best radius index near R and the signed GICOV at integer (x, y). */
+/* Best radius index near R (all radii when R <= 0) and the signed GICOV
+ * (largest with the cell's sign) at integer (x, y). */
 static double best_gicov(const float *img, int fw, int fh, int x, int y, const lt_stencil *s,
                          double R, int sign, int *kbest)
 {
@@ -36,7 +37,7 @@ static double best_gicov(const float *img, int fw, int fh, int x, int y, const l
   int kb = 0;
   double step = s->nradii > 1 ? s->radius[1] - s->radius[0] : 1;
   for (int k = 0; k < s->nradii; k++) {
-    if (fabs(s->radius[k] - R) > step + 1e-9) continue;
+    if (R > 0 && fabs(s->radius[k] - R) > step + 1e-9) continue;
     double g = lt_gicov_at(img, fw, fh, x, y, s, k);
     if (sign * g > best) {
       best = sign * g;
@@ -98,13 +99,22 @@ void lt_leuk_track_cell(const float *img, int fw, int fh, const lt_stencil *s,
   c->vx = c->xc - oldx;
   c->vy = c->yc - oldy;
 
-  /* 6. score and status */
-  double mr = 0;
-  for (int j = 0; j < LT_LEUK_SNAXELS; j++) mr += c->r[j];
-  mr /= LT_LEUK_SNAXELS;
-  c->gicov = (float)best_gicov(img, fw, fh, (int)lround(c->xc), (int)lround(c->yc), s, mr, c->sign, NULL);
-  if (c->xc - R < roi->x || c->yc - R < roi->y || c->xc + R > roi->x + roi->w - 1 ||
-      c->yc + R > roi->y + roi->h - 1)
+  /* 6. score and status: the cell's best GICOV over all radii within one
+   * pixel of the new centre (a thin rim makes the score of one circle
+   * drop sharply a pixel off the edge) (the snake settles on whichever edge of the rim is stronger, so
+   * its radius need not be the GICOV circle's); LEFT is decided first, on
+   * the circle plus the stencil margin. */
+  int cx = (int)lround(c->xc), cy = (int)lround(c->yc);
+  double bg = 0;
+  for (int dy = -1; dy <= 1; dy++)
+    for (int dx = -1; dx <= 1; dx++) {
+      double g = best_gicov(img, fw, fh, cx + dx, cy + dy, s, -1, c->sign, NULL);
+      if (c->sign * g > c->sign * bg) bg = g;
+    }
+  c->gicov = (float)bg;
+  double m = R + 2;
+  if (c->xc - m < roi->x || c->yc - m < roi->y || c->xc + m > roi->x + roi->w - 1 ||
+      c->yc + m > roi->y + roi->h - 1)
     c->status = LT_CELL_LEFT;
   else if (c->sign * c->gicov < p->lost_fraction * p->gicov_threshold)
     c->status = LT_CELL_LOST;
