@@ -123,3 +123,6 @@ install: $(BIN)
 
 clean:
 	rm -rf build build-san build-portable build-fuzz leuktrack leuktrack-portable
+
+# Optional rule sets (fuzzing): mk/*.mk
+-include $(wildcard mk/*.mk)
