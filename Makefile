@@ -27,7 +27,7 @@ else
 endif
 
 WARN := -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes
-CFLAGS ?= -O2 -g
+CFLAGS ?= -O3 -g -march=x86-64-v2
 CFLAGS += -std=c11 -D_GNU_SOURCE -fopenmp $(WARN) -Isrc -Isrc/io -Isrc/leukocyte $(DEP_CFLAGS) -DLT_VERSION=\"$(VERSION)\"
 LDLIBS += $(DEP_LIBS) -fopenmp -lpthread -lm
 

@@ -1,0 +1,160 @@
+/* leuk_cuda.h - private to cuda/leukocyte: the CUDA backend's context, the
+ * kernel parameter block and the launchers of detect.cu, refine.cu and
+ * track.cu, plus device helpers shared by them (bounds-checked bilinear
+ * interpolation = src/leukocyte/interp.h, the single-circle GICOV score =
+ * lt_gicov_at in gicov.c with the same double operations in the same order).
+ *
+ * Exactness: nvcc contracts a*b+c into fused multiply-adds by default, gcc
+ * in ISO C mode does not. Where a bit decides a discrete outcome (GICOV
+ * argmax and maxima, MGVF iteration counts), the arithmetic is written with
+ * __dmul_rn/__dadd_rn/__fmul_rn/__fadd_rn, which are never contracted, so
+ * those stages are bit-identical to the CPU. Elsewhere (snakes) contraction
+ * changes results in the last bits only. */
+#ifndef LT_LEUK_CUDA_H
+#define LT_LEUK_CUDA_H
+
+#include <cuda_runtime.h>
+
+extern "C" {
+#include "leuk.h"
+}
+
+#define LT_CU_TRACK_THREADS 1024
+#define LT_CU_MAX_SEARCH_TASKS 4096 /* (2*search+1)^2 * radii near R */
+
+/* Everything a kernel needs to know about the parameters and stencils. */
+typedef struct lt_cu_params {
+  int fw, fh;
+  int npoints, nradii;
+  int radius[LT_LEUK_MAX_RADII];
+  double rstep;                 /* radius step for "within one step of R" */
+  const double *cosv, *sinv;    /* device, npoints */
+  const int *dx, *dy;           /* device, nradii*npoints */
+  int search;
+  float mgvf_ml, mgvf_il;       /* mu/lambda, 1/lambda */
+  double mgvf_tol;
+  int mgvf_max_iter;
+  double evolve_tol;
+  int evolve_max_iter;
+  lt_rect roi;
+  double lost_score;            /* lost_fraction * gicov_threshold */
+  double ct[LT_LEUK_SNAXELS], st[LT_LEUK_SNAXELS]; /* snaxel cos/sin from the host libm */
+} lt_cu_params;
+
+/* A local maximum as the maxima kernel appends it (order fixed afterwards). */
+typedef struct lt_cu_max {
+  int idx;      /* row-major index in the ROI */
+  float gicov;
+  int radius;
+} lt_cu_max;
+
+/* A refinement job / result. */
+typedef struct lt_cu_refine_in {
+  double x0, y0, r0;
+  int sign, pad;
+} lt_cu_refine_in;
+typedef struct lt_cu_refine_out {
+  double x, y, r;
+  int ok, pad;
+} lt_cu_refine_out;
+
+enum { T_UPLOAD, T_DETECT, T_GRAD, T_GICOV, T_DILATE, T_MAXIMA, T_REFINE, T_TRACK, T_N };
+
+typedef struct lt_cu_ctx {
+  lt_leuk_params p;
+  lt_cu_params kp;
+  int fw, fh, max_cells;
+  cudaStream_t stream;
+  /* stencils */
+  double *d_cos, *d_sin;
+  int *d_dx, *d_dy;
+  /* frame: float on the device; pinned staging, double-buffered */
+  float *d_frame;
+  unsigned char *d_frame8;
+  float *h_framef[2];
+  unsigned char *h_frame8[2];
+  cudaEvent_t ev_staged[2];
+  int stage_i;
+  /* detection maps (full frame size, ROI-sized views) */
+  float *d_gx, *d_gy, *d_gicov, *d_mg, *d_dil;
+  unsigned char *d_ridx;
+  int *d_maxbuf;        /* [0] = count, [4..] = lt_cu_max entries */
+  int *h_maxbuf;        /* pinned, same size */
+  size_t max_cap;       /* entries */
+  lt_rect last_roi;
+  int have_detect;
+  /* refinement */
+  lt_cu_refine_in *d_rin, *h_rin;
+  lt_cu_refine_out *d_rout, *h_rout;
+  int refine_cap;
+  /* tracking */
+  lt_leuk_cell *d_cells, *h_cells;
+  int *d_err, *h_err;
+  int win_max;          /* floats per window (largest window of R <= rmax+rstep) */
+  size_t track_smem;    /* dynamic shared memory per block */
+  int track_in_shared;  /* 1: windows in shared memory, 0: in d_work */
+  float *d_work;        /* global windows when not in shared memory */
+  int work_blocks;
+  /* MGVF test access */
+  float *d_win;         /* 2 * win_max */
+  int *d_iters;
+  /* timing (LT_CUDA_TIMING=1) */
+  int timing;
+  cudaEvent_t tev[T_N][2];
+  double t_ms[T_N];
+  long t_calls[T_N];
+} lt_cu_ctx;
+
+/* Launchers; each returns 0 or LT_ERR_GPU after one lt_error. */
+int lt_cu_detect_launch(lt_cu_ctx *c, const lt_rect *roi);
+int lt_cu_refine_init(void);
+int lt_cu_refine_launch(lt_cu_ctx *c, int n);
+int lt_cu_track_setup(lt_cu_ctx *c);
+int lt_cu_track_launch(lt_cu_ctx *c, int n);
+int lt_cu_mgvf_launch(lt_cu_ctx *c, int w, int h);
+/* Timing helpers (no-ops unless c->timing). */
+void lt_cu_tic(lt_cu_ctx *c, int k);
+void lt_cu_toc(lt_cu_ctx *c, int k);
+
+/* ---- device helpers ------------------------------------------------- */
+
+static __device__ __forceinline__ double lt_cu_interp(const float *m, int w, int h, double x, double y)
+{
+  if (x < 0) x = 0;
+  if (y < 0) y = 0;
+  if (x > w - 1) x = w - 1;
+  if (y > h - 1) y = h - 1;
+  int l = (int)x, k = (int)y;
+  if (l > w - 2) l = w - 2 < 0 ? 0 : w - 2;
+  if (k > h - 2) k = h - 2 < 0 ? 0 : h - 2;
+  double a = x - l, b = y - k;
+  int l1 = l + 1 < w ? l + 1 : l, k1 = k + 1 < h ? k + 1 : k;
+  return (1 - a) * (1 - b) * m[(size_t)k * w + l] + a * (1 - b) * m[(size_t)k * w + l1] +
+         (1 - a) * b * m[(size_t)k1 * w + l] + a * b * m[(size_t)k1 * w + l1];
+}
+
+/* lt_gicov_at: signed GICOV of circle k at (x, y) of img, gradient on the
+ * fly; 0 when the circle plus one pixel leaves the image or var <= 0. */
+static __device__ double lt_cu_gicov_at(const float *__restrict__ img, int w, int h, int x, int y,
+                                        const lt_cu_params &P, int k)
+{
+  int rad = P.radius[k] + 1;
+  if (x - rad < 0 || y - rad < 0 || x + rad >= w || y + rad >= h) return 0.0;
+  const int N = P.npoints;
+  const int *dx = P.dx + k * N, *dy = P.dy + k * N;
+  double sum = 0.0, sq = 0.0;
+  for (int n = 0; n < N; n++) {
+    const float *p = img + (size_t)(y + __ldg(dy + n)) * w + (x + __ldg(dx + n));
+    float gxv = __fmul_rn(__fsub_rn(__ldg(p + 1), __ldg(p - 1)), 0.5f);
+    float gyv = __fmul_rn(__fsub_rn(__ldg(p + w), __ldg(p - w)), 0.5f);
+    double g = __dadd_rn(__dmul_rn((double)gxv, __ldg(P.cosv + n)), __dmul_rn((double)gyv, __ldg(P.sinv + n)));
+    sum = __dadd_rn(sum, g);
+    sq = __dadd_rn(sq, __dmul_rn(g, g));
+  }
+  double Nd = N, mean = sum / Nd;
+  double var = __dsub_rn(sq, __dmul_rn(sum, mean)) / (Nd - 1.0);
+  if (!(var > 0.0)) return 0.0;
+  return mean / sqrt(var);
+}
+
+#endif
