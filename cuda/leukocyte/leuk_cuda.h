@@ -58,7 +58,7 @@ typedef struct lt_cu_refine_out {
   int ok, pad;
 } lt_cu_refine_out;
 
-enum { T_UPLOAD, T_DETECT, T_GRAD, T_GICOV, T_DILATE, T_MAXIMA, T_REFINE, T_TRACK, T_N };
+enum { T_UPLOAD, T_DETECT, T_GRAD, T_GICOV, T_DILATE, T_REFINE, T_TRACK, T_N };
 
 typedef struct lt_cu_ctx {
   lt_leuk_params p;

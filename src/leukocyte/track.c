@@ -56,17 +56,29 @@ void lt_leuk_track_cell(const float *img, int fw, int fh, const lt_stencil *s,
   double px = c->xc + c->vx, py = c->yc + c->vy;
 
   /* 2. re-localisation */
-  int ix = (int)lround(px), iy = (int)lround(py);
+  int ix = (int)lround(px), iy = (int)lround(py), kq = 0;
   double qx = px, qy = py, bestv = 0;
   for (int dy = -p->search; dy <= p->search; dy++)
     for (int dx = -p->search; dx <= p->search; dx++) {
-      double g = best_gicov(img, fw, fh, ix + dx, iy + dy, s, R, c->sign, NULL);
+      int k;
+      double g = best_gicov(img, fw, fh, ix + dx, iy + dy, s, R, c->sign, &k);
       if (c->sign * g > bestv) {
         bestv = c->sign * g;
         qx = ix + dx;
         qy = iy + dy;
+        kq = k;
       }
     }
+  if (bestv > 0) { /* sub-pixel: parabola through the scores of the best circle */
+    int x0 = (int)qx, y0 = (int)qy;
+    double sl = c->sign * lt_gicov_at(img, fw, fh, x0 - 1, y0, s, kq);
+    double sr = c->sign * lt_gicov_at(img, fw, fh, x0 + 1, y0, s, kq);
+    double su = c->sign * lt_gicov_at(img, fw, fh, x0, y0 - 1, s, kq);
+    double sd = c->sign * lt_gicov_at(img, fw, fh, x0, y0 + 1, s, kq);
+    double cxv = sl - 2 * bestv + sr, cyv = su - 2 * bestv + sd;
+    if (cxv < 0) qx += fmax(-0.5, fmin(0.5, 0.5 * (sl - sr) / cxv));
+    if (cyv < 0) qy += fmax(-0.5, fmin(0.5, 0.5 * (su - sd) / cyv));
+  }
 
   /* 3. window */
   int hx = win_half_x(R), hy = win_half_y(R);

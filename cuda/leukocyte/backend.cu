@@ -1,0 +1,441 @@
+/* backend.cu - the CUDA backend of the leukocyte stage table (leuk.h), the
+ * counterpart of src/leukocyte/cpu.c.
+ *
+ * create allocates everything once for the full frame and max_cells (maps,
+ * maxima list, refinement jobs, cell states, pinned staging); no stage
+ * allocates. All work goes to one stream; each stage does one small upload,
+ * its launches and one small download, then synchronises (the pipeline needs
+ * the results on the host anyway):
+ *   set_frame  frame -> pinned 8-bit staging (float staging when a pixel is
+ *              not an integer 0..255), async upload, widen on the device;
+ *              two staging buffers so a frame can be staged while the last
+ *              upload is still in flight;
+ *   detect     3 kernels (gradient, GICOV, dilation+maxima), 1 D2H of the
+ *              maxima count and list (a second only for > 4096 maxima);
+ *   refine     1 kernel, 1 H2D + 1 D2H;
+ *   track      1 kernel for all cells, 1 H2D + 1 D2H of the cell states.
+ * LT_CUDA_TIMING=1 in the environment times every stage and kernel with
+ * CUDA events and prints a table to stderr at destroy. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cuda_runtime.h>
+
+extern "C" {
+#include "error.h"
+#include "log.h"
+}
+#include "runtime.h"
+#include "leuk_cuda.h"
+
+#define MAX_PREFIX 4096 /* maxima copied back with the count */
+
+static const char *tnames[T_N] = {"upload", "detect(all)", "gradient", "gicov", "dilate+maxima",
+                                  "refine", "track"};
+
+void lt_cu_tic(lt_cu_ctx *c, int k)
+{
+  if (c->timing) cudaEventRecord(c->tev[k][0], c->stream);
+}
+void lt_cu_toc(lt_cu_ctx *c, int k)
+{
+  if (!c->timing) return;
+  cudaEventRecord(c->tev[k][1], c->stream);
+  c->t_calls[k]++;
+}
+/* After a synchronise: add the elapsed times of the events just recorded. */
+static void timing_collect(lt_cu_ctx *c, const int *ks, int nk)
+{
+  if (!c->timing) return;
+  for (int i = 0; i < nk; i++) {
+    float ms = 0;
+    if (cudaEventElapsedTime(&ms, c->tev[ks[i]][0], c->tev[ks[i]][1]) == cudaSuccess) c->t_ms[ks[i]] += ms;
+    else (void)cudaGetLastError();
+  }
+}
+
+__global__ void widen_kernel(const unsigned char *__restrict__ src, float *dst, size_t n)
+{
+  size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) dst[i] = (float)src[i];
+}
+
+static void cu_destroy(void *vctx)
+{
+  lt_cu_ctx *c = (lt_cu_ctx *)vctx;
+  if (!c) return;
+  if (c->stream) cudaStreamSynchronize(c->stream);
+  if (c->timing) {
+    fprintf(stderr, "cuda timing (events, ms): %-14s %8s %10s %10s\n", "stage", "calls", "total_ms", "mean_us");
+    for (int k = 0; k < T_N; k++)
+      if (c->t_calls[k])
+        fprintf(stderr, "cuda timing (events, ms): %-14s %8ld %10.3f %10.1f\n", tnames[k], c->t_calls[k],
+                c->t_ms[k], 1e3 * c->t_ms[k] / c->t_calls[k]);
+    for (int k = 0; k < T_N; k++) {
+      if (c->tev[k][0]) cudaEventDestroy(c->tev[k][0]);
+      if (c->tev[k][1]) cudaEventDestroy(c->tev[k][1]);
+    }
+  }
+  cudaFree(c->d_cos);
+  cudaFree(c->d_sin);
+  cudaFree(c->d_dx);
+  cudaFree(c->d_dy);
+  cudaFree(c->d_frame);
+  cudaFree(c->d_frame8);
+  for (int i = 0; i < 2; i++) {
+    cudaFreeHost(c->h_framef[i]);
+    cudaFreeHost(c->h_frame8[i]);
+    if (c->ev_staged[i]) cudaEventDestroy(c->ev_staged[i]);
+  }
+  cudaFree(c->d_gx);
+  cudaFree(c->d_gy);
+  cudaFree(c->d_gicov);
+  cudaFree(c->d_mg);
+  cudaFree(c->d_dil);
+  cudaFree(c->d_ridx);
+  cudaFree(c->d_maxbuf);
+  cudaFreeHost(c->h_maxbuf);
+  cudaFree(c->d_rin);
+  cudaFreeHost(c->h_rin);
+  cudaFree(c->d_rout);
+  cudaFreeHost(c->h_rout);
+  cudaFree(c->d_cells);
+  cudaFreeHost(c->h_cells);
+  cudaFree(c->d_err);
+  cudaFreeHost(c->h_err);
+  cudaFree(c->d_work);
+  cudaFree(c->d_win);
+  cudaFree(c->d_iters);
+  if (c->stream) cudaStreamDestroy(c->stream);
+  (void)cudaGetLastError();
+  free(c);
+}
+
+/* cudaMalloc / cudaMallocHost with the "out of GPU memory" message. */
+static int dev_alloc(void **p, size_t bytes, const char *what)
+{
+  cudaError_t e = cudaMalloc(p, bytes ? bytes : 16);
+  if (e == cudaErrorMemoryAllocation) {
+    (void)cudaGetLastError();
+    lt_error("out of GPU memory allocating %s (%zu MB)", what, bytes >> 20);
+    return LT_ERR_GPU;
+  }
+  if (e != cudaSuccess) return lt_cuda_fail(e, what);
+  return 0;
+}
+static int host_alloc(void **p, size_t bytes, const char *what)
+{
+  cudaError_t e = cudaMallocHost(p, bytes ? bytes : 16);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    lt_error("out of pinned host memory allocating %s (%zu MB): %s", what, bytes >> 20, cudaGetErrorString(e));
+    return LT_ERR_GPU;
+  }
+  return 0;
+}
+
+static int cu_create(void **out, const lt_leuk_params *p, int width, int height, int max_cells)
+{
+  lt_cu_ctx *c = (lt_cu_ctx *)calloc(1, sizeof *c);
+  if (!c) {
+    lt_error("out of memory (CUDA context)");
+    return LT_ERR_NOMEM;
+  }
+  int err = 0;
+  c->p = *p;
+  c->fw = width;
+  c->fh = height;
+  c->max_cells = max_cells;
+  const char *tv = getenv("LT_CUDA_TIMING");
+  c->timing = tv && tv[0] && strcmp(tv, "0") != 0;
+  lt_stencil st;
+  if ((err = lt_stencil_init(&st, p))) {
+    free(c);
+    return err;
+  }
+  const size_t n = (size_t)width * height;
+  const int N = st.npoints, nr = st.nradii;
+  c->max_cap = n;
+  c->refine_cap = n < 65536 ? (int)n : 65536;
+  cudaError_t e = cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking);
+  if (e != cudaSuccess) {
+    err = lt_cuda_fail(e, "creating the stream");
+    goto fail;
+  }
+  if ((err = dev_alloc((void **)&c->d_cos, sizeof(double) * N, "the stencils")) ||
+      (err = dev_alloc((void **)&c->d_sin, sizeof(double) * N, "the stencils")) ||
+      (err = dev_alloc((void **)&c->d_dx, sizeof(int) * N * nr, "the stencils")) ||
+      (err = dev_alloc((void **)&c->d_dy, sizeof(int) * N * nr, "the stencils")) ||
+      (err = dev_alloc((void **)&c->d_frame, sizeof(float) * n, "the frame")) ||
+      (err = dev_alloc((void **)&c->d_frame8, n, "the frame")) ||
+      (err = host_alloc((void **)&c->h_framef[0], sizeof(float) * n, "the frame staging")) ||
+      (err = host_alloc((void **)&c->h_framef[1], sizeof(float) * n, "the frame staging")) ||
+      (err = host_alloc((void **)&c->h_frame8[0], n, "the frame staging")) ||
+      (err = host_alloc((void **)&c->h_frame8[1], n, "the frame staging")) ||
+      (err = dev_alloc((void **)&c->d_gx, sizeof(float) * n, "the gradient maps")) ||
+      (err = dev_alloc((void **)&c->d_gy, sizeof(float) * n, "the gradient maps")) ||
+      (err = dev_alloc((void **)&c->d_gicov, sizeof(float) * n, "the GICOV map")) ||
+      (err = dev_alloc((void **)&c->d_mg, sizeof(float) * n, "the GICOV map")) ||
+      (err = dev_alloc((void **)&c->d_dil, sizeof(float) * n, "the dilated map")) ||
+      (err = dev_alloc((void **)&c->d_ridx, n, "the radius map")) ||
+      (err = dev_alloc((void **)&c->d_maxbuf, 16 + sizeof(lt_cu_max) * c->max_cap, "the maxima list")) ||
+      (err = host_alloc((void **)&c->h_maxbuf, 16 + sizeof(lt_cu_max) * c->max_cap, "the maxima list")) ||
+      (err = dev_alloc((void **)&c->d_rin, sizeof(lt_cu_refine_in) * c->refine_cap, "the refinement jobs")) ||
+      (err = host_alloc((void **)&c->h_rin, sizeof(lt_cu_refine_in) * c->refine_cap, "the refinement jobs")) ||
+      (err = dev_alloc((void **)&c->d_rout, sizeof(lt_cu_refine_out) * c->refine_cap, "the refinement jobs")) ||
+      (err = host_alloc((void **)&c->h_rout, sizeof(lt_cu_refine_out) * c->refine_cap, "the refinement jobs")) ||
+      (err = dev_alloc((void **)&c->d_cells, sizeof(lt_leuk_cell) * (max_cells > 0 ? max_cells : 1), "the cell states")) ||
+      (err = host_alloc((void **)&c->h_cells, sizeof(lt_leuk_cell) * (max_cells > 0 ? max_cells : 1), "the cell states")) ||
+      (err = dev_alloc((void **)&c->d_err, sizeof(int), "a flag")) ||
+      (err = host_alloc((void **)&c->h_err, sizeof(int), "a flag")) ||
+      (err = dev_alloc((void **)&c->d_iters, sizeof(int), "a counter")))
+    goto fail;
+  for (int i = 0; i < 2; i++)
+    if ((e = cudaEventCreateWithFlags(&c->ev_staged[i], cudaEventDisableTiming)) != cudaSuccess) {
+      err = lt_cuda_fail(e, "creating events");
+      goto fail;
+    }
+  if (c->timing)
+    for (int k = 0; k < T_N; k++)
+      if ((e = cudaEventCreate(&c->tev[k][0])) != cudaSuccess || (e = cudaEventCreate(&c->tev[k][1])) != cudaSuccess) {
+        err = lt_cuda_fail(e, "creating timing events");
+        goto fail;
+      }
+  /* stencils: the CPU's own tables, so the geometry is identical */
+  if ((e = cudaMemcpy(c->d_cos, st.cosv, sizeof(double) * N, cudaMemcpyHostToDevice)) != cudaSuccess ||
+      (e = cudaMemcpy(c->d_sin, st.sinv, sizeof(double) * N, cudaMemcpyHostToDevice)) != cudaSuccess ||
+      (e = cudaMemcpy(c->d_dx, st.dx, sizeof(int) * N * nr, cudaMemcpyHostToDevice)) != cudaSuccess ||
+      (e = cudaMemcpy(c->d_dy, st.dy, sizeof(int) * N * nr, cudaMemcpyHostToDevice)) != cudaSuccess) {
+    err = lt_cuda_fail(e, "uploading the stencils");
+    goto fail;
+  }
+  {
+    lt_cu_params *k = &c->kp;
+    memset(k, 0, sizeof *k);
+    k->fw = width;
+    k->fh = height;
+    k->npoints = N;
+    k->nradii = nr;
+    for (int i = 0; i < nr; i++) k->radius[i] = st.radius[i];
+    k->rstep = nr > 1 ? st.radius[1] - st.radius[0] : 1;
+    k->cosv = c->d_cos;
+    k->sinv = c->d_sin;
+    k->dx = c->d_dx;
+    k->dy = c->d_dy;
+    k->search = p->search;
+    k->mgvf_ml = (float)(p->mgvf_mu / p->mgvf_lambda);
+    k->mgvf_il = (float)(1.0 / p->mgvf_lambda);
+    k->mgvf_tol = p->mgvf_tol;
+    k->mgvf_max_iter = p->mgvf_max_iter;
+    k->evolve_tol = p->evolve_tol;
+    k->evolve_max_iter = p->evolve_max_iter;
+    k->roi = p->roi;
+    k->lost_score = p->lost_fraction * p->gicov_threshold;
+    for (int j = 0; j < LT_LEUK_SNAXELS; j++) {
+      k->ct[j] = cos(lt_snaxel_angle(j));
+      k->st[j] = sin(lt_snaxel_angle(j));
+    }
+  }
+  if ((err = lt_cu_refine_init()) || (err = lt_cu_track_setup(c))) goto fail;
+  if ((err = dev_alloc((void **)&c->d_win, sizeof(float) * 2 * (size_t)c->win_max, "the MGVF test window")))
+    goto fail;
+  lt_stencil_free(&st);
+  lt_info("cuda: %dx%d frames, %d cells max, tracking windows in %s memory (%zu KB per block)", width, height,
+          max_cells, c->track_in_shared ? "shared" : "global", c->track_smem / 1024);
+  *out = c;
+  return 0;
+fail:
+  lt_stencil_free(&st);
+  cu_destroy(c);
+  return err ? err : LT_ERR_GPU;
+}
+
+static int cu_set_frame(void *vctx, const float *frame)
+{
+  lt_cu_ctx *c = (lt_cu_ctx *)vctx;
+  const size_t n = (size_t)c->fw * c->fh;
+  const int i = c->stage_i;
+  c->stage_i ^= 1;
+  LT_CU(cudaEventSynchronize(c->ev_staged[i]), "waiting for a frame upload");
+  lt_cu_tic(c, T_UPLOAD);
+  /* Decoded 8-bit video gives integer pixels: send a quarter of the bytes. */
+  unsigned char *h8 = c->h_frame8[i];
+  int bad = 0;
+  for (size_t k = 0; k < n; k++) {
+    float v = frame[k];
+    int q = (int)v;
+    h8[k] = (unsigned char)q;
+    bad |= ((float)q != v) | ((unsigned)q > 255u);
+  }
+  if (!bad) {
+    LT_CU(cudaMemcpyAsync(c->d_frame8, h8, n, cudaMemcpyHostToDevice, c->stream), "the frame upload");
+    LT_CU(cudaEventRecord(c->ev_staged[i], c->stream), "the frame upload");
+    widen_kernel<<<(unsigned)((n + 255) / 256), 256, 0, c->stream>>>(c->d_frame8, c->d_frame, n);
+    LT_CU(cudaGetLastError(), "the frame conversion kernel launch");
+  } else {
+    memcpy(c->h_framef[i], frame, sizeof(float) * n);
+    LT_CU(cudaMemcpyAsync(c->d_frame, c->h_framef[i], sizeof(float) * n, cudaMemcpyHostToDevice, c->stream),
+          "the frame upload");
+    LT_CU(cudaEventRecord(c->ev_staged[i], c->stream), "the frame upload");
+  }
+  lt_cu_toc(c, T_UPLOAD);
+  return 0;
+}
+
+static int cmp_max(const void *a, const void *b)
+{
+  int x = ((const lt_cu_max *)a)->idx, y = ((const lt_cu_max *)b)->idx;
+  return (x > y) - (x < y);
+}
+
+static int cu_detect(void *vctx, const lt_rect *roi, lt_leuk_max *out, int cap, int *n)
+{
+  lt_cu_ctx *c = (lt_cu_ctx *)vctx;
+  *n = 0;
+  if (roi->x < 0 || roi->y < 0 || roi->w < 1 || roi->h < 1 || roi->x + roi->w > c->fw || roi->y + roi->h > c->fh) {
+    lt_error("detect: ROI %d,%d,%d,%d outside the %dx%d frame", roi->x, roi->y, roi->w, roi->h, c->fw, c->fh);
+    return LT_ERR_USAGE;
+  }
+  lt_cu_tic(c, T_DETECT);
+  int err = lt_cu_detect_launch(c, roi);
+  if (err) return err;
+  size_t pre = c->max_cap < MAX_PREFIX ? c->max_cap : MAX_PREFIX;
+  LT_CU(cudaMemcpyAsync(c->h_maxbuf, c->d_maxbuf, 16 + sizeof(lt_cu_max) * pre, cudaMemcpyDeviceToHost, c->stream),
+        "copying the maxima back");
+  lt_cu_toc(c, T_DETECT);
+  LT_CU(cudaStreamSynchronize(c->stream), "the detection kernels");
+  int cnt = c->h_maxbuf[0];
+  if (cnt > (int)c->max_cap) cnt = (int)c->max_cap;
+  lt_cu_max *list = (lt_cu_max *)(c->h_maxbuf + 4);
+  if ((size_t)cnt > pre) {
+    LT_CU(cudaMemcpy(list + pre, (lt_cu_max *)(c->d_maxbuf + 4) + pre, sizeof(lt_cu_max) * (cnt - pre),
+                     cudaMemcpyDeviceToHost),
+          "copying the maxima back");
+  }
+  static const int ks[] = {T_UPLOAD, T_DETECT, T_GRAD, T_GICOV, T_DILATE};
+  timing_collect(c, ks, 5);
+  qsort(list, cnt, sizeof *list, cmp_max);
+  int k = cnt < cap ? cnt : cap;
+  for (int i = 0; i < k; i++) {
+    out[i].x = list[i].idx % roi->w + roi->x;
+    out[i].y = list[i].idx / roi->w + roi->y;
+    out[i].gicov = list[i].gicov;
+    out[i].radius = list[i].radius;
+  }
+  *n = k;
+  c->last_roi = *roi;
+  c->have_detect = 1;
+  return 0;
+}
+
+static int cu_refine(void *vctx, const lt_leuk_max *m, int n, lt_leuk_det *out)
+{
+  lt_cu_ctx *c = (lt_cu_ctx *)vctx;
+  if (n <= 0) return 0;
+  if (!c->have_detect) {
+    lt_error("refine called before detect");
+    return LT_ERR_INTERNAL;
+  }
+  const lt_rect *roi = &c->last_roi;
+  for (int b = 0; b < n; b += c->refine_cap) {
+    int k = n - b < c->refine_cap ? n - b : c->refine_cap;
+    for (int i = 0; i < k; i++) {
+      const lt_leuk_max *q = &m[b + i];
+      c->h_rin[i].x0 = q->x - roi->x;
+      c->h_rin[i].y0 = q->y - roi->y;
+      c->h_rin[i].r0 = q->radius;
+      c->h_rin[i].sign = q->gicov >= 0 ? 1 : -1;
+      c->h_rin[i].pad = 0;
+    }
+    lt_cu_tic(c, T_REFINE);
+    LT_CU(cudaMemcpyAsync(c->d_rin, c->h_rin, sizeof(lt_cu_refine_in) * k, cudaMemcpyHostToDevice, c->stream),
+          "uploading the refinement jobs");
+    int err = lt_cu_refine_launch(c, k);
+    if (err) return err;
+    LT_CU(cudaMemcpyAsync(c->h_rout, c->d_rout, sizeof(lt_cu_refine_out) * k, cudaMemcpyDeviceToHost, c->stream),
+          "copying the refined detections back");
+    lt_cu_toc(c, T_REFINE);
+    LT_CU(cudaStreamSynchronize(c->stream), "the refinement kernel");
+    static const int ks[] = {T_REFINE};
+    timing_collect(c, ks, 1);
+    for (int i = 0; i < k; i++) {
+      out[b + i].x = c->h_rout[i].x;
+      out[b + i].y = c->h_rout[i].y;
+      out[b + i].r = c->h_rout[i].r;
+      out[b + i].gicov = m[b + i].gicov;
+      out[b + i].ok = c->h_rout[i].ok;
+    }
+  }
+  return 0;
+}
+
+static int cu_track(void *vctx, lt_leuk_cell *cells, int n)
+{
+  lt_cu_ctx *c = (lt_cu_ctx *)vctx;
+  if (n <= 0) return 0;
+  if (n > c->max_cells) {
+    lt_error("track: %d cells, more than the %d this context was created for", n, c->max_cells);
+    return LT_ERR_INTERNAL;
+  }
+  memcpy(c->h_cells, cells, sizeof *cells * n);
+  *c->h_err = 0;
+  lt_cu_tic(c, T_TRACK);
+  LT_CU(cudaMemcpyAsync(c->d_cells, c->h_cells, sizeof *cells * n, cudaMemcpyHostToDevice, c->stream),
+        "uploading the cell states");
+  LT_CU(cudaMemsetAsync(c->d_err, 0, sizeof(int), c->stream), "clearing a flag");
+  int err = lt_cu_track_launch(c, n);
+  if (err) return err;
+  LT_CU(cudaMemcpyAsync(c->h_cells, c->d_cells, sizeof *cells * n, cudaMemcpyDeviceToHost, c->stream),
+        "copying the cell states back");
+  LT_CU(cudaMemcpyAsync(c->h_err, c->d_err, sizeof(int), cudaMemcpyDeviceToHost, c->stream), "copying a flag back");
+  lt_cu_toc(c, T_TRACK);
+  LT_CU(cudaStreamSynchronize(c->stream), "the tracking kernel");
+  static const int ks[] = {T_UPLOAD, T_TRACK};
+  timing_collect(c, ks, 2);
+  if (*c->h_err) {
+    lt_error("track: a cell's radius exceeds rmax + rstep = %d, too large for the CUDA tracking window",
+             c->p.rmax + c->p.rstep);
+    return LT_ERR_INTERNAL;
+  }
+  memcpy(cells, c->h_cells, sizeof *cells * n);
+  return 0;
+}
+
+static int cu_get_map(void *vctx, int which, float *dst)
+{
+  lt_cu_ctx *c = (lt_cu_ctx *)vctx;
+  if (!c->have_detect) {
+    lt_error("get_map called before detect");
+    return LT_ERR_INTERNAL;
+  }
+  size_t n = (size_t)c->last_roi.w * c->last_roi.h;
+  LT_CU(cudaMemcpyAsync(dst, which == LT_MAP_GICOV ? c->d_gicov : c->d_dil, sizeof(float) * n,
+                        cudaMemcpyDeviceToHost, c->stream),
+        "copying a map back");
+  LT_CU(cudaStreamSynchronize(c->stream), "copying a map back");
+  return 0;
+}
+
+static int cu_mgvf(void *vctx, const float *E, int w, int h, float *F, int *iters)
+{
+  lt_cu_ctx *c = (lt_cu_ctx *)vctx;
+  if (w < 1 || h < 1 || (long)w * h > c->win_max) {
+    lt_error("mgvf: a %dx%d window exceeds the %d pixels of the largest tracking window", w, h, c->win_max);
+    return LT_ERR_USAGE;
+  }
+  size_t n = (size_t)w * h;
+  LT_CU(cudaMemcpyAsync(c->d_win, E, sizeof(float) * n, cudaMemcpyHostToDevice, c->stream), "uploading a window");
+  int err = lt_cu_mgvf_launch(c, w, h);
+  if (err) return err;
+  LT_CU(cudaMemcpyAsync(F, c->d_win + c->win_max, sizeof(float) * n, cudaMemcpyDeviceToHost, c->stream),
+        "copying the MGVF field back");
+  LT_CU(cudaMemcpyAsync(iters, c->d_iters, sizeof(int), cudaMemcpyDeviceToHost, c->stream),
+        "copying the MGVF field back");
+  LT_CU(cudaStreamSynchronize(c->stream), "the MGVF kernel");
+  return 0;
+}
+
+extern "C" const lt_leuk_backend lt_leuk_backend_cuda = {
+  "cuda", cu_create, cu_destroy, cu_set_frame, cu_detect, cu_refine, cu_track, cu_get_map, cu_mgvf,
+};

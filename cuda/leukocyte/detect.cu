@@ -1,0 +1,174 @@
+/* detect.cu - detection kernels (algorithm spec 3.1-3.5; seeds/000 section
+ * 5.3): gradient of the ROI, GICOV map over all radii, MG = GICOV^2, grey
+ * dilation with a disc fused with the local-maxima test. Three launches per
+ * detect, no host round trip between them.
+ *
+ *  gradient_kernel  lt_gradient on the ROI crop (central differences inside,
+ *                   one-sided at the borders) straight from the frame.
+ *  gicov_kernel     one thread per pixel; for every radius the 150 stencil
+ *                   samples of the outward gradient, one-pass mean/variance
+ *                   in double in stencil order, exactly lt_gicov_map's
+ *                   operations (non-contracted), so the map is bit-identical
+ *                   to the CPU's. Keeps the sign: the winning circle has the
+ *                   largest mean^2/var, strictly greater, starting at 0.
+ *  dilate_max_kernel 32x32 output tile + disc halo in shared memory; each
+ *                   output is the max over the disc's row runs (half-widths
+ *                   computed as dilate.c does); out-of-image = 0, which is
+ *                   the CPU's "skip, floor 0" since MG >= 0. A pixel with
+ *                   MG != 0 and DIL == MG is appended to the maxima list
+ *                   with an atomic counter; the host sorts the (few) entries
+ *                   by index, which gives the CPU's scan order exactly. */
+#include <cuda_runtime.h>
+
+extern "C" {
+#include "error.h"
+#include "log.h"
+}
+#include "runtime.h"
+#include "leuk_cuda.h"
+
+#define DIL_TILE 32
+#define DIL_ROWS 8 /* threads in y; each does DIL_TILE/DIL_ROWS rows */
+#define DIL_MAXR 63 /* dilate.c's cap on the disc radius */
+
+__global__ void gradient_kernel(const float *__restrict__ frame, int fw, lt_rect roi, float *gx, float *gy,
+                                int *count)
+{
+  int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x == 0 && y == 0) *count = 0;
+  int w = roi.w, h = roi.h;
+  if (x >= w || y >= h) return;
+  const float *row = frame + (size_t)(roi.y + y) * fw + roi.x;
+  float vx;
+  if (w == 1) vx = 0.0f;
+  else if (x == 0) vx = row[1] - row[0];
+  else if (x == w - 1) vx = row[w - 1] - row[w - 2];
+  else vx = __fmul_rn(row[x + 1] - row[x - 1], 0.5f);
+  float vy;
+  if (h == 1) {
+    vy = 0.0f;
+  } else {
+    const float *up = row - (y > 0 ? fw : 0), *dn = row + (y < h - 1 ? fw : 0);
+    float scale = (y > 0 && y < h - 1) ? 0.5f : 1.0f;
+    vy = __fmul_rn(dn[x] - up[x], scale);
+  }
+  gx[(size_t)y * w + x] = vx;
+  gy[(size_t)y * w + x] = vy;
+}
+
+__global__ void gicov_kernel(const float *__restrict__ gx, const float *__restrict__ gy, int w, int h,
+                             lt_cu_params P, float *gicov, float *mg, unsigned char *ridx)
+{
+  int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x >= w || y >= h) return;
+  const int maxr = P.radius[P.nradii - 1] + 2, N = P.npoints;
+  float out = 0.0f;
+  int bk = 0;
+  if (x >= maxr && x < w - maxr && y >= maxr && y < h - maxr) {
+    double best = 0.0;
+    const double Nd = N;
+    for (int k = 0; k < P.nradii; k++) {
+      const int *dx = P.dx + k * N, *dy = P.dy + k * N;
+      double sum = 0.0, sq = 0.0;
+#pragma unroll 5
+      for (int t = 0; t < N; t++) {
+        size_t off = (size_t)(y + __ldg(dy + t)) * w + x + __ldg(dx + t);
+        double v = __dadd_rn(__dmul_rn((double)__ldg(gx + off), __ldg(P.cosv + t)),
+                             __dmul_rn((double)__ldg(gy + off), __ldg(P.sinv + t)));
+        sum = __dadd_rn(sum, v);
+        sq = __dadd_rn(sq, __dmul_rn(v, v));
+      }
+      double mean = sum / Nd;
+      double var = __dsub_rn(sq, __dmul_rn(sum, mean)) / (Nd - 1.0);
+      double score = var > 0.0 ? __dmul_rn(mean, mean) / var : 0.0;
+      if (score > best) {
+        best = score;
+        bk = k;
+        out = (float)(mean / sqrt(var));
+      }
+    }
+  }
+  size_t i = (size_t)y * w + x;
+  gicov[i] = out;
+  mg[i] = __fmul_rn(out, out);
+  ridx[i] = (unsigned char)bk;
+}
+
+__global__ void dilate_max_kernel(const float *__restrict__ mg, const float *__restrict__ gicov,
+                                  const unsigned char *__restrict__ ridx, int w, int h, int rr,
+                                  lt_cu_params P, float *dil, int *maxbuf, int cap)
+{
+  extern __shared__ float tile[];
+  const int TW = DIL_TILE + 2 * rr;
+  int *half = (int *)(tile + TW * TW);
+  const int bx0 = blockIdx.x * DIL_TILE, by0 = blockIdx.y * DIL_TILE;
+  const int tid = threadIdx.y * DIL_TILE + threadIdx.x, nt = DIL_TILE * DIL_ROWS;
+  for (int i = tid; i < TW * TW; i += nt) {
+    int ty = i / TW, tx = i - ty * TW;
+    int gyy = by0 - rr + ty, gxx = bx0 - rr + tx;
+    tile[i] = (gxx >= 0 && gxx < w && gyy >= 0 && gyy < h) ? mg[(size_t)gyy * w + gxx] : 0.0f;
+  }
+  for (int dy = -rr + tid; dy <= rr; dy += nt) {
+    int hw = 0;
+    while ((hw + 1) * (hw + 1) + dy * dy <= rr * rr) hw++;
+    half[dy + rr] = hw;
+  }
+  __syncthreads();
+  const int ox = bx0 + threadIdx.x;
+  lt_cu_max *list = (lt_cu_max *)(maxbuf + 4);
+  for (int j = threadIdx.y; j < DIL_TILE; j += DIL_ROWS) {
+    const int oy = by0 + j;
+    if (ox >= w || oy >= h) continue;
+    float m = 0.0f;
+    const float *centre = tile + (j + rr) * TW + threadIdx.x + rr;
+    for (int dy = -rr; dy <= rr; dy++) {
+      const int hw = half[dy + rr];
+      const float *row = centre + dy * TW;
+      for (int dx = -hw; dx <= hw; dx++) m = fmaxf(m, row[dx]);
+    }
+    size_t i = (size_t)oy * w + ox;
+    dil[i] = m;
+    float v = *centre;
+    if (v != 0.0f && m == v) {
+      int pos = atomicAdd(maxbuf, 1);
+      if (pos < cap) {
+        lt_cu_max e;
+        e.idx = (int)i;
+        e.gicov = gicov[i];
+        e.radius = P.radius[ridx[i]];
+        list[pos] = e;
+      }
+    }
+  }
+}
+
+int lt_cu_detect_launch(lt_cu_ctx *c, const lt_rect *roi)
+{
+  const int w = roi->w, h = roi->h;
+  dim3 b(32, 8), g((w + 31) / 32, (h + 7) / 8);
+  lt_cu_tic(c, T_GRAD);
+  gradient_kernel<<<g, b, 0, c->stream>>>(c->d_frame, c->fw, *roi, c->d_gx, c->d_gy, c->d_maxbuf);
+  LT_CU(cudaGetLastError(), "the gradient kernel launch");
+  lt_cu_toc(c, T_GRAD);
+  lt_cu_tic(c, T_GICOV);
+  gicov_kernel<<<g, b, 0, c->stream>>>(c->d_gx, c->d_gy, w, h, c->kp, c->d_gicov, c->d_mg, c->d_ridx);
+  LT_CU(cudaGetLastError(), "the GICOV kernel launch");
+  lt_cu_toc(c, T_GICOV);
+  int rr = c->p.dilate_radius < DIL_MAXR ? c->p.dilate_radius : DIL_MAXR;
+  if (rr < 0) rr = 0;
+  int TW = DIL_TILE + 2 * rr;
+  size_t smem = sizeof(float) * TW * TW + sizeof(int) * (2 * rr + 1);
+  static int attr_set = 0;
+  if (smem > 48 * 1024 && !attr_set) {
+    LT_CU(cudaFuncSetAttribute(dilate_max_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem),
+          "raising the dilation kernel's shared memory");
+    attr_set = 1;
+  }
+  dim3 b2(DIL_TILE, DIL_ROWS), g2((w + DIL_TILE - 1) / DIL_TILE, (h + DIL_TILE - 1) / DIL_TILE);
+  lt_cu_tic(c, T_DILATE);
+  dilate_max_kernel<<<g2, b2, smem, c->stream>>>(c->d_mg, c->d_gicov, c->d_ridx, w, h, rr, c->kp, c->d_dil,
+                                                 c->d_maxbuf, (int)c->max_cap);
+  LT_CU(cudaGetLastError(), "the dilation kernel launch");
+  lt_cu_toc(c, T_DILATE);
+  return 0;
+}

@@ -1,0 +1,219 @@
+/* refine.cu - detection refinement on the GPU: the spline snake of spline.c
+ * (algorithm spec 4.2-4.7), one warp per candidate, reading the ROI gradients
+ * that detect left on the device.
+ *
+ * The 36 spline samples are spread over the warp's lanes (lane and lane+32).
+ * Each sample's contribution to its four control points goes to shared
+ * memory; lanes 0..8 then add the contributions of their control point in
+ * the CPU's loop order (segment i ascending, then sample j), so sums match
+ * the CPU's up to contraction of a*b+c. Tables (B-spline basis, the 9x36
+ * least-squares fit matrix) are built on the host by the same Gauss-Jordan
+ * as spline.c and live in constant memory. Double precision throughout. */
+#include <math.h>
+#include <string.h>
+#include <cuda_runtime.h>
+
+extern "C" {
+#include "error.h"
+#include "log.h"
+}
+#include "runtime.h"
+#include "leuk_cuda.h"
+
+#define NS 4
+#define NC LT_LEUK_CTRL
+#define NP (NC * NS)
+#define WARPS 4
+
+__constant__ double c_basis[4][NS], c_dbasis[4][NS], c_fitA[NC][NP];
+
+int lt_cu_refine_init(void)
+{
+  double basis[4][NS], dbasis[4][NS], fitA[NC][NP];
+  for (int j = 0; j < NS; j++) {
+    double s = (double)j / NS, s2 = s * s, s3 = s2 * s;
+    basis[0][j] = (-s3 + 3 * s2 - 3 * s + 1) / 6;
+    basis[1][j] = (3 * s3 - 6 * s2 + 4) / 6;
+    basis[2][j] = (-3 * s3 + 3 * s2 + 3 * s + 1) / 6;
+    basis[3][j] = s3 / 6;
+    dbasis[0][j] = (-3 * s2 + 6 * s - 3) / 6;
+    dbasis[1][j] = (9 * s2 - 12 * s) / 6;
+    dbasis[2][j] = (-9 * s2 + 6 * s + 3) / 6;
+    dbasis[3][j] = 3 * s2 / 6;
+  }
+  static double B[NP][NC];
+  memset(B, 0, sizeof B);
+  for (int i = 0; i < NC; i++)
+    for (int j = 0; j < NS; j++)
+      for (int q = 0; q < 4; q++) B[i * NS + j][(i - 1 + q + NC) % NC] += basis[q][j];
+  static double M[NC][NC + NP];
+  for (int r = 0; r < NC; r++) {
+    for (int c = 0; c < NC; c++) {
+      double acc = 0;
+      for (int k = 0; k < NP; k++) acc += B[k][r] * B[k][c];
+      M[r][c] = acc;
+    }
+    for (int k = 0; k < NP; k++) M[r][NC + k] = B[k][r];
+  }
+  for (int c = 0; c < NC; c++) {
+    int piv = c;
+    for (int r = c + 1; r < NC; r++)
+      if (fabs(M[r][c]) > fabs(M[piv][c])) piv = r;
+    if (piv != c)
+      for (int k = 0; k < NC + NP; k++) {
+        double t = M[c][k];
+        M[c][k] = M[piv][k];
+        M[piv][k] = t;
+      }
+    double d = M[c][c];
+    for (int k = 0; k < NC + NP; k++) M[c][k] /= d;
+    for (int r = 0; r < NC; r++) {
+      if (r == c) continue;
+      double f = M[r][c];
+      for (int k = 0; k < NC + NP; k++) M[r][k] -= f * M[c][k];
+    }
+  }
+  for (int r = 0; r < NC; r++)
+    for (int k = 0; k < NP; k++) fitA[r][k] = M[r][NC + k];
+  LT_CU(cudaMemcpyToSymbol(c_basis, basis, sizeof basis), "uploading the spline tables");
+  LT_CU(cudaMemcpyToSymbol(c_dbasis, dbasis, sizeof dbasis), "uploading the spline tables");
+  LT_CU(cudaMemcpyToSymbol(c_fitA, fitA, sizeof fitA), "uploading the spline tables");
+  return 0;
+}
+
+typedef struct warp_smem {
+  double Cx[NC], Cy[NC];
+  double px[NP], py[NP];       /* initial circle, then final samples */
+  double tx[NP][4], ty[NP][4]; /* per-sample contributions */
+} warp_smem;
+
+/* Spline sample k (segment i, sample j) of the curve with control points C. */
+static __device__ __forceinline__ void spl(const double *C, int k, double *v, double *dv)
+{
+  int i = k / NS, j = k - i * NS;
+  double a = 0, b = 0;
+  for (int q = 0; q < 4; q++) {
+    double c = C[(i - 1 + q + NC) % NC];
+    a += c_basis[q][j] * c;
+    b += c_dbasis[q][j] * c;
+  }
+  *v = a;
+  *dv = b;
+}
+
+__global__ void __launch_bounds__(32 * WARPS) refine_kernel(const float *__restrict__ gx,
+                                                            const float *__restrict__ gy, int w, int h,
+                                                            const lt_cu_refine_in *in, int n,
+                                                            double delta, double dt, int iters, double border,
+                                                            int x_off, int y_off, int fw, int fh,
+                                                            lt_cu_refine_out *out)
+{
+  __shared__ warp_smem S[WARPS];
+  const int lane = threadIdx.x & 31, wi = threadIdx.x >> 5;
+  const int cand = blockIdx.x * WARPS + wi;
+  if (cand >= n) return; /* whole warp leaves together */
+  warp_smem &s = S[wi];
+  const lt_cu_refine_in J = in[cand];
+  for (int k = lane; k < NP; k += 32) {
+    double t = k * 2.0 * M_PI / NP;
+    s.px[k] = J.x0 + J.r0 * cos(t);
+    s.py[k] = J.y0 + J.r0 * sin(t);
+  }
+  __syncwarp();
+  if (lane < NC) {
+    double ax = 0, ay = 0;
+    for (int k = 0; k < NP; k++) {
+      ax += c_fitA[lane][k] * s.px[k];
+      ay += c_fitA[lane][k] * s.py[k];
+    }
+    s.Cx[lane] = ax;
+    s.Cy[lane] = ay;
+  }
+  __syncwarp();
+  const double step = (J.sign >= 0 ? 1.0 : -1.0) * dt;
+  for (int it = 0; it < iters; it++) {
+    for (int k = lane; k < NP; k += 32) {
+      int j = k % NS;
+      double X, Xs, Y, Ys;
+      spl(s.Cx, k, &X, &Xs);
+      spl(s.Cy, k, &Y, &Ys);
+      double D = sqrt(Xs * Xs + Ys * Ys);
+      if (!(D > 0)) {
+        for (int q = 0; q < 4; q++) s.tx[k][q] = s.ty[k][q] = 0.0;
+        continue;
+      }
+      double D3 = D * D * D, Nx = Ys / D, Ny = -Xs / D;
+      double X1 = X + delta * Nx, Y1 = Y + delta * Ny;
+      double X2 = X - delta * Nx, Y2 = Y - delta * Ny;
+      double Ix1 = lt_cu_interp(gx, w, h, X1, Y1), Iy1 = lt_cu_interp(gy, w, h, X1, Y1);
+      double Ix2 = lt_cu_interp(gx, w, h, X2, Y2), Iy2 = lt_cu_interp(gy, w, h, X2, Y2);
+      double XY = Xs * Ys, XX = Xs * Xs, YY = Ys * Ys;
+      for (int q = 0; q < 4; q++) {
+        double A = c_basis[q][j], Bd = c_dbasis[q][j];
+        double Tx1 = A - delta * XY * Bd / D3, Tx2 = -delta * (Bd / D - XX * Bd / D3);
+        double Tx3 = A + delta * XY * Bd / D3, Tx4 = delta * (Bd / D - XX * Bd / D3);
+        double Ty1 = delta * (Bd / D - YY * Bd / D3), Ty2 = A + delta * XY * Bd / D3;
+        double Ty3 = -delta * (Bd / D - YY * Bd / D3), Ty4 = A - delta * XY * Bd / D3;
+        s.tx[k][q] = Tx1 * Ix1 + Tx2 * Iy1 - Tx3 * Ix2 - Tx4 * Iy2;
+        s.ty[k][q] = Ty1 * Ix1 + Ty2 * Iy1 - Ty3 * Ix2 - Ty4 * Iy2;
+      }
+    }
+    __syncwarp();
+    if (lane < NC) {
+      const int c = lane;
+      double dx = 0, dy = 0;
+      for (int i = 0; i < NC; i++) {
+        int q = (c - i + 1 + 2 * NC) % NC; /* (i - 1 + q) % NC == c */
+        if (q >= 4) continue;
+        for (int j = 0; j < NS; j++) {
+          dx += s.tx[i * NS + j][q];
+          dy += s.ty[i * NS + j][q];
+        }
+      }
+      s.Cx[c] += step * dx;
+      s.Cy[c] += step * dy;
+    }
+    __syncwarp();
+  }
+  for (int k = lane; k < NP; k += 32) {
+    double X, Xs, Y, Ys;
+    spl(s.Cx, k, &X, &Xs);
+    spl(s.Cy, k, &Y, &Ys);
+    s.px[k] = X;
+    s.py[k] = Y;
+  }
+  __syncwarp();
+  if (lane == 0) {
+    double mx = 0, my = 0;
+    for (int c = 0; c < NC; c++) {
+      mx += s.Cx[c];
+      my += s.Cy[c];
+    }
+    mx /= NC;
+    my /= NC;
+    double mr = 0;
+    int inside = 1;
+    for (int k = 0; k < NP; k++) {
+      mr += hypot(s.px[k] - mx, s.py[k] - my);
+      double fx = s.px[k] + x_off, fy = s.py[k] + y_off;
+      if (!(fx > border && fy > border && fx < fw - border && fy < fh - border)) inside = 0;
+    }
+    lt_cu_refine_out o;
+    o.x = mx + x_off;
+    o.y = my + y_off;
+    o.r = mr / NP;
+    o.ok = inside;
+    o.pad = 0;
+    out[cand] = o;
+  }
+}
+
+int lt_cu_refine_launch(lt_cu_ctx *c, int n)
+{
+  const lt_rect *roi = &c->last_roi;
+  refine_kernel<<<(n + WARPS - 1) / WARPS, 32 * WARPS, 0, c->stream>>>(
+      c->d_gx, c->d_gy, roi->w, roi->h, c->d_rin, n, c->p.snake_delta, c->p.snake_dt, c->p.snake_iter,
+      c->p.border, roi->x, roi->y, c->fw, c->fh, c->d_rout);
+  LT_CU(cudaGetLastError(), "the refinement kernel launch");
+  return 0;
+}
