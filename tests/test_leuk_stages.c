@@ -225,13 +225,13 @@ static void test_real_frame(void)
   /* 1. with the reference's angle table (pi = 3.14159): its exact numbers */
   lt_leuk_params p;
   lt_leuk_params_default(&p);
-  p.reference_pi = 1;
+  p.reference_geometry = 1;
   void *ctx;
   lt_leuk_backend_cpu.create(&ctx, &p, 640, 480, 64);
   lt_leuk_backend_cpu.set_frame(ctx, img);
   lt_leuk_backend_cpu.detect(ctx, &roi, m, 4096, &nref);
   count(m, nref, &winref, &thrref, cref);
-  T_CHECK("real frame, reference angle table: 171 maxima, 155 in the row window, 38 above 1.8",
+  T_CHECK("real frame, reference geometry: 171 maxima, 155 in the row window, 38 above 1.8",
           nref == 171 && winref == 155 && thrref == 38, "%d %d %d", nref, winref, thrref);
   double g0 = 0, g35 = 0;
   for (int i = 0; i < nref; i++) {

@@ -218,6 +218,7 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
     k->npoints = N;
     k->nradii = nr;
     for (int i = 0; i < nr; i++) k->radius[i] = st.radius[i];
+    k->border_all = st.border_all;
     k->rstep = nr > 1 ? st.radius[1] - st.radius[0] : 1;
     k->cosv = c->d_cos;
     k->sinv = c->d_sin;

@@ -5,7 +5,8 @@
  *
  *  gradient_kernel  lt_gradient on the ROI crop (central differences inside,
  *                   one-sided at the borders) straight from the frame.
- *  gicov_kernel     one thread per pixel; for every radius the 150 stencil
+ *  gicov_kernel     one thread per pixel; for every radius whose circle fits
+ *                   (radius_k + 1 px from the borders, as gicov.c) the 150 stencil
  *                   samples of the outward gradient, one-pass mean/variance
  *                   in double in stencil order, exactly lt_gicov_map's
  *                   operations (non-contracted), so the map is bit-identical
@@ -61,13 +62,16 @@ __global__ void gicov_kernel(const float *__restrict__ gx, const float *__restri
 {
   int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
   if (x >= w || y >= h) return;
-  const int maxr = P.radius[P.nradii - 1] + 2, N = P.npoints;
+  const int N = P.npoints;
   float out = 0.0f;
   int bk = 0;
-  if (x >= maxr && x < w - maxr && y >= maxr && y < h - maxr) {
+  {
     double best = 0.0;
     const double Nd = N;
     for (int k = 0; k < P.nradii; k++) {
+      /* circle k where it and its gradient stencil fit (gicov.c) */
+      const int b = P.border_all ? P.border_all : P.radius[k] + 1;
+      if (x < b || x >= w - b || y < b || y >= h - b) continue;
       const int *dx = P.dx + k * N, *dy = P.dy + k * N;
       double sum = 0.0, sq = 0.0;
 #pragma unroll 5

@@ -27,6 +27,7 @@ typedef struct lt_cu_params {
   int fw, fh;
   int npoints, nradii;
   int radius[LT_LEUK_MAX_RADII];
+  int border_all;               /* lt_stencil.border_all: 0 = circle k needs radius_k+1 px */
   double rstep;                 /* radius step for "within one step of R" */
   const double *cosv, *sinv;    /* device, npoints */
   const int *dx, *dy;           /* device, nradii*npoints */

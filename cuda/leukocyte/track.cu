@@ -6,7 +6,8 @@
  *  2. re-localisation: every (position within +-search of round(p), radius
  *     within one step of R) GICOV on its own thread (same double operations
  *     as lt_gicov_at), then per position the best radius and a block argmax
- *     (largest, strictly > 0, first in scan order on ties = the CPU loop);
+ *     (largest, strictly > 0, first in scan order on ties = the CPU loop),
+ *     then the sub-pixel parabola through the best circle's four neighbours;
  *  3. window of (2*round(4R)+1) x (2*round(2R)+1), clamped to the frame;
  *  4. E = |gradient| of the window, normalised (block min/max), then MGVF
  *     (mgvf.c) iterated to convergence entirely in shared memory: pure Jacobi
@@ -276,6 +277,29 @@ __global__ void __launch_bounds__(NT, 1) track_kernel(const float *__restrict__ 
     if (bp != 0x7fffffff) {
       qx = ix + (bp % S - P.search);
       qy = iy + (bp / S - P.search);
+      /* sub-pixel: parabola through the scores of the best circle (track.c) */
+      double b = -INFINITY;
+      int kb = 0;
+      for (int kk = 0; kk < K; kk++) {
+        double g = gs[bp * K + kk];
+        if (sign * g > b) {
+          b = sign * g;
+          kb = kk;
+        }
+      }
+      unsigned m = kmask;
+      for (int q = 0; q < kb; q++) m &= m - 1;
+      const int kq = __ffs(m) - 1, x0 = (int)qx, y0 = (int)qy;
+      __syncthreads(); /* gs read by all before it is reused */
+      if (tid < 4) {
+        int ddx = tid == 0 ? -1 : tid == 1 ? 1 : 0, ddy = tid == 2 ? -1 : tid == 3 ? 1 : 0;
+        gs[tid] = sign * lt_cu_gicov_at(frame, fw, fh, x0 + ddx, y0 + ddy, P, kq);
+      }
+      __syncthreads();
+      const double sl = gs[0], sr = gs[1], su = gs[2], sd = gs[3];
+      const double cxv = sl - 2 * bv + sr, cyv = su - 2 * bv + sd;
+      if (cxv < 0) qx += fmax(-0.5, fmin(0.5, 0.5 * (sl - sr) / cxv));
+      if (cyv < 0) qy += fmax(-0.5, fmin(0.5, 0.5 * (su - sd) / cyv));
     }
 
     /* 3. window */

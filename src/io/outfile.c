@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "error.h"
@@ -16,6 +17,25 @@ int lt_out_open(lt_outfile *o, const char *path)
     o->path = strdup("-");
     o->fp = stdout;
     return o->path ? 0 : LT_ERR_NOMEM;
+  }
+  /* A device or FIFO (/dev/stdout, /dev/null, a pipe) is written in place:
+   * renaming a temporary over it would replace the device node. */
+  struct stat st;
+  if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+    if (S_ISDIR(st.st_mode)) {
+      lt_error("cannot write '%s': it is a directory", path);
+      return LT_ERR_OUTPUT;
+    }
+    o->path = strdup(path);
+    o->fp = o->path ? fopen(path, "w") : NULL;
+    if (!o->fp) {
+      lt_error("cannot write '%s': %s", path, strerror(errno));
+      free(o->path);
+      o->path = NULL;
+      return LT_ERR_OUTPUT;
+    }
+    o->direct = 1;
+    return 0;
   }
   size_t n = strlen(path) + 32;
   o->path = strdup(path);
@@ -56,9 +76,11 @@ static void release(lt_outfile *o)
 int lt_out_commit(lt_outfile *o)
 {
   if (!o->fp) return 0;
-  if (!o->tmp) { /* stdout */
+  if (!o->tmp) { /* stdout or a device */
     int bad = fflush(o->fp) != 0 || ferror(o->fp);
-    if (bad) lt_error("writing to stdout failed: %s", strerror(errno ? errno : EIO));
+    if (o->direct && fclose(o->fp) != 0) bad = 1;
+    if (bad && !o->failed)
+      lt_error("writing to '%s' failed: %s", o->direct ? o->path : "stdout", strerror(errno ? errno : EIO));
     release(o);
     return bad ? LT_ERR_OUTPUT : 0;
   }
@@ -91,6 +113,7 @@ void lt_out_abort(lt_outfile *o, int keep_partial)
   }
   if (!o->tmp) {
     fflush(o->fp);
+    if (o->direct) fclose(o->fp);
     release(o);
     return;
   }

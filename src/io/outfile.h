@@ -3,7 +3,8 @@
  * flushes, checks every write and renames over the final name; lt_out_abort
  * keeps what was written as NAME.partial (complete rows only - callers write
  * whole rows and call lt_out_flush at row boundaries) or removes it.
- * "-" means stdout (no rename; abort only flushes). */
+ * "-" means stdout, and an existing non-regular file (device, FIFO) is
+ * written in place: no rename; abort only flushes. */
 #ifndef LT_OUTFILE_H
 #define LT_OUTFILE_H
 
@@ -14,6 +15,7 @@ typedef struct lt_outfile {
   char *tmp;   /* temporary name, NULL for stdout */
   FILE *fp;
   int failed;  /* a write error happened */
+  int direct;  /* a device/FIFO written in place (no temporary) */
 } lt_outfile;
 
 /* 0 or LT_ERR_OUTPUT (message names the path and the reason). */

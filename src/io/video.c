@@ -304,6 +304,15 @@ static int decode_next(lt_video *v)
         av_packet_unref(v->pkt);
         continue;
       }
+      if (v->pkt->flags & AV_PKT_FLAG_CORRUPT) { /* e.g. a frame cut short by truncation */
+        av_packet_unref(v->pkt);
+        skipped(v, AVERROR_INVALIDDATA);
+        if (++error_run > MAX_ERROR_RUN) {
+          lt_error("'%s': only corrupt packets after frame %d", v->path, v->next_index);
+          return LT_ERR_INPUT;
+        }
+        continue;
+      }
     }
     r = avcodec_send_packet(v->dec, v->pkt);
     if (r == AVERROR(EAGAIN)) {

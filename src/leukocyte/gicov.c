@@ -90,12 +90,14 @@ int lt_stencil_init(lt_stencil *s, const lt_leuk_params *p)
   }
   for (int n = 0; n < p->npoints; n++) {
     /* The reference's angle table used pi = 3.14159 (Q7); leuktrack uses
-     * the exact value. reference_pi exists so that a test can show the map
+     * the exact value. reference_geometry (tests) also restores the common border rmax+2,
+     * so that a test can show the map
      * reproduces the reference's maxima counts exactly with its table. */
-    double t = n * 2.0 * (p->reference_pi ? 3.14159 : M_PI) / p->npoints;
+    double t = n * 2.0 * (p->reference_geometry ? 3.14159 : M_PI) / p->npoints;
     s->cosv[n] = cos(t);
     s->sinv[n] = sin(t);
   }
+  s->border_all = p->reference_geometry ? p->rmin + (nr - 1) * p->rstep + 2 : 0;
   for (int k = 0; k < nr; k++) {
     s->radius[k] = p->rmin + k * p->rstep;
     for (int n = 0; n < p->npoints; n++) {
@@ -138,51 +140,65 @@ double lt_gicov_at(const float *img, int w, int h, int x, int y, const lt_stenci
   return mean / sqrt(var);
 }
 
+/* sum += g, sq += g*g over one row segment: the hot loop of detection. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+static void accumulate(const float *restrict px, const float *restrict py, double c, double s,
+                       double *restrict sum, double *restrict sq, int n)
+{
+  for (int j = 0; j < n; j++) {
+    double v = (double)px[j] * c + (double)py[j] * s;
+    sum[j] += v;
+    sq[j] += v * v;
+  }
+}
+
 void lt_gicov_map(const float *gx, const float *gy, int w, int h, const lt_stencil *s,
                   float *gicov, unsigned char *radius_idx)
 {
-  const int maxr = s->radius[s->nradii - 1] + 2;
+  /* Circle k is evaluated where it and its gradient stencil fit: at least
+   * radius_k + 1 px from every border (what lt_gicov_at requires), so cells
+   * are found as soon as they are inside the image. The reference used one
+   * border, rmax + 2, for all radii (border_all). */
   const int N = s->npoints;
-  const int c0 = maxr, c1 = w - maxr; /* columns [c0, c1) */
   memset(gicov, 0, sizeof(float) * (size_t)w * h);
   if (radius_idx) memset(radius_idx, 0, (size_t)w * h);
-  if (c1 <= c0 || h - maxr <= maxr) return;
-  const int n = c1 - c0;
+  int bmin = s->border_all ? s->border_all : s->radius[0] + 1;
+  if (w <= 2 * bmin || h <= 2 * bmin) return;
 
 #pragma omp parallel
   {
-    double *sum = malloc(sizeof(double) * 3 * n);
-    double *sq = sum ? sum + n : NULL, *best = sum ? sum + 2 * n : NULL;
-    int *bk = malloc(sizeof(int) * n);
+    double *sum = malloc(sizeof(double) * 3 * w);
+    double *sq = sum ? sum + w : NULL, *best = sum ? sum + 2 * w : NULL;
+    int *bk = malloc(sizeof(int) * w);
 #pragma omp for schedule(static)
-    for (int r = maxr; r < h - maxr; r++) {
+    for (int r = bmin; r < h - bmin; r++) {
       if (!sum || !bk) continue; /* reported below */
-      for (int j = 0; j < n; j++) { best[j] = 0.0; bk[j] = -1; }
-      float *out = gicov + (size_t)r * w + c0;
+      for (int j = 0; j < w; j++) { best[j] = 0.0; bk[j] = -1; }
+      float *out = gicov + (size_t)r * w;
       for (int k = 0; k < s->nradii; k++) {
-        memset(sum, 0, sizeof(double) * 2 * n);
+        int b = s->border_all ? s->border_all : s->radius[k] + 1;
+        if (r < b || r >= h - b || w - 2 * b <= 0) continue;
+        int c0 = b, n = w - 2 * b; /* columns [b, w - b) */
+        memset(sum, 0, sizeof(double) * 2 * w);
         for (int t = 0; t < N; t++) {
           const size_t off = (size_t)(r + s->dy[k * N + t]) * w + c0 + s->dx[k * N + t];
-          const float *px = gx + off, *py = gy + off;
-          for (int j = 0; j < n; j++) {
-            double v = (double)px[j] * s->cosv[t] + (double)py[j] * s->sinv[t];
-            sum[j] += v;
-            sq[j] += v * v;
-          }
+          accumulate(gx + off, gy + off, s->cosv[t], s->sinv[t], sum, sq, n);
         }
         for (int j = 0; j < n; j++) {
           double mean = sum[j] / N;
           double var = (sq[j] - sum[j] * mean) / (N - 1.0);
           double score = var > 0.0 ? mean * mean / var : 0.0;
-          if (score > best[j]) {
-            best[j] = score;
-            bk[j] = k;
-            out[j] = (float)(mean / sqrt(var));
+          if (score > best[c0 + j]) {
+            best[c0 + j] = score;
+            bk[c0 + j] = k;
+            out[c0 + j] = (float)(mean / sqrt(var));
           }
         }
       }
       if (radius_idx)
-        for (int j = 0; j < n; j++) radius_idx[(size_t)r * w + c0 + j] = (unsigned char)(bk[j] < 0 ? 0 : bk[j]);
+        for (int j = 0; j < w; j++) radius_idx[(size_t)r * w + j] = (unsigned char)(bk[j] < 0 ? 0 : bk[j]);
     }
     if (!sum || !bk) lt_error("out of memory (GICOV)");
     free(sum);

@@ -48,7 +48,8 @@ typedef struct lt_leuk_params {
   /* tracking */
   int search;              /* re-localisation radius in px around the prediction: 8 */
   double lost_fraction;    /* track lost when |GICOV| < lost_fraction*threshold: 0.5 */
-  int reference_pi;        /* tests only: GICOV angle table with the reference's pi = 3.14159 */
+  int reference_geometry;  /* tests only: the reference's GICOV angle table (pi = 3.14159)
+                              and its common border rmax+2 for all radii */
 } lt_leuk_params;
 
 /* Defaults of the reference (section 0 of the algorithm spec). roi/entry_roi
@@ -123,6 +124,7 @@ typedef struct lt_stencil {
   int radius[LT_LEUK_MAX_RADII];
   double *cosv, *sinv;  /* npoints */
   int *dx, *dy;         /* nradii*npoints */
+  int border_all;       /* 0: circle k needs radius_k+1 px of border; else this for all */
 } lt_stencil;
 int lt_stencil_init(lt_stencil *s, const lt_leuk_params *p);
 void lt_stencil_free(lt_stencil *s);
@@ -132,8 +134,8 @@ void lt_stencil_free(lt_stencil *s);
  * circle (plus one pixel) leaves the image or the variance is 0. */
 double lt_gicov_at(const float *img, int w, int h, int x, int y, const lt_stencil *s, int k);
 
-/* GICOV map over an image of w x h: at pixels at least rmax+2 from every
- * border, the signed GICOV of the circle with the largest mean^2/var (ties
+/* GICOV map over an image of w x h: at pixels where circle k fits (at
+ * least radius_k+1 from every border), the signed GICOV of the circle with the largest mean^2/var (ties
  * keep the smaller radius); 0 elsewhere. radius_idx may be NULL. */
 void lt_gicov_map(const float *gx, const float *gy, int w, int h, const lt_stencil *s,
                   float *gicov, unsigned char *radius_idx);

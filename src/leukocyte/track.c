@@ -114,8 +114,8 @@ void lt_leuk_track_cell(const float *img, int fw, int fh, const lt_stencil *s,
   /* 6. score and status: the cell's best GICOV over all radii within one
    * pixel of the new centre (a thin rim makes the score of one circle
    * drop sharply a pixel off the edge) (the snake settles on whichever edge of the rim is stronger, so
-   * its radius need not be the GICOV circle's); LEFT is decided first, on
-   * the circle plus the stencil margin. */
+   * its radius need not be the GICOV circle's); LEFT is decided first: the
+   * circle of radius R no longer fits inside the ROI. */
   int cx = (int)lround(c->xc), cy = (int)lround(c->yc);
   double bg = 0;
   for (int dy = -1; dy <= 1; dy++)
@@ -124,7 +124,7 @@ void lt_leuk_track_cell(const float *img, int fw, int fh, const lt_stencil *s,
       if (c->sign * g > c->sign * bg) bg = g;
     }
   c->gicov = (float)bg;
-  double m = R + 2;
+  double m = R;
   if (c->xc - m < roi->x || c->yc - m < roi->y || c->xc + m > roi->x + roi->w - 1 ||
       c->yc + m > roi->y + roi->h - 1)
     c->status = LT_CELL_LEFT;

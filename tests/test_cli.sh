@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# test_cli.sh - the command line: help, version, bad options and inputs with
+# their messages and exit codes, unwritable output, output formats, thread
+# determinism, and that the man page documents every option.
+set -u
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+LT=./leuktrack
+DATA=${LT_DATA:-../shared/data}
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fails=0
+pass() { echo "PASS $1"; }
+fail() { echo "FAIL $1: $2"; fails=$((fails + 1)); }
+skip() { echo "SKIP $1: $2"; }
+
+# expect NAME STATUS FRAGMENT -- CMD...: exit status and a stderr fragment
+expect() {
+  local name=$1 want=$2 frag=$3
+  shift 4
+  "$@" >"$T/out" 2>"$T/err"
+  local rc=$?
+  if [ $rc -ne "$want" ]; then fail "$name" "exit $rc, want $want; stderr: $(head -c 300 "$T/err")"
+  elif ! grep -qF -- "$frag" "$T/err"; then fail "$name" "stderr lacks '$frag': $(head -c 300 "$T/err")"
+  elif [ "$(grep -c 'error:' "$T/err")" -gt 1 ]; then fail "$name" "more than one error message: $(cat "$T/err")"
+  else pass "$name"; fi
+}
+
+"$LT" --help >"$T/help" 2>"$T/err"; rc=$?
+[ $rc -eq 0 ] && grep -q '^Usage: leuktrack' "$T/help" && [ ! -s "$T/err" ] && pass "--help: usage on stdout, exit 0" || fail "--help" "rc=$rc"
+"$LT" --version >"$T/v" 2>&1 && grep -qE '^leuktrack [0-9]+\.[0-9]+' "$T/v" && pass "--version" || fail "--version" "$(cat "$T/v")"
+
+# every option of --help is in the man page (written there as \-\-name)
+missing=""
+for o in $(grep -oE -- '--[a-z][a-z-]+' "$T/help" | sort -u); do
+  grep -qF -- "\\-\\-${o#--}" man/leuktrack.1 || missing="$missing $o"
+done
+[ -z "$missing" ] && pass "man page documents every option of --help" || fail "man page" "missing:$missing"
+grep -q '^\.SH EXIT STATUS' man/leuktrack.1 && pass "man page has EXIT STATUS" || fail "man page" "no EXIT STATUS"
+
+expect "unknown option -> 2" 2 "unknown option '--bogus'" -- "$LT" --bogus x.avi
+expect "no input -> 2" 2 "no input video given" -- "$LT"
+expect "bad number -> 2" 2 "invalid value 'x' for --threads" -- "$LT" --threads x in.avi
+expect "out of range -> 2" 2 "invalid value '0' for --detect-every" -- "$LT" --detect-every 0 in.avi
+expect "mode not available -> 2" 2 "mode 'tumor' is not available" -- "$LT" tumor in.avi
+expect "missing file -> 3" 3 "nonexistent.avi" -- "$LT" "$T/nonexistent.avi" -o "$T/o.csv"
+echo "this is not a video" >"$T/text.avi"
+expect "non-video file -> 3" 3 "text.avi" -- "$LT" "$T/text.avi" -o "$T/o.csv"
+: >"$T/empty.avi"
+expect "empty file -> 3" 3 "empty.avi" -- "$LT" "$T/empty.avi" -o "$T/o.csv"
+[ ! -e "$T/o.csv" ] && pass "failed runs leave no output file" || fail "failed runs leave no output file" "o.csv exists"
+
+RODINIA=$DATA/leukocyte/rodinia_testfile_1frame.avi
+if [ -f "$RODINIA" ]; then
+  head -c 20000 "$RODINIA" >"$T/cut.avi"   # headers + a fraction of the only frame
+  expect "video cut before its first frame ends -> 3" 3 "cut.avi" -- "$LT" "$T/cut.avi" -o "$T/o.csv"
+  expect "unwritable output -> 4" 4 "/nonexistent/dir/o.csv" -- "$LT" "$RODINIA" -o /nonexistent/dir/o.csv
+  expect "full disk -> 4" 4 "/dev/full" -- "$LT" "$RODINIA" -o /dev/full
+  expect "ROI outside the frame -> 2" 2 "extends past the 640x480 frame" -- "$LT" "$RODINIA" --roi 0,300,640,219 -o "$T/o.csv"
+  expect "frames beyond the video -> 3" 3 "no frames in the range" -- "$LT" "$RODINIA" --frames 5:9 -o "$T/o.csv"
+  # the reference crop: 38 detections on the real frame (issue 2)
+  "$LT" "$RODINIA" --roi 0,110,640,219 -o "$T/r.csv" 2>"$T/err"; rc=$?
+  n=$(($(wc -l <"$T/r.csv") - 1))
+  [ $rc -eq 0 ] && [ "$n" -ge 36 ] && [ "$n" -le 38 ] && pass "real frame, reference crop: $n cells (36..38: duplicates merged)" \
+    || fail "real frame detections" "rc=$rc n=$n $(cat "$T/err")"
+  head -1 "$T/r.csv" | grep -qx 'frame,t_s,track_id,x_px,y_px,radius_px,gicov' && pass "csv header" || fail "csv header" "$(head -1 "$T/r.csv")"
+  "$LT" "$RODINIA" --roi 0,110,640,219 -o - >"$T/stdout.csv" 2>/dev/null && cmp -s "$T/stdout.csv" "$T/r.csv" \
+    && pass "-o - writes the same CSV to stdout" || fail "-o -" "differs"
+else
+  skip "real-frame CLI checks" "$RODINIA not found"
+fi
+
+# formats, summary, overlay, determinism on a short synthetic clip
+SYN=$BUILD/tools/lt_synth
+if [ -x "$SYN" ]; then
+  "$SYN" --width 320 --height 240 --frames 12 --cells 8 --seed 3 --out "$T/s.mkv" --truth "$T/truth.csv" >/dev/null 2>&1
+  "$LT" "$T/s.mkv" -o "$T/t1.csv" --threads 1 --detect-every 3 2>/dev/null
+  "$LT" "$T/s.mkv" -o "$T/t2.csv" --threads 2 --detect-every 3 2>/dev/null
+  [ -s "$T/t1.csv" ] && cmp -s "$T/t1.csv" "$T/t2.csv" && pass "identical CSV for --threads 1 and --threads 2" \
+    || fail "thread determinism" "$(diff "$T/t1.csv" "$T/t2.csv" | head -3)"
+  "$LT" "$T/s.mkv" -o "$T/tm.xml" --format trackmate --um-per-px 0.5 2>/dev/null
+  if command -v /usr/bin/python3 >/dev/null && /usr/bin/python3 -c 'import xml.etree.ElementTree as E,sys; r=E.parse(sys.argv[1]).getroot(); s=r.findall(".//Spot"); t=r.findall(".//Track"); sys.exit(0 if r.tag=="TrackMate" and len(s)>20 and len(t)>3 else 1)' "$T/tm.xml"; then
+    pass "--format trackmate: well-formed TrackMate XML with spots and tracks"
+  else fail "--format trackmate" "not parseable or empty"; fi
+  "$LT" "$T/s.mkv" -o "$T/res_track.txt" --format ctc 2>/dev/null
+  awk 'NF!=4 || $2>$3 || $4!=0 {bad=1} END {exit bad || NR<3}' "$T/res_track.txt" && pass "--format ctc: 'L B E P' lines" || fail "--format ctc" "$(head -3 "$T/res_track.txt")"
+  "$LT" "$T/s.mkv" -o "$T/u.csv" --um-per-px 0.5 --fps 10 --summary "$T/sum.csv" --overlay "$T/ov" 2>/dev/null
+  head -1 "$T/u.csv" | grep -q ',x_um,y_um$' && pass "--um-per-px adds x_um,y_um" || fail "um columns" "$(head -1 "$T/u.csv")"
+  head -1 "$T/sum.csv" | grep -q 'mean_speed_um_s,median_speed_um_s' && [ -s "$T/sum_velocity.png" ] \
+    && pass "--summary: per-track CSV with um/s and a velocity histogram PNG" || fail "--summary" "$(head -1 "$T/sum.csv")"
+  n=$(ls "$T/ov" | grep -c '^frame_0000[0-9][0-9]\.png$')
+  [ "$n" -eq 12 ] && pass "--overlay: one PNG per frame" || fail "--overlay" "$n PNGs"
+  # speed check of the summary against the truth (independent): mean speed of
+  # the longest track vs its truth cell's speed
+else
+  skip "synthetic CLI checks" "$SYN not built"
+fi
+[ $fails -eq 0 ]

@@ -1,0 +1,318 @@
+/* test_cuda_equiv.c - CPU-vs-CUDA equivalence of every leukocyte stage
+ * (tests/tolerances.h): GICOV map, dilated map, maxima list, spline
+ * refinement, MGVF on a window, and cells tracked over several frames; on
+ * (a) the real Rodinia frame (ROI 0,110,640,219; 8-bit pixels: the CUDA
+ * backend's 8-bit upload path) and (b) a synthetic frame with moving cells
+ * (non-integer pixels: the float upload path). Every check is SKIPped, and
+ * the program exits 0, when the binary has no CUDA or no device is usable.
+ * Prints the measured maximum differences (lines starting "info") so the
+ * tolerances can be recalibrated. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "cli.h"
+#include "leuk.h"
+#include "test.h"
+#include "tolerances.h"
+#include "video.h"
+
+#define MAXM 65536
+#define NCELLS 256
+
+static const char *stage_names[] = {"gicov_map", "dilated_map", "maxima", "refine", "mgvf", "track"};
+
+static void skip_all(const char *why)
+{
+  const char *sets[] = {"rodinia", "synthetic"};
+  char name[96];
+  for (int s = 0; s < 2; s++)
+    for (size_t k = 0; k < sizeof stage_names / sizeof stage_names[0]; k++) {
+      snprintf(name, sizeof name, "cuda_equiv %s %s", sets[s], stage_names[k]);
+      T_SKIP(name, why);
+    }
+}
+
+static double maxdiff_f(const float *a, const float *b, size_t n)
+{
+  double m = 0;
+  for (size_t i = 0; i < n; i++) {
+    double d = fabs((double)a[i] - b[i]);
+    if (d > m || d != d) m = d != d ? INFINITY : d;
+  }
+  return m;
+}
+
+/* A synthetic bright-field frame: smooth background, cells with a dark rim
+ * and brighter interior (as data/lt_synth.c draws them), moved by t*v. */
+static void synth_frame(float *img, int w, int h, int t)
+{
+  static const double cx[] = {60, 130, 210, 280, 90, 170, 250, 40, 300, 150};
+  static const double cy[] = {60, 70, 55, 80, 160, 150, 170, 130, 140, 110};
+  static const double cr[] = {10, 12, 14, 9, 16, 11, 13, 15, 10, 12};
+  for (int r = 0; r < h; r++)
+    for (int c = 0; c < w; c++) {
+      double v = 120 + 8 * sin(c / 37.0) + 6 * cos(r / 23.0) + 2 * sin((c + 3 * r) / 7.0);
+      for (int k = 0; k < 10; k++) {
+        double x = cx[k] + 1.3 * t, y = cy[k] + 0.4 * t * (k % 3 - 1);
+        double d = hypot(c - x, r - y), R = cr[k];
+        double rim = fmin(fmax(R - d + 0.5, 0), 1) - fmin(fmax(R - 3 - d + 0.5, 0), 1);
+        double in = fmin(fmax(R - 3 - d + 0.5, 0), 1);
+        v += -40 * rim + 8 * in;
+      }
+      img[(size_t)r * w + c] = (float)v; /* not rounded: float path */
+    }
+}
+
+typedef struct side {
+  const lt_leuk_backend *be;
+  void *ctx;
+  lt_leuk_max *m;
+  lt_leuk_det *d;
+  float *map;
+  int n;
+} side;
+
+static int open_side(side *s, const lt_leuk_backend *be, const lt_leuk_params *p, int w, int h)
+{
+  memset(s, 0, sizeof *s);
+  s->be = be;
+  s->m = malloc(sizeof *s->m * MAXM);
+  s->d = malloc(sizeof *s->d * MAXM);
+  s->map = malloc(sizeof(float) * (size_t)w * h);
+  if (!s->m || !s->d || !s->map) return -1;
+  return be->create(&s->ctx, p, w, h, NCELLS);
+}
+
+static void close_side(side *s)
+{
+  if (s->ctx) s->be->destroy(s->ctx);
+  free(s->m);
+  free(s->d);
+  free(s->map);
+}
+
+/* frames(t, img) gives frame t. */
+typedef void (*frame_fn)(float *img, int w, int h, int t, void *u);
+
+static void run_set(const char *set, const lt_leuk_backend *cuda, const float *frame0, frame_fn next,
+                    void *u, int w, int h, lt_rect roi, int nframes)
+{
+  char name[128];
+  lt_leuk_params p;
+  lt_leuk_params_default(&p);
+  p.roi = p.entry_roi = roi;
+  side A, B;
+  int ea = open_side(&A, &lt_leuk_backend_cpu, &p, w, h), eb = open_side(&B, cuda, &p, w, h);
+  snprintf(name, sizeof name, "cuda_equiv %s create", set);
+  T_CHECK(name, ea == 0 && eb == 0, "create: cpu %d, cuda %d", ea, eb);
+  if (ea || eb) goto out;
+
+  A.be->set_frame(A.ctx, frame0);
+  int err = B.be->set_frame(B.ctx, frame0);
+  int ra = A.be->detect(A.ctx, &roi, A.m, MAXM, &A.n);
+  int rb = err ? err : B.be->detect(B.ctx, &roi, B.m, MAXM, &B.n);
+  snprintf(name, sizeof name, "cuda_equiv %s detect runs", set);
+  T_CHECK(name, ra == 0 && rb == 0, "detect: cpu %d, cuda %d", ra, rb);
+  if (ra || rb) goto out;
+
+  /* GICOV and dilated maps */
+  size_t nroi = (size_t)roi.w * roi.h;
+  float *mapb = malloc(sizeof(float) * nroi);
+  A.be->get_map(A.ctx, LT_MAP_GICOV, A.map);
+  B.be->get_map(B.ctx, LT_MAP_GICOV, mapb);
+  double dg = maxdiff_f(A.map, mapb, nroi);
+  printf("info %s gicov_map max|diff| = %.3g\n", set, dg);
+  snprintf(name, sizeof name, "cuda_equiv %s gicov_map", set);
+  T_CHECK(name, dg <= TOL_GICOV_MAP, "max |cpu - cuda| = %.3g > %.3g", dg, TOL_GICOV_MAP);
+  A.be->get_map(A.ctx, LT_MAP_DILATED, A.map);
+  B.be->get_map(B.ctx, LT_MAP_DILATED, mapb);
+  double dd = maxdiff_f(A.map, mapb, nroi);
+  printf("info %s dilated_map max|diff| = %.3g\n", set, dd);
+  snprintf(name, sizeof name, "cuda_equiv %s dilated_map", set);
+  T_CHECK(name, dd <= TOL_DILATE_MAP, "max |cpu - cuda| = %.3g > %.3g", dd, TOL_DILATE_MAP);
+  free(mapb);
+
+  /* maxima */
+  int mism = A.n == B.n ? 0 : abs(A.n - B.n);
+  double dgm = 0;
+  for (int i = 0; i < A.n && i < B.n; i++) {
+    if (A.m[i].x != B.m[i].x || A.m[i].y != B.m[i].y || A.m[i].radius != B.m[i].radius) {
+      if (mism < 3)
+        printf("info %s maxima #%d: cpu (%d,%d r%d %.4f) cuda (%d,%d r%d %.4f)\n", set, i, A.m[i].x, A.m[i].y,
+               A.m[i].radius, A.m[i].gicov, B.m[i].x, B.m[i].y, B.m[i].radius, B.m[i].gicov);
+      mism++;
+    }
+    dgm = fmax(dgm, fabs(A.m[i].gicov - B.m[i].gicov));
+  }
+  printf("info %s maxima: cpu %d, cuda %d, mismatches %d, max|dgicov| %.3g\n", set, A.n, B.n, mism, dgm);
+  snprintf(name, sizeof name, "cuda_equiv %s maxima", set);
+  T_CHECK(name, mism <= TOL_MAXIMA_MISMATCH && dgm <= TOL_GICOV_MAP, "cpu %d maxima, cuda %d, %d mismatches", A.n,
+          B.n, mism);
+
+  /* refinement of the candidates over the threshold (CPU's list for both) */
+  int nc = 0;
+  for (int i = 0; i < A.n; i++)
+    if (fabsf(A.m[i].gicov) > p.gicov_threshold) A.m[nc++] = A.m[i];
+  A.be->refine(A.ctx, A.m, nc, A.d);
+  err = B.be->refine(B.ctx, A.m, nc, B.d);
+  double dr = 0;
+  int okm = 0;
+  for (int i = 0; i < nc; i++) {
+    dr = fmax(dr, fmax(fabs(A.d[i].x - B.d[i].x), fmax(fabs(A.d[i].y - B.d[i].y), fabs(A.d[i].r - B.d[i].r))));
+    okm += A.d[i].ok != B.d[i].ok;
+  }
+  printf("info %s refine: %d candidates, max|diff| %.3g px, ok mismatches %d\n", set, nc, dr, okm);
+  snprintf(name, sizeof name, "cuda_equiv %s refine", set);
+  T_CHECK(name, err == 0 && nc > 0 && dr <= TOL_REFINE_PX && okm == 0,
+          "err %d, %d candidates, max diff %.3g px, %d ok-flag mismatches", err, nc, dr, okm);
+
+  /* MGVF on the window around the strongest candidate (as track.c builds it) */
+  {
+    int best = 0;
+    for (int i = 1; i < nc; i++)
+      if (fabsf(A.m[i].gicov) > fabsf(A.m[best].gicov)) best = i;
+    int R = nc ? A.m[best].radius : 12, hx = (int)(4 * R + 0.5), hy = (int)(2 * R + 0.5);
+    int qx = nc ? A.m[best].x : w / 2, qy = nc ? A.m[best].y : h / 2;
+    int u1 = qx - hx < 0 ? 0 : qx - hx, u2 = qx + hx > w - 1 ? w - 1 : qx + hx;
+    int v1 = qy - hy < 0 ? 0 : qy - hy, v2 = qy + hy > h - 1 ? h - 1 : qy + hy;
+    int ww = u2 - u1 + 1, wh = v2 - v1 + 1;
+    size_t n = (size_t)ww * wh;
+    float *win = malloc(sizeof(float) * n * 5);
+    float *E = win + n, *gx = E + n, *gy = gx + n, *F1 = gy + n, *F2 = malloc(sizeof(float) * n);
+    for (int i = 0; i < wh; i++) memcpy(win + (size_t)i * ww, frame0 + (size_t)(v1 + i) * w + u1, sizeof(float) * ww);
+    lt_gradient(win, ww, wh, gx, gy);
+    for (size_t i = 0; i < n; i++) E[i] = sqrtf(gx[i] * gx[i] + gy[i] * gy[i]);
+    lt_normalise(E, (int)n);
+    int ia = 0, ib = 0;
+    A.be->mgvf(A.ctx, E, ww, wh, F1, &ia);
+    err = B.be->mgvf(B.ctx, E, ww, wh, F2, &ib);
+    double dm = maxdiff_f(F1, F2, n);
+    printf("info %s mgvf %dx%d window: iterations cpu %d cuda %d, max|diff| %.3g\n", set, ww, wh, ia, ib, dm);
+    snprintf(name, sizeof name, "cuda_equiv %s mgvf", set);
+    T_CHECK(name, err == 0 && dm <= TOL_MGVF && abs(ia - ib) <= TOL_MGVF_ITERS,
+            "err %d, iterations %d vs %d, max diff %.3g", err, ia, ib, dm);
+    free(win);
+    free(F2);
+  }
+
+  /* tracking: cells from the refined detections, nframes frames */
+  {
+    lt_leuk_cell *ca = calloc(NCELLS, sizeof *ca), *cb = calloc(NCELLS, sizeof *cb);
+    int ncell = 0;
+    for (int i = 0; i < nc && ncell < NCELLS; i++) {
+      const lt_leuk_det *d = &A.d[i];
+      double rad = A.m[i].radius;
+      if (!d->ok || d->x - rad < roi.x || d->y - rad < roi.y || d->x + rad > roi.x + roi.w - 1 ||
+          d->y + rad > roi.y + roi.h - 1)
+        continue;
+      int dup = 0;
+      for (int j = 0; j < ncell; j++)
+        if (hypot(d->x - ca[j].xc, d->y - ca[j].yc) < fmax(rad, ca[j].R)) dup = 1;
+      if (dup) continue;
+      lt_leuk_cell *c = &ca[ncell++];
+      c->xc = d->x;
+      c->yc = d->y;
+      c->R = rad;
+      for (int j = 0; j < LT_LEUK_SNAXELS; j++) c->r[j] = rad;
+      c->gicov = d->gicov;
+      c->sign = d->gicov >= 0 ? 1 : -1;
+    }
+    memcpy(cb, ca, sizeof *ca * NCELLS);
+    float *img = malloc(sizeof(float) * (size_t)w * h);
+    double dt = 0;
+    int stm = 0, itm = 0;
+    err = 0;
+    for (int t = 1; t <= nframes && !err; t++) {
+      next(img, w, h, t, u);
+      A.be->set_frame(A.ctx, img);
+      B.be->set_frame(B.ctx, img);
+      A.be->track(A.ctx, ca, ncell);
+      err = B.be->track(B.ctx, cb, ncell);
+      for (int i = 0; i < ncell; i++) {
+        dt = fmax(dt, fmax(fabs(ca[i].xc - cb[i].xc), fabs(ca[i].yc - cb[i].yc)));
+        for (int j = 0; j < LT_LEUK_SNAXELS; j++) dt = fmax(dt, fabs(ca[i].r[j] - cb[i].r[j]));
+        stm += ca[i].status != cb[i].status;
+        itm += ca[i].mgvf_iter != cb[i].mgvf_iter;
+      }
+    }
+    printf("info %s track: %d cells x %d frames, max|diff| %.3g px, status mismatches %d, mgvf-iteration "
+           "mismatches %d\n", set, ncell, nframes, dt, stm, itm);
+    snprintf(name, sizeof name, "cuda_equiv %s track", set);
+    T_CHECK(name, err == 0 && ncell > 0 && dt <= TOL_TRACK_PX && stm == 0,
+            "err %d, %d cells, max diff %.3g px, %d status mismatches", err, ncell, dt, stm);
+    free(img);
+    free(ca);
+    free(cb);
+  }
+out:
+  close_side(&A);
+  close_side(&B);
+}
+
+static void same_frame(float *img, int w, int h, int t, void *u)
+{
+  (void)t;
+  memcpy(img, u, sizeof(float) * (size_t)w * h);
+}
+static void synth_next(float *img, int w, int h, int t, void *u)
+{
+  (void)u;
+  synth_frame(img, w, h, t);
+}
+
+int main(void)
+{
+  const char *why = "no CUDA device";
+  if (!lt_have_cuda()) {
+    skip_all("built without CUDA");
+    T_DONE();
+  }
+  if (lt_cuda_device_count(&why) == 0) {
+    skip_all("no CUDA device");
+    printf("info: %s\n", why);
+    T_DONE();
+  }
+  const lt_leuk_backend *cuda = NULL;
+  int err = lt_backend_leuk(LT_BACKEND_CUDA, 0, &cuda);
+  T_CHECK("cuda_equiv select", err == 0 && cuda != &lt_leuk_backend_cpu, "lt_backend_leuk returned %d", err);
+  if (err) T_DONE();
+
+  /* (a) the real frame */
+  const char *dd = getenv("LT_DATA");
+  char path[1024];
+  snprintf(path, sizeof path, "%s/leukocyte/rodinia_testfile_1frame.avi", dd && dd[0] ? dd : "../shared/data");
+  lt_video *v = NULL;
+  if (lt_video_open(&v, path, LT_CHANNEL_LUMA, 2) == 0) {
+    const lt_frame *f;
+    if (lt_video_next(v, &f) == 1) {
+      int w = f->width, h = f->height;
+      float *img = malloc(sizeof(float) * (size_t)w * h);
+      memcpy(img, f->grey, sizeof(float) * (size_t)w * h);
+      lt_rect roi = {0, 110, 640, 219};
+      if (roi.x + roi.w > w || roi.y + roi.h > h) roi = (lt_rect){0, 0, w, h};
+      run_set("rodinia", cuda, img, same_frame, img, w, h, roi, 3);
+      free(img);
+    }
+    lt_video_close(v);
+  } else {
+    const char *s[] = {"gicov_map", "dilated_map", "maxima", "refine", "mgvf", "track"};
+    char name[96];
+    for (int k = 0; k < 6; k++) {
+      snprintf(name, sizeof name, "cuda_equiv rodinia %s", s[k]);
+      T_SKIP(name, "rodinia_testfile_1frame.avi not found (set LT_DATA)");
+    }
+  }
+
+  /* (b) synthetic */
+  {
+    int w = 320, h = 240;
+    float *img = malloc(sizeof(float) * (size_t)w * h);
+    synth_frame(img, w, h, 0);
+    run_set("synthetic", cuda, img, synth_next, NULL, w, h, (lt_rect){0, 0, w, h}, 8);
+    free(img);
+  }
+  T_DONE();
+}
