@@ -149,6 +149,11 @@ static int detect_new(run *R, const lt_rect *roi)
   return 0;
 }
 
+static int by_id(const void *a, const void *b)
+{
+  return ((const lt_track_info *)a)->id - ((const lt_track_info *)b)->id;
+}
+
 static int validate_rect(const char *opt, lt_rect *r, int fw, int fh, int min_side)
 {
   if ((long)r->x + r->w > fw || (long)r->y + r->h > fh) {
@@ -289,6 +294,7 @@ int lt_leuk_run(const lt_options *o)
   for (int i = 0; i < R.ncells; i++)
     if ((err = finish_track(&R, i, LT_END_VIDEO))) goto out;
   R.ncells = 0;
+  qsort(R.done, R.ndone, sizeof *R.done, by_id);
   err = lt_report_finish(&rep, R.done, R.ndone);
   rep_open = 0;
   if (!err) lt_info("%d frames, %d tracks", frames, R.ndone);

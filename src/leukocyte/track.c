@@ -124,12 +124,13 @@ void lt_leuk_track_cell(const float *img, int fw, int fh, const lt_stencil *s,
       if (c->sign * g > c->sign * bg) bg = g;
     }
   c->gicov = (float)bg;
-  double m = R;
-  if (c->xc - m < roi->x || c->yc - m < roi->y || c->xc + m > roi->x + roi->w - 1 ||
-      c->yc + m > roi->y + roi->h - 1)
+  double edge = fmin(fmin(c->xc - roi->x, roi->x + roi->w - 1 - c->xc),
+                     fmin(c->yc - roi->y, roi->y + roi->h - 1 - c->yc));
+  if (edge < R)
     c->status = LT_CELL_LEFT;
   else if (c->sign * c->gicov < p->lost_fraction * p->gicov_threshold)
-    c->status = LT_CELL_LOST;
+    /* contrast gone; next to the border that is the cell leaving */
+    c->status = edge < R + p->rstep + 1 ? LT_CELL_LEFT : LT_CELL_LOST;
   else
     c->status = LT_CELL_ACTIVE;
 }
