@@ -124,8 +124,9 @@ static int parse_rect(const char *opt, const char *s, lt_rect *r)
   int v[4], n = 0;
   const char *p = s;
   char buf[32];
+  const char *c = NULL;
   while (n < 4) {
-    const char *c = strchr(p, ',');
+    c = strchr(p, ',');
     size_t len = c ? (size_t)(c - p) : strlen(p);
     if (len == 0 || len >= sizeof buf) return bad(opt, s, "expected X,Y,W,H (four integers)");
     memcpy(buf, p, len);
@@ -138,7 +139,7 @@ static int parse_rect(const char *opt, const char *s, lt_rect *r)
     if (!c) break;
     p = c + 1;
   }
-  if (n != 4 || strchr(p, ',')) return bad(opt, s, "expected X,Y,W,H (four integers)");
+  if (n != 4 || c) return bad(opt, s, "expected X,Y,W,H (four integers)");
   if (v[2] < 1 || v[3] < 1) return bad(opt, s, "width and height must be positive");
   r->x = v[0];
   r->y = v[1];
@@ -176,7 +177,9 @@ int lt_cli_parse(int argc, char **argv, lt_options *o)
   lt_leuk_params_default(&o->leuk);
 
   struct option lo[NOPTS + 1];
-  char shortopts[64] = "+";
+  /* "-": non-options come back as 1 (GNU permutation, MODE checked after);
+   * ":": a missing value is reported as ':' rather than '?'. */
+  char shortopts[64] = "-:";
   for (int i = 0; i < NOPTS; i++) {
     lo[i].name = opts[i].name;
     lo[i].has_arg = opts[i].has_arg;
@@ -190,8 +193,6 @@ int lt_cli_parse(int argc, char **argv, lt_options *o)
     }
   }
   memset(&lo[NOPTS], 0, sizeof lo[NOPTS]);
-  /* Permute like GNU tools (options after INPUT), but MODE must come first. */
-  shortopts[0] = '-';
   opterr = 0;
   optind = 1;
   int c, nargs = 0, err = 0;

@@ -21,6 +21,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cuda_runtime.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 extern "C" {
 #include "error.h"
@@ -252,6 +255,37 @@ fail:
   return err ? err : LT_ERR_GPU;
 }
 
+/* Frame -> 8 bit; returns nonzero when a pixel is not an integer 0..255
+ * (then the float path is used). SSE2: 16 pixels per step. */
+static int pack8(const float *frame, unsigned char *h8, size_t n)
+{
+  size_t k = 0;
+  int bad = 0;
+#ifdef __SSE2__
+  __m128 b = _mm_setzero_ps();
+  const __m128 lo = _mm_setzero_ps(), hi = _mm_set1_ps(255.0f);
+  for (; k + 16 <= n; k += 16) {
+    __m128i q[4];
+    for (int i = 0; i < 4; i++) {
+      __m128 v = _mm_loadu_ps(frame + k + 4 * i);
+      q[i] = _mm_cvttps_epi32(v);
+      b = _mm_or_ps(b, _mm_or_ps(_mm_cmpneq_ps(_mm_cvtepi32_ps(q[i]), v),
+                                 _mm_or_ps(_mm_cmplt_ps(v, lo), _mm_cmpgt_ps(v, hi))));
+    }
+    _mm_storeu_si128((__m128i *)(h8 + k),
+                     _mm_packus_epi16(_mm_packs_epi32(q[0], q[1]), _mm_packs_epi32(q[2], q[3])));
+  }
+  bad = _mm_movemask_ps(b) != 0;
+#endif
+  for (; k < n; k++) {
+    float v = frame[k];
+    int q = (int)v;
+    h8[k] = (unsigned char)q;
+    bad |= !(v >= 0.0f && v <= 255.0f) || (float)q != v;
+  }
+  return bad;
+}
+
 static int cu_set_frame(void *vctx, const float *frame)
 {
   lt_cu_ctx *c = (lt_cu_ctx *)vctx;
@@ -261,14 +295,8 @@ static int cu_set_frame(void *vctx, const float *frame)
   LT_CU(cudaEventSynchronize(c->ev_staged[i]), "waiting for a frame upload");
   lt_cu_tic(c, T_UPLOAD);
   /* Decoded 8-bit video gives integer pixels: send a quarter of the bytes. */
+  int bad = pack8(frame, c->h_frame8[i], n);
   unsigned char *h8 = c->h_frame8[i];
-  int bad = 0;
-  for (size_t k = 0; k < n; k++) {
-    float v = frame[k];
-    int q = (int)v;
-    h8[k] = (unsigned char)q;
-    bad |= ((float)q != v) | ((unsigned)q > 255u);
-  }
   if (!bad) {
     LT_CU(cudaMemcpyAsync(c->d_frame8, h8, n, cudaMemcpyHostToDevice, c->stream), "the frame upload");
     LT_CU(cudaEventRecord(c->ev_staged[i], c->stream), "the frame upload");

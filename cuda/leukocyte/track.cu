@@ -13,8 +13,9 @@
  *     (mgvf.c) iterated to convergence entirely in shared memory: pure Jacobi
  *     with two F buffers, ONE __syncthreads per iteration (the mean |change|
  *     is reduced per warp into a double-buffered partial array that every
- *     thread sums in the same tree order after the barrier, so all threads
- *     take the same exit). Non-contracted float arithmetic: bit-identical to
+ *     warp sums with the same shuffle butterfly after the barrier, so all
+ *     threads take the same exit). The Heaviside is a select except in its
+ *     1e-6 band around 0, where the exact formula is used (as mgvf.c). Non-contracted float arithmetic: bit-identical to
  *     the CPU except atanf in the |z| <= 1e-6 band of the Heaviside;
  *  5. gradient of F normalised, ellipse evolution (evolve.c) on warp 0, one
  *     lane per snaxel, the sums over snaxels in the CPU's order;
@@ -45,19 +46,20 @@ static __device__ __forceinline__ float heav(float z)
   return __fadd_rn(0.5f, __fmul_rn(atanf(__fmul_rn(z, 1e10f)), (float)M_1_PI));
 }
 
-/* Sum of the 32 warp partials in a fixed tree order (every thread gets the
- * same bits). */
-static __device__ __forceinline__ double sum32(const double *v)
+/* Sum of the NW (= 32) warp partials: lane i of every warp loads partial i
+ * and a butterfly of shuffles adds them; float addition is commutative, so
+ * every lane of every warp ends with the same bits and all threads take the
+ * same exit. */
+static __device__ __forceinline__ double sum_partials(const double *v)
 {
-  double a[16];
+  double a = v[threadIdx.x & 31];
 #pragma unroll
-  for (int i = 0; i < 16; i++) a[i] = v[i] + v[i + 16];
-#pragma unroll
-  for (int i = 0; i < 8; i++) a[i] += a[i + 8];
-#pragma unroll
-  for (int i = 0; i < 4; i++) a[i] += a[i + 4];
-  return (a[0] + a[2]) + (a[1] + a[3]);
+  for (int o = 16; o > 0; o >>= 1) a += __shfl_xor_sync(0xffffffffu, a, o);
+  return a;
 }
+
+/* z in the band where the step differs from the exact Heaviside */
+static __device__ __forceinline__ bool nearz(float z) { return fabsf(z) <= 1e-6f && z != 0.0f; }
 
 /* MGVF of E (w x h) with the block; F0 holds E on entry. Returns the number
  * of iterations; *res = the buffer with the result (F0 or F1). */
@@ -68,28 +70,47 @@ static __device__ int mgvf_block(const float *E, float *F0, float *F1, int w, in
   const float ml = P.mgvf_ml, il = P.mgvf_il;
   const double n = (double)w * h;
   float *cur = F0, *nxt = F1;
+  const int cw = (w + 31) / 32;
   int it = 0, par = 0;
   while (it < P.mgvf_max_iter) {
     double acc = 0.0;
-    for (int i = warp; i < h; i += NW) {
+    /* warp tasks = (row, 32-column chunk), dealt round robin: balanced
+     * across warps whatever the window's shape */
+    for (int task = warp; task < h * cw; task += NW) {
+      const int i = task / cw, j = (task - i * cw) * 32 + lane;
       const float *rc = cur + (size_t)i * w;
       const float *ru = cur + (size_t)(i > 0 ? i - 1 : 0) * w;
       const float *rd = cur + (size_t)(i < h - 1 ? i + 1 : h - 1) * w;
       const float *re = E + (size_t)i * w;
       float *ro = nxt + (size_t)i * w;
-      for (int j = lane; j < w; j += 32) {
+      if (j < w) {
         int jl = j > 0 ? j - 1 : 0, jr = j < w - 1 ? j + 1 : w - 1;
         float c = rc[j];
         float dU = ru[j] - c, dD = rd[j] - c, dL = rc[jl] - c, dR = rc[jr] - c;
         float dUR = ru[jr] - c, dDR = rd[jr] - c, dUL = ru[jl] - c, dDL = rd[jl] - c;
-        float s = __fmul_rn(heav(-dU), dU);
-        s = __fadd_rn(s, __fmul_rn(heav(dD), dD));
-        s = __fadd_rn(s, __fmul_rn(heav(-dL), dL));
-        s = __fadd_rn(s, __fmul_rn(heav(dR), dR));
-        s = __fadd_rn(s, __fmul_rn(0.5f, dUR));
-        s = __fadd_rn(s, __fmul_rn(heav(__fmul_rn(2.0f, dDR)), dDR));
-        s = __fadd_rn(s, __fmul_rn(heav(__fmul_rn(-2.0f, dUL)), dUL));
-        s = __fadd_rn(s, __fmul_rn(0.5f, dDL));
+        /* H as a step (a select) unless an argument lies in the 1e-6 band
+         * around 0 (rare), then exactly, as mgvf.c does; same sums. */
+        float s;
+        if (!(nearz(dU) | nearz(dD) | nearz(dL) | nearz(dR) | nearz(__fmul_rn(2.0f, dDR)) |
+              nearz(__fmul_rn(2.0f, dUL)))) {
+          s = -dU > 1e-6f ? dU : 0.0f;
+          s = __fadd_rn(s, dD > 1e-6f ? dD : 0.0f);
+          s = __fadd_rn(s, -dL > 1e-6f ? dL : 0.0f);
+          s = __fadd_rn(s, dR > 1e-6f ? dR : 0.0f);
+          s = __fadd_rn(s, __fmul_rn(0.5f, dUR));
+          s = __fadd_rn(s, __fmul_rn(2.0f, dDR) > 1e-6f ? dDR : 0.0f);
+          s = __fadd_rn(s, __fmul_rn(-2.0f, dUL) > 1e-6f ? dUL : 0.0f);
+          s = __fadd_rn(s, __fmul_rn(0.5f, dDL));
+        } else {
+          s = __fmul_rn(heav(-dU), dU);
+          s = __fadd_rn(s, __fmul_rn(heav(dD), dD));
+          s = __fadd_rn(s, __fmul_rn(heav(-dL), dL));
+          s = __fadd_rn(s, __fmul_rn(heav(dR), dR));
+          s = __fadd_rn(s, __fmul_rn(0.5f, dUR));
+          s = __fadd_rn(s, __fmul_rn(heav(__fmul_rn(2.0f, dDR)), dDR));
+          s = __fadd_rn(s, __fmul_rn(heav(__fmul_rn(-2.0f, dUL)), dUL));
+          s = __fadd_rn(s, __fmul_rn(0.5f, dDL));
+        }
         float fp = __fadd_rn(c, __fmul_rn(ml, s));
         float e = re[j];
         float fn = __fsub_rn(fp, __fmul_rn(__fmul_rn(il, e), __fsub_rn(fp, e)));
@@ -101,7 +122,7 @@ static __device__ int mgvf_block(const float *E, float *F0, float *F1, int w, in
     for (int o = 16; o > 0; o >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, o);
     if (lane == 0) red[par][warp] = acc;
     __syncthreads();
-    double diff = sum32(red[par]);
+    double diff = sum_partials(red[par]);
     it++;
     float *t = cur;
     cur = nxt;

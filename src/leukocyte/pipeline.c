@@ -210,6 +210,12 @@ int lt_leuk_run(const lt_options *o)
   int min_side = 2 * (R.p.rmax + 2) + 1;
   if (!o->has_roi) R.p.roi = (lt_rect){0, 0, R.fw, R.fh};
   if (!o->has_entry_roi) R.p.entry_roi = R.p.roi;
+  if (R.fw < min_side || R.fh < min_side) {
+    lt_error("'%s' is %dx%d px: too small, detection of cells up to radius %d needs at least %dx%d",
+             o->input, R.fw, R.fh, R.p.rmax, min_side, min_side);
+    err = LT_ERR_INPUT;
+    goto out;
+  }
   if ((err = validate_rect("roi", &R.p.roi, R.fw, R.fh, min_side)) ||
       (err = validate_rect("entry-roi", &R.p.entry_roi, R.fw, R.fh, min_side)))
     goto out;
