@@ -74,6 +74,20 @@ else
   skip "real-frame CLI checks" "$RODINIA not found"
 fi
 
+# fluorescence video: the green channel of the RGB PNG sequence (image2) and
+# the grey AVI made from that channel give the same tracks (t_s differs: the
+# AVI says 10 fps, a PNG sequence defaults to 25)
+MES=$DATA/leukocyte
+if [ -f "$MES/mesentery_green_gray8_rawvideo.avi" ]; then
+  "$LT" "$MES/mesentery_green_gray8_rawvideo.avi" -o "$T/m1.csv" 2>/dev/null
+  "$LT" --channel g "$MES/mesentery_flowcatchR/MeseData_frame_%03d.png" -o "$T/m2.csv" 2>/dev/null
+  if [ -s "$T/m1.csv" ] && [ "$(wc -l <"$T/m1.csv")" -gt 20 ] && cmp -s <(cut -d, -f1,3- "$T/m1.csv") <(cut -d, -f1,3- "$T/m2.csv"); then
+    pass "--channel g on the RGB PNG sequence = the green AVI (20 frames, mesentery)"
+  else fail "--channel g" "tracks differ or empty"; fi
+else
+  skip "--channel g" "mesentery data not found"
+fi
+
 # formats, summary, overlay, determinism on a short synthetic clip
 SYN=$BUILD/tools/lt_synth
 if [ -x "$SYN" ]; then

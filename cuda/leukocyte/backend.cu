@@ -194,6 +194,11 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
       (err = host_alloc((void **)&c->h_err, sizeof(int), "a flag")) ||
       (err = dev_alloc((void **)&c->d_iters, sizeof(int), "a counter")))
     goto fail;
+  /* the maxima prefix copy reads entries past the count: keep them defined */
+  if ((e = cudaMemset(c->d_maxbuf, 0, 16 + sizeof(lt_cu_max) * c->max_cap)) != cudaSuccess) {
+    err = lt_cuda_fail(e, "clearing the maxima list");
+    goto fail;
+  }
   for (int i = 0; i < 2; i++)
     if ((e = cudaEventCreateWithFlags(&c->ev_staged[i], cudaEventDisableTiming)) != cudaSuccess) {
       err = lt_cuda_fail(e, "creating events");
@@ -236,6 +241,7 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
     k->evolve_max_iter = p->evolve_max_iter;
     k->roi = p->roi;
     k->lost_score = p->lost_fraction * p->gicov_threshold;
+    k->rstep_param = p->rstep;
     for (int j = 0; j < LT_LEUK_SNAXELS; j++) {
       k->ct[j] = cos(lt_snaxel_angle(j));
       k->st[j] = sin(lt_snaxel_angle(j));

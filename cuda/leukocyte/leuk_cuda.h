@@ -39,6 +39,7 @@ typedef struct lt_cu_params {
   int evolve_max_iter;
   lt_rect roi;
   double lost_score;            /* lost_fraction * gicov_threshold */
+  int rstep_param;              /* p->rstep (LOST next to the border is LEFT) */
   double ct[LT_LEUK_SNAXELS], st[LT_LEUK_SNAXELS]; /* snaxel cos/sin from the host libm */
 } lt_cu_params;
 

@@ -442,12 +442,14 @@ __global__ void __launch_bounds__(NT, 1) track_kernel(const float *__restrict__ 
       C.vx = nxc - oldx;
       C.vy = nyc - oldy;
       C.gicov = (float)bg;
-      double m = R + 2;
+      /* LEFT: the circle of radius R no longer fits in the ROI; LOST next
+       * to the border is the cell leaving (track.c) */
       const lt_rect roi = P.roi;
-      if (C.xc - m < roi.x || C.yc - m < roi.y || C.xc + m > roi.x + roi.w - 1 || C.yc + m > roi.y + roi.h - 1)
+      double edge = fmin(fmin(C.xc - roi.x, roi.x + roi.w - 1 - C.xc), fmin(C.yc - roi.y, roi.y + roi.h - 1 - C.yc));
+      if (edge < R)
         C.status = LT_CELL_LEFT;
       else if (sign * C.gicov < P.lost_score)
-        C.status = LT_CELL_LOST;
+        C.status = edge < R + P.rstep_param + 1 ? LT_CELL_LEFT : LT_CELL_LOST;
       else
         C.status = LT_CELL_ACTIVE;
       cells[ci] = C;

@@ -219,7 +219,10 @@ int lt_leuk_run(const lt_options *o)
   if ((err = validate_rect("roi", &R.p.roi, R.fw, R.fh, min_side)) ||
       (err = validate_rect("entry-roi", &R.p.entry_roi, R.fw, R.fh, min_side)))
     goto out;
-  lt_info("%s: %dx%d, %s fps", o->input, R.fw, R.fh, fps > 0 ? "" : "unknown");
+  if (fps > 0)
+    lt_info("%s: %dx%d, %.3f fps", o->input, R.fw, R.fh, fps);
+  else
+    lt_info("%s: %dx%d, frame rate unknown (t_s = frame index; give --fps)", o->input, R.fw, R.fh);
   err = lt_backend_leuk(o->backend, o->device, &R.be);
   if (err) goto out;
   R.cells = calloc(MAX_CELLS, sizeof *R.cells);
