@@ -7,13 +7,14 @@
 #
 # usage: scripts/build-ffmpeg-static.sh [--prefix DIR] [--source TARBALL]
 #                                       [--with-encoders] [--jobs N]
-#   --prefix DIR      install here (default ../shared/tools/ffmpeg-static
-#                     relative to the repository, what the Makefile expects;
-#                     then `make portable FFMPEG_STATIC=DIR` otherwise)
+#   --prefix DIR      install here (default build/ffmpeg-static in the
+#                     repository; then `make portable FFMPEG_STATIC=DIR`)
 #   --source TARBALL  an FFmpeg release tarball (ffmpeg-X.Y.tar.xz); without it
 #                     Debian/Ubuntu's source package is fetched with
 #                     `apt-get source` (needs deb-src entries; the script says
 #                     how to add them if they are missing)
+#   --enable-deb-src  as root on Debian/Ubuntu: add deb-src to the apt sources
+#                     (deb822 .sources files) and apt-get update first
 #   --with-encoders   also the FFV1/rawvideo encoders and the Matroska/AVI
 #                     muxers, so that data/lt_synth links statically too
 #   --jobs N          parallel make (default: all cores)
@@ -25,17 +26,19 @@
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
-prefix=$repo/../shared/tools/ffmpeg-static
+prefix=$repo/build/ffmpeg-static
 source=
 encoders=0
+debsrc=0
 jobs=$(nproc 2>/dev/null || echo 2)
 while [ $# -gt 0 ]; do
   case $1 in
     --prefix) prefix=$2; shift 2 ;;
     --source) source=$(cd "$(dirname "$2")" && pwd)/$(basename "$2"); shift 2 ;;
     --with-encoders) encoders=1; shift ;;
+    --enable-deb-src) debsrc=1; shift ;;
     --jobs) jobs=$2; shift 2 ;;
-    -h|--help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "build-ffmpeg-static.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -58,6 +61,12 @@ if [ -n "$source" ]; then
   tar xf "$source"
 else
   command -v apt-get >/dev/null || die "no --source given and no apt-get to fetch Debian's source package"
+  if [ $debsrc = 1 ]; then
+    for f in /etc/apt/sources.list.d/*.sources; do
+      [ -f "$f" ] && sed -i 's/^Types: deb$/Types: deb deb-src/' "$f"
+    done
+    apt-get update -qq || die "apt-get update failed"
+  fi
   if ! apt-get source --download-only ffmpeg >/dev/null 2>&1; then
     die "apt-get source ffmpeg failed: add deb-src entries (e.g. 'Types: deb deb-src' in
   /etc/apt/sources.list.d/*.sources), run apt-get update, or pass --source ffmpeg-X.Y.tar.xz"

@@ -53,24 +53,26 @@ static inline float pixel(float c, float e, float u, float d, float l, float r, 
   return fp - il * e * (fp - e);
 }
 
-/* Step H as a select; ties to the exact function whenever no argument lies
- * in (0, 1e-6], which the caller checks through *near (then it redoes the
- * row with pixel()). Same operations in the same order as pixel(). */
+/* Step H as a select; equal to the exact function whenever no argument lies
+ * in (0, 1e-6]. Such pixels are flagged in near[] (per pixel, and any-of in
+ * the return value) and recomputed exactly by the caller with pixel(). Same
+ * operations in the same order as pixel(). Integer flags keep the loop
+ * vectorisable (a float reduction would not be, without fast-math). */
 static inline float stepv(float z, float d) { return z > 1e-6f ? d : 0.0f; }
-static inline float nearz(float z)
+static inline int nearz(float z)
 {
   float a = fabsf(z);
-  return (a > 0.0f && a <= 1e-6f) ? 1.0f : 0.0f;
+  return (a > 0.0f) & (a <= 1e-6f);
 }
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 __attribute__((target_clones("avx2", "default")))
 #endif
-static void row_interior(const float *restrict ru, const float *restrict rc, const float *restrict rd,
-                         const float *restrict re, float *restrict ro, float *restrict ad, int w,
-                         float ml, float il, float *near)
+static int row_interior(const float *restrict ru, const float *restrict rc, const float *restrict rd,
+                        const float *restrict re, float *restrict ro, float *restrict ad,
+                        unsigned char *restrict near, int w, float ml, float il)
 {
-  float nz = 0.0f;
+  int any = 0;
   for (int j = 1; j < w - 1; j++) {
     float c = rc[j];
     float dU = ru[j] - c, dD = rd[j] - c, dL = rc[j - 1] - c, dR = rc[j + 1] - c;
@@ -83,13 +85,15 @@ static void row_interior(const float *restrict ru, const float *restrict rc, con
     s += stepv(2.0f * dDR, dDR);
     s += stepv(-2.0f * dUL, dUL);
     s += 0.5f * dDL;
-    nz += nearz(dU) + nearz(dD) + nearz(dL) + nearz(dR) + nearz(2.0f * dDR) + nearz(2.0f * dUL);
+    int nz = nearz(dU) | nearz(dD) | nearz(dL) | nearz(dR) | nearz(2.0f * dDR) | nearz(2.0f * dUL);
+    near[j] = (unsigned char)nz;
+    any |= nz;
     float fp = c + ml * s;
     float fn = fp - il * re[j] * (fp - re[j]);
     ro[j] = fn;
     ad[j] = fabsf(fn - c);
   }
-  *near = nz;
+  return any;
 }
 
 int lt_mgvf(const float *E, int w, int h, float *F, float *tmp, double mu, double lambda,
@@ -100,6 +104,7 @@ int lt_mgvf(const float *E, int w, int h, float *F, float *tmp, double mu, doubl
   memcpy(F, E, sizeof(float) * n);
   float *cur = F, *nxt = tmp;
   float ad[4096];
+  unsigned char nearf[4096];
   if (w > 4096) return 0; /* windows are at most 8*rmax+3 wide; the CLI bounds rmax */
   int it = 0;
   while (it < max_iter) {
@@ -110,9 +115,12 @@ int lt_mgvf(const float *E, int w, int h, float *F, float *tmp, double mu, doubl
       const float *rd = cur + (size_t)(i < h - 1 ? i + 1 : h - 1) * w;
       const float *re = E + (size_t)i * w;
       float *ro = nxt + (size_t)i * w;
-      float near = 1.0f;
-      if (w > 2) row_interior(ru, rc, rd, re, ro, ad, w, ml, il, &near);
-      for (int j = 0; j < w; j += (near == 0.0f && j == 0 && w > 1) ? w - 1 : 1) {
+      int any = w > 2 ? row_interior(ru, rc, rd, re, ro, ad, nearf, w, ml, il) : 0;
+      for (int j = 0; j < w; j++) {
+        if (j > 0 && j < w - 1) {
+          if (!any) j = w - 1; /* only the last border pixel left */
+          else if (!nearf[j]) continue;
+        }
         int jl = j > 0 ? j - 1 : 0, jr = j < w - 1 ? j + 1 : w - 1;
         float fn = pixel(rc[j], re[j], ru[j], rd[j], rc[jl], rc[jr], ru[jr], rd[jr], ru[jl], rd[jl], ml, il);
         ro[j] = fn;
