@@ -266,7 +266,8 @@ int lt_report_finish(lt_report *r, lt_track_info *all, int nall)
 
 void lt_report_abort(lt_report *r)
 {
-  lt_out_abort(&r->out, r->o->format == LT_FORMAT_CSV);
+  /* only rows are worth keeping: a header alone is removed */
+  lt_out_abort(&r->out, r->o->format == LT_FORMAT_CSV && r->frames_written > 0);
 }
 
 static lt_rgb track_colour(int id)
