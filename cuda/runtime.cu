@@ -40,8 +40,9 @@ extern "C" int lt_cuda_probe(int *count, const char **why)
         usable++;
     }
     if (n > 0 && usable == 0) cached_why = "CUDA devices present but none of compute capability 8.0 or newer";
-    /* Devices are numbered by the runtime; an older device before a newer
-     * one would shift indices, so count only while the prefix is usable. */
+    /* Device indices stay the runtime's: a mixed machine with an older
+     * device reports fewer usable devices than indices (rare; --device N
+     * still addresses the runtime's device N). */
     cached = usable;
     done = 1;
   }

@@ -71,7 +71,9 @@ else
     die "apt-get source ffmpeg failed: add deb-src entries (e.g. 'Types: deb deb-src' in
   /etc/apt/sources.list.d/*.sources), run apt-get update, or pass --source ffmpeg-X.Y.tar.xz"
   fi
-  tar xf ffmpeg_*.orig.tar.*
+  for t in ffmpeg_*.orig.tar.*; do
+    case $t in *.asc) ;; *) tar xf "$t" ;; esac
+  done
 fi
 src=$(find . -maxdepth 1 -type d -name 'ffmpeg*' | head -1)
 [ -n "$src" ] || die "no ffmpeg source directory after unpacking"

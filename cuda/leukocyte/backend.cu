@@ -108,6 +108,8 @@ static void cu_destroy(void *vctx)
   cudaFree(c->d_err);
   cudaFreeHost(c->h_err);
   cudaFree(c->d_work);
+  cudaFree(c->d_gwin);
+  cudaFree(c->d_info);
   cudaFree(c->d_win);
   cudaFree(c->d_iters);
   if (c->stream) cudaStreamDestroy(c->stream);
@@ -419,7 +421,7 @@ static int cu_track(void *vctx, lt_leuk_cell *cells, int n)
   LT_CU(cudaMemcpyAsync(c->d_cells, c->h_cells, sizeof *cells * n, cudaMemcpyHostToDevice, c->stream),
         "uploading the cell states");
   LT_CU(cudaMemsetAsync(c->d_err, 0, sizeof(int), c->stream), "clearing a flag");
-  int err = lt_cu_track_launch(c, n);
+  int err = c->cluster ? lt_cu_track_split_launch(c, n) : lt_cu_track_launch(c, n);
   if (err) return err;
   LT_CU(cudaMemcpyAsync(c->h_cells, c->d_cells, sizeof *cells * n, cudaMemcpyDeviceToHost, c->stream),
         "copying the cell states back");

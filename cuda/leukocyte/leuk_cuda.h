@@ -60,6 +60,12 @@ typedef struct lt_cu_refine_out {
   int ok, pad;
 } lt_cu_refine_out;
 
+/* The window of one cell between the split tracking kernels. */
+typedef struct lt_cu_win {
+  double qx, qy;
+  int u1, v1, w, h, skip, pad;
+} lt_cu_win;
+
 enum { T_UPLOAD, T_DETECT, T_GRAD, T_GICOV, T_DILATE, T_REFINE, T_TRACK, T_N };
 
 typedef struct lt_cu_ctx {
@@ -97,6 +103,11 @@ typedef struct lt_cu_ctx {
   int track_in_shared;  /* 1: windows in shared memory, 0: in d_work */
   float *d_work;        /* global windows when not in shared memory */
   int work_blocks;
+  /* split tracking (LT_CUDA_MGVF=cluster): E/F windows and geometry in
+   * global memory for split_cap cells, MGVF on clusters of `cluster` blocks */
+  int cluster, split_cap;
+  float *d_gwin;
+  lt_cu_win *d_info;
   /* MGVF test access */
   float *d_win;         /* 2 * win_max */
   int *d_iters;
@@ -113,6 +124,7 @@ int lt_cu_refine_init(void);
 int lt_cu_refine_launch(lt_cu_ctx *c, int n);
 int lt_cu_track_setup(lt_cu_ctx *c);
 int lt_cu_track_launch(lt_cu_ctx *c, int n);
+int lt_cu_track_split_launch(lt_cu_ctx *c, int n);
 int lt_cu_mgvf_launch(lt_cu_ctx *c, int w, int h);
 /* Timing helpers (no-ops unless c->timing). */
 void lt_cu_tic(lt_cu_ctx *c, int k);

@@ -26,6 +26,9 @@
  * cudaFuncSetAttribute. When a device grants less, the same kernel runs
  * with the windows in global memory (one slice per resident block). */
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
 extern "C" {
@@ -226,10 +229,14 @@ static __device__ __forceinline__ void better(double &v, int &p, double v2, int 
   }
 }
 
-template <bool SH>
+/* MODE 0: the whole step. MODE 1: steps 1-4 only, E to gwin[cell], the
+ * window to info[cell]. MODE 2: steps 5-6 on F from gwin[cell] (computed by
+ * mgvf_cluster_kernel). */
+template <bool SH, int MODE>
 __global__ void __launch_bounds__(NT, 1) track_kernel(const float *__restrict__ frame, lt_cu_params P,
                                                       lt_leuk_cell *cells, int n, float *gwork,
-                                                      size_t work_floats, int win_max, int *err)
+                                                      size_t work_floats, int win_max, int *err,
+                                                      float *gwin, lt_cu_win *info)
 {
   extern __shared__ __align__(16) float dsm[];
   __shared__ lt_leuk_cell C;
@@ -252,6 +259,24 @@ __global__ void __launch_bounds__(NT, 1) track_kernel(const float *__restrict__ 
     const double R = C.R;
     const int sign = C.sign;
     const double px = C.xc + C.vx, py = C.yc + C.vy;
+    double qx, qy;
+    int u1, v1, w, h, mit = 0;
+    const double oldx = C.xc, oldy = C.yc;
+    float *F = buf;
+    if constexpr (MODE == 2) {
+      const lt_cu_win I = info[ci];
+      if (I.skip) continue;
+      qx = I.qx;
+      qy = I.qy;
+      u1 = I.u1;
+      v1 = I.v1;
+      w = I.w;
+      h = I.h;
+      mit = C.mgvf_iter;
+      const float *src = gwin + (size_t)ci * win_max;
+      for (int t = tid; t < w * h; t += NT) F[t] = src[t];
+      __syncthreads();
+    } else {
 
     /* 2. re-localisation */
     const int ix = (int)lround(px), iy = (int)lround(py);
@@ -294,7 +319,8 @@ __global__ void __launch_bounds__(NT, 1) track_kernel(const float *__restrict__ 
     bv = 0.0;
     bp = 0x7fffffff;
     for (int q = 0; q < NW; q++) better(bv, bp, redv[q], redp[q]);
-    double qx = px, qy = py;
+    qx = px;
+    qy = py;
     if (bp != 0x7fffffff) {
       qx = ix + (bp % S - P.search);
       qy = iy + (bp / S - P.search);
@@ -325,25 +351,22 @@ __global__ void __launch_bounds__(NT, 1) track_kernel(const float *__restrict__ 
 
     /* 3. window */
     const int hx = (int)(4 * R + 0.5), hy = (int)(2 * R + 0.5);
-    int u1 = (int)floor(qx) - hx, u2 = (int)floor(qx) + hx;
-    int v1 = (int)floor(qy) - hy, v2 = (int)floor(qy) + hy;
+    u1 = (int)floor(qx) - hx;
+    int u2 = (int)floor(qx) + hx;
+    v1 = (int)floor(qy) - hy;
+    int v2 = (int)floor(qy) + hy;
     if (u1 < 0) u1 = 0;
     if (v1 < 0) v1 = 0;
     if (u2 > fw - 1) u2 = fw - 1;
     if (v2 > fh - 1) v2 = fh - 1;
-    const int w = u2 - u1 + 1, h = v2 - v1 + 1;
-    const double oldx = C.xc, oldy = C.yc;
-    if (w < 3 || h < 3) {
+    w = u2 - u1 + 1;
+    h = v2 - v1 + 1;
+    if (w < 3 || h < 3 || (long)w * h > win_max) {
       if (tid == 0) {
-        C.status = LT_CELL_LEFT;
+        if (w < 3 || h < 3) C.status = LT_CELL_LEFT;
+        else atomicExch(err, 1);
         cells[ci] = C;
-      }
-      continue;
-    }
-    if ((long)w * h > win_max) {
-      if (tid == 0) {
-        atomicExch(err, 1);
-        cells[ci] = C;
+        if (MODE == 1) info[ci].skip = 1;
       }
       continue;
     }
@@ -385,9 +408,30 @@ __global__ void __launch_bounds__(NT, 1) track_kernel(const float *__restrict__ 
       F0[t] = e;
     }
     __syncthreads();
-    float *F;
-    int mit = mgvf_block(E, F0, F1, w, h, P, red, &F);
-    float *fx = E, *fy = (F == F0) ? F1 : F0;
+    if constexpr (MODE == 1) {
+      float *dst = gwin + (size_t)ci * win_max;
+      for (int t = tid; t < nwin; t += NT) dst[t] = E[t];
+      if (tid == 0) {
+        lt_cu_win I;
+        I.qx = qx;
+        I.qy = qy;
+        I.u1 = u1;
+        I.v1 = v1;
+        I.w = w;
+        I.h = h;
+        I.skip = 0;
+        info[ci] = I;
+      }
+      continue;
+    } else {
+      mit = mgvf_block(E, F0, F1, w, h, P, red, &F);
+    }
+    }
+    float *fx = buf + w * h, *fy = buf + 2 * w * h;
+    if (MODE == 0) {
+      fx = buf;
+      fy = (F == buf + w * h) ? buf + 2 * w * h : buf + w * h;
+    }
     __syncthreads();
 
     /* 5. normalised gradient of F, evolution */
@@ -411,7 +455,7 @@ __global__ void __launch_bounds__(NT, 1) track_kernel(const float *__restrict__ 
         s_xc = xc + u1;
         s_yc = yc + v1;
         s_it = eit;
-        C.mgvf_iter = mit;
+        if (MODE == 0) C.mgvf_iter = mit;
         C.evolve_iter = eit;
       }
     }
@@ -457,6 +501,121 @@ __global__ void __launch_bounds__(NT, 1) track_kernel(const float *__restrict__ 
   }
 }
 
+/* MGVF of the windows in gwin, one CLUSTER of blocks per cell: block `rank`
+ * holds rows [rank*rows, (rank+1)*rows) of E and of the two F buffers plus
+ * one halo row above and below in its shared memory. Each iteration a block
+ * updates its rows, stores its first/last new row straight into the
+ * neighbours' halo rows (distributed shared memory), adds its |change| into
+ * every block's partial slot, and the cluster barrier ends the iteration;
+ * every block then sums the partials in rank order and takes the same exit.
+ * Same per-pixel arithmetic as mgvf_block. F replaces E in gwin. */
+__global__ void __launch_bounds__(256) mgvf_cluster_kernel(float *gwin, const lt_cu_win *info,
+                                                           lt_leuk_cell *cells, lt_cu_params P, int win_max,
+                                                           int rows_cap, int wcap)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 /* clusters: Hopper and newer */
+  namespace cg = cooperative_groups;
+  cg::cluster_group cl = cg::this_cluster();
+  extern __shared__ __align__(16) float dsm[];
+  __shared__ double part[2][16];
+  __shared__ double wpart[8];
+  const int CL = (int)cl.num_blocks(), rank = (int)cl.block_rank();
+  const int ci = blockIdx.x / CL;
+  const lt_cu_win I = info[ci];
+  if (I.skip) return; /* the whole cluster */
+  const int w = I.w, h = I.h, tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int rows = (h + CL - 1) / CL, r0 = rank * rows, r1 = min(h, r0 + rows), nr = max(0, r1 - r0);
+  const size_t plane = (size_t)(rows_cap + 2) * wcap;
+  float *E = dsm, *A = dsm + plane, *B = dsm + 2 * plane;
+  float *g = gwin + (size_t)ci * win_max;
+  /* local row l <-> global row r0 - 1 + l; own rows 1..nr; halos 0, nr+1 */
+  for (int t = tid; t < (nr + 2) * w; t += blockDim.x) {
+    int l = t / w, j = t - l * w, gr = r0 - 1 + l;
+    float v = (gr >= 0 && gr < h && (l <= nr + 1)) ? g[(size_t)gr * w + j] : 0.0f;
+    E[(size_t)l * w + j] = v;
+    A[(size_t)l * w + j] = v;
+  }
+  float *upA = rank > 0 ? cl.map_shared_rank(A, rank - 1) : NULL;
+  float *upB = rank > 0 ? cl.map_shared_rank(B, rank - 1) : NULL;
+  float *dnA = rank < CL - 1 ? cl.map_shared_rank(A, rank + 1) : NULL;
+  float *dnB = rank < CL - 1 ? cl.map_shared_rank(B, rank + 1) : NULL;
+  cl.sync();
+  const float ml = P.mgvf_ml, il = P.mgvf_il;
+  const double n = (double)w * h;
+  float *cur = A, *nxt = B;
+  bool curA = true;
+  int it = 0, par = 0;
+  while (it < P.mgvf_max_iter) {
+    float *up = curA ? upB : upA, *dn = curA ? dnB : dnA; /* neighbours' nxt */
+    double acc = 0.0;
+    for (int t = tid; t < nr * w; t += blockDim.x) {
+      const int l = 1 + t / w, j = t - (l - 1) * w, gr = r0 - 1 + l;
+      const float *rc = cur + (size_t)l * w;
+      const float *ru = cur + (size_t)(gr > 0 ? l - 1 : l) * w;
+      const float *rd = cur + (size_t)(gr < h - 1 ? l + 1 : l) * w;
+      const float e = E[(size_t)l * w + j];
+      int jl = j > 0 ? j - 1 : 0, jr = j < w - 1 ? j + 1 : w - 1;
+      float c = rc[j];
+      float dU = ru[j] - c, dD = rd[j] - c, dL = rc[jl] - c, dR = rc[jr] - c;
+      float dUR = ru[jr] - c, dDR = rd[jr] - c, dUL = ru[jl] - c, dDL = rd[jl] - c;
+      float s;
+      if (!(nearz(dU) | nearz(dD) | nearz(dL) | nearz(dR) | nearz(__fmul_rn(2.0f, dDR)) |
+            nearz(__fmul_rn(2.0f, dUL)))) {
+        s = -dU > 1e-6f ? dU : 0.0f;
+        s = __fadd_rn(s, dD > 1e-6f ? dD : 0.0f);
+        s = __fadd_rn(s, -dL > 1e-6f ? dL : 0.0f);
+        s = __fadd_rn(s, dR > 1e-6f ? dR : 0.0f);
+        s = __fadd_rn(s, __fmul_rn(0.5f, dUR));
+        s = __fadd_rn(s, __fmul_rn(2.0f, dDR) > 1e-6f ? dDR : 0.0f);
+        s = __fadd_rn(s, __fmul_rn(-2.0f, dUL) > 1e-6f ? dUL : 0.0f);
+        s = __fadd_rn(s, __fmul_rn(0.5f, dDL));
+      } else {
+        s = __fmul_rn(heav(-dU), dU);
+        s = __fadd_rn(s, __fmul_rn(heav(dD), dD));
+        s = __fadd_rn(s, __fmul_rn(heav(-dL), dL));
+        s = __fadd_rn(s, __fmul_rn(heav(dR), dR));
+        s = __fadd_rn(s, __fmul_rn(0.5f, dUR));
+        s = __fadd_rn(s, __fmul_rn(heav(__fmul_rn(2.0f, dDR)), dDR));
+        s = __fadd_rn(s, __fmul_rn(heav(__fmul_rn(-2.0f, dUL)), dUL));
+        s = __fadd_rn(s, __fmul_rn(0.5f, dDL));
+      }
+      float fp = __fadd_rn(c, __fmul_rn(ml, s));
+      float fn = __fsub_rn(fp, __fmul_rn(__fmul_rn(il, e), __fsub_rn(fp, e)));
+      nxt[(size_t)l * w + j] = fn;
+      if (l == 1 && up) up[(size_t)(rows + 1) * w + j] = fn;   /* the block above's bottom halo */
+      if (l == nr && r1 < h && dn) dn[j] = fn;                 /* the block below's top halo */
+      acc += (double)fabsf(fn - c);
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, o);
+    if (lane == 0) wpart[warp] = acc;
+    __syncthreads();
+    if (tid < CL) {
+      double b = 0.0;
+      for (int q = 0; q < (int)(blockDim.x >> 5); q++) b += wpart[q];
+      double *dst = cl.map_shared_rank(&part[par][0], tid);
+      dst[rank] = b;
+    }
+    cl.sync();
+    double diff = 0.0;
+    for (int q = 0; q < CL; q++) diff += part[par][q];
+    it++;
+    float *t = cur;
+    cur = nxt;
+    nxt = t;
+    curA = !curA;
+    par ^= 1;
+    if (diff / n <= P.mgvf_tol) break;
+  }
+  for (int t = tid; t < nr * w; t += blockDim.x) {
+    const int l = 1 + t / w, j = t - (l - 1) * w;
+    g[(size_t)(r0 - 1 + l) * w + j] = cur[(size_t)l * w + j];
+  }
+  if (rank == 0 && tid == 0) cells[ci].mgvf_iter = it;
+  cl.sync(); /* nobody leaves while a neighbour may still write its halo */
+#endif
+}
+
 /* MGVF of one window (test access): E in win[0..w*h), F out in win[win_max..]. */
 template <bool SH>
 __global__ void __launch_bounds__(NT, 1) mgvf_kernel(float *win, int w, int h, int win_max, lt_cu_params P,
@@ -491,15 +650,45 @@ int lt_cu_track_setup(lt_cu_ctx *c)
   LT_CU(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev), "querying shared memory");
   LT_CU(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), "querying the SM count");
   cudaFuncAttributes fa;
-  LT_CU(cudaFuncGetAttributes(&fa, track_kernel<true>), "querying the tracking kernel");
+  LT_CU(cudaFuncGetAttributes(&fa, track_kernel<true, 0>), "querying the tracking kernel");
   size_t static_smem = fa.sharedSizeBytes;
   c->track_in_shared = need + static_smem <= (size_t)optin;
   c->work_blocks = 2 * sms;
   if (c->track_in_shared) {
-    LT_CU(cudaFuncSetAttribute(track_kernel<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)need),
+    LT_CU(cudaFuncSetAttribute(track_kernel<true, 0>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)need),
+          "raising the tracking kernel's shared memory");
+    LT_CU(cudaFuncSetAttribute(track_kernel<true, 1>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)need),
+          "raising the tracking kernel's shared memory");
+    LT_CU(cudaFuncSetAttribute(track_kernel<true, 2>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)need),
           "raising the tracking kernel's shared memory");
     LT_CU(cudaFuncSetAttribute(mgvf_kernel<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)need),
           "raising the MGVF kernel's shared memory");
+    const char *mv = getenv("LT_CUDA_MGVF");
+    int major = 0;
+    LT_CU(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev), "querying the device");
+    if (mv && !strcmp(mv, "cluster") && major >= 9) {
+      const char *cs = getenv("LT_CUDA_CLUSTER");
+      c->cluster = cs && atoi(cs) >= 2 && atoi(cs) <= 16 ? atoi(cs) : 8;
+      if (c->cluster > 8)
+        LT_CU(cudaFuncSetAttribute(mgvf_cluster_kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1),
+              "allowing large clusters");
+      c->split_cap = 512;
+      const double Rm = p->rmax + p->rstep;
+      const int wc = 2 * (int)(4 * Rm + 0.5) + 1, hc = 2 * (int)(2 * Rm + 0.5) + 1;
+      const size_t csmem = sizeof(float) * 3 * (size_t)((hc + c->cluster - 1) / c->cluster + 2) * wc;
+      if (csmem > 48 * 1024)
+        LT_CU(cudaFuncSetAttribute(mgvf_cluster_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)csmem),
+              "raising the cluster MGVF kernel's shared memory");
+      size_t bytes = sizeof(float) * (size_t)c->win_max * c->split_cap;
+      cudaError_t e = cudaMalloc(&c->d_gwin, bytes);
+      if (e == cudaSuccess) e = cudaMalloc(&c->d_info, sizeof(lt_cu_win) * c->split_cap);
+      if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        lt_error("out of GPU memory allocating the tracking windows (%zu MB)", bytes >> 20);
+        return LT_ERR_GPU;
+      }
+      lt_info("cuda: MGVF on clusters of %d blocks", c->cluster);
+    }
   } else {
     lt_info("cuda: tracking windows of %zu KB exceed the %d KB of shared memory per block; using global memory",
             need / 1024, optin / 1024);
@@ -518,12 +707,50 @@ int lt_cu_track_launch(lt_cu_ctx *c, int n)
 {
   size_t wf = c->track_smem / sizeof(float);
   if (c->track_in_shared)
-    track_kernel<true><<<n, NT, c->track_smem, c->stream>>>(c->d_frame, c->kp, c->d_cells, n, NULL, wf,
-                                                             c->win_max, c->d_err);
+    track_kernel<true, 0><<<n, NT, c->track_smem, c->stream>>>(c->d_frame, c->kp, c->d_cells, n, NULL, wf,
+                                                                c->win_max, c->d_err, NULL, NULL);
   else
-    track_kernel<false><<<n < c->work_blocks ? n : c->work_blocks, NT, 0, c->stream>>>(
-        c->d_frame, c->kp, c->d_cells, n, c->d_work, wf, c->win_max, c->d_err);
+    track_kernel<false, 0><<<n < c->work_blocks ? n : c->work_blocks, NT, 0, c->stream>>>(
+        c->d_frame, c->kp, c->d_cells, n, c->d_work, wf, c->win_max, c->d_err, NULL, NULL);
   LT_CU(cudaGetLastError(), "the tracking kernel launch");
+  return 0;
+}
+
+/* The split path (LT_CUDA_MGVF=cluster): steps 1-4, cluster MGVF, steps 5-6,
+ * in batches of c->split_cap cells. */
+int lt_cu_track_split_launch(lt_cu_ctx *c, int n)
+{
+  size_t wf = c->track_smem / sizeof(float);
+  const int CL = c->cluster;
+  const double Rmax = c->p.rmax + c->p.rstep;
+  const int hx = (int)(4 * Rmax + 0.5), hy = (int)(2 * Rmax + 0.5);
+  const int wcap = 2 * hx + 1, hcap = 2 * hy + 1, rows_cap = (hcap + CL - 1) / CL;
+  const size_t csmem = sizeof(float) * 3 * (size_t)(rows_cap + 2) * wcap;
+  for (int b = 0; b < n; b += c->split_cap) {
+    int k = n - b < c->split_cap ? n - b : c->split_cap;
+    lt_leuk_cell *cells = c->d_cells + b;
+    track_kernel<true, 1><<<k, NT, c->track_smem, c->stream>>>(c->d_frame, c->kp, cells, k, NULL, wf, c->win_max,
+                                                               c->d_err, c->d_gwin, c->d_info);
+    LT_CU(cudaGetLastError(), "the tracking (window) kernel launch");
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(k * CL);
+    cfg.blockDim = dim3(256);
+    cfg.dynamicSmemBytes = csmem;
+    cfg.stream = c->stream;
+    cudaLaunchAttribute at[1];
+    at[0].id = cudaLaunchAttributeClusterDimension;
+    at[0].val.clusterDim.x = CL;
+    at[0].val.clusterDim.y = 1;
+    at[0].val.clusterDim.z = 1;
+    cfg.attrs = at;
+    cfg.numAttrs = 1;
+    LT_CU(cudaLaunchKernelEx(&cfg, mgvf_cluster_kernel, c->d_gwin, (const lt_cu_win *)c->d_info, cells, c->kp,
+                             c->win_max, rows_cap, wcap),
+          "the cluster MGVF kernel launch");
+    track_kernel<true, 2><<<k, NT, c->track_smem, c->stream>>>(c->d_frame, c->kp, cells, k, NULL, wf, c->win_max,
+                                                               c->d_err, c->d_gwin, c->d_info);
+    LT_CU(cudaGetLastError(), "the tracking (snake) kernel launch");
+  }
   return 0;
 }
 

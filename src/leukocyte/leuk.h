@@ -179,6 +179,10 @@ size_t lt_leuk_track_work_size(const lt_leuk_params *p);
 void lt_leuk_track_cell(const float *img, int fw, int fh, const lt_stencil *s,
                         const lt_leuk_params *p, lt_leuk_cell *c, float *work);
 
+/* A new track's state from a refined detection: centre, all radii and the
+ * size prior R (the winning GICOV circle), sign of its GICOV, no velocity. */
+void lt_leuk_cell_init(lt_leuk_cell *c, const lt_leuk_det *d, double R);
+
 /* Snaxel angle j (exact pi). */
 double lt_snaxel_angle(int j);
 

@@ -115,15 +115,7 @@ static int detect_new(run *R, const lt_rect *roi)
       }
     }
     if (dup >= first_new) { /* two detections of one cell: keep the stronger */
-      if (fabsf(d->gicov) > fabsf(R->cells[dup].gicov)) {
-        lt_leuk_cell *c = &R->cells[dup];
-        c->xc = d->x;
-        c->yc = d->y;
-        c->R = rad;
-        c->gicov = d->gicov;
-        c->sign = d->gicov >= 0 ? 1 : -1;
-        for (int j = 0; j < LT_LEUK_SNAXELS; j++) c->r[j] = rad;
-      }
+      if (fabsf(d->gicov) > fabsf(R->cells[dup].gicov)) lt_leuk_cell_init(&R->cells[dup], d, rad);
       continue;
     }
     if (dup >= 0) continue;
@@ -132,15 +124,7 @@ static int detect_new(run *R, const lt_rect *roi)
       R->warned_full = 1;
       break;
     }
-    lt_leuk_cell *c = &R->cells[R->ncells];
-    memset(c, 0, sizeof *c);
-    c->xc = d->x;
-    c->yc = d->y;
-    c->R = rad;
-    for (int j = 0; j < LT_LEUK_SNAXELS; j++) c->r[j] = rad;
-    c->gicov = d->gicov;
-    c->sign = d->gicov >= 0 ? 1 : -1;
-    c->status = LT_CELL_ACTIVE;
+    lt_leuk_cell_init(&R->cells[R->ncells], d, rad);
     lt_track_info *t = &R->act[R->ncells];
     memset(t, 0, sizeof *t);
     t->id = R->next_id++;

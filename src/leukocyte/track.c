@@ -18,6 +18,18 @@
 
 #include "leuk.h"
 
+void lt_leuk_cell_init(lt_leuk_cell *c, const lt_leuk_det *d, double R)
+{
+  memset(c, 0, sizeof *c);
+  c->xc = d->x;
+  c->yc = d->y;
+  c->R = R;
+  for (int j = 0; j < LT_LEUK_SNAXELS; j++) c->r[j] = R;
+  c->gicov = d->gicov;
+  c->sign = d->gicov >= 0 ? 1 : -1;
+  c->status = LT_CELL_ACTIVE;
+}
+
 static int win_half_x(double R) { return (int)(4 * R + 0.5); }
 static int win_half_y(double R) { return (int)(2 * R + 0.5); }
 
