@@ -179,7 +179,7 @@ opt_frames_reversed   | $LT $V -o $O --frames 5:2             | 2 | invalid valu
 opt_frames_empty      | $LT $V -o $O --frames 2:2             | 2 | invalid value '2:2' for --frames |
 opt_frames_text       | $LT $V -o $O --frames x:              | 2 | for --frames: not an integer |
 opt_frames_no_colon   | $LT $V -o $O --frames 3               | 2 | invalid value '3' for --frames: expected A:B |
-opt_frames_beyond     | $LT $V -o $O --frames 100:            | 3 | no frames in the range --frames 100: | partial
+opt_frames_beyond     | $LT $V -o $O --frames 100:            | 3 | no frames in the range --frames 100: |
 opt_gicov_negative    | $LT $V -o $O --gicov-threshold -1     | 2 | invalid value '-1' for --gicov-threshold |
 opt_gicov_nan         | $LT $V -o $O --gicov-threshold nan    | 2 | invalid value 'nan' for --gicov-threshold: not a number |
 opt_um_per_px_0       | $LT $V -o $O --um-per-px 0            | 2 | invalid value '0' for --um-per-px |

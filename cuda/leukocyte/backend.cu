@@ -13,7 +13,10 @@
  *   detect     3 kernels (gradient, GICOV, dilation+maxima), 1 D2H of the
  *              maxima count and list (a second only for > 4096 maxima);
  *   refine     1 kernel, 1 H2D + 1 D2H;
- *   track      1 kernel for all cells, 1 H2D + 1 D2H of the cell states.
+ *   track      1 H2D + 1 D2H of the cell states and, on Hopper, 3 kernels for
+ *              all cells (window, cluster MGVF, snake; track.cu), else 1;
+ *              LT_CUDA_MGVF=block forces the 1-kernel path, LT_CUDA_CLUSTER=N
+ *              (2..16, default 8) sets the cluster size.
  * LT_CUDA_TIMING=1 in the environment times every stage and kernel with
  * CUDA events and prints a table to stderr at destroy. */
 #include <math.h>
