@@ -65,7 +65,7 @@ TEST_SRCS := $(sort $(wildcard tests/test_*.c))
 TEST_BINS := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
 TOOL_SRCS := $(sort $(wildcard data/*.c))
 TOOL_BINS := $(TOOL_SRCS:data/%.c=$(BUILD)/tools/%)
-BIN := leuktrack$(if $(filter 1,$(PORTABLE)),-portable,)
+BIN := leuktrack$(if $(filter 1,$(PORTABLE)),-portable,)$(if $(filter 1,$(SANITIZE)),-san,)
 
 .PHONY: all check demo bench install clean deps portable fuzz tools found
 all: found $(BIN) tools
@@ -103,7 +103,7 @@ deps:
 
 check: deps
 	@$(MAKE) --no-print-directory all $(TEST_BINS)
-	@BUILD=$(BUILD) bash tests/run.sh
+	@BUILD=$(BUILD) LT_BIN=./$(BIN) bash tests/run.sh
 
 demo: deps
 	@$(MAKE) --no-print-directory all
@@ -122,7 +122,7 @@ install: $(BIN)
 	install -m 644 man/leuktrack.1 $(DESTDIR)$(PREFIX)/share/man/man1/leuktrack.1
 
 clean:
-	rm -rf build build-san build-portable build-fuzz leuktrack leuktrack-portable
+	rm -rf build build-san build-portable build-fuzz leuktrack leuktrack-portable leuktrack-san
 
 # Optional rule sets (fuzzing): mk/*.mk
 -include $(wildcard mk/*.mk)

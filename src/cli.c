@@ -207,9 +207,17 @@ int lt_cli_parse(int argc, char **argv, lt_options *o)
       if (nargs < 3) args[nargs] = a;
       nargs++;
       break;
-    case O_OUTPUT: o->output = a; break;
-    case O_OVERLAY: o->overlay_dir = a; break;
-    case O_SUMMARY: o->summary = a; break;
+    case O_OUTPUT:
+    case O_OVERLAY:
+    case O_SUMMARY:
+      if (!a[0]) {
+        lt_error("--%s needs a non-empty file name", name);
+        return LT_ERR_USAGE;
+      }
+      if (c == O_OUTPUT) o->output = a;
+      else if (c == O_OVERLAY) o->overlay_dir = a;
+      else o->summary = a;
+      break;
     case O_FRAMES: err = parse_range(name, a, &o->frame_begin, &o->frame_end, 1); break;
     case O_BACKEND:
       if (!strcmp(a, "auto")) o->backend = LT_BACKEND_AUTO;
@@ -228,7 +236,7 @@ int lt_cli_parse(int argc, char **argv, lt_options *o)
       break;
     case O_PROGRESS: o->progress = 1; break;
     case O_NO_PROGRESS: o->progress = 0; break;
-    case O_STATS: o->stats = a ? a : ""; break;
+    case O_STATS: o->stats = a ? a : ""; break; /* --stats= (empty) means stderr too */
     case O_FORMAT:
       if (!strcmp(a, "csv")) o->format = LT_FORMAT_CSV;
       else if (!strcmp(a, "trackmate")) o->format = LT_FORMAT_TRACKMATE;
@@ -257,12 +265,21 @@ int lt_cli_parse(int argc, char **argv, lt_options *o)
     case O_VERBOSE: o->verbosity = o->verbosity < 0 ? 1 : o->verbosity + 1; break;
     case O_HELP: usage(stdout); return 1;
     case O_VERSION: printf("leuktrack %s\n", LT_VERSION); return 1;
-    case '?':
-      if (optopt && optopt < 256)
+    case '?': {
+      /* getopt sets optopt to a known option's id when it was given a value
+       * it does not take (--progress=1); 0 or an unknown letter otherwise */
+      const char *arg = argv[optind - 1];
+      for (int i = 0; optopt && i < NOPTS; i++)
+        if (opts[i].id == optopt && strchr(arg, '=')) {
+          lt_error("option '--%s' does not take a value (see leuktrack --help)", opts[i].name);
+          return LT_ERR_USAGE;
+        }
+      if (optopt && optopt < 256 && arg[0] == '-' && arg[1] != '-')
         lt_error("unknown option '-%c' (see leuktrack --help)", optopt);
       else
-        lt_error("unknown option '%s' (see leuktrack --help)", argv[optind - 1]);
+        lt_error("unknown option '%s' (see leuktrack --help)", arg);
       return LT_ERR_USAGE;
+    }
     case ':':
       lt_error("option '%s' needs a value", argv[optind - 1]);
       return LT_ERR_USAGE;

@@ -7,7 +7,7 @@ set -u
 cd "$(dirname "$0")/.." || exit 1
 BUILD=${BUILD:-build}
 case $BUILD in /*) ;; *) BUILD=$PWD/$BUILD ;; esac
-LT=$PWD/leuktrack
+LT=$(realpath "${LT_BIN:-./leuktrack}")
 SYNTH=$BUILD/tools/lt_synth
 BATCH=$PWD/scripts/leuktrack-batch
 SLURM=$PWD/scripts/leuktrack-slurm.sbatch

@@ -5,7 +5,7 @@
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
-LT=./leuktrack
+LT=${LT_BIN:-./leuktrack}
 DATA=${LT_DATA:-../shared/data}
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT

@@ -56,14 +56,13 @@ static float pick(const float *s, int nch, lt_channel ch)
 static void row_to_float(const uint8_t *src, int w, int nch, int two_bytes, unsigned maxval,
                          lt_channel ch, float *dst)
 {
-  float scale = 255.0f / (float)maxval;
   for (int x = 0; x < w; x++) {
     float s[3];
     for (int k = 0; k < nch; k++) {
       size_t i = (size_t)x * nch + k;
       unsigned v = two_bytes ? ((unsigned)src[2 * i] << 8) | src[2 * i + 1] : src[i];
       if (v > maxval) v = maxval;
-      s[k] = maxval == 255 ? (float)v : (float)v * scale;
+      s[k] = maxval == 255 ? (float)v : (float)((double)v * 255.0 / maxval); /* exact at maxval */
     }
     dst[x] = pick(s, nch, ch);
   }

@@ -152,18 +152,9 @@ static int validate_rect(const char *opt, lt_rect *r, int fw, int fh, int min_si
   return 0;
 }
 
-static void print_stats(const run *R, int frames, double wall)
+static int print_stats(const run *R, lt_outfile *so, int frames, double wall)
 {
-  FILE *f = stderr;
-  int own = 0;
-  if (R->o->stats && R->o->stats[0]) {
-    f = fopen(R->o->stats, "w");
-    if (!f) {
-      lt_warn("cannot write stats to '%s'", R->o->stats);
-      return;
-    }
-    own = 1;
-  }
+  FILE *f = so->fp ? so->fp : stderr;
   fprintf(f, "leuktrack stats: backend %s, %d frames, %.3f s, %.1f frames/s\n", R->be->name, frames, wall,
           wall > 0 ? frames / wall : 0.0);
   fprintf(f, "%-14s %10s %12s\n", "stage", "total_s", "ms/frame");
@@ -172,7 +163,7 @@ static void print_stats(const run *R, int frames, double wall)
   if (R->cell_frames)
     fprintf(f, "cells tracked: %ld cell-frames, mean MGVF iterations %.1f, mean snake iterations %.1f\n",
             R->cell_frames, (double)R->mgvf_iters / R->cell_frames, (double)R->evolve_iters / R->cell_frames);
-  if (own) fclose(f);
+  return so->fp ? lt_out_commit(so) : 0;
 }
 
 int lt_leuk_run(const lt_options *o)
@@ -183,6 +174,7 @@ int lt_leuk_run(const lt_options *o)
   R.p = o->leuk;
   lt_video *v = NULL;
   lt_report rep;
+  lt_outfile stats_out = {0};
   int rep_open = 0, frames = 0, err;
   double wall0 = lt_now();
 
@@ -222,6 +214,7 @@ int lt_leuk_run(const lt_options *o)
   if (err) goto out;
   lt_options oo = *o;
   oo.leuk = R.p;
+  if (o->stats && o->stats[0] && (err = lt_out_open(&stats_out, o->stats))) goto out;
   err = lt_report_open(&rep, o, R.fw, R.fh, fps);
   if (err) goto out;
   rep_open = 1;
@@ -278,23 +271,25 @@ int lt_leuk_run(const lt_options *o)
     }
   }
   if (progress) fputc('\n', stderr);
+  char endbuf[16];
   if (frames == 0) {
-    lt_error("'%s': no frames in the range --frames %d:%d (the video has fewer frames)", o->input,
-             o->frame_begin, o->frame_end);
+    lt_error("'%s': no frames in the range --frames %d:%s (the video has fewer frames)", o->input,
+             o->frame_begin, o->frame_end >= 0 ? (snprintf(endbuf, sizeof endbuf, "%d", o->frame_end), endbuf) : "");
     err = LT_ERR_INPUT;
     goto out;
   }
   for (int i = 0; i < R.ncells; i++)
     if ((err = finish_track(&R, i, LT_END_VIDEO))) goto out;
   R.ncells = 0;
-  qsort(R.done, R.ndone, sizeof *R.done, by_id);
+  if (R.ndone > 1) qsort(R.done, R.ndone, sizeof *R.done, by_id);
   err = lt_report_finish(&rep, R.done, R.ndone);
   rep_open = 0;
   if (!err) lt_info("%d frames, %d tracks", frames, R.ndone);
-  if (o->stats) print_stats(&R, frames, lt_now() - wall0);
+  if (!err && o->stats) err = print_stats(&R, &stats_out, frames, lt_now() - wall0);
 
 out:
   if (rep_open) lt_report_abort(&rep);
+  lt_out_abort(&stats_out, 0);
   for (int i = 0; i < R.ndone; i++) lt_track_free(&R.done[i]);
   for (int i = 0; i < R.ncells; i++) lt_track_free(&R.act[i]);
   free(R.done);

@@ -78,6 +78,16 @@ int lt_report_open(lt_report *r, const lt_options *o, int width, int height, dou
   r->next_spot = 1;
   int err = lt_out_open(&r->out, o->output);
   if (err) return err;
+  if (o->summary && (err = lt_out_open(&r->sum, o->summary))) {
+    lt_out_abort(&r->out, 0);
+    return err;
+  }
+  if (o->overlay_dir && mkdir(o->overlay_dir, 0777) != 0 && errno != EEXIST) {
+    lt_error("cannot create overlay folder '%s': %s", o->overlay_dir, strerror(errno));
+    lt_out_abort(&r->out, 0);
+    lt_out_abort(&r->sum, 0);
+    return LT_ERR_OUTPUT;
+  }
   FILE *f = r->out.fp;
   if (o->format == LT_FORMAT_CSV) {
     fprintf(f, "frame,t_s,track_id,x_px,y_px,radius_px,gicov%s\n", o->um_per_px > 0 ? ",x_um,y_um" : "");
@@ -175,14 +185,14 @@ static char *hist_path(const char *summary)
   return p;
 }
 
-static int write_summary(const lt_report *r, lt_track_info *all, int nall)
+static int write_summary(lt_report *r, lt_track_info *all, int nall)
 {
   const lt_options *o = r->o;
   int phys = o->um_per_px > 0 && r->fps > 0;
   double k = phys ? o->um_per_px * r->fps : 1.0; /* px/frame -> um/s */
-  lt_outfile out;
-  int err = lt_out_open(&out, o->summary);
-  if (err) return err;
+  lt_outfile out = r->sum;
+  memset(&r->sum, 0, sizeof r->sum);
+  int err;
   fprintf(out.fp, "track_id,first_frame,last_frame,frames,path_px,mean_speed_px_frame,median_speed_px_frame,mean_radius_px,end%s\n",
           phys ? ",mean_speed_um_s,median_speed_um_s" : "");
   double *means = malloc(sizeof(double) * (nall > 0 ? nall : 1));
@@ -259,13 +269,17 @@ int lt_report_finish(lt_report *r, lt_track_info *all, int nall)
     for (int i = 0; i < nall; i++) fprintf(f, "%d %d %d 0\n", all[i].id + 1, all[i].first, all[i].last);
   }
   int err = lt_out_commit(&r->out);
-  if (err) return err;
+  if (err) {
+    lt_out_abort(&r->sum, 0);
+    return err;
+  }
   if (o->summary) err = write_summary(r, all, nall);
   return err;
 }
 
 void lt_report_abort(lt_report *r)
 {
+  lt_out_abort(&r->sum, 0);
   /* only rows are worth keeping: a header alone is removed */
   lt_out_abort(&r->out, r->o->format == LT_FORMAT_CSV && r->frames_written > 0);
 }
@@ -280,11 +294,7 @@ static lt_rgb track_colour(int id)
 int lt_report_overlay(const lt_options *o, int frame, const float *grey, int w, int h,
                       const lt_leuk_cell *cells, const lt_track_info *info, int n)
 {
-  if (mkdir(o->overlay_dir, 0777) != 0 && errno != EEXIST) {
-    lt_error("cannot create overlay folder '%s': %s", o->overlay_dir, strerror(errno));
-    return LT_ERR_OUTPUT;
-  }
-  lt_canvas cv;
+  lt_canvas cv; /* the folder was created by lt_report_open */
   if (lt_canvas_init(&cv, w, h, grey)) return LT_ERR_NOMEM;
   const lt_rect *roi = &o->leuk.roi;
   lt_rgb grey_c = {160, 160, 160};

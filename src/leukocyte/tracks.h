@@ -30,6 +30,7 @@ typedef struct lt_report {
   int width, height;
   double fps;                /* 0 = unknown */
   lt_outfile out;
+  lt_outfile sum;            /* --summary, opened at start so a bad path fails early */
   int next_spot;
   int frames_written;
 } lt_report;
