@@ -57,6 +57,10 @@ ifneq ($(NVCC),)
 else
   CU_SRCS :=
   FOUND := CPU only (no nvcc or CUDA=0) + OpenMP
+  # objects compiled without LT_HAVE_CUDA live apart from the CUDA build's
+  ifeq ($(BUILD),build)
+    BUILD := build-cpu
+  endif
 endif
 
 LIB_SRCS := $(filter-out src/main.c,$(shell find src -name '*.c' | sort))
@@ -122,7 +126,7 @@ install: $(BIN)
 	install -m 644 man/leuktrack.1 $(DESTDIR)$(PREFIX)/share/man/man1/leuktrack.1
 
 clean:
-	rm -rf build build-san build-portable build-fuzz leuktrack leuktrack-portable leuktrack-san
+	rm -rf build build-cpu build-san build-portable build-fuzz leuktrack leuktrack-portable leuktrack-san
 
 # Optional rule sets (fuzzing): mk/*.mk
 -include $(wildcard mk/*.mk)
