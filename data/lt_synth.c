@@ -157,7 +157,8 @@ static void usage(FILE *f) {
           "  --rmin R --rmax R  radius range in px (default 8, 20)\n"
           "  --fps F          frame rate written to the container (default 30)\n"
           "  --codec ffv1|rawvideo  lossless codec (default ffv1)\n"
-          "  --out FILE       output video; container from the extension (.mkv, .avi)\n"
+          "  --out FILE       output video; container from the extension (.mkv, .avi;\n"
+          "                   .y4m = uncompressed YUV4MPEG2, needs no encoder)\n"
           "  --truth FILE     ground-truth CSV: frame,cell_id,x_px,y_px,radius_px,vx_px,vy_px\n"
           "  --help           this text\n");
 }
@@ -277,8 +278,8 @@ static int parse_options(int argc, char **argv, struct options *o) {
     return -1;
   }
   const char *ext = extension(o->out);
-  if (strcasecmp(ext, "mkv") && strcasecmp(ext, "avi")) {
-    err("--out '%s': the extension must be .mkv or .avi", o->out);
+  if (strcasecmp(ext, "mkv") && strcasecmp(ext, "avi") && strcasecmp(ext, "y4m")) {
+    err("--out '%s': the extension must be .mkv, .avi or .y4m", o->out);
     return -1;
   }
   if (o->truth && !strcmp(o->truth, o->out)) {
@@ -531,6 +532,7 @@ static void draw_cell(double *img, int W, int H, const struct cell *k, double cx
 /* video output (libavformat/libavcodec) */
 
 struct writer {
+  FILE *y4m; /* .y4m: YUV4MPEG2 mono written directly (no encoder needed) */
   AVFormatContext *fmt;
   AVCodecContext *enc;
   AVStream *st;
@@ -560,6 +562,7 @@ static int writer_drain(struct writer *w, const char *path) {
 }
 
 static void writer_free(struct writer *w) {
+  if (w->y4m) fclose(w->y4m);
   if (w->fmt && w->fmt->pb && !(w->fmt->oformat->flags & AVFMT_NOFILE)) avio_closep(&w->fmt->pb);
   avformat_free_context(w->fmt);
   avcodec_free_context(&w->enc);
@@ -570,6 +573,16 @@ static void writer_free(struct writer *w) {
 
 static int writer_open(struct writer *w, const struct options *o) {
   memset(w, 0, sizeof *w);
+  if (!strcasecmp(extension(o->out), "y4m")) {
+    w->y4m = fopen(o->out, "wb");
+    if (!w->y4m) {
+      err("cannot write '%s': %s", o->out, strerror(errno));
+      return -1;
+    }
+    int num = (int)lround(o->fps * 1000), den = 1000;
+    fprintf(w->y4m, "YUV4MPEG2 W%d H%d F%d:%d Ip A1:1 Cmono\n", o->width, o->height, num, den);
+    return 0;
+  }
   const char *fmtname = !strcasecmp(extension(o->out), "avi") ? "avi" : "matroska";
   int raw = !strcmp(o->codec, "rawvideo");
   char what[512];
@@ -646,6 +659,10 @@ fail:
 }
 
 static int writer_put(struct writer *w, const struct options *o, const uint8_t *img, int64_t pts) {
+  if (w->y4m) {
+    fputs("FRAME\n", w->y4m);
+    return fwrite(img, 1, (size_t)o->width * o->height, w->y4m) == (size_t)o->width * o->height ? 0 : -1;
+  }
   int ret = av_frame_make_writable(w->frame);
   if (ret < 0) {
     averr("making a frame writable", ret);
@@ -662,6 +679,13 @@ static int writer_put(struct writer *w, const struct options *o, const uint8_t *
 }
 
 static int writer_finish(struct writer *w, const struct options *o) {
+  if (w->y4m) {
+    int bad = fflush(w->y4m) != 0 || ferror(w->y4m);
+    bad |= fclose(w->y4m) != 0;
+    w->y4m = NULL;
+    if (bad) err("writing '%s' failed: %s", o->out, strerror(errno));
+    return bad ? -1 : 0;
+  }
   int ret = avcodec_send_frame(w->enc, NULL);
   if (ret < 0 && ret != AVERROR_EOF) {
     averr("flushing the encoder", ret);
