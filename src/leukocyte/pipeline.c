@@ -43,6 +43,7 @@ typedef struct run {
   double t[ST_N];
   long cell_frames, mgvf_iters, evolve_iters;
   int warned_full;
+  double t_first, t_last; /* when the first and the last frame were done */
 } run;
 
 static int finish_track(run *R, int i, int end)
@@ -157,6 +158,9 @@ static int print_stats(const run *R, lt_outfile *so, int frames, double wall)
   FILE *f = so->fp ? so->fp : stderr;
   fprintf(f, "leuktrack stats: backend %s, %d frames, %.3f s, %.1f frames/s\n", R->be->name, frames, wall,
           wall > 0 ? frames / wall : 0.0);
+  double steady = R->t_last - R->t_first;
+  if (frames > 1 && steady > 0)
+    fprintf(f, "after the first frame (start-up excluded): %.1f frames/s\n", (frames - 1) / steady);
   fprintf(f, "%-14s %10s %12s\n", "stage", "total_s", "ms/frame");
   for (int s = 0; s < ST_N; s++)
     fprintf(f, "%-14s %10.4f %12.4f\n", stage_names[s], R->t[s], frames ? 1e3 * R->t[s] / frames : 0.0);
@@ -264,6 +268,8 @@ int lt_leuk_run(const lt_options *o)
       goto out;
     R.t[ST_OUTPUT] += lt_now() - t2;
     frames++;
+    R.t_last = lt_now();
+    if (frames == 1) R.t_first = R.t_last;
     if (progress && lt_now() - last_progress > 0.25) {
       last_progress = lt_now();
       fprintf(stderr, "\rleuktrack: frame %d, %d cells, %.1f frames/s ", f->index, R.ncells,
