@@ -22,8 +22,8 @@ fails=0
 check() { if eval "$2"; then echo "PASS $1"; else echo "FAIL $1: $3"; fails=$((fails + 1)); fi; }
 
 "$BUILD/tools/lt_synth" --width 640 --height 480 --frames 120 --cells 36 --seed 7 \
-  --out "$T/s.mkv" --truth "$T/truth.csv" >/dev/null 2>&1 || { echo "FAIL lt_synth"; exit 1; }
-"${LT_BIN:-./leuktrack}" "$T/s.mkv" -o "$T/tracks.csv" --detect-every 2 --summary "$T/summary.csv" 2>"$T/err"
+  --out "$T/s.${LT_VIDEO_EXT:-mkv}" --truth "$T/truth.csv" >/dev/null 2>&1 || { echo "FAIL lt_synth"; exit 1; }
+"${LT_BIN:-./leuktrack}" "$T/s.${LT_VIDEO_EXT:-mkv}" -o "$T/tracks.csv" --detect-every 2 --summary "$T/summary.csv" 2>"$T/err"
 rc=$?
 check "tracking run exits 0" "[ $rc -eq 0 ]" "rc=$rc $(cat "$T/err")"
 "$BUILD/tools/lt_eval" "$T/tracks.csv" "$T/truth.csv" --size 640x480 >"$T/eval" 2>&1
