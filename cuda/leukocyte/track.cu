@@ -82,6 +82,9 @@ static __device__ int mgvf_block(const float *E, float *F0, float *F1, int w, in
   const int cw = (w + 31) / 32;
   int it = 0, par = 0;
   while (it < P.mgvf_max_iter) {
+    /* convergence is tested every LT_MGVF_CHECK_EVERY-th iteration (and at
+     * the cap), as mgvf.c: the reduction is skipped on the others */
+    const bool check = (it + 1) % LT_MGVF_CHECK_EVERY == 0 || it + 1 == P.mgvf_max_iter;
     double acc = 0.0;
     /* warp tasks = (row, 32-column chunk), dealt round robin: balanced
      * across warps whatever the window's shape */
@@ -124,20 +127,22 @@ static __device__ int mgvf_block(const float *E, float *F0, float *F1, int w, in
         float e = re[j];
         float fn = __fsub_rn(fp, __fmul_rn(__fmul_rn(il, e), __fsub_rn(fp, e)));
         ro[j] = fn;
-        acc += (double)fabsf(fn - c);
+        if (check) acc += (double)fabsf(fn - c);
       }
     }
+    if (check) {
 #pragma unroll
-    for (int o = 16; o > 0; o >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, o);
-    if (lane == 0) red[par][warp] = acc;
+      for (int o = 16; o > 0; o >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, o);
+      if (lane == 0) red[par][warp] = acc;
+    }
     __syncthreads();
-    double diff = sum_partials(red[par]);
+    double diff = check ? sum_partials(red[par]) : 0.0;
     it++;
     float *t = cur;
     cur = nxt;
     nxt = t;
     par ^= 1;
-    if (diff / n <= P.mgvf_tol) break;
+    if (check && diff / n <= P.mgvf_tol) break;
   }
   *res = cur;
   return it;
@@ -553,6 +558,7 @@ __global__ void __launch_bounds__(256) mgvf_cluster_kernel(float *gwin, const lt
   int it = 0, par = 0;
   while (it < P.mgvf_max_iter) {
     float *up = curA ? upB : upA, *dn = curA ? dnB : dnA; /* neighbours' nxt */
+    const bool check = (it + 1) % LT_MGVF_CHECK_EVERY == 0 || it + 1 == P.mgvf_max_iter;
     double acc = 0.0;
     for (int t = tid; t < nr * w; t += blockDim.x) {
       const int l = 1 + t / w, j = t - (l - 1) * w, gr = r0 - 1 + l;
@@ -590,28 +596,31 @@ __global__ void __launch_bounds__(256) mgvf_cluster_kernel(float *gwin, const lt
       nxt[(size_t)l * w + j] = fn;
       if (l == 1 && up) up[(size_t)(rows + 1) * w + j] = fn;   /* the block above's bottom halo */
       if (l == nr && r1 < h && dn) dn[j] = fn;                 /* the block below's top halo */
-      acc += (double)fabsf(fn - c);
+      if (check) acc += (double)fabsf(fn - c);
     }
+    if (check) { /* the |change| reduction only on check iterations */
 #pragma unroll
-    for (int o = 16; o > 0; o >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, o);
-    if (lane == 0) wpart[warp] = acc;
-    __syncthreads();
-    if (tid < CL) {
-      double b = 0.0;
-      for (int q = 0; q < (int)(blockDim.x >> 5); q++) b += wpart[q];
-      double *dst = cl.map_shared_rank(&part[par][0], tid);
-      dst[rank] = b;
+      for (int o = 16; o > 0; o >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, o);
+      if (lane == 0) wpart[warp] = acc;
+      __syncthreads();
+      if (tid < CL) {
+        double b = 0.0;
+        for (int q = 0; q < (int)(blockDim.x >> 5); q++) b += wpart[q];
+        double *dst = cl.map_shared_rank(&part[par][0], tid);
+        dst[rank] = b;
+      }
     }
     cl.sync();
     double diff = 0.0;
-    for (int q = 0; q < CL; q++) diff += part[par][q];
+    if (check)
+      for (int q = 0; q < CL; q++) diff += part[par][q];
     it++;
     float *t = cur;
     cur = nxt;
     nxt = t;
     curA = !curA;
     par ^= 1;
-    if (diff / n <= P.mgvf_tol) break;
+    if (check && diff / n <= P.mgvf_tol) break;
   }
   for (int t = tid; t < nr * w; t += blockDim.x) {
     const int l = 1 + t / w, j = t - (l - 1) * w;

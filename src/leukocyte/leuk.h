@@ -19,6 +19,11 @@
 #define LT_LEUK_SNAXELS 20       /* tracking snake points (Np) */
 #define LT_LEUK_DET_POINTS 36    /* detection circle points */
 #define LT_LEUK_CTRL 9           /* periodic B-spline control points */
+/* MGVF convergence is tested every this many iterations (and at the cap):
+ * at most 3 iterations past the reference's stopping point, each changing F
+ * by less than the tolerance, and the GPU saves a block-wide reduction on
+ * the other iterations. Both backends use it. */
+#define LT_MGVF_CHECK_EVERY 4
 
 typedef struct lt_rect {
   int x, y, w, h;
@@ -157,7 +162,8 @@ int lt_spline_refine(const float *gx, const float *gy, int w, int h, double x0, 
                      int fw, int fh, double *xc, double *yc, double *rc);
 
 /* MGVF (section 5.4) of E (w x h, normalised to 0..1) into F, Jacobi
- * iterations until mean |change| <= tol or max_iter. tmp: w*h floats.
+ * iterations until mean |change| <= tol, tested at every
+ * LT_MGVF_CHECK_EVERY-th iteration, or max_iter. tmp: w*h floats.
  * Returns the number of iterations. */
 int lt_mgvf(const float *E, int w, int h, float *F, float *tmp, double mu, double lambda,
             double tol, int max_iter);

@@ -11,7 +11,9 @@
  * the step by at most eps/pi = 3.2e-11, far below float resolution of F, so
  * the result is the same and the loop vectorises. With vx = vy = 1 the UR
  * and DL arguments are exactly 0 (H = 1/2). F is float; the convergence sum
- * is double, accumulated in row order (deterministic). */
+ * is double, accumulated in row order (deterministic), and tested every
+ * LT_MGVF_CHECK_EVERY-th iteration (leuktrack's choice, see leuk.h; the
+ * reference tests every iteration). */
 #include <math.h>
 #include <string.h>
 
@@ -108,6 +110,7 @@ int lt_mgvf(const float *E, int w, int h, float *F, float *tmp, double mu, doubl
   if (w > 4096) return 0; /* windows are at most 8*rmax+3 wide; the CLI bounds rmax */
   int it = 0;
   while (it < max_iter) {
+    const int check = (it + 1) % LT_MGVF_CHECK_EVERY == 0 || it + 1 == max_iter;
     double diff = 0.0;
     for (int i = 0; i < h; i++) {
       const float *rc = cur + (size_t)i * w;
@@ -126,6 +129,7 @@ int lt_mgvf(const float *E, int w, int h, float *F, float *tmp, double mu, doubl
         ro[j] = fn;
         ad[j] = fabsf(fn - rc[j]);
       }
+      if (!check) continue;
       /* fixed-order sum in four lanes: deterministic, not latency bound */
       double a0 = 0, a1 = 0, a2 = 0, a3 = 0;
       int j = 0;
@@ -142,7 +146,7 @@ int lt_mgvf(const float *E, int w, int h, float *F, float *tmp, double mu, doubl
     float *t = cur;
     cur = nxt;
     nxt = t;
-    if (diff / (double)n <= tol) break;
+    if (check && diff / (double)n <= tol) break;
   }
   if (cur != F) memcpy(F, cur, sizeof(float) * n);
   return it;

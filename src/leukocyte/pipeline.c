@@ -23,8 +23,8 @@
 
 volatile sig_atomic_t lt_stop_requested = 0;
 
-enum { ST_DECODE, ST_DETECT, ST_REFINE, ST_TRACK, ST_OUTPUT, ST_N };
-static const char *stage_names[ST_N] = {"decode (wait)", "detect", "refine", "track", "output"};
+enum { ST_DECODE, ST_UPLOAD, ST_DETECT, ST_REFINE, ST_TRACK, ST_OUTPUT, ST_N };
+static const char *stage_names[ST_N] = {"decode (wait)", "set_frame", "detect", "refine", "track", "output"};
 
 typedef struct run {
   const lt_options *o;
@@ -245,7 +245,9 @@ int lt_leuk_run(const lt_options *o)
     if (got == 0) break;
     if (f->index < o->frame_begin) continue;
     if (o->frame_end >= 0 && f->index >= o->frame_end) break;
+    double tu = lt_now();
     if ((err = R.be->set_frame(R.ctx, f->grey))) goto out;
+    R.t[ST_UPLOAD] += lt_now() - tu;
     if (first < 0) {
       first = f->index;
       if ((err = detect_new(&R, &R.p.roi))) goto out;
