@@ -118,8 +118,8 @@ static void run_set(const char *set, const lt_leuk_backend *cuda, const float *f
   T_CHECK(name, ea == 0 && eb == 0, "create: cpu %d, cuda %d", ea, eb);
   if (ea || eb) goto out;
 
-  A.be->set_frame(A.ctx, frame0);
-  int err = B.be->set_frame(B.ctx, frame0);
+  A.be->set_frame(A.ctx, frame0, NULL);
+  int err = B.be->set_frame(B.ctx, frame0, NULL);
   int ra = A.be->detect(A.ctx, &roi, A.m, MAXM, &A.n);
   int rb = err ? err : B.be->detect(B.ctx, &roi, B.m, MAXM, &B.n);
   snprintf(name, sizeof name, "cuda_equiv %s detect runs", set);
@@ -235,8 +235,8 @@ static void run_set(const char *set, const lt_leuk_backend *cuda, const float *f
     err = 0;
     for (int t = 1; t <= nframes && !err; t++) {
       next(img, w, h, t, u);
-      A.be->set_frame(A.ctx, img);
-      B.be->set_frame(B.ctx, img);
+      A.be->set_frame(A.ctx, img, NULL);
+      B.be->set_frame(B.ctx, img, NULL);
       A.be->track(A.ctx, ca, ncell);
       err = B.be->track(B.ctx, cb, ncell);
       for (int i = 0; i < ncell; i++) {

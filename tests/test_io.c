@@ -110,6 +110,11 @@ static void test_rodinia(void)
           }
       T_CHECK(name, bad == 0, "%ld of 307200 pixels differ, first at %ld", bad, first);
       T_CHECK("rodinia t_s of frame 0 == 0", f->t_s == 0.0, "t_s %g", f->t_s);
+      long bad8 = 0;
+      for (int y = 0; f->grey8 && y < 480; y++)
+        for (int x = 0; x < 640; x++) bad8 += f->grey8[y * 640 + x] != chunk[(479 - y) * 640 + x];
+      T_CHECK("rodinia 8-bit copy of the frame (grey8) equals the raw bytes", f->grey8 && bad8 == 0,
+              "grey8 %s, %ld differ", f->grey8 ? "set" : "NULL", bad8);
     }
     r = lt_video_next(v, &f);
     T_CHECK("rodinia has exactly 1 frame", r == 0 && f == NULL, "second next returned %d", r);

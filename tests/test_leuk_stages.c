@@ -230,7 +230,7 @@ static void test_real_frame(void)
   p.reference_geometry = 1;
   void *ctx;
   lt_leuk_backend_cpu.create(&ctx, &p, 640, 480, 64);
-  lt_leuk_backend_cpu.set_frame(ctx, img);
+  lt_leuk_backend_cpu.set_frame(ctx, img, NULL);
   lt_leuk_backend_cpu.detect(ctx, &roi, m, 4096, &nref);
   count(m, nref, &winref, &thrref, cref);
   T_CHECK("real frame, reference geometry: 171 maxima, 155 in the row window, 38 above 1.8",
@@ -265,7 +265,7 @@ static void test_real_frame(void)
    * maxima; measured: 35 of the 38 stay on the same pixel. */
   lt_leuk_params_default(&p);
   lt_leuk_backend_cpu.create(&ctx, &p, 640, 480, 64);
-  lt_leuk_backend_cpu.set_frame(ctx, img);
+  lt_leuk_backend_cpu.set_frame(ctx, img, NULL);
   lt_leuk_backend_cpu.detect(ctx, &roi, m, 4096, &n);
   count(m, n, &win, &thr, c);
   int same = 0;

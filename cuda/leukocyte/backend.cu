@@ -297,7 +297,7 @@ static int pack8(const float *frame, unsigned char *h8, size_t n)
   return bad;
 }
 
-static int cu_set_frame(void *vctx, const float *frame)
+static int cu_set_frame(void *vctx, const float *frame, const unsigned char *frame8)
 {
   lt_cu_ctx *c = (lt_cu_ctx *)vctx;
   const size_t n = (size_t)c->fw * c->fh;
@@ -306,7 +306,12 @@ static int cu_set_frame(void *vctx, const float *frame)
   LT_CU(cudaEventSynchronize(c->ev_staged[i]), "waiting for a frame upload");
   lt_cu_tic(c, T_UPLOAD);
   /* Decoded 8-bit video gives integer pixels: send a quarter of the bytes. */
-  int bad = pack8(frame, c->h_frame8[i], n);
+  /* the decode thread already made the bytes when the frame is 8-bit */
+  int bad = 0;
+  if (frame8)
+    memcpy(c->h_frame8[i], frame8, n);
+  else
+    bad = pack8(frame, c->h_frame8[i], n);
   unsigned char *h8 = c->h_frame8[i];
   if (!bad) {
     LT_CU(cudaMemcpyAsync(c->d_frame8, h8, n, cudaMemcpyHostToDevice, c->stream), "the frame upload");

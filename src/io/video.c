@@ -219,6 +219,19 @@ static int conv_rgb(lt_video *v, const AVFrame *f, float *dst)
   return 0;
 }
 
+/* The frame as bytes if every pixel is an integer 0..255 (1), else 0. */
+static int to_bytes(const float *g, uint8_t *b, size_t n)
+{
+  int bad = 0;
+  for (size_t i = 0; i < n; i++) {
+    float x = g[i];
+    int k = (int)x;
+    bad |= (x != (float)k) | (k < 0) | (k > 255);
+    b[i] = (uint8_t)k;
+  }
+  return !bad;
+}
+
 /* v->frm -> slot (pixels, index, time). */
 static int convert_frame(lt_video *v, lt_frame *slot)
 {
@@ -241,6 +254,7 @@ static int convert_frame(lt_video *v, lt_frame *slot)
   case CONV_RGB: r = conv_rgb(v, f, slot->grey); break;
   }
   if (r < 0) return r;
+  slot->grey8 = to_bytes(slot->grey, slot->grey8_buf, (size_t)v->width * v->height) ? slot->grey8_buf : NULL;
 
   slot->index = v->next_index;
   slot->width = v->width;
@@ -463,7 +477,8 @@ static int alloc_buffers(lt_video *v)
   if (!v->slots || !v->line || !v->rgb) goto nomem;
   for (int i = 0; i < v->ring; i++) {
     v->slots[i].grey = malloc(n * sizeof(float));
-    if (!v->slots[i].grey) goto nomem;
+    v->slots[i].grey8_buf = malloc(n);
+    if (!v->slots[i].grey || !v->slots[i].grey8_buf) goto nomem;
   }
   return 0;
 nomem:
@@ -575,7 +590,10 @@ void lt_video_close(lt_video *v)
   pthread_cond_destroy(&v->filled);
   pthread_mutex_destroy(&v->mu);
   if (v->slots)
-    for (int i = 0; i < v->ring; i++) free(v->slots[i].grey);
+    for (int i = 0; i < v->ring; i++) {
+      free(v->slots[i].grey);
+      free(v->slots[i].grey8_buf);
+    }
   free(v->slots);
   free(v->line);
   av_free(v->rgb);

@@ -20,6 +20,10 @@ typedef struct lt_frame {
   double t_s;     /* seconds */
   int width, height;
   float *grey;    /* width*height, row-major, 0..255, row 0 = top */
+  const uint8_t *grey8; /* the same pixels as bytes when every one is an integer
+                           0..255 (8-bit video; made by the decode thread so a
+                           GPU backend uploads a quarter of the bytes), else NULL */
+  uint8_t *grey8_buf;   /* internal */
 } lt_frame;
 
 typedef struct lt_video lt_video;

@@ -81,8 +81,9 @@ nomem:
   return LT_ERR_NOMEM;
 }
 
-static int cpu_set_frame(void *vctx, const float *frame)
+static int cpu_set_frame(void *vctx, const float *frame, const unsigned char *frame8)
 {
+  (void)frame8;
   ((cpu_ctx *)vctx)->frame = frame;
   return 0;
 }

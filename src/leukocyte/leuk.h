@@ -100,8 +100,9 @@ typedef struct lt_leuk_backend {
   const char *name;
   int (*create)(void **ctx, const lt_leuk_params *p, int width, int height, int max_cells);
   void (*destroy)(void *ctx);
-  /* The frame the following calls work on (width*height, 0..255). */
-  int (*set_frame)(void *ctx, const float *frame);
+  /* The frame the following calls work on (width*height, 0..255); frame8,
+   * when not NULL, holds the same pixels as bytes (a backend may use it). */
+  int (*set_frame)(void *ctx, const float *frame, const unsigned char *frame8);
   /* Gradient, GICOV, dilation and local maxima over roi; maxima in scan
    * order (row, then column), all of them (no threshold). */
   int (*detect)(void *ctx, const lt_rect *roi, lt_leuk_max *out, int cap, int *n);

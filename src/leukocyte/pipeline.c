@@ -246,7 +246,7 @@ int lt_leuk_run(const lt_options *o)
     if (f->index < o->frame_begin) continue;
     if (o->frame_end >= 0 && f->index >= o->frame_end) break;
     double tu = lt_now();
-    if ((err = R.be->set_frame(R.ctx, f->grey))) goto out;
+    if ((err = R.be->set_frame(R.ctx, f->grey, f->grey8))) goto out;
     R.t[ST_UPLOAD] += lt_now() - tu;
     if (first < 0) {
       first = f->index;
