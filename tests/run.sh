@@ -3,7 +3,7 @@
 # test (tests/test_*.sh), prints their PASS/FAIL/SKIP lines and the closing
 # line "N passed, N failed, N skipped". Exit status 1 if anything failed.
 # Env: BUILD (build folder, default build), LT_DATA (default ../shared/data),
-# LT_TEST_FILTER (regex on test file names).
+# LT_TEST_FILTER (regex on test file names), LT_TEST_ALL=1 (print PASS lines too).
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -18,7 +18,8 @@ for t in "$BUILD"/tests/test_* tests/test_*.sh; do
   echo "== $t"
   start=$(date +%s)
   if [[ "$t" == *.sh ]]; then bash "$t" >"$log.one" 2>"$log.err"; rc=$?; else "$t" >"$log.one" 2>"$log.err"; rc=$?; fi
-  grep -E '^(PASS|FAIL|SKIP) ' "$log.one" | tee -a "$log" | grep -Ev '^PASS ' || true
+  if [ -n "${LT_TEST_ALL:-}" ]; then grep -E '^(PASS|FAIL|SKIP) ' "$log.one" | tee -a "$log"
+  else grep -E '^(PASS|FAIL|SKIP) ' "$log.one" | tee -a "$log" | grep -Ev '^PASS ' || true; fi
   n=$(grep -cE '^PASS ' "$log.one" || true)
   echo "   ($n passed, $(( $(date +%s) - start )) s)"
   if [ $rc -ne 0 ] && ! grep -qE '^FAIL ' "$log.one"; then
