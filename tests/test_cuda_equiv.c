@@ -220,13 +220,7 @@ static void run_set(const char *set, const lt_leuk_backend *cuda, const float *f
       for (int j = 0; j < ncell; j++)
         if (hypot(d->x - ca[j].xc, d->y - ca[j].yc) < fmax(rad, ca[j].R)) dup = 1;
       if (dup) continue;
-      lt_leuk_cell *c = &ca[ncell++];
-      c->xc = d->x;
-      c->yc = d->y;
-      c->R = rad;
-      for (int j = 0; j < LT_LEUK_SNAXELS; j++) c->r[j] = rad;
-      c->gicov = d->gicov;
-      c->sign = d->gicov >= 0 ? 1 : -1;
+      lt_leuk_cell_init(&ca[ncell++], d, rad);
     }
     memcpy(cb, ca, sizeof *ca * NCELLS);
     float *img = malloc(sizeof(float) * (size_t)w * h);

@@ -29,52 +29,9 @@ __constant__ double c_basis[4][NS], c_dbasis[4][NS], c_fitA[NC][NP];
 
 int lt_cu_refine_init(void)
 {
+  /* the CPU's own tables (spline.c), so both backends fit the same spline */
   double basis[4][NS], dbasis[4][NS], fitA[NC][NP];
-  for (int j = 0; j < NS; j++) {
-    double s = (double)j / NS, s2 = s * s, s3 = s2 * s;
-    basis[0][j] = (-s3 + 3 * s2 - 3 * s + 1) / 6;
-    basis[1][j] = (3 * s3 - 6 * s2 + 4) / 6;
-    basis[2][j] = (-3 * s3 + 3 * s2 + 3 * s + 1) / 6;
-    basis[3][j] = s3 / 6;
-    dbasis[0][j] = (-3 * s2 + 6 * s - 3) / 6;
-    dbasis[1][j] = (9 * s2 - 12 * s) / 6;
-    dbasis[2][j] = (-9 * s2 + 6 * s + 3) / 6;
-    dbasis[3][j] = 3 * s2 / 6;
-  }
-  static double B[NP][NC];
-  memset(B, 0, sizeof B);
-  for (int i = 0; i < NC; i++)
-    for (int j = 0; j < NS; j++)
-      for (int q = 0; q < 4; q++) B[i * NS + j][(i - 1 + q + NC) % NC] += basis[q][j];
-  static double M[NC][NC + NP];
-  for (int r = 0; r < NC; r++) {
-    for (int c = 0; c < NC; c++) {
-      double acc = 0;
-      for (int k = 0; k < NP; k++) acc += B[k][r] * B[k][c];
-      M[r][c] = acc;
-    }
-    for (int k = 0; k < NP; k++) M[r][NC + k] = B[k][r];
-  }
-  for (int c = 0; c < NC; c++) {
-    int piv = c;
-    for (int r = c + 1; r < NC; r++)
-      if (fabs(M[r][c]) > fabs(M[piv][c])) piv = r;
-    if (piv != c)
-      for (int k = 0; k < NC + NP; k++) {
-        double t = M[c][k];
-        M[c][k] = M[piv][k];
-        M[piv][k] = t;
-      }
-    double d = M[c][c];
-    for (int k = 0; k < NC + NP; k++) M[c][k] /= d;
-    for (int r = 0; r < NC; r++) {
-      if (r == c) continue;
-      double f = M[r][c];
-      for (int k = 0; k < NC + NP; k++) M[r][k] -= f * M[c][k];
-    }
-  }
-  for (int r = 0; r < NC; r++)
-    for (int k = 0; k < NP; k++) fitA[r][k] = M[r][NC + k];
+  lt_spline_tables(basis, dbasis, fitA);
   LT_CU(cudaMemcpyToSymbol(c_basis, basis, sizeof basis), "uploading the spline tables");
   LT_CU(cudaMemcpyToSymbol(c_dbasis, dbasis, sizeof dbasis), "uploading the spline tables");
   LT_CU(cudaMemcpyToSymbol(c_fitA, fitA, sizeof fitA), "uploading the spline tables");

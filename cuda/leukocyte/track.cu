@@ -70,6 +70,42 @@ static __device__ __forceinline__ double sum_partials(const double *v)
 /* z in the band where the step differs from the exact Heaviside */
 static __device__ __forceinline__ bool nearz(float z) { return fabsf(z) <= 1e-6f && z != 0.0f; }
 
+/* One MGVF pixel: mgvf.c's pixel()/row_interior() bit for bit (no
+ * contraction). H is a select unless an argument lies in the 1e-6 band
+ * around 0 (rare), then exact; same sums in the same order. *c = old value. */
+static __device__ __forceinline__ float mgvf_pixel(const float *ru, const float *rc, const float *rd, int j,
+                                                   int w, float e, float ml, float il, float *cp)
+{
+  const int jl = j > 0 ? j - 1 : 0, jr = j < w - 1 ? j + 1 : w - 1;
+  const float c = rc[j];
+  const float dU = ru[j] - c, dD = rd[j] - c, dL = rc[jl] - c, dR = rc[jr] - c;
+  const float dUR = ru[jr] - c, dDR = rd[jr] - c, dUL = ru[jl] - c, dDL = rd[jl] - c;
+  float s;
+  if (!(nearz(dU) | nearz(dD) | nearz(dL) | nearz(dR) | nearz(__fmul_rn(2.0f, dDR)) |
+        nearz(__fmul_rn(2.0f, dUL)))) {
+    s = -dU > 1e-6f ? dU : 0.0f;
+    s = __fadd_rn(s, dD > 1e-6f ? dD : 0.0f);
+    s = __fadd_rn(s, -dL > 1e-6f ? dL : 0.0f);
+    s = __fadd_rn(s, dR > 1e-6f ? dR : 0.0f);
+    s = __fadd_rn(s, __fmul_rn(0.5f, dUR));
+    s = __fadd_rn(s, __fmul_rn(2.0f, dDR) > 1e-6f ? dDR : 0.0f);
+    s = __fadd_rn(s, __fmul_rn(-2.0f, dUL) > 1e-6f ? dUL : 0.0f);
+    s = __fadd_rn(s, __fmul_rn(0.5f, dDL));
+  } else {
+    s = __fmul_rn(heav(-dU), dU);
+    s = __fadd_rn(s, __fmul_rn(heav(dD), dD));
+    s = __fadd_rn(s, __fmul_rn(heav(-dL), dL));
+    s = __fadd_rn(s, __fmul_rn(heav(dR), dR));
+    s = __fadd_rn(s, __fmul_rn(0.5f, dUR));
+    s = __fadd_rn(s, __fmul_rn(heav(__fmul_rn(2.0f, dDR)), dDR));
+    s = __fadd_rn(s, __fmul_rn(heav(__fmul_rn(-2.0f, dUL)), dUL));
+    s = __fadd_rn(s, __fmul_rn(0.5f, dDL));
+  }
+  const float fp = __fadd_rn(c, __fmul_rn(ml, s));
+  *cp = c;
+  return __fsub_rn(fp, __fmul_rn(__fmul_rn(il, e), __fsub_rn(fp, e)));
+}
+
 /* MGVF of E (w x h) with the block; F0 holds E on entry. Returns the number
  * of iterations; *res = the buffer with the result (F0 or F1). */
 static __device__ int mgvf_block(const float *E, float *F0, float *F1, int w, int h, const lt_cu_params &P,
@@ -96,36 +132,8 @@ static __device__ int mgvf_block(const float *E, float *F0, float *F1, int w, in
       const float *re = E + (size_t)i * w;
       float *ro = nxt + (size_t)i * w;
       if (j < w) {
-        int jl = j > 0 ? j - 1 : 0, jr = j < w - 1 ? j + 1 : w - 1;
-        float c = rc[j];
-        float dU = ru[j] - c, dD = rd[j] - c, dL = rc[jl] - c, dR = rc[jr] - c;
-        float dUR = ru[jr] - c, dDR = rd[jr] - c, dUL = ru[jl] - c, dDL = rd[jl] - c;
-        /* H as a step (a select) unless an argument lies in the 1e-6 band
-         * around 0 (rare), then exactly, as mgvf.c does; same sums. */
-        float s;
-        if (!(nearz(dU) | nearz(dD) | nearz(dL) | nearz(dR) | nearz(__fmul_rn(2.0f, dDR)) |
-              nearz(__fmul_rn(2.0f, dUL)))) {
-          s = -dU > 1e-6f ? dU : 0.0f;
-          s = __fadd_rn(s, dD > 1e-6f ? dD : 0.0f);
-          s = __fadd_rn(s, -dL > 1e-6f ? dL : 0.0f);
-          s = __fadd_rn(s, dR > 1e-6f ? dR : 0.0f);
-          s = __fadd_rn(s, __fmul_rn(0.5f, dUR));
-          s = __fadd_rn(s, __fmul_rn(2.0f, dDR) > 1e-6f ? dDR : 0.0f);
-          s = __fadd_rn(s, __fmul_rn(-2.0f, dUL) > 1e-6f ? dUL : 0.0f);
-          s = __fadd_rn(s, __fmul_rn(0.5f, dDL));
-        } else {
-          s = __fmul_rn(heav(-dU), dU);
-          s = __fadd_rn(s, __fmul_rn(heav(dD), dD));
-          s = __fadd_rn(s, __fmul_rn(heav(-dL), dL));
-          s = __fadd_rn(s, __fmul_rn(heav(dR), dR));
-          s = __fadd_rn(s, __fmul_rn(0.5f, dUR));
-          s = __fadd_rn(s, __fmul_rn(heav(__fmul_rn(2.0f, dDR)), dDR));
-          s = __fadd_rn(s, __fmul_rn(heav(__fmul_rn(-2.0f, dUL)), dUL));
-          s = __fadd_rn(s, __fmul_rn(0.5f, dDL));
-        }
-        float fp = __fadd_rn(c, __fmul_rn(ml, s));
-        float e = re[j];
-        float fn = __fsub_rn(fp, __fmul_rn(__fmul_rn(il, e), __fsub_rn(fp, e)));
+        float c;
+        const float fn = mgvf_pixel(ru, rc, rd, j, w, re[j], ml, il, &c);
         ro[j] = fn;
         if (check) acc += (double)fabsf(fn - c);
       }
@@ -566,33 +574,8 @@ __global__ void __launch_bounds__(256) mgvf_cluster_kernel(float *gwin, const lt
       const float *ru = cur + (size_t)(gr > 0 ? l - 1 : l) * w;
       const float *rd = cur + (size_t)(gr < h - 1 ? l + 1 : l) * w;
       const float e = E[(size_t)l * w + j];
-      int jl = j > 0 ? j - 1 : 0, jr = j < w - 1 ? j + 1 : w - 1;
-      float c = rc[j];
-      float dU = ru[j] - c, dD = rd[j] - c, dL = rc[jl] - c, dR = rc[jr] - c;
-      float dUR = ru[jr] - c, dDR = rd[jr] - c, dUL = ru[jl] - c, dDL = rd[jl] - c;
-      float s;
-      if (!(nearz(dU) | nearz(dD) | nearz(dL) | nearz(dR) | nearz(__fmul_rn(2.0f, dDR)) |
-            nearz(__fmul_rn(2.0f, dUL)))) {
-        s = -dU > 1e-6f ? dU : 0.0f;
-        s = __fadd_rn(s, dD > 1e-6f ? dD : 0.0f);
-        s = __fadd_rn(s, -dL > 1e-6f ? dL : 0.0f);
-        s = __fadd_rn(s, dR > 1e-6f ? dR : 0.0f);
-        s = __fadd_rn(s, __fmul_rn(0.5f, dUR));
-        s = __fadd_rn(s, __fmul_rn(2.0f, dDR) > 1e-6f ? dDR : 0.0f);
-        s = __fadd_rn(s, __fmul_rn(-2.0f, dUL) > 1e-6f ? dUL : 0.0f);
-        s = __fadd_rn(s, __fmul_rn(0.5f, dDL));
-      } else {
-        s = __fmul_rn(heav(-dU), dU);
-        s = __fadd_rn(s, __fmul_rn(heav(dD), dD));
-        s = __fadd_rn(s, __fmul_rn(heav(-dL), dL));
-        s = __fadd_rn(s, __fmul_rn(heav(dR), dR));
-        s = __fadd_rn(s, __fmul_rn(0.5f, dUR));
-        s = __fadd_rn(s, __fmul_rn(heav(__fmul_rn(2.0f, dDR)), dDR));
-        s = __fadd_rn(s, __fmul_rn(heav(__fmul_rn(-2.0f, dUL)), dUL));
-        s = __fadd_rn(s, __fmul_rn(0.5f, dDL));
-      }
-      float fp = __fadd_rn(c, __fmul_rn(ml, s));
-      float fn = __fsub_rn(fp, __fmul_rn(__fmul_rn(il, e), __fsub_rn(fp, e)));
+      float c;
+      const float fn = mgvf_pixel(ru, rc, rd, j, w, e, ml, il, &c);
       nxt[(size_t)l * w + j] = fn;
       if (l == 1 && up) up[(size_t)(rows + 1) * w + j] = fn;   /* the block above's bottom halo */
       if (l == nr && r1 < h && dn) dn[j] = fn;                 /* the block below's top halo */

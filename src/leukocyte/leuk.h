@@ -162,6 +162,12 @@ int lt_spline_refine(const float *gx, const float *gy, int w, int h, double x0, 
                      double r0, int sign, const lt_leuk_params *p, int x_off, int y_off,
                      int fw, int fh, double *xc, double *yc, double *rc);
 
+/* The spline tables of lt_spline_refine (for other backends): basis values
+ * a,b,c,d and their derivatives at s = j/4, and the least-squares fit
+ * (B^T B)^-1 B^T of 9 control points to the 36 samples. */
+void lt_spline_tables(double basis[4][4], double dbasis[4][4],
+                      double fit[LT_LEUK_CTRL][LT_LEUK_DET_POINTS]);
+
 /* MGVF (section 5.4) of E (w x h, normalised to 0..1) into F, Jacobi
  * iterations until mean |change| <= tol, tested at every
  * LT_MGVF_CHECK_EVERY-th iteration, or max_iter. tmp: w*h floats.

@@ -24,6 +24,16 @@
 static double basis[4][NS], dbasis[4][NS]; /* a,b,c,d and derivatives at s=j/4 */
 static double fitA[LT_LEUK_CTRL][NP];      /* (B^T B)^-1 B^T */
 static int tables_ready;
+static void make_tables(void);
+
+void lt_spline_tables(double b[4][4], double db[4][4], double fit[LT_LEUK_CTRL][LT_LEUK_DET_POINTS])
+{
+  #pragma omp critical(lt_spline_tables)
+  if (!tables_ready) make_tables();
+  memcpy(b, basis, sizeof basis);
+  memcpy(db, dbasis, sizeof dbasis);
+  memcpy(fit, fitA, sizeof fitA);
+}
 
 static void make_tables(void)
 {
