@@ -27,7 +27,8 @@ else
 endif
 
 WARN := -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes
-CFLAGS ?= -O3 -g -march=x86-64-v2
+# x86-64-v2 (SSE4.2) baseline; hot loops carry an AVX2 clone chosen at run time
+CFLAGS ?= -O3 -g $(if $(filter x86_64,$(shell uname -m)),-march=x86-64-v2,)
 CFLAGS += -std=c11 -D_GNU_SOURCE -fopenmp $(WARN) -Isrc -Isrc/io -Isrc/leukocyte $(DEP_CFLAGS) -DLT_VERSION=\"$(VERSION)\"
 LDLIBS += $(DEP_LIBS) -fopenmp -lpthread -lm
 
@@ -76,6 +77,8 @@ all: found $(BIN) tools
 
 found:
 	@echo "leuktrack build: $(FOUND); FFmpeg/libpng via pkg-config$(if $(filter 1,$(PORTABLE)), (static FFmpeg from $(FFMPEG_STATIC)),)"
+	@$(PKG_CONFIG) --exists libpng $(if $(filter 1,$(PORTABLE)),,$(PKGS)) 2>/dev/null || \
+	  { echo "leuktrack build: FFmpeg or libpng development files missing; run scripts/install-deps.sh (or make check / make demo)" >&2; exit 1; }
 
 $(BUILD)/%.o: %.c $(wildcard src/*.h src/*/*.h)
 	@mkdir -p $(dir $@)
