@@ -11,23 +11,12 @@
 
 #include "error.h"
 #include "image.h"
+#include "fuzz_file.h"
 #include "log.h"
-
-static char path[64];
-
-static void drop_file(void) { unlink(path); }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-  if (!path[0]) {
-    snprintf(path, sizeof path, "/tmp/lt_fuzz_image.%ld", (long)getpid());
-    atexit(drop_file);
-    lt_log_set_level(LT_LOG_QUIET);
-  }
-  FILE *f = fopen(path, "wb");
-  if (!f) abort();
-  if (size && fwrite(data, 1, size, f) != size) abort();
-  if (fclose(f) != 0) abort();
+  const char *path = fuzz_as_file("image", data, size);
   float *px = NULL;
   int w = -1, h = -1;
   int r = lt_image_read(path, (lt_channel)(size % 4), &px, &w, &h);

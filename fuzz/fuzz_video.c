@@ -13,24 +13,13 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "fuzz_file.h"
 #include "log.h"
 #include "video.h"
 
-static char path[64];
-
-static void drop_file(void) { unlink(path); }
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-  if (!path[0]) {
-    snprintf(path, sizeof path, "/tmp/lt_fuzz_video.%ld", (long)getpid());
-    atexit(drop_file);
-    lt_log_set_level(LT_LOG_QUIET);
-  }
-  FILE *f = fopen(path, "wb");
-  if (!f) abort();
-  if (size && fwrite(data, 1, size, f) != size) abort();
-  if (fclose(f) != 0) abort();
+  const char *path = fuzz_as_file("video", data, size);
   lt_video *v = NULL;
   int r = lt_video_open(&v, path, (lt_channel)(size % 4), 2 + (int)(size % 3));
   if (r < 0) {
