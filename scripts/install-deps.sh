@@ -4,12 +4,13 @@
 # is already there (what `make check` and `make demo` call).
 #   build: gcc make pkg-config libavformat-dev libavcodec-dev libswscale-dev
 #          libavutil-dev libpng-dev zlib1g-dev
-#   tests: ffmpeg (CLI, to make test videos), python3-numpy python3-opencv
-#          (independent reference checks, run with /usr/bin/python3),
-#          clang + libclang-rt-dev (libFuzzer, sanitizers), valgrind
+#   tests: ffmpeg (CLI, to make test videos), python3 + python3-numpy (Debian's
+#          /usr/bin/python3: test checks with the standard library, the
+#          benchmark clip with numpy), clang + libclang-rt-dev (libFuzzer,
+#          sanitizers), valgrind
 set -euo pipefail
 pkgs=(gcc make pkg-config libavformat-dev libavcodec-dev libswscale-dev libavutil-dev libpng-dev
-      zlib1g-dev ffmpeg python3 python3-numpy python3-opencv clang libclang-rt-dev valgrind)
+      zlib1g-dev ffmpeg python3 python3-numpy clang libclang-rt-dev valgrind)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
