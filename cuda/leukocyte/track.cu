@@ -561,6 +561,7 @@ __global__ void __launch_bounds__(256) mgvf_cluster_kernel(float *gwin, const lt
   cl.sync();
   const float ml = P.mgvf_ml, il = P.mgvf_il;
   const double n = (double)w * h;
+  const int l0 = tid / w, j0 = tid - l0 * w; /* this thread's first pixel */
   float *cur = A, *nxt = B;
   bool curA = true;
   int it = 0, par = 0;
@@ -568,8 +569,10 @@ __global__ void __launch_bounds__(256) mgvf_cluster_kernel(float *gwin, const lt
     float *up = curA ? upB : upA, *dn = curA ? dnB : dnA; /* neighbours' nxt */
     const bool check = (it + 1) % LT_MGVF_CHECK_EVERY == 0 || it + 1 == P.mgvf_max_iter;
     double acc = 0.0;
-    for (int t = tid; t < nr * w; t += blockDim.x) {
-      const int l = 1 + t / w, j = t - (l - 1) * w, gr = r0 - 1 + l;
+    /* (row, column) of this thread's pixels advanced without a division
+     * per pixel: the stride (blockDim.x) is at most two rows' worth */
+    for (int l = 1 + l0, j = j0; l <= nr;) {
+      const int gr = r0 - 1 + l;
       const float *rc = cur + (size_t)l * w;
       const float *ru = cur + (size_t)(gr > 0 ? l - 1 : l) * w;
       const float *rd = cur + (size_t)(gr < h - 1 ? l + 1 : l) * w;
@@ -580,6 +583,11 @@ __global__ void __launch_bounds__(256) mgvf_cluster_kernel(float *gwin, const lt
       if (l == 1 && up) up[(size_t)(rows + 1) * w + j] = fn;   /* the block above's bottom halo */
       if (l == nr && r1 < h && dn) dn[j] = fn;                 /* the block below's top halo */
       if (check) acc += (double)fabsf(fn - c);
+      j += (int)blockDim.x;
+      while (j >= w) {
+        j -= w;
+        l++;
+      }
     }
     if (check) { /* the |change| reduction only on check iterations */
 #pragma unroll
