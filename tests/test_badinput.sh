@@ -21,10 +21,7 @@ cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 BIN=${LT_BIN:-./leuktrack}
 SYNTH=$BUILD/tools/lt_synth
-failed=0
-pass() { echo "PASS $1"; }
-fail() { echo "FAIL $1: $2"; failed=$((failed + 1)); }
-skip() { echo "SKIP $1: $2"; }
+. tests/lib.sh
 
 if [[ ! -x $BIN || ! -x $SYNTH ]]; then
   fail badinput_binaries "$BIN or $SYNTH not built (make CUDA=0 all)"

@@ -11,10 +11,7 @@ LT=$(realpath "${LT_BIN:-./leuktrack}")
 SYNTH=$BUILD/tools/lt_synth
 BATCH=$PWD/scripts/leuktrack-batch
 SLURM=$PWD/scripts/leuktrack-slurm.sbatch
-fails=0
-pass() { echo "PASS $1"; }
-fail() { echo "FAIL $1: $2"; fails=$((fails + 1)); }
-skip() { echo "SKIP $1: $2"; }
+. tests/lib.sh
 
 for f in "$LT" "$SYNTH"; do
   [ -x "$f" ] || { skip "batch" "$f not built"; exit 0; }
@@ -144,4 +141,4 @@ SLURM_ARRAY_TASK_ID=2 LEUKTRACK=$LT bash "$SLURM" "$T/slurm.txt" "$T/o6" >"$T/sl
 bash "$SLURM" "$T/slurm.txt" "$T/o6" >/dev/null 2>&1; rc=$?
 [ $rc -eq 2 ] && pass "slurm: no SLURM_ARRAY_TASK_ID -> exit 2" || fail "slurm no task id" "rc=$rc"
 
-[ $fails -eq 0 ]
+[ $failed -eq 0 ]

@@ -9,10 +9,7 @@ LT=${LT_BIN:-./leuktrack}
 DATA=${LT_DATA:-../shared/data}
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-fails=0
-pass() { echo "PASS $1"; }
-fail() { echo "FAIL $1: $2"; fails=$((fails + 1)); }
-skip() { echo "SKIP $1: $2"; }
+. tests/lib.sh
 
 # expect NAME STATUS FRAGMENT -- CMD...: exit status and a stderr fragment
 expect() {
@@ -114,4 +111,4 @@ if [ -x "$SYN" ]; then
 else
   skip "synthetic CLI checks" "$SYN not built"
 fi
-[ $fails -eq 0 ]
+[ $failed -eq 0 ]

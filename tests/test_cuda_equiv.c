@@ -97,6 +97,19 @@ static void close_side(side *s)
 /* frames(t, img) gives frame t. */
 typedef void (*frame_fn)(float *img, int w, int h, int t, void *u);
 
+/* One map of the last detection, CPU (a->map) vs CUDA (into mapb). */
+static void compare_map(const char *set, const char *what, int which, double tol, side *a, side *b,
+                        float *mapb, size_t n)
+{
+  char name[128];
+  a->be->get_map(a->ctx, which, a->map);
+  b->be->get_map(b->ctx, which, mapb);
+  double d = maxdiff_f(a->map, mapb, n);
+  printf("info %s %s max|diff| = %.3g\n", set, what, d);
+  snprintf(name, sizeof name, "cuda_equiv %s %s", set, what);
+  T_CHECK(name, d <= tol, "max |cpu - cuda| = %.3g > %.3g", d, tol);
+}
+
 static void run_set(const char *set, const lt_leuk_backend *cuda, const float *frame0, frame_fn next,
                     void *u, int w, int h, lt_rect roi, int nframes)
 {
@@ -129,18 +142,8 @@ static void run_set(const char *set, const lt_leuk_backend *cuda, const float *f
   /* GICOV and dilated maps */
   size_t nroi = (size_t)roi.w * roi.h;
   float *mapb = malloc(sizeof(float) * nroi);
-  A.be->get_map(A.ctx, LT_MAP_GICOV, A.map);
-  B.be->get_map(B.ctx, LT_MAP_GICOV, mapb);
-  double dg = maxdiff_f(A.map, mapb, nroi);
-  printf("info %s gicov_map max|diff| = %.3g\n", set, dg);
-  snprintf(name, sizeof name, "cuda_equiv %s gicov_map", set);
-  T_CHECK(name, dg <= TOL_GICOV_MAP, "max |cpu - cuda| = %.3g > %.3g", dg, TOL_GICOV_MAP);
-  A.be->get_map(A.ctx, LT_MAP_DILATED, A.map);
-  B.be->get_map(B.ctx, LT_MAP_DILATED, mapb);
-  double dd = maxdiff_f(A.map, mapb, nroi);
-  printf("info %s dilated_map max|diff| = %.3g\n", set, dd);
-  snprintf(name, sizeof name, "cuda_equiv %s dilated_map", set);
-  T_CHECK(name, dd <= TOL_DILATE_MAP, "max |cpu - cuda| = %.3g > %.3g", dd, TOL_DILATE_MAP);
+  compare_map(set, "gicov_map", LT_MAP_GICOV, TOL_GICOV_MAP, &A, &B, mapb, nroi);
+  compare_map(set, "dilated_map", LT_MAP_DILATED, TOL_DILATE_MAP, &A, &B, mapb, nroi);
   free(mapb);
 
   /* maxima */

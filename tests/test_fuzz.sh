@@ -8,9 +8,7 @@
 # Env: FUZZ_SMOKE_TIME (seconds per harness, default 8 in mk/fuzz.mk).
 set -u
 cd "$(dirname "$0")/.."
-failed=0
-pass() { echo "PASS $1"; }
-fail() { echo "FAIL $1: $2"; failed=$((failed + 1)); }
+. tests/lib.sh
 harnesses=(fuzz_cli fuzz_image fuzz_video)
 
 cc=$(command -v clang || command -v clang-14 || true)

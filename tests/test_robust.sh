@@ -18,10 +18,7 @@ cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 BIN=${LT_BIN:-./leuktrack}
 SYNTH=$BUILD/tools/lt_synth
-failed=0
-pass() { echo "PASS $1"; }
-fail() { echo "FAIL $1: $2"; failed=$((failed + 1)); }
-skip() { echo "SKIP $1: $2"; }
+. tests/lib.sh
 check() { # check NAME WHY-IF-FAILED COMMAND...
   local name=$1 why=$2
   shift 2

@@ -18,6 +18,7 @@
 extern "C" {
 #include "leuk.h"
 }
+#include "interp.h"
 
 #define LT_CU_TRACK_THREADS 1024
 #define LT_CU_MAX_SEARCH_TASKS 4096 /* (2*search+1)^2 * radii near R */
@@ -132,20 +133,6 @@ void lt_cu_toc(lt_cu_ctx *c, int k);
 
 /* ---- device helpers ------------------------------------------------- */
 
-static __device__ __forceinline__ double lt_cu_interp(const float *m, int w, int h, double x, double y)
-{
-  if (x < 0) x = 0;
-  if (y < 0) y = 0;
-  if (x > w - 1) x = w - 1;
-  if (y > h - 1) y = h - 1;
-  int l = (int)x, k = (int)y;
-  if (l > w - 2) l = w - 2 < 0 ? 0 : w - 2;
-  if (k > h - 2) k = h - 2 < 0 ? 0 : h - 2;
-  double a = x - l, b = y - k;
-  int l1 = l + 1 < w ? l + 1 : l, k1 = k + 1 < h ? k + 1 : k;
-  return (1 - a) * (1 - b) * m[(size_t)k * w + l] + a * (1 - b) * m[(size_t)k * w + l1] +
-         (1 - a) * b * m[(size_t)k1 * w + l] + a * b * m[(size_t)k1 * w + l1];
-}
 
 /* lt_gicov_at: signed GICOV of circle k at (x, y) of img, gradient on the
  * fly; 0 when the circle plus one pixel leaves the image or var <= 0. */

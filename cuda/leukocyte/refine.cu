@@ -102,8 +102,8 @@ __global__ void __launch_bounds__(32 * WARPS) refine_kernel(const float *__restr
       double D3 = D * D * D, Nx = Ys / D, Ny = -Xs / D;
       double X1 = X + delta * Nx, Y1 = Y + delta * Ny;
       double X2 = X - delta * Nx, Y2 = Y - delta * Ny;
-      double Ix1 = lt_cu_interp(gx, w, h, X1, Y1), Iy1 = lt_cu_interp(gy, w, h, X1, Y1);
-      double Ix2 = lt_cu_interp(gx, w, h, X2, Y2), Iy2 = lt_cu_interp(gy, w, h, X2, Y2);
+      double Ix1 = lt_interp(gx, w, h, X1, Y1), Iy1 = lt_interp(gy, w, h, X1, Y1);
+      double Ix2 = lt_interp(gx, w, h, X2, Y2), Iy2 = lt_interp(gy, w, h, X2, Y2);
       double XY = Xs * Ys, XX = Xs * Xs, YY = Ys * Ys;
       for (int q = 0; q < 4; q++) {
         double A = c_basis[q][j], Bd = c_dbasis[q][j];

@@ -198,9 +198,9 @@ static __device__ int evolve_warp(const float *F, const float *fx, const float *
     double sxk = __shfl_sync(0xffffffffu, sx, k), syk = __shfl_sync(0xffffffffu, sy, k);
     if (on) {
       S.h[j] = hypot(sxk - sx, syk - sy);
-      S.vf[j] = lt_cu_interp(F, w, h, sx, sy);
-      S.vfx[j] = lt_cu_interp(fx, w, h, sx, sy);
-      S.vfy[j] = lt_cu_interp(fy, w, h, sx, sy);
+      S.vf[j] = lt_interp(F, w, h, sx, sy);
+      S.vfx[j] = lt_interp(fx, w, h, sx, sy);
+      S.vfy[j] = lt_interp(fy, w, h, sx, sy);
     }
     __syncwarp();
     double L = 0, sf = 0, sfx = 0, sfy = 0;

@@ -6,7 +6,15 @@
 
 #include <stddef.h>
 
-static inline double lt_interp(const float *m, int w, int h, double x, double y)
+/* Also compiled by nvcc for the CUDA backend (cuda/leukocyte), so that both
+ * backends sample the snakes' images with this one definition. */
+#ifdef __CUDACC__
+#define LT_INTERP_FN static __host__ __device__ __forceinline__
+#else
+#define LT_INTERP_FN static inline
+#endif
+
+LT_INTERP_FN double lt_interp(const float *m, int w, int h, double x, double y)
 {
   if (x < 0) x = 0;
   if (y < 0) y = 0;
