@@ -38,7 +38,7 @@ extern "C" {
 #define MAX_PREFIX 4096 /* maxima copied back with the count */
 
 static const char *tnames[T_N] = {"upload", "detect(all)", "gradient", "gicov", "dilate+maxima",
-                                  "refine", "track"};
+                                  "refine", "track", "track:window", "track:mgvf", "track:snake"};
 
 void lt_cu_tic(lt_cu_ctx *c, int k)
 {
@@ -67,6 +67,17 @@ __global__ void widen_kernel(const unsigned char *__restrict__ src, float *dst, 
   if (i < n) dst[i] = (float)src[i];
 }
 
+/* The stencil's sample offsets within a frame row-major of `width`. */
+static cudaError_t upload_offsets(int *d_off, const lt_stencil *st, int n, int width)
+{
+  int *off = (int *)malloc(sizeof(int) * (size_t)n);
+  if (!off) return cudaErrorMemoryAllocation;
+  for (int i = 0; i < n; i++) off[i] = st->dy[i] * width + st->dx[i];
+  cudaError_t e = cudaMemcpy(d_off, off, sizeof(int) * (size_t)n, cudaMemcpyHostToDevice);
+  free(off);
+  return e;
+}
+
 static void cu_destroy(void *vctx)
 {
   lt_cu_ctx *c = (lt_cu_ctx *)vctx;
@@ -78,6 +89,20 @@ static void cu_destroy(void *vctx)
       if (c->t_calls[k])
         fprintf(stderr, "cuda timing (events, ms): %-14s %8ld %10.3f %10.1f\n", tnames[k], c->t_calls[k],
                 c->t_ms[k], 1e3 * c->t_ms[k] / c->t_calls[k]);
+    unsigned long long pr[LT_CU_PROF_N];
+    if (c->d_prof && cudaMemcpy(pr, c->d_prof, sizeof pr, cudaMemcpyDeviceToHost) == cudaSuccess) {
+      static const char *ph[2][4] = {{"gicov grid", "argmax+subpixel", "E window", ""},
+                                     {"evolve", "gicov+status", "", ""}};
+      for (int m = 0; m < 2; m++)
+        for (int k = 0; k < 4; k++)
+          if (pr[8 * m + 7] && ph[m][k][0])
+            fprintf(stderr, "cuda timing (cycles per cell): %s kernel, %-16s %10.0f\n", m ? "snake" : "window",
+                    ph[m][k], (double)pr[8 * m + k] / pr[8 * m + 7]);
+      if (pr[17])
+        fprintf(stderr, "cuda timing (cycles): cluster MGVF %.0f per iteration (%llu iterations)\n",
+                (double)pr[16] / pr[17], pr[17]);
+    }
+    cudaFree(c->d_prof);
     for (int k = 0; k < T_N; k++) {
       if (c->tev[k][0]) cudaEventDestroy(c->tev[k][0]);
       if (c->tev[k][1]) cudaEventDestroy(c->tev[k][1]);
@@ -87,6 +112,7 @@ static void cu_destroy(void *vctx)
   cudaFree(c->d_sin);
   cudaFree(c->d_dx);
   cudaFree(c->d_dy);
+  cudaFree(c->d_off);
   cudaFree(c->d_frame);
   cudaFree(c->d_frame8);
   for (int i = 0; i < 2; i++) {
@@ -175,6 +201,7 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
       (err = dev_alloc((void **)&c->d_sin, sizeof(double) * N, "the stencils")) ||
       (err = dev_alloc((void **)&c->d_dx, sizeof(int) * N * nr, "the stencils")) ||
       (err = dev_alloc((void **)&c->d_dy, sizeof(int) * N * nr, "the stencils")) ||
+      (err = dev_alloc((void **)&c->d_off, sizeof(int) * N * nr, "the stencils")) ||
       (err = dev_alloc((void **)&c->d_frame, sizeof(float) * n, "the frame")) ||
       (err = dev_alloc((void **)&c->d_frame8, n, "the frame")) ||
       (err = host_alloc((void **)&c->h_framef[0], sizeof(float) * n, "the frame staging")) ||
@@ -219,7 +246,8 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
   if ((e = cudaMemcpy(c->d_cos, st.cosv, sizeof(double) * N, cudaMemcpyHostToDevice)) != cudaSuccess ||
       (e = cudaMemcpy(c->d_sin, st.sinv, sizeof(double) * N, cudaMemcpyHostToDevice)) != cudaSuccess ||
       (e = cudaMemcpy(c->d_dx, st.dx, sizeof(int) * N * nr, cudaMemcpyHostToDevice)) != cudaSuccess ||
-      (e = cudaMemcpy(c->d_dy, st.dy, sizeof(int) * N * nr, cudaMemcpyHostToDevice)) != cudaSuccess) {
+      (e = cudaMemcpy(c->d_dy, st.dy, sizeof(int) * N * nr, cudaMemcpyHostToDevice)) != cudaSuccess ||
+      (e = upload_offsets(c->d_off, &st, N * nr, width)) != cudaSuccess) {
     err = lt_cuda_fail(e, "uploading the stencils");
     goto fail;
   }
@@ -237,6 +265,7 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
     k->sinv = c->d_sin;
     k->dx = c->d_dx;
     k->dy = c->d_dy;
+    k->off = c->d_off;
     k->search = p->search;
     k->mgvf_ml = (float)(p->mgvf_mu / p->mgvf_lambda);
     k->mgvf_il = (float)(1.0 / p->mgvf_lambda);
@@ -247,6 +276,12 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
     k->roi = p->roi;
     k->lost_score = p->lost_fraction * p->gicov_threshold;
     k->rstep_param = p->rstep;
+    /* LT_CUDA_TIMING=2: per-phase cycle counters in the tracking kernels */
+    if (tv && !strcmp(tv, "2") &&
+        cudaMalloc(&c->d_prof, sizeof(unsigned long long) * LT_CU_PROF_N) == cudaSuccess &&
+        cudaMemset(c->d_prof, 0, sizeof(unsigned long long) * LT_CU_PROF_N) == cudaSuccess)
+      k->prof = c->d_prof;
+    (void)cudaGetLastError();
     for (int j = 0; j < LT_LEUK_SNAXELS; j++) {
       k->ct[j] = cos(lt_snaxel_angle(j));
       k->st[j] = sin(lt_snaxel_angle(j));
@@ -436,8 +471,8 @@ static int cu_track(void *vctx, lt_leuk_cell *cells, int n)
   LT_CU(cudaMemcpyAsync(c->h_err, c->d_err, sizeof(int), cudaMemcpyDeviceToHost, c->stream), "copying a flag back");
   lt_cu_toc(c, T_TRACK);
   LT_CU(cudaStreamSynchronize(c->stream), "the tracking kernel");
-  static const int ks[] = {T_UPLOAD, T_TRACK};
-  timing_collect(c, ks, 2);
+  static const int ks[] = {T_UPLOAD, T_TRACK, T_TWIN, T_TMGVF, T_TSNAKE};
+  timing_collect(c, ks, c->cluster ? 5 : 2);
   if (*c->h_err) {
     lt_error("track: a cell's radius exceeds rmax + rstep = %d, too large for the CUDA tracking window",
              c->p.rmax + c->p.rstep);

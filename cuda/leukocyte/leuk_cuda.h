@@ -1,8 +1,7 @@
 /* leuk_cuda.h - private to cuda/leukocyte: the CUDA backend's context, the
  * kernel parameter block and the launchers of detect.cu, refine.cu and
- * track.cu, plus device helpers shared by them (bounds-checked bilinear
- * interpolation = src/leukocyte/interp.h, the single-circle GICOV score =
- * lt_gicov_at in gicov.c with the same double operations in the same order).
+ * track.cu (the bilinear interpolation is src/leukocyte/interp.h, compiled
+ * for both).
  *
  * Exactness: nvcc contracts a*b+c into fused multiply-adds by default, gcc
  * in ISO C mode does not. Where a bit decides a discrete outcome (GICOV
@@ -32,6 +31,7 @@ typedef struct lt_cu_params {
   double rstep;                 /* radius step for "within one step of R" */
   const double *cosv, *sinv;    /* device, npoints */
   const int *dx, *dy;           /* device, nradii*npoints */
+  const int *off;               /* device, nradii*npoints: dy*fw + dx (frame-sized images) */
   int search;
   float mgvf_ml, mgvf_il;       /* mu/lambda, 1/lambda */
   double mgvf_tol;
@@ -42,6 +42,7 @@ typedef struct lt_cu_params {
   double lost_score;            /* lost_fraction * gicov_threshold */
   int rstep_param;              /* p->rstep (LOST next to the border is LEFT) */
   double ct[LT_LEUK_SNAXELS], st[LT_LEUK_SNAXELS]; /* snaxel cos/sin from the host libm */
+  unsigned long long *prof;     /* LT_CUDA_TIMING=2: clock64 cycles per phase (LT_CU_PROF_N), else NULL */
 } lt_cu_params;
 
 /* A local maximum as the maxima kernel appends it (order fixed afterwards). */
@@ -67,7 +68,20 @@ typedef struct lt_cu_win {
   int u1, v1, w, h, skip, pad;
 } lt_cu_win;
 
-enum { T_UPLOAD, T_DETECT, T_GRAD, T_GICOV, T_DILATE, T_REFINE, T_TRACK, T_N };
+/* LT_CUDA_TIMING=2: per-phase clock64 cycles summed over cells (thread 0 of
+ * cell): window kernel phases 0-2, snake kernel 8-9, cluster MGVF 16
+ * (cycles) and 17 (iterations), calls at 7 and 15. */
+#define LT_CU_PROF_N 24
+#define LT_CU_PROF(P, base, ph, tp)                                                                   \
+  do {                                                                                              \
+    if ((P).prof && threadIdx.x == 0) {                                                             \
+      long long t_ = clock64();                                                                     \
+      atomicAdd(&(P).prof[(base) + (ph)], (unsigned long long)(t_ - (tp)));                         \
+      (tp) = t_;                                                                                    \
+    }                                                                                               \
+  } while (0)
+
+enum { T_UPLOAD, T_DETECT, T_GRAD, T_GICOV, T_DILATE, T_REFINE, T_TRACK, T_TWIN, T_TMGVF, T_TSNAKE, T_N };
 
 typedef struct lt_cu_ctx {
   lt_leuk_params p;
@@ -76,7 +90,7 @@ typedef struct lt_cu_ctx {
   cudaStream_t stream;
   /* stencils */
   double *d_cos, *d_sin;
-  int *d_dx, *d_dy;
+  int *d_dx, *d_dy, *d_off;
   /* frame: float on the device; pinned staging, double-buffered */
   float *d_frame;
   unsigned char *d_frame8;
@@ -106,7 +120,7 @@ typedef struct lt_cu_ctx {
   int work_blocks;
   /* split tracking (LT_CUDA_MGVF=cluster): E/F windows and geometry in
    * global memory for split_cap cells, MGVF on clusters of `cluster` blocks */
-  int cluster, split_cap;
+  int cluster, wcluster, mgvf_threads, split_cap;
   float *d_gwin;
   lt_cu_win *d_info;
   /* MGVF test access */
@@ -117,6 +131,7 @@ typedef struct lt_cu_ctx {
   cudaEvent_t tev[T_N][2];
   double t_ms[T_N];
   long t_calls[T_N];
+  unsigned long long *d_prof; /* LT_CUDA_TIMING=2 */
 } lt_cu_ctx;
 
 /* Launchers; each returns 0 or LT_ERR_GPU after one lt_error. */
@@ -133,29 +148,5 @@ void lt_cu_toc(lt_cu_ctx *c, int k);
 
 /* ---- device helpers ------------------------------------------------- */
 
-
-/* lt_gicov_at: signed GICOV of circle k at (x, y) of img, gradient on the
- * fly; 0 when the circle plus one pixel leaves the image or var <= 0. */
-static __device__ double lt_cu_gicov_at(const float *__restrict__ img, int w, int h, int x, int y,
-                                        const lt_cu_params &P, int k)
-{
-  int rad = P.radius[k] + 1;
-  if (x - rad < 0 || y - rad < 0 || x + rad >= w || y + rad >= h) return 0.0;
-  const int N = P.npoints;
-  const int *dx = P.dx + k * N, *dy = P.dy + k * N;
-  double sum = 0.0, sq = 0.0;
-  for (int n = 0; n < N; n++) {
-    const float *p = img + (size_t)(y + __ldg(dy + n)) * w + (x + __ldg(dx + n));
-    float gxv = __fmul_rn(__fsub_rn(__ldg(p + 1), __ldg(p - 1)), 0.5f);
-    float gyv = __fmul_rn(__fsub_rn(__ldg(p + w), __ldg(p - w)), 0.5f);
-    double g = __dadd_rn(__dmul_rn((double)gxv, __ldg(P.cosv + n)), __dmul_rn((double)gyv, __ldg(P.sinv + n)));
-    sum = __dadd_rn(sum, g);
-    sq = __dadd_rn(sq, __dmul_rn(g, g));
-  }
-  double Nd = N, mean = sum / Nd;
-  double var = __dsub_rn(sq, __dmul_rn(sum, mean)) / (Nd - 1.0);
-  if (!(var > 0.0)) return 0.0;
-  return mean / sqrt(var);
-}
 
 #endif

@@ -1,40 +1,42 @@
 /* track.cu - one tracking step for all cells without host round trips
  * (seeds/000 section 5.3). Two paths, the same arithmetic:
- *  - one launch (track_kernel MODE 0): block b tracks cells b, b+grid, ...
- *    with the cell's whole MGVF on that block (LT_CUDA_MGVF=block, or before
- *    Hopper);
- *  - three launches (default on sm_90+): MODE 1 (steps 1-4, E to global),
- *    mgvf_cluster_kernel (each cell's MGVF on a cluster of 8 blocks, rows
- *    split, halos through distributed shared memory), MODE 2 (steps 5-6).
+ *  - one launch (track_kernel): block b tracks cells b, b+grid, ... with the
+ *    cell's whole MGVF on that block (LT_CUDA_MGVF=block, or before Hopper);
+ *  - three launches (default on sm_90+): window_kernel (steps 1-4 on a
+ *    cluster of 4 blocks per cell, E to global memory), mgvf_cluster_kernel
+ *    (each cell's MGVF on a cluster of 8 blocks, rows split, halo rows sent
+ *    with st.async and counted on mbarriers), snake_kernel (steps 5-6).
  * Per cell, exactly lt_leuk_track_cell (track.c):
  *
  *  1. prediction p = centre + velocity;
  *  2. re-localisation: every (position within +-search of round(p), radius
- *     within one step of R) GICOV on its own thread (same double operations
- *     as lt_gicov_at), then per position the best radius and a block argmax
- *     (largest, strictly > 0, first in scan order on ties = the CPU loop),
- *     then the sub-pixel parabola through the best circle's four neighbours;
+ *     within one step of R) GICOV, 16 lanes per score (gicov16: the order of
+ *     lt_gicov_at's LT_GICOV_LANES partial sums), then per position the best
+ *     radius and a block argmax (largest, strictly > 0, first in scan order
+ *     on ties = the CPU loop), then the sub-pixel parabola through the best
+ *     circle's four neighbours;
  *  3. window of (2*round(4R)+1) x (2*round(2R)+1), clamped to the frame;
  *  4. E = |gradient| of the window, normalised (block min/max), then MGVF
- *     (mgvf.c) iterated to convergence entirely in shared memory: pure Jacobi
- *     with two F buffers, ONE __syncthreads per iteration (the mean |change|
- *     is reduced per warp into a double-buffered partial array that every
- *     warp sums with the same shuffle butterfly after the barrier, so all
- *     threads take the same exit). The Heaviside is a select except in its
- *     1e-6 band around 0, where the exact formula is used (as mgvf.c). Non-contracted float arithmetic: bit-identical to
- *     the CPU except atanf in the |z| <= 1e-6 band of the Heaviside;
+ *     (mgvf.c) iterated to convergence: pure Jacobi with two F buffers; the
+ *     mean |change| every LT_MGVF_CHECK_EVERY-th iteration, summed so that
+ *     all threads see the same bits and leave together. The Heaviside is a
+ *     select except in its 1e-6 band around 0, where the exact formula is
+ *     used (as mgvf.c). Non-contracted float arithmetic in mgvf.c's order:
+ *     bit-identical to the CPU except atanf in that band;
  *  5. gradient of F normalised, ellipse evolution (evolve.c) on warp 0, one
  *     lane per snaxel, the sums over snaxels in the CPU's order;
  *  6. GICOV within one pixel of the new centre over all radii, status.
  *
- * Shared memory: 3 windows of floats (E, F, F') = 3*(8R+1)*(4R+1)*4 bytes,
- * 189 KB for R = rmax + rstep = 22; the H100 grants 227 KB per block after
- * cudaFuncSetAttribute. When a device grants less, the same kernel runs
- * with the windows in global memory (one slice per resident block). */
+ * Shared memory (one-block path and snake kernel): 3 windows of floats
+ * = 3*(8R+1)*(4R+1)*4 bytes, 189 KB for R = rmax + rstep = 22; the H100
+ * grants 227 KB per block after cudaFuncSetAttribute. When a device grants
+ * less, the one-block kernel runs with the windows in global memory (one
+ * slice per resident block). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cooperative_groups.h>
+#include <cuda/ptx>
 #include <cuda_runtime.h>
 
 extern "C" {
@@ -47,6 +49,10 @@ extern "C" {
 #define NT LT_CU_TRACK_THREADS
 #define NW (NT / 32)
 #define NSX LT_LEUK_SNAXELS
+/* block sizes of the split path's window and MGVF kernels */
+#define WIN_THREADS 512
+#define MGVF_THREADS 256     /* default; LT_CUDA_MGVF_THREADS=64..512 */
+#define MGVF_THREADS_MAX 512
 
 static __device__ __forceinline__ float heav(float z)
 {
@@ -70,40 +76,43 @@ static __device__ __forceinline__ double sum_partials(const double *v)
 /* z in the band where the step differs from the exact Heaviside */
 static __device__ __forceinline__ bool nearz(float z) { return fabsf(z) <= 1e-6f && z != 0.0f; }
 
-/* One MGVF pixel: mgvf.c's pixel()/row_interior() bit for bit (no
- * contraction). H is a select unless an argument lies in the 1e-6 band
- * around 0 (rare), then exact; same sums in the same order. *c = old value. */
+/* One MGVF pixel from its 3x3 neighbourhood: mgvf.c's pixel()/row_interior()
+ * bit for bit (no contraction). H is a select unless an argument lies in
+ * the 1e-6 band around 0 (rare), then exact; same sums in the same order.
+ * 2x > 1e-6f is tested as x > 5e-7f (exact: doubling is). */
+static __device__ __forceinline__ float mgvf_update(float c, float u, float d, float l, float r, float ur,
+                                                    float dr, float ul, float dl, float e, float ml, float il)
+{
+  const float dU = u - c, dD = d - c, dL = l - c, dR = r - c;
+  const float dUR = ur - c, dDR = dr - c, dUL = ul - c, dDL = dl - c;
+  const float H = 1e-6f, H2 = 1e-6f * 0.5f;
+  float s;
+  if (!(nearz(dU) | nearz(dD) | nearz(dL) | nearz(dR) | (fabsf(dDR) <= H2 && dDR != 0.0f) |
+        (fabsf(dUL) <= H2 && dUL != 0.0f))) {
+    const float a = __fadd_rn(-dU > H ? dU : 0.0f, dD > H ? dD : 0.0f);
+    const float b = __fadd_rn(-dL > H ? dL : 0.0f, dR > H ? dR : 0.0f);
+    const float g = __fadd_rn(__fmul_rn(0.5f, dUR), dDR > H2 ? dDR : 0.0f);
+    const float k = __fadd_rn(-dUL > H2 ? dUL : 0.0f, __fmul_rn(0.5f, dDL));
+    s = __fadd_rn(__fadd_rn(a, b), __fadd_rn(g, k));
+  } else {
+    const float a = __fadd_rn(__fmul_rn(heav(-dU), dU), __fmul_rn(heav(dD), dD));
+    const float b = __fadd_rn(__fmul_rn(heav(-dL), dL), __fmul_rn(heav(dR), dR));
+    const float g = __fadd_rn(__fmul_rn(0.5f, dUR), __fmul_rn(heav(__fmul_rn(2.0f, dDR)), dDR));
+    const float k = __fadd_rn(__fmul_rn(heav(__fmul_rn(-2.0f, dUL)), dUL), __fmul_rn(0.5f, dDL));
+    s = __fadd_rn(__fadd_rn(a, b), __fadd_rn(g, k));
+  }
+  const float fp = __fadd_rn(c, __fmul_rn(ml, s));
+  return __fsub_rn(fp, __fmul_rn(__fmul_rn(il, e), __fsub_rn(fp, e)));
+}
+
+/* The pixel at column j of row rc (rows ru/rd above/below, replicated
+ * borders); *cp = its old value. */
 static __device__ __forceinline__ float mgvf_pixel(const float *ru, const float *rc, const float *rd, int j,
                                                    int w, float e, float ml, float il, float *cp)
 {
   const int jl = j > 0 ? j - 1 : 0, jr = j < w - 1 ? j + 1 : w - 1;
-  const float c = rc[j];
-  const float dU = ru[j] - c, dD = rd[j] - c, dL = rc[jl] - c, dR = rc[jr] - c;
-  const float dUR = ru[jr] - c, dDR = rd[jr] - c, dUL = ru[jl] - c, dDL = rd[jl] - c;
-  float s;
-  if (!(nearz(dU) | nearz(dD) | nearz(dL) | nearz(dR) | nearz(__fmul_rn(2.0f, dDR)) |
-        nearz(__fmul_rn(2.0f, dUL)))) {
-    s = -dU > 1e-6f ? dU : 0.0f;
-    s = __fadd_rn(s, dD > 1e-6f ? dD : 0.0f);
-    s = __fadd_rn(s, -dL > 1e-6f ? dL : 0.0f);
-    s = __fadd_rn(s, dR > 1e-6f ? dR : 0.0f);
-    s = __fadd_rn(s, __fmul_rn(0.5f, dUR));
-    s = __fadd_rn(s, __fmul_rn(2.0f, dDR) > 1e-6f ? dDR : 0.0f);
-    s = __fadd_rn(s, __fmul_rn(-2.0f, dUL) > 1e-6f ? dUL : 0.0f);
-    s = __fadd_rn(s, __fmul_rn(0.5f, dDL));
-  } else {
-    s = __fmul_rn(heav(-dU), dU);
-    s = __fadd_rn(s, __fmul_rn(heav(dD), dD));
-    s = __fadd_rn(s, __fmul_rn(heav(-dL), dL));
-    s = __fadd_rn(s, __fmul_rn(heav(dR), dR));
-    s = __fadd_rn(s, __fmul_rn(0.5f, dUR));
-    s = __fadd_rn(s, __fmul_rn(heav(__fmul_rn(2.0f, dDR)), dDR));
-    s = __fadd_rn(s, __fmul_rn(heav(__fmul_rn(-2.0f, dUL)), dUL));
-    s = __fadd_rn(s, __fmul_rn(0.5f, dDL));
-  }
-  const float fp = __fadd_rn(c, __fmul_rn(ml, s));
-  *cp = c;
-  return __fsub_rn(fp, __fmul_rn(__fmul_rn(il, e), __fsub_rn(fp, e)));
+  *cp = rc[j];
+  return mgvf_update(rc[j], ru[j], rd[j], rc[jl], rc[jr], ru[jr], rd[jr], ru[jl], rd[jl], e, ml, il);
 }
 
 /* MGVF of E (w x h) with the block; F0 holds E on entry. Returns the number
@@ -178,10 +187,38 @@ typedef struct evo_smem {
   double h[NSX], vf[NSX], vfx[NSX], vfy[NSX], d[NSX];
 } evo_smem;
 
-/* lt_evolve on warp 0 (F, fx, fy already computed). */
-static __device__ int evolve_warp(const float *F, const float *fx, const float *fy, int w, int h, double *xc,
-                                  double *yc, double *r, double R, double ey, const lt_cu_params &P,
-                                  evo_smem &S)
+/* Samples of F and of its normalised gradient for the evolution, from the
+ * maps in shared memory. */
+struct map_sampler {
+  const float *F, *fx, *fy;
+  int w, h;
+  __device__ void operator()(double x, double y, double *vf, double *vfx, double *vfy) const
+  {
+    *vf = lt_interp(F, w, h, x, y);
+    *vfx = lt_interp(fx, w, h, x, y);
+    *vfy = lt_interp(fy, w, h, x, y);
+  }
+};
+
+/* normalised gradient of F at pixel t (evolve.c's map, one pixel) */
+static __device__ __forceinline__ void unit_grad(const float *F, int w, int h, int t, float *gx, float *gy)
+{
+  const int r = t / w, c = t - r * w;
+  float a, b;
+  grad_at(F, w, w, h, r, c, &a, &b);
+  const float m = __fsqrt_rn(__fadd_rn(__fmul_rn(a, a), __fmul_rn(b, b)));
+  if (m > 0) {
+    a = a / m;
+    b = b / m;
+  }
+  *gx = a;
+  *gy = b;
+}
+
+/* lt_evolve on warp 0, F and its gradient sampled by `smp`. */
+template <class Smp>
+static __device__ int evolve_warp(const Smp &smp, int w, int h, double *xc, double *yc, double *r, double R,
+                                  double ey, const lt_cu_params &P, evo_smem &S)
 {
   const double DELTA = 0.2, L_EDGE = 1.0, L_SIZE = 0.2, L_PATH = 0.05;
   const int j = threadIdx.x & 31;
@@ -198,9 +235,7 @@ static __device__ int evolve_warp(const float *F, const float *fx, const float *
     double sxk = __shfl_sync(0xffffffffu, sx, k), syk = __shfl_sync(0xffffffffu, sy, k);
     if (on) {
       S.h[j] = hypot(sxk - sx, syk - sy);
-      S.vf[j] = lt_interp(F, w, h, sx, sy);
-      S.vfx[j] = lt_interp(fx, w, h, sx, sy);
-      S.vfy[j] = lt_interp(fy, w, h, sx, sy);
+      smp(sx, sy, &S.vf[j], &S.vfx[j], &S.vfy[j]);
     }
     __syncwarp();
     double L = 0, sf = 0, sfx = 0, sfy = 0;
@@ -220,7 +255,7 @@ static __device__ int evolve_warp(const float *F, const float *fx, const float *
       double vfr = (S.vf[j] + S.vfx[j] * (sx - x) + S.vfy[j] * (sy - y) - vfmean) / L;
       nr = (rj + DELTA * L_EDGE * vfr + DELTA * L_SIZE * R) / (1 + DELTA * L_SIZE);
     }
-    __syncwarp(); /* everyone has read S.vf before S.d aliases nothing, but keep order simple */
+    __syncwarp();
     if (on) S.d[j] = fabs(nr - rj);
     __syncwarp();
     for (int q = 0; q < NSX; q++) diff += S.d[q];
@@ -248,377 +283,625 @@ static __device__ __forceinline__ void better(double &v, int &p, double v2, int 
   }
 }
 
-/* MODE 0: the whole step. MODE 1: steps 1-4 only, E to gwin[cell], the
- * window to info[cell]. MODE 2: steps 5-6 on F from gwin[cell] (computed by
- * mgvf_cluster_kernel). */
-template <bool SH, int MODE>
+/* lt_gicov_at by the 16 lanes of a half warp: lane `sub` sums samples
+ * n = sub, sub + 16, ...; the partials meet in a shuffle butterfly, the
+ * order gicov.c adds its LT_GICOV_LANES partials in, so every lane returns
+ * the CPU's value. All 32 lanes of the warp must call it; `valid` = false
+ * lanes contribute nothing and get 0. */
+static __device__ double gicov16(const float *__restrict__ img, int x, int y, const lt_cu_params &P, int k,
+                                 bool valid)
+{
+  static_assert(LT_GICOV_LANES == 16, "gicov16 is the CUDA side of LT_GICOV_LANES = 16");
+  const int w = P.fw, h = P.fh, sub = threadIdx.x & 15;
+  const int rad = P.radius[k] + 1;
+  const bool in = valid && !(x - rad < 0 || y - rad < 0 || x + rad >= w || y + rad >= h);
+  const int N = P.npoints;
+  double sum = 0.0, sq = 0.0;
+  if (in) {
+    const int *off = P.off + k * N;
+    const float *c0 = img + (size_t)y * w + x;
+#pragma unroll 5
+    for (int n = sub; n < N; n += 16) {
+      const float *p = c0 + __ldg(off + n);
+      float gxv = __fmul_rn(__fsub_rn(__ldg(p + 1), __ldg(p - 1)), 0.5f);
+      float gyv = __fmul_rn(__fsub_rn(__ldg(p + w), __ldg(p - w)), 0.5f);
+      double g = __dadd_rn(__dmul_rn((double)gxv, __ldg(P.cosv + n)), __dmul_rn((double)gyv, __ldg(P.sinv + n)));
+      sum = __dadd_rn(sum, g);
+      sq = __dadd_rn(sq, __dmul_rn(g, g));
+    }
+  }
+#pragma unroll
+  for (int o = 8; o > 0; o >>= 1) {
+    sum = __dadd_rn(sum, __shfl_xor_sync(0xffffffffu, sum, o));
+    sq = __dadd_rn(sq, __shfl_xor_sync(0xffffffffu, sq, o));
+  }
+  if (!in) return 0.0;
+  double Nd = N, mean = sum / Nd;
+  double var = __dsub_rn(sq, __dmul_rn(sum, mean)) / (Nd - 1.0);
+  if (!(var > 0.0)) return 0.0;
+  return mean / sqrt(var);
+}
+
+/* GICOV tasks 0..T-1 of the (calling) threads first..first+nthr-1 of the
+ * block, 16 lanes per task: where(t, &x, &y, &k) says what task t is,
+ * put(t, value) takes its result (called by one lane). Every thread of the
+ * range must call it; nthr a multiple of 32. */
+template <class Where, class Put>
+static __device__ void gicov_tasks(const float *__restrict__ frame, const lt_cu_params &P, int T, int first,
+                                   int nthr, Where where, Put put)
+{
+  const int me = (int)threadIdx.x - first, groups = nthr / 16;
+  for (int base = 0; base < T; base += groups) {
+    const int t = base + me / 16;
+    int x = 0, y = 0, k = 0;
+    const bool valid = t < T;
+    if (valid) where(t, &x, &y, &k);
+    const double g = gicov16(frame, x, y, P, k, valid);
+    if (valid && (me & 15) == 0) put(t, g);
+  }
+}
+
+/* The radii within one step of R (all when R <= 0), as a mask. */
+static __device__ __forceinline__ unsigned radius_mask(const lt_cu_params &P, double R)
+{
+  unsigned m = 0;
+  for (int k = 0; k < P.nradii; k++)
+    if (!(R > 0 && fabs(P.radius[k] - R) > P.rstep + 1e-9)) m |= 1u << k;
+  return m;
+}
+/* index of the kk-th set bit of m */
+static __device__ __forceinline__ int nth_bit(unsigned m, int kk)
+{
+  for (int q = 0; q < kk; q++) m &= m - 1;
+  return __ffs(m) - 1;
+}
+
+/* Re-localisation search grid of a cell: task t = pos * K + kk, position
+ * pos = (dy + search) * S + (dx + search) around (ix, iy), radius kk-th of
+ * kmask. */
+struct grid_task {
+  int ix, iy, S, search, K;
+  unsigned kmask;
+  __device__ void operator()(int t, int *x, int *y, int *k) const
+  {
+    const int pos = t / K, kk = t - pos * K;
+    *k = nth_bit(kmask, kk);
+    *y = iy + pos / S - search;
+    *x = ix + pos % S - search;
+  }
+};
+
+typedef struct reloc_smem {
+  double redv[NW];
+  int redp[NW];
+  double sub[4];
+} reloc_smem;
+
+/* Steps 2b of track.c with the whole block: from the grid scores gs (of
+ * grid_task G), the best position (largest, strictly > 0, first in scan
+ * order on ties) and the sub-pixel parabola through the best circle's four
+ * neighbours (their scores from the grid where they lie in it: the same
+ * function of the same arguments). Returns the new (qx, qy) (from px, py). */
+static __device__ void relocate(const float *__restrict__ frame, const lt_cu_params &P, const double *gs,
+                                const grid_task &G, int sign, double px, double py, double *qxo, double *qyo,
+                                reloc_smem &RS)
+{
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, nw = (int)blockDim.x >> 5;
+  const int S = G.S, NPOS = S * S, K = G.K;
+  double bv = 0.0;
+  int bp = 0x7fffffff;
+  for (int pos = tid; pos < NPOS; pos += blockDim.x) {
+    double b = -INFINITY;
+    for (int kk = 0; kk < K; kk++) {
+      double g = gs[pos * K + kk];
+      if (sign * g > b) b = sign * g;
+    }
+    /* best_gicov returns b*sign; the caller compares sign*(b*sign) = b */
+    if (K > 0 && b > 0.0) better(bv, bp, b, pos);
+  }
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) {
+    double v2 = __shfl_xor_sync(0xffffffffu, bv, o);
+    int p2 = __shfl_xor_sync(0xffffffffu, bp, o);
+    better(bv, bp, v2, p2);
+  }
+  if (lane == 0) {
+    RS.redv[warp] = bv;
+    RS.redp[warp] = bp;
+  }
+  __syncthreads();
+  bv = 0.0;
+  bp = 0x7fffffff;
+  for (int q = 0; q < nw; q++) better(bv, bp, RS.redv[q], RS.redp[q]);
+  double qx = px, qy = py;
+  if (bp != 0x7fffffff) {
+    qx = G.ix + (bp % S - G.search);
+    qy = G.iy + (bp / S - G.search);
+    double b = -INFINITY;
+    int kb = 0;
+    for (int kk = 0; kk < K; kk++) {
+      double g = gs[bp * K + kk];
+      if (sign * g > b) {
+        b = sign * g;
+        kb = kk;
+      }
+    }
+    const int kq = nth_bit(G.kmask, kb), x0 = (int)qx, y0 = (int)qy, bx = bp % S, by = bp / S;
+    /* the four neighbours (left, right, up, down) */
+    auto nbr = [&](int t, int *x, int *y, int *k) {
+      *x = x0 + (t == 0 ? -1 : t == 1 ? 1 : 0);
+      *y = y0 + (t == 2 ? -1 : t == 3 ? 1 : 0);
+      *k = kq;
+    };
+    auto in_grid = [&](int t) {
+      const int gx = bx + (t == 0 ? -1 : t == 1 ? 1 : 0), gy = by + (t == 2 ? -1 : t == 3 ? 1 : 0);
+      return gx >= 0 && gx < S && gy >= 0 && gy < S;
+    };
+    if (tid < 4 && in_grid(tid)) {
+      const int gx = bx + (tid == 0 ? -1 : tid == 1 ? 1 : 0), gy = by + (tid == 2 ? -1 : tid == 3 ? 1 : 0);
+      RS.sub[tid] = sign * gs[(gy * S + gx) * K + kb];
+    }
+    if (!(bx > 0 && bx < S - 1 && by > 0 && by < S - 1) && tid < 64) /* some lie outside the grid */
+      gicov_tasks(frame, P, 4, 0, 64, nbr, [&](int t, double g) {
+        if (!in_grid(t)) RS.sub[t] = sign * g;
+      });
+    __syncthreads();
+    const double sl = RS.sub[0], sr = RS.sub[1], su = RS.sub[2], sd = RS.sub[3];
+    const double cxv = sl - 2 * bv + sr, cyv = su - 2 * bv + sd;
+    if (cxv < 0) qx += fmax(-0.5, fmin(0.5, 0.5 * (sl - sr) / cxv));
+    if (cyv < 0) qy += fmax(-0.5, fmin(0.5, 0.5 * (su - sd) / cyv));
+  }
+  *qxo = qx;
+  *qyo = qy;
+}
+/* Step 3: the window of (2*round(4R)+1) x (2*round(2R)+1) around (qx, qy),
+ * clamped to the frame. */
+static __device__ __forceinline__ void window_of(const lt_cu_params &P, double R, double qx, double qy, int *u1,
+                                                 int *v1, int *w, int *h)
+{
+  const int hx = (int)(4 * R + 0.5), hy = (int)(2 * R + 0.5);
+  int a1 = (int)floor(qx) - hx, a2 = (int)floor(qx) + hx;
+  int b1 = (int)floor(qy) - hy, b2 = (int)floor(qy) + hy;
+  if (a1 < 0) a1 = 0;
+  if (b1 < 0) b1 = 0;
+  if (a2 > P.fw - 1) a2 = P.fw - 1;
+  if (b2 > P.fh - 1) b2 = P.fh - 1;
+  *u1 = a1;
+  *v1 = b1;
+  *w = a2 - a1 + 1;
+  *h = b2 - b1 + 1;
+}
+
+/* Step 4 with the block: E = |gradient| of the frame's window, normalised
+ * (block min/max), into E (and E2 when not NULL). */
+static __device__ void edge_map(const float *__restrict__ frame, const lt_cu_params &P, int u1, int v1, int w,
+                                int h, float *E, float *E2, float *redmin, float *redmax)
+{
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, nw = (int)blockDim.x >> 5;
+  float lo = INFINITY, hi = -INFINITY;
+  for (int t = tid; t < w * h; t += blockDim.x) {
+    const int i = t / w, j = t - i * w;
+    float gxv, gyv;
+    grad_at(frame + (size_t)v1 * P.fw + u1, P.fw, w, h, i, j, &gxv, &gyv);
+    const float e = __fsqrt_rn(__fadd_rn(__fmul_rn(gxv, gxv), __fmul_rn(gyv, gyv)));
+    E[t] = e;
+    lo = fminf(lo, e);
+    hi = fmaxf(hi, e);
+  }
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) {
+    lo = fminf(lo, __shfl_xor_sync(0xffffffffu, lo, o));
+    hi = fmaxf(hi, __shfl_xor_sync(0xffffffffu, hi, o));
+  }
+  if (lane == 0) {
+    redmin[warp] = lo;
+    redmax[warp] = hi;
+  }
+  __syncthreads();
+  lo = redmin[0];
+  hi = redmax[0];
+  for (int q = 1; q < nw; q++) {
+    lo = fminf(lo, redmin[q]);
+    hi = fmaxf(hi, redmax[q]);
+  }
+  const double scale = 1.0 / ((double)hi - lo + 0x1p-52);
+  for (int t = tid; t < w * h; t += blockDim.x) { /* each thread rereads what it wrote */
+    const float e = (float)((double)(E[t] - lo) * scale);
+    E[t] = e;
+    if (E2) E2[t] = e;
+  }
+  __syncthreads();
+}
+
+/* Step 6 with the block: GICOV within one pixel of the new centre (nxc, nyc)
+ * over all radii (9 * nradii tasks into gs), then the cell's new state and
+ * status (track.c), written to *out. */
+static __device__ void finish_cell(const float *__restrict__ frame, const lt_cu_params &P, lt_leuk_cell &C,
+                                   double nxc, double nyc, double *gs, lt_leuk_cell *out)
+{
+  const int tid = threadIdx.x, nt = (int)blockDim.x, nr = P.nradii;
+  const int cx = (int)lround(nxc), cy = (int)lround(nyc);
+  gicov_tasks(
+      frame, P, 9 * nr, 0, nt,
+      [&](int t, int *x, int *y, int *k) {
+        const int pos = t / nr;
+        *k = t - pos * nr;
+        *x = cx + pos % 3 - 1;
+        *y = cy + pos / 3 - 1;
+      },
+      [&](int t, double g) { gs[t] = g; });
+  __syncthreads();
+  if (tid == 0) {
+    const int sign = C.sign;
+    const double R = C.R;
+    double bg = 0;
+    for (int pos = 0; pos < 9; pos++) {
+      double b = -INFINITY;
+      for (int k = 0; k < nr; k++) {
+        double g = gs[pos * nr + k];
+        if (sign * g > b) b = sign * g;
+      }
+      double g = b == -INFINITY ? 0.0 : b * sign;
+      if (sign * g > sign * bg) bg = g;
+    }
+    C.vx = nxc - C.xc;
+    C.vy = nyc - C.yc;
+    C.xc = nxc;
+    C.yc = nyc;
+    C.gicov = (float)bg;
+    /* LEFT: the circle of radius R no longer fits in the ROI; LOST next
+     * to the border is the cell leaving (track.c) */
+    const lt_rect roi = P.roi;
+    double edge = fmin(fmin(C.xc - roi.x, roi.x + roi.w - 1 - C.xc), fmin(C.yc - roi.y, roi.y + roi.h - 1 - C.yc));
+    if (edge < R)
+      C.status = LT_CELL_LEFT;
+    else if (sign * C.gicov < P.lost_score)
+      C.status = edge < R + P.rstep_param + 1 ? LT_CELL_LEFT : LT_CELL_LOST;
+    else
+      C.status = LT_CELL_ACTIVE;
+    *out = C;
+  }
+}
+
+/* The grid of a cell predicted at (px, py) with radius R. */
+static __device__ __forceinline__ grid_task grid_of(const lt_cu_params &P, double R, double px, double py)
+{
+  grid_task G;
+  G.ix = (int)lround(px);
+  G.iy = (int)lround(py);
+  G.search = P.search;
+  G.S = 2 * P.search + 1;
+  G.kmask = radius_mask(P, R);
+  G.K = __popc(G.kmask);
+  return G;
+}
+
+/* The one-block path: block b tracks cells b, b+grid, ... entirely (all
+ * steps, the whole MGVF on this block). SH: windows in shared memory, else
+ * in gwork (one slice per block). */
+template <bool SH>
 __global__ void __launch_bounds__(NT, 1) track_kernel(const float *__restrict__ frame, lt_cu_params P,
                                                       lt_leuk_cell *cells, int n, float *gwork,
-                                                      size_t work_floats, int win_max, int *err,
-                                                      float *gwin, lt_cu_win *info)
+                                                      size_t work_floats, int win_max, int *err)
 {
   extern __shared__ __align__(16) float dsm[];
   __shared__ lt_leuk_cell C;
   __shared__ double red[2][NW];
-  __shared__ double redv[NW];
-  __shared__ int redp[NW];
+  __shared__ reloc_smem RS;
   __shared__ float redmin[NW], redmax[NW];
   __shared__ evo_smem ES;
   __shared__ double s_xc, s_yc;
-  __shared__ int s_it;
   float *buf = SH ? dsm : gwork + (size_t)blockIdx.x * work_floats;
   double *gs = (double *)buf;
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  const int fw = P.fw, fh = P.fh;
 
   for (int ci = blockIdx.x; ci < n; ci += gridDim.x) {
     __syncthreads();
     if (tid == 0) C = cells[ci];
     __syncthreads();
-    const double R = C.R;
-    const int sign = C.sign;
-    const double px = C.xc + C.vx, py = C.yc + C.vy;
-    double qx, qy;
-    int u1, v1, w, h, mit = 0;
-    const double oldx = C.xc, oldy = C.yc;
-    float *F = buf;
-    if constexpr (MODE == 2) {
-      const lt_cu_win I = info[ci];
-      if (I.skip) continue;
-      qx = I.qx;
-      qy = I.qy;
-      u1 = I.u1;
-      v1 = I.v1;
-      w = I.w;
-      h = I.h;
-      mit = C.mgvf_iter;
-      const float *src = gwin + (size_t)ci * win_max;
-      for (int t = tid; t < w * h; t += NT) F[t] = src[t];
-      __syncthreads();
-    } else {
-
+    const double R = C.R, px = C.xc + C.vx, py = C.yc + C.vy;
     /* 2. re-localisation */
-    const int ix = (int)lround(px), iy = (int)lround(py);
-    unsigned kmask = 0;
-    for (int k = 0; k < P.nradii; k++)
-      if (!(R > 0 && fabs(P.radius[k] - R) > P.rstep + 1e-9)) kmask |= 1u << k;
-    const int K = __popc(kmask);
-    const int S = 2 * P.search + 1, NPOS = S * S, T = NPOS * K;
-    for (int t = tid; t < T; t += NT) {
-      int pos = t / K, kk = t - pos * K;
-      unsigned m = kmask;
-      for (int q = 0; q < kk; q++) m &= m - 1;
-      int k = __ffs(m) - 1;
-      int dy = pos / S - P.search, dx = pos % S - P.search;
-      gs[t] = lt_cu_gicov_at(frame, fw, fh, ix + dx, iy + dy, P, k);
-    }
+    const grid_task G = grid_of(P, R, px, py);
+    gicov_tasks(frame, P, G.S * G.S * G.K, 0, NT, G, [&](int t, double g) { gs[t] = g; });
     __syncthreads();
-    double bv = 0.0;
-    int bp = 0x7fffffff;
-    for (int pos = tid; pos < NPOS; pos += NT) {
-      double b = -INFINITY;
-      for (int kk = 0; kk < K; kk++) {
-        double g = gs[pos * K + kk];
-        if (sign * g > b) b = sign * g;
-      }
-      /* best_gicov returns b*sign; the caller compares sign*(b*sign) = b */
-      if (K > 0 && b > 0.0) better(bv, bp, b, pos);
-    }
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) {
-      double v2 = __shfl_xor_sync(0xffffffffu, bv, o);
-      int p2 = __shfl_xor_sync(0xffffffffu, bp, o);
-      better(bv, bp, v2, p2);
-    }
-    if (lane == 0) {
-      redv[warp] = bv;
-      redp[warp] = bp;
-    }
-    __syncthreads();
-    bv = 0.0;
-    bp = 0x7fffffff;
-    for (int q = 0; q < NW; q++) better(bv, bp, redv[q], redp[q]);
-    qx = px;
-    qy = py;
-    if (bp != 0x7fffffff) {
-      qx = ix + (bp % S - P.search);
-      qy = iy + (bp / S - P.search);
-      /* sub-pixel: parabola through the scores of the best circle (track.c) */
-      double b = -INFINITY;
-      int kb = 0;
-      for (int kk = 0; kk < K; kk++) {
-        double g = gs[bp * K + kk];
-        if (sign * g > b) {
-          b = sign * g;
-          kb = kk;
-        }
-      }
-      unsigned m = kmask;
-      for (int q = 0; q < kb; q++) m &= m - 1;
-      const int kq = __ffs(m) - 1, x0 = (int)qx, y0 = (int)qy;
-      __syncthreads(); /* gs read by all before it is reused */
-      if (tid < 4) {
-        int ddx = tid == 0 ? -1 : tid == 1 ? 1 : 0, ddy = tid == 2 ? -1 : tid == 3 ? 1 : 0;
-        gs[tid] = sign * lt_cu_gicov_at(frame, fw, fh, x0 + ddx, y0 + ddy, P, kq);
-      }
-      __syncthreads();
-      const double sl = gs[0], sr = gs[1], su = gs[2], sd = gs[3];
-      const double cxv = sl - 2 * bv + sr, cyv = su - 2 * bv + sd;
-      if (cxv < 0) qx += fmax(-0.5, fmin(0.5, 0.5 * (sl - sr) / cxv));
-      if (cyv < 0) qy += fmax(-0.5, fmin(0.5, 0.5 * (su - sd) / cyv));
-    }
-
+    double qx, qy;
+    relocate(frame, P, gs, G, C.sign, px, py, &qx, &qy, RS);
     /* 3. window */
-    const int hx = (int)(4 * R + 0.5), hy = (int)(2 * R + 0.5);
-    u1 = (int)floor(qx) - hx;
-    int u2 = (int)floor(qx) + hx;
-    v1 = (int)floor(qy) - hy;
-    int v2 = (int)floor(qy) + hy;
-    if (u1 < 0) u1 = 0;
-    if (v1 < 0) v1 = 0;
-    if (u2 > fw - 1) u2 = fw - 1;
-    if (v2 > fh - 1) v2 = fh - 1;
-    w = u2 - u1 + 1;
-    h = v2 - v1 + 1;
+    int u1, v1, w, h;
+    window_of(P, R, qx, qy, &u1, &v1, &w, &h);
     if (w < 3 || h < 3 || (long)w * h > win_max) {
       if (tid == 0) {
         if (w < 3 || h < 3) C.status = LT_CELL_LEFT;
         else atomicExch(err, 1);
         cells[ci] = C;
-        if (MODE == 1) info[ci].skip = 1;
       }
       continue;
     }
     const int nwin = w * h;
     float *E = buf, *F0 = buf + nwin, *F1 = buf + 2 * nwin;
     __syncthreads(); /* gs (aliasing buf) fully read */
-
-    /* 4. E = |gradient| of the window, normalised */
-    float lo = INFINITY, hi = -INFINITY;
-    for (int i = warp; i < h; i += NW)
-      for (int j = lane; j < w; j += 32) {
-        float gxv, gyv;
-        grad_at(frame + (size_t)v1 * fw + u1, fw, w, h, i, j, &gxv, &gyv);
-        float e = __fsqrt_rn(__fadd_rn(__fmul_rn(gxv, gxv), __fmul_rn(gyv, gyv)));
-        E[i * w + j] = e;
-        lo = fminf(lo, e);
-        hi = fmaxf(hi, e);
-      }
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) {
-      lo = fminf(lo, __shfl_xor_sync(0xffffffffu, lo, o));
-      hi = fmaxf(hi, __shfl_xor_sync(0xffffffffu, hi, o));
-    }
-    if (lane == 0) {
-      redmin[warp] = lo;
-      redmax[warp] = hi;
-    }
+    /* 4. E, MGVF */
+    edge_map(frame, P, u1, v1, w, h, E, F0, redmin, redmax);
+    float *F;
+    const int mit = mgvf_block(E, F0, F1, w, h, P, red, &F);
+    float *fx = buf, *fy = (F == buf + nwin) ? buf + 2 * nwin : buf + nwin;
     __syncthreads();
-    lo = redmin[0];
-    hi = redmax[0];
-    for (int q = 1; q < NW; q++) {
-      lo = fminf(lo, redmin[q]);
-      hi = fmaxf(hi, redmax[q]);
-    }
-    const double scale = 1.0 / ((double)hi - lo + 0x1p-52);
-    for (int t = tid; t < nwin; t += NT) {
-      float e = (float)((double)(E[t] - lo) * scale);
-      E[t] = e;
-      F0[t] = e;
-    }
-    __syncthreads();
-    if constexpr (MODE == 1) {
-      float *dst = gwin + (size_t)ci * win_max;
-      for (int t = tid; t < nwin; t += NT) dst[t] = E[t];
-      if (tid == 0) {
-        lt_cu_win I;
-        I.qx = qx;
-        I.qy = qy;
-        I.u1 = u1;
-        I.v1 = v1;
-        I.w = w;
-        I.h = h;
-        I.skip = 0;
-        info[ci] = I;
-      }
-      continue;
-    } else {
-      mit = mgvf_block(E, F0, F1, w, h, P, red, &F);
-    }
-    }
-    float *fx = buf + w * h, *fy = buf + 2 * w * h;
-    if (MODE == 0) {
-      fx = buf;
-      fy = (F == buf + w * h) ? buf + 2 * w * h : buf + w * h;
-    }
-    __syncthreads();
-
     /* 5. normalised gradient of F, evolution */
-    for (int i = warp; i < h; i += NW)
-      for (int j = lane; j < w; j += 32) {
-        float a, b;
-        grad_at(F, w, w, h, i, j, &a, &b);
-        float m = __fsqrt_rn(__fadd_rn(__fmul_rn(a, a), __fmul_rn(b, b)));
-        if (m > 0) {
-          a = a / m;
-          b = b / m;
-        }
-        fx[i * w + j] = a;
-        fy[i * w + j] = b;
-      }
+    for (int t = tid; t < nwin; t += NT) unit_grad(F, w, h, t, &fx[t], &fy[t]);
     __syncthreads();
     if (warp == 0) {
       double xc = qx - u1, yc = qy - v1;
-      int eit = evolve_warp(F, fx, fy, w, h, &xc, &yc, C.r, R, qy - v1, P, ES);
+      const map_sampler smp = {F, fx, fy, w, h};
+      int eit = evolve_warp(smp, w, h, &xc, &yc, C.r, R, qy - v1, P, ES);
       if (lane == 0) {
         s_xc = xc + u1;
         s_yc = yc + v1;
-        s_it = eit;
-        if (MODE == 0) C.mgvf_iter = mit;
+        C.mgvf_iter = mit;
         C.evolve_iter = eit;
       }
     }
     __syncthreads();
+    /* 6. */
+    finish_cell(frame, P, C, s_xc, s_yc, gs, &cells[ci]);
+  }
+}
 
-    /* 6. GICOV near the new centre over all radii, status */
-    const double nxc = s_xc, nyc = s_yc;
-    const int cx = (int)lround(nxc), cy = (int)lround(nyc);
-    const int T2 = 9 * P.nradii;
-    for (int t = tid; t < T2; t += NT) {
-      int pos = t / P.nradii, k = t - pos * P.nradii;
-      gs[t] = lt_cu_gicov_at(frame, fw, fh, cx + pos % 3 - 1, cy + pos / 3 - 1, P, k);
-    }
-    __syncthreads();
+/* Split path, kernel 1 of 3 (steps 1-4), one CLUSTER of blocks per cell:
+ * the re-localisation grid's GICOV tasks are shared by the cluster's
+ * blocks, which store their scores straight into block 0's shared memory
+ * (the grid is FP64-bound: on one SM per cell it took 27 us); after the
+ * cluster barrier block 0 alone finds the best position and the sub-pixel
+ * centre, writes the normalised E of the window to gwin[cell] and the
+ * window to info[cell]. */
+__global__ void __launch_bounds__(WIN_THREADS) window_kernel(const float *__restrict__ frame, lt_cu_params P,
+                                                     lt_leuk_cell *cells, int win_max, int *err, float *gwin,
+                                                     lt_cu_win *info)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  namespace cg = cooperative_groups;
+  cg::cluster_group cl = cg::this_cluster();
+  extern __shared__ __align__(16) double gsm[];
+  __shared__ reloc_smem RS;
+  __shared__ float redmin[16], redmax[16];
+  const int CL = (int)cl.num_blocks(), rank = (int)cl.block_rank(), ci = blockIdx.x / CL;
+  const int tid = threadIdx.x, nt = (int)blockDim.x;
+  long long tp = clock64();
+  const lt_leuk_cell *cp = cells + ci;
+  const double R = cp->R, px = cp->xc + cp->vx, py = cp->yc + cp->vy;
+  const int sign = cp->sign;
+  const grid_task G = grid_of(P, R, px, py);
+  const int T = G.S * G.S * G.K;
+  double *gs0 = cl.map_shared_rank(gsm, 0);
+  /* block 0's shared memory may be written only once it runs: a relaxed
+   * cluster barrier (no data yet to order, ~50 ns instead of ~0.5 us) */
+  asm volatile("barrier.cluster.arrive.relaxed.aligned;\n\tbarrier.cluster.wait.aligned;" ::: "memory");
+  /* this block's tasks: [rank*T/CL, (rank+1)*T/CL) */
+  const int t0 = (int)((long)rank * T / CL), t1 = (int)((long)(rank + 1) * T / CL);
+  gicov_tasks(
+      frame, P, t1 - t0, 0, nt, [&](int t, int *x, int *y, int *k) { G(t0 + t, x, y, k); },
+      [&](int t, double g) { gs0[t0 + t] = g; });
+  cl.sync();
+  if (rank != 0) return;
+  LT_CU_PROF(P, 0, 0, tp);
+  double qx, qy;
+  relocate(frame, P, gsm, G, sign, px, py, &qx, &qy, RS);
+  LT_CU_PROF(P, 0, 1, tp);
+  int u1, v1, w, h;
+  window_of(P, R, qx, qy, &u1, &v1, &w, &h);
+  if (w < 3 || h < 3 || (long)w * h > win_max) {
     if (tid == 0) {
-      double bg = 0;
-      for (int pos = 0; pos < 9; pos++) {
-        double b = -INFINITY;
-        for (int k = 0; k < P.nradii; k++) {
-          double g = gs[pos * P.nradii + k];
-          if (sign * g > b) b = sign * g;
-        }
-        double g = b == -INFINITY ? 0.0 : b * sign;
-        if (sign * g > sign * bg) bg = g;
-      }
-      C.xc = nxc;
-      C.yc = nyc;
-      C.vx = nxc - oldx;
-      C.vy = nyc - oldy;
-      C.gicov = (float)bg;
-      /* LEFT: the circle of radius R no longer fits in the ROI; LOST next
-       * to the border is the cell leaving (track.c) */
-      const lt_rect roi = P.roi;
-      double edge = fmin(fmin(C.xc - roi.x, roi.x + roi.w - 1 - C.xc), fmin(C.yc - roi.y, roi.y + roi.h - 1 - C.yc));
-      if (edge < R)
-        C.status = LT_CELL_LEFT;
-      else if (sign * C.gicov < P.lost_score)
-        C.status = edge < R + P.rstep_param + 1 ? LT_CELL_LEFT : LT_CELL_LOST;
-      else
-        C.status = LT_CELL_ACTIVE;
-      cells[ci] = C;
+      if (w < 3 || h < 3) cells[ci].status = LT_CELL_LEFT;
+      else atomicExch(err, 1);
+      info[ci].skip = 1;
+    }
+    return;
+  }
+  edge_map(frame, P, u1, v1, w, h, gwin + (size_t)ci * win_max, NULL, redmin, redmax);
+  if (tid == 0) {
+    lt_cu_win I;
+    I.qx = qx;
+    I.qy = qy;
+    I.u1 = u1;
+    I.v1 = v1;
+    I.w = w;
+    I.h = h;
+    I.skip = 0;
+    info[ci] = I;
+  }
+  LT_CU_PROF(P, 0, 2, tp);
+  if (P.prof && tid == 0) atomicAdd(&P.prof[7], 1ull);
+#endif
+}
+
+/* Split path, kernel 3 of 3 (steps 5-6), one block per cell: F (from
+ * mgvf_cluster_kernel, in gwin) and its normalised gradient into shared
+ * memory, the evolution on warp 0, then the status GICOVs with the block. */
+__global__ void __launch_bounds__(NT) snake_kernel(const float *__restrict__ frame, lt_cu_params P,
+                                                   lt_leuk_cell *cells, int win_max, const float *gwin,
+                                                   const lt_cu_win *info)
+{
+  __shared__ lt_leuk_cell C;
+  __shared__ evo_smem ES;
+  __shared__ double s_xc, s_yc;
+  __shared__ double gs[9 * LT_LEUK_MAX_RADII];
+  extern __shared__ __align__(16) float Fs[];
+  const int ci = blockIdx.x, tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const lt_cu_win I = info[ci];
+  if (I.skip) return;
+  long long tp = clock64();
+  if (tid == 0) C = cells[ci];
+  const float *src = gwin + (size_t)ci * win_max;
+  const int nwin = I.w * I.h;
+  float *fx = Fs + nwin, *fy = Fs + 2 * nwin;
+  for (int t = tid; t < nwin; t += blockDim.x) Fs[t] = src[t];
+  __syncthreads();
+  for (int t = tid; t < nwin; t += blockDim.x) unit_grad(Fs, I.w, I.h, t, &fx[t], &fy[t]);
+  __syncthreads();
+  if (warp == 0) {
+    double xc = I.qx - I.u1, yc = I.qy - I.v1;
+    const map_sampler smp = {Fs, fx, fy, I.w, I.h};
+    int eit = evolve_warp(smp, I.w, I.h, &xc, &yc, C.r, C.R, I.qy - I.v1, P, ES);
+    if (lane == 0) {
+      s_xc = xc + I.u1;
+      s_yc = yc + I.v1;
+      C.evolve_iter = eit;
     }
   }
+  __syncthreads();
+  LT_CU_PROF(P, 8, 0, tp);
+  finish_cell(frame, P, C, s_xc, s_yc, gs, &cells[ci]);
+  LT_CU_PROF(P, 8, 1, tp);
+  if (P.prof && tid == 0) atomicAdd(&P.prof[15], 1ull);
 }
 
 /* MGVF of the windows in gwin, one CLUSTER of blocks per cell: block `rank`
  * holds rows [rank*rows, (rank+1)*rows) of E and of the two F buffers plus
- * one halo row above and below in its shared memory. Each iteration a block
- * updates its rows, stores its first/last new row straight into the
- * neighbours' halo rows (distributed shared memory), adds its |change| into
- * every block's partial slot, and the cluster barrier ends the iteration;
- * every block then sums the partials in rank order and takes the same exit.
- * Same per-pixel arithmetic as mgvf_block. F replaces E in gwin. */
-__global__ void __launch_bounds__(256) mgvf_cluster_kernel(float *gwin, const lt_cu_win *info,
+ * one halo row above and below in its shared memory.
+ *
+ * No cluster-wide barrier per iteration: on the H100 barrier.cluster with
+ * release/acquire semantics costs 0.42-0.72 us (measured, 44 clusters of
+ * 1-8 x 256 threads), about the whole MGVF iteration we want. Instead each
+ * block sends its first and last new row straight into its neighbours' halo
+ * rows with st.async, which counts the bytes down on an mbarrier in the
+ * receiving block (one per F buffer); a block waits for its own halo
+ * mbarrier before the next iteration, and a __syncthreads orders its own
+ * rows. Neighbours thus stay within one iteration of each other, which
+ * double buffering makes safe: a block overwrites its neighbour's halo row
+ * in buffer X (iteration i) only after it received the whole row that the
+ * neighbour computed from that halo in iteration i - 1, so every read of it
+ * is done. The edge rows are computed first in every
+ * iteration, so the halos leave early. Every LT_MGVF_CHECK_EVERY-th
+ * iteration each block st.asyncs its partial |change| to every block of the
+ * cell (a second mbarrier pair), all sum the partials in rank order and take
+ * the same exit. Same per-pixel arithmetic as mgvf_block. F replaces E in
+ * gwin. */
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+static __device__ __forceinline__ void mb_wait(uint64_t *bar, unsigned parity)
+{
+  while (!cuda::ptx::mbarrier_try_wait_parity(bar, parity)) {
+  }
+}
+#endif
+
+__global__ void __launch_bounds__(MGVF_THREADS_MAX) mgvf_cluster_kernel(float *gwin, const lt_cu_win *info,
                                                            lt_leuk_cell *cells, lt_cu_params P, int win_max,
                                                            int rows_cap, int wcap)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 /* clusters: Hopper and newer */
   namespace cg = cooperative_groups;
+  namespace ptx = cuda::ptx;
   cg::cluster_group cl = cg::this_cluster();
   extern __shared__ __align__(16) float dsm[];
   __shared__ double part[2][16];
-  __shared__ double wpart[8];
+  __shared__ double wpart[MGVF_THREADS_MAX / 32];
+  __shared__ __align__(8) uint64_t hbar[2], rbar[2];
   const int CL = (int)cl.num_blocks(), rank = (int)cl.block_rank();
   const int ci = blockIdx.x / CL;
   const lt_cu_win I = info[ci];
   if (I.skip) return; /* the whole cluster */
-  const int w = I.w, h = I.h, tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int w = I.w, h = I.h, tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, T = (int)blockDim.x;
   const int rows = (h + CL - 1) / CL, r0 = rank * rows, r1 = min(h, r0 + rows), nr = max(0, r1 - r0);
+  const int CLe = (h + rows - 1) / rows; /* blocks that hold rows: 0..CLe-1 */
+  const bool has_up = nr > 0 && rank > 0, has_dn = nr > 0 && r1 < h;
+  const unsigned hbytes = (unsigned)((has_up + has_dn) * w * sizeof(float));
   const size_t plane = (size_t)(rows_cap + 2) * wcap;
   float *E = dsm, *A = dsm + plane, *B = dsm + 2 * plane;
   float *g = gwin + (size_t)ci * win_max;
-  /* local row l <-> global row r0 - 1 + l; own rows 1..nr; halos 0, nr+1 */
-  for (int t = tid; t < (nr + 2) * w; t += blockDim.x) {
-    int l = t / w, j = t - l * w, gr = r0 - 1 + l;
-    float v = (gr >= 0 && gr < h && (l <= nr + 1)) ? g[(size_t)gr * w + j] : 0.0f;
-    E[(size_t)l * w + j] = v;
-    A[(size_t)l * w + j] = v;
+  if (tid == 0) {
+    ptx::mbarrier_init(&hbar[0], 1);
+    ptx::mbarrier_init(&hbar[1], 1);
+    ptx::mbarrier_init(&rbar[0], 1);
+    ptx::mbarrier_init(&rbar[1], 1);
+    ptx::fence_mbarrier_init(ptx::sem_release, ptx::scope_cluster);
   }
-  float *upA = rank > 0 ? cl.map_shared_rank(A, rank - 1) : NULL;
-  float *upB = rank > 0 ? cl.map_shared_rank(B, rank - 1) : NULL;
-  float *dnA = rank < CL - 1 ? cl.map_shared_rank(A, rank + 1) : NULL;
-  float *dnB = rank < CL - 1 ? cl.map_shared_rank(B, rank + 1) : NULL;
-  cl.sync();
+  /* local row l <-> global row r0 - 1 + l; own rows 1..nr; halos 0, nr+1 */
+  for (int t = tid; t < (nr + 2) * w; t += T) {
+    const int l = t / w, j = t - l * w, gr = r0 - 1 + l;
+    const float v = (gr >= 0 && gr < h) ? g[(size_t)gr * w + j] : 0.0f;
+    E[t] = v;
+    A[t] = v;
+  }
+  float *upA = has_up ? cl.map_shared_rank(A, rank - 1) : NULL;
+  float *upB = has_up ? cl.map_shared_rank(B, rank - 1) : NULL;
+  float *dnA = has_dn ? cl.map_shared_rank(A, rank + 1) : NULL;
+  float *dnB = has_dn ? cl.map_shared_rank(B, rank + 1) : NULL;
+  uint64_t *uphb = has_up ? cl.map_shared_rank(&hbar[0], rank - 1) : NULL;
+  uint64_t *dnhb = has_dn ? cl.map_shared_rank(&hbar[0], rank + 1) : NULL;
+  cl.sync(); /* every block's mbarriers initialised and its rows loaded */
+  long long tp = clock64();
   const float ml = P.mgvf_ml, il = P.mgvf_il;
   const double n = (double)w * h;
-  const int l0 = tid / w, j0 = tid - l0 * w; /* this thread's first pixel */
-  float *cur = A, *nxt = B;
-  bool curA = true;
-  int it = 0, par = 0;
-  while (it < P.mgvf_max_iter) {
-    float *up = curA ? upB : upA, *dn = curA ? dnB : dnA; /* neighbours' nxt */
-    const bool check = (it + 1) % LT_MGVF_CHECK_EVERY == 0 || it + 1 == P.mgvf_max_iter;
-    double acc = 0.0;
-    /* (row, column) of this thread's pixels advanced without a division
-     * per pixel: the stride (blockDim.x) is at most two rows' worth */
-    for (int l = 1 + l0, j = j0; l <= nr;) {
-      const int gr = r0 - 1 + l;
-      const float *rc = cur + (size_t)l * w;
-      const float *ru = cur + (size_t)(gr > 0 ? l - 1 : l) * w;
-      const float *rd = cur + (size_t)(gr < h - 1 ? l + 1 : l) * w;
-      const float e = E[(size_t)l * w + j];
-      float c;
-      const float fn = mgvf_pixel(ru, rc, rd, j, w, e, ml, il, &c);
-      nxt[(size_t)l * w + j] = fn;
-      if (l == 1 && up) up[(size_t)(rows + 1) * w + j] = fn;   /* the block above's bottom halo */
-      if (l == nr && r1 < h && dn) dn[j] = fn;                 /* the block below's top halo */
-      if (check) acc += (double)fabsf(fn - c);
-      j += (int)blockDim.x;
-      while (j >= w) {
-        j -= w;
-        l++;
+  /* this thread's pixels: p = tid, tid + T, ... of the rows in the order
+   * 1, nr, 2, 3, ..., nr-1 (edge rows first, so the halos leave early);
+   * (row, column) advanced without a division per pixel */
+  const int q0 = tid / w, j0 = tid - q0 * w;
+  int it = 0, nchk = 0;
+  if (nr > 0)
+    while (it < P.mgvf_max_iter) {
+      const int b = it & 1; /* iteration `it` reads buffer b (A = 0), writes 1-b */
+      const float *cur = b ? B : A;
+      float *nxt = b ? A : B;
+      float *upn = b ? upA : upB, *dnn = b ? dnA : dnB;
+      /* hbar[x] counts the halo bytes arriving in buffer x; iteration i
+       * writes buffer 1 - (i & 1), phase i >> 1 of its mbarrier */
+      if (hbytes) {
+        if (it > 0) mb_wait(&hbar[b], ((it - 1) >> 1) & 1); /* halos of cur, sent in it - 1 */
+        if (tid == 0)
+          ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cta, ptx::space_shared, &hbar[b ^ 1], hbytes);
       }
-    }
-    if (check) { /* the |change| reduction only on check iterations */
+      const bool check = (it + 1) % LT_MGVF_CHECK_EVERY == 0 || it + 1 == P.mgvf_max_iter;
+      double acc = 0.0;
+      for (int q = q0, j = j0; q < nr;) {
+        const int l = q == 0 ? 1 : q == 1 ? nr : q, gr = r0 - 1 + l;
+        const float *rc = cur + (size_t)l * w;
+        const float *ru = cur + (size_t)(gr > 0 ? l - 1 : l) * w;
+        const float *rd = cur + (size_t)(gr < h - 1 ? l + 1 : l) * w;
+        float c;
+        const float fn = mgvf_pixel(ru, rc, rd, j, w, E[(size_t)l * w + j], ml, il, &c);
+        nxt[(size_t)l * w + j] = fn;
+        if (l == 1 && has_up) ptx::st_async(upn + (size_t)(rows + 1) * w + j, fn, uphb + (b ^ 1));
+        if (l == nr && has_dn) ptx::st_async(dnn + j, fn, dnhb + (b ^ 1));
+        if (check) acc += (double)fabsf(fn - c);
+        j += T;
+        while (j >= w) {
+          j -= w;
+          q++;
+        }
+      }
+      double diff = 0.0;
+      if (check) { /* the |change| reduction only on check iterations */
+        const int k = nchk & 1;
 #pragma unroll
-      for (int o = 16; o > 0; o >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, o);
-      if (lane == 0) wpart[warp] = acc;
-      __syncthreads();
-      if (tid < CL) {
-        double b = 0.0;
-        for (int q = 0; q < (int)(blockDim.x >> 5); q++) b += wpart[q];
-        double *dst = cl.map_shared_rank(&part[par][0], tid);
-        dst[rank] = b;
+        for (int o = 16; o > 0; o >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, o);
+        if (lane == 0) wpart[warp] = acc;
+        __syncthreads();
+        if (tid == 0) {
+          double sp = 0.0;
+          for (int q = 0; q < (T >> 5); q++) sp += wpart[q];
+          ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cta, ptx::space_shared, &rbar[k],
+                                         (unsigned)(CLe * sizeof(double)));
+          for (int q = 0; q < CLe; q++)
+            ptx::st_async(cl.map_shared_rank(&part[k][rank], q), sp, cl.map_shared_rank(&rbar[k], q));
+        }
+        mb_wait(&rbar[k], (nchk >> 1) & 1);
+        for (int q = 0; q < CLe; q++) diff += part[k][q];
+        nchk++;
       }
+      __syncthreads(); /* this block's new rows complete before they are read */
+      it++;
+      if (check && diff / n <= P.mgvf_tol) break;
     }
-    cl.sync();
-    double diff = 0.0;
-    if (check)
-      for (int q = 0; q < CL; q++) diff += part[par][q];
-    it++;
-    float *t = cur;
-    cur = nxt;
-    nxt = t;
-    curA = !curA;
-    par ^= 1;
-    if (check && diff / n <= P.mgvf_tol) break;
-  }
-  for (int t = tid; t < nr * w; t += blockDim.x) {
-    const int l = 1 + t / w, j = t - (l - 1) * w;
-    g[(size_t)(r0 - 1 + l) * w + j] = cur[(size_t)l * w + j];
-  }
+  /* the last iteration's halos may still be in flight: land them before
+   * anyone can leave */
+  if (hbytes && it > 0) mb_wait(&hbar[1 - ((it - 1) & 1)], ((it - 1) >> 1) & 1);
+  const float *res = (it & 1) ? B : A;
+  for (int t = tid; t < nr * w; t += T) g[(size_t)r0 * w + t] = res[w + t];
   if (rank == 0 && tid == 0) cells[ci].mgvf_iter = it;
-  cl.sync(); /* nobody leaves while a neighbour may still write its halo */
+  if (rank == 0) {
+    LT_CU_PROF(P, 16, 0, tp);
+    if (P.prof && tid == 0) atomicAdd(&P.prof[17], (unsigned long long)it);
+  }
+  cl.sync(); /* nobody leaves while a neighbour may still read its rows */
 #endif
 }
 
@@ -651,53 +934,21 @@ int lt_cu_track_setup(lt_cu_ctx *c)
   if (gsb > need) need = gsb;
   if (sizeof(double) * 9 * nr > need) need = sizeof(double) * 9 * nr;
   c->track_smem = need;
-  int dev = 0, optin = 0, sms = 1;
+  int dev = 0, optin = 0, sms = 1, major = 0;
   LT_CU(cudaGetDevice(&dev), "cudaGetDevice");
   LT_CU(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev), "querying shared memory");
   LT_CU(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), "querying the SM count");
+  LT_CU(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev), "querying the device");
   cudaFuncAttributes fa;
-  LT_CU(cudaFuncGetAttributes(&fa, track_kernel<true, 0>), "querying the tracking kernel");
+  LT_CU(cudaFuncGetAttributes(&fa, track_kernel<true>), "querying the tracking kernel");
   size_t static_smem = fa.sharedSizeBytes;
   c->track_in_shared = need + static_smem <= (size_t)optin;
   c->work_blocks = 2 * sms;
   if (c->track_in_shared) {
-    LT_CU(cudaFuncSetAttribute(track_kernel<true, 0>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)need),
-          "raising the tracking kernel's shared memory");
-    LT_CU(cudaFuncSetAttribute(track_kernel<true, 1>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)need),
-          "raising the tracking kernel's shared memory");
-    LT_CU(cudaFuncSetAttribute(track_kernel<true, 2>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)need),
+    LT_CU(cudaFuncSetAttribute(track_kernel<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)need),
           "raising the tracking kernel's shared memory");
     LT_CU(cudaFuncSetAttribute(mgvf_kernel<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)need),
           "raising the MGVF kernel's shared memory");
-    const char *mv = getenv("LT_CUDA_MGVF");
-    int major = 0;
-    LT_CU(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev), "querying the device");
-    /* default on Hopper: MGVF split over a cluster of blocks per cell
-     * (2.3x faster tracking at 30 cells on the H100); LT_CUDA_MGVF=block
-     * keeps each cell's MGVF on one block */
-    if (!(mv && !strcmp(mv, "block")) && major >= 9) {
-      const char *cs = getenv("LT_CUDA_CLUSTER");
-      c->cluster = cs && atoi(cs) >= 2 && atoi(cs) <= 16 ? atoi(cs) : 8;
-      if (c->cluster > 8)
-        LT_CU(cudaFuncSetAttribute(mgvf_cluster_kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1),
-              "allowing large clusters");
-      c->split_cap = 512;
-      const double Rm = p->rmax + p->rstep;
-      const int wc = 2 * (int)(4 * Rm + 0.5) + 1, hc = 2 * (int)(2 * Rm + 0.5) + 1;
-      const size_t csmem = sizeof(float) * 3 * (size_t)((hc + c->cluster - 1) / c->cluster + 2) * wc;
-      if (csmem > 48 * 1024)
-        LT_CU(cudaFuncSetAttribute(mgvf_cluster_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)csmem),
-              "raising the cluster MGVF kernel's shared memory");
-      size_t bytes = sizeof(float) * (size_t)c->win_max * c->split_cap;
-      cudaError_t e = cudaMalloc(&c->d_gwin, bytes);
-      if (e == cudaSuccess) e = cudaMalloc(&c->d_info, sizeof(lt_cu_win) * c->split_cap);
-      if (e != cudaSuccess) {
-        (void)cudaGetLastError();
-        lt_error("out of GPU memory allocating the tracking windows (%zu MB)", bytes >> 20);
-        return LT_ERR_GPU;
-      }
-      lt_info("cuda: MGVF on clusters of %d blocks", c->cluster);
-    }
   } else {
     lt_info("cuda: tracking windows of %zu KB exceed the %d KB of shared memory per block; using global memory",
             need / 1024, optin / 1024);
@@ -709,6 +960,44 @@ int lt_cu_track_setup(lt_cu_ctx *c)
       return LT_ERR_GPU;
     }
   }
+  /* default on Hopper: the split path (window kernel on a cluster, MGVF on
+   * a cluster of blocks per cell, snake kernel); LT_CUDA_MGVF=block keeps
+   * the one-block path */
+  const char *mv = getenv("LT_CUDA_MGVF");
+  LT_CU(cudaFuncGetAttributes(&fa, window_kernel), "querying the window kernel");
+  if (!(mv && !strcmp(mv, "block")) && major >= 9 && gsb + fa.sharedSizeBytes <= (size_t)optin &&
+      sizeof(float) * 3 * c->win_max + 8192 <= (size_t)optin) {
+    const char *cs = getenv("LT_CUDA_CLUSTER"), *ws = getenv("LT_CUDA_WCLUSTER");
+    c->cluster = cs && atoi(cs) >= 2 && atoi(cs) <= 16 ? atoi(cs) : 8;
+    c->wcluster = ws && atoi(ws) >= 1 && atoi(ws) <= 8 ? atoi(ws) : 4;
+    const char *ts = getenv("LT_CUDA_MGVF_THREADS");
+    c->mgvf_threads = ts && atoi(ts) >= 64 && atoi(ts) <= MGVF_THREADS_MAX && atoi(ts) % 32 == 0 ? atoi(ts) : MGVF_THREADS;
+    if (c->cluster > 8)
+      LT_CU(cudaFuncSetAttribute(mgvf_cluster_kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1),
+            "allowing large clusters");
+    if (gsb > 48 * 1024)
+      LT_CU(cudaFuncSetAttribute(window_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)gsb),
+            "raising the window kernel's shared memory");
+    if (sizeof(float) * 3 * c->win_max > 48 * 1024)
+      LT_CU(cudaFuncSetAttribute(snake_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 (int)(sizeof(float) * 3 * c->win_max)),
+            "raising the snake kernel's shared memory");
+    c->split_cap = 512;
+    const int wc = 2 * hx + 1, hc = 2 * hy + 1;
+    const size_t csmem = sizeof(float) * 3 * (size_t)((hc + c->cluster - 1) / c->cluster + 2) * wc;
+    if (csmem > 48 * 1024)
+      LT_CU(cudaFuncSetAttribute(mgvf_cluster_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)csmem),
+            "raising the cluster MGVF kernel's shared memory");
+    size_t bytes = sizeof(float) * (size_t)c->win_max * c->split_cap;
+    cudaError_t e = cudaMalloc(&c->d_gwin, bytes);
+    if (e == cudaSuccess) e = cudaMalloc(&c->d_info, sizeof(lt_cu_win) * c->split_cap);
+    if (e != cudaSuccess) {
+      (void)cudaGetLastError();
+      lt_error("out of GPU memory allocating the tracking windows (%zu MB)", bytes >> 20);
+      return LT_ERR_GPU;
+    }
+    lt_info("cuda: tracking split over clusters (window %d, MGVF %d blocks per cell)", c->wcluster, c->cluster);
+  }
   return 0;
 }
 
@@ -716,49 +1005,65 @@ int lt_cu_track_launch(lt_cu_ctx *c, int n)
 {
   size_t wf = c->track_smem / sizeof(float);
   if (c->track_in_shared)
-    track_kernel<true, 0><<<n, NT, c->track_smem, c->stream>>>(c->d_frame, c->kp, c->d_cells, n, NULL, wf,
-                                                                c->win_max, c->d_err, NULL, NULL);
+    track_kernel<true><<<n, NT, c->track_smem, c->stream>>>(c->d_frame, c->kp, c->d_cells, n, NULL, wf,
+                                                             c->win_max, c->d_err);
   else
-    track_kernel<false, 0><<<n < c->work_blocks ? n : c->work_blocks, NT, 0, c->stream>>>(
-        c->d_frame, c->kp, c->d_cells, n, c->d_work, wf, c->win_max, c->d_err, NULL, NULL);
+    track_kernel<false><<<n < c->work_blocks ? n : c->work_blocks, NT, 0, c->stream>>>(
+        c->d_frame, c->kp, c->d_cells, n, c->d_work, wf, c->win_max, c->d_err);
   LT_CU(cudaGetLastError(), "the tracking kernel launch");
   return 0;
 }
 
-/* The split path (LT_CUDA_MGVF=cluster): steps 1-4, cluster MGVF, steps 5-6,
- * in batches of c->split_cap cells. */
+/* a launch configuration with a cluster dimension */
+static cudaLaunchConfig_t cluster_cfg(cudaLaunchAttribute *at, int blocks, int threads, size_t smem, int cl,
+                                      cudaStream_t st)
+{
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(blocks);
+  cfg.blockDim = dim3(threads);
+  cfg.dynamicSmemBytes = smem;
+  cfg.stream = st;
+  at[0].id = cudaLaunchAttributeClusterDimension;
+  at[0].val.clusterDim.x = cl;
+  at[0].val.clusterDim.y = 1;
+  at[0].val.clusterDim.z = 1;
+  cfg.attrs = at;
+  cfg.numAttrs = 1;
+  return cfg;
+}
+
+/* The split path: window kernel, cluster MGVF, snake kernel, in batches of
+ * c->split_cap cells. */
 int lt_cu_track_split_launch(lt_cu_ctx *c, int n)
 {
-  size_t wf = c->track_smem / sizeof(float);
   const int CL = c->cluster;
   const double Rmax = c->p.rmax + c->p.rstep;
   const int hx = (int)(4 * Rmax + 0.5), hy = (int)(2 * Rmax + 0.5);
   const int wcap = 2 * hx + 1, hcap = 2 * hy + 1, rows_cap = (hcap + CL - 1) / CL;
   const size_t csmem = sizeof(float) * 3 * (size_t)(rows_cap + 2) * wcap;
+  const int S = 2 * c->p.search + 1;
+  const size_t gsb = sizeof(double) * (size_t)S * S * lt_leuk_nradii(&c->p);
   for (int b = 0; b < n; b += c->split_cap) {
     int k = n - b < c->split_cap ? n - b : c->split_cap;
     lt_leuk_cell *cells = c->d_cells + b;
-    track_kernel<true, 1><<<k, NT, c->track_smem, c->stream>>>(c->d_frame, c->kp, cells, k, NULL, wf, c->win_max,
-                                                               c->d_err, c->d_gwin, c->d_info);
-    LT_CU(cudaGetLastError(), "the tracking (window) kernel launch");
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3(k * CL);
-    cfg.blockDim = dim3(256);
-    cfg.dynamicSmemBytes = csmem;
-    cfg.stream = c->stream;
     cudaLaunchAttribute at[1];
-    at[0].id = cudaLaunchAttributeClusterDimension;
-    at[0].val.clusterDim.x = CL;
-    at[0].val.clusterDim.y = 1;
-    at[0].val.clusterDim.z = 1;
-    cfg.attrs = at;
-    cfg.numAttrs = 1;
+    lt_cu_tic(c, T_TWIN);
+    cudaLaunchConfig_t cfg = cluster_cfg(at, k * c->wcluster, WIN_THREADS, gsb, c->wcluster, c->stream);
+    LT_CU(cudaLaunchKernelEx(&cfg, window_kernel, (const float *)c->d_frame, c->kp, cells, c->win_max, c->d_err,
+                             c->d_gwin, c->d_info),
+          "the tracking (window) kernel launch");
+    lt_cu_toc(c, T_TWIN);
+    lt_cu_tic(c, T_TMGVF);
+    cfg = cluster_cfg(at, k * CL, c->mgvf_threads, csmem, CL, c->stream);
     LT_CU(cudaLaunchKernelEx(&cfg, mgvf_cluster_kernel, c->d_gwin, (const lt_cu_win *)c->d_info, cells, c->kp,
                              c->win_max, rows_cap, wcap),
           "the cluster MGVF kernel launch");
-    track_kernel<true, 2><<<k, NT, c->track_smem, c->stream>>>(c->d_frame, c->kp, cells, k, NULL, wf, c->win_max,
-                                                               c->d_err, c->d_gwin, c->d_info);
+    lt_cu_toc(c, T_TMGVF);
+    lt_cu_tic(c, T_TSNAKE);
+    snake_kernel<<<k, NT, sizeof(float) * 3 * c->win_max, c->stream>>>(c->d_frame, c->kp, cells, c->win_max,
+                                                                    c->d_gwin, c->d_info);
     LT_CU(cudaGetLastError(), "the tracking (snake) kernel launch");
+    lt_cu_toc(c, T_TSNAKE);
   }
   return 0;
 }

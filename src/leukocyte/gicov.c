@@ -126,14 +126,24 @@ double lt_gicov_at(const float *img, int w, int h, int x, int y, const lt_stenci
   int rad = s->radius[k] + 1;
   if (x - rad < 0 || y - rad < 0 || x + rad >= w || y + rad >= h) return 0.0;
   const int *dx = s->dx + k * s->npoints, *dy = s->dy + k * s->npoints;
-  double sum = 0.0, sq = 0.0;
+  /* LT_GICOV_LANES interleaved partial sums (sample n into n % LANES),
+   * combined pairwise by halves: the order in which the CUDA backend adds
+   * them across the lanes of a thread group (a shuffle butterfly), so both
+   * backends give the same bits. */
+  double ps[LT_GICOV_LANES] = {0}, pq[LT_GICOV_LANES] = {0};
   for (int n = 0; n < s->npoints; n++) {
     const float *p = img + (size_t)(y + dy[n]) * w + (x + dx[n]);
     float gxv = (p[1] - p[-1]) * 0.5f, gyv = (p[w] - p[-w]) * 0.5f;
     double g = (double)gxv * s->cosv[n] + (double)gyv * s->sinv[n];
-    sum += g;
-    sq += g * g;
+    ps[n % LT_GICOV_LANES] += g;
+    pq[n % LT_GICOV_LANES] += g * g;
   }
+  for (int o = LT_GICOV_LANES / 2; o > 0; o /= 2)
+    for (int i = 0; i < o; i++) {
+      ps[i] += ps[i + o];
+      pq[i] += pq[i + o];
+    }
+  const double sum = ps[0], sq = pq[0];
   double N = s->npoints, mean = sum / N;
   double var = (sq - sum * mean) / (N - 1.0);
   if (!(var > 0.0)) return 0.0;

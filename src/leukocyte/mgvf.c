@@ -10,7 +10,9 @@
  * |z| <= 1e-6 and as the step 0/1 beyond: there the exact H*D differs from
  * the step by at most eps/pi = 3.2e-11, far below float resolution of F, so
  * the result is the same and the loop vectorises. With vx = vy = 1 the UR
- * and DL arguments are exactly 0 (H = 1/2). F is float; the convergence sum
+ * and DL arguments are exactly 0 (H = 1/2). The eight terms are added as a
+ * balanced tree ((U+D)+(L+R))+((UR+DR)+(UL+DL)), the CUDA backend's order
+ * too: three dependent additions instead of seven on its critical path. F is float; the convergence sum
  * is double, accumulated in row order (deterministic), and tested every
  * LT_MGVF_CHECK_EVERY-th iteration (leuktrack's choice, see leuk.h; the
  * reference tests every iteration). */
@@ -43,14 +45,8 @@ static inline float pixel(float c, float e, float u, float d, float l, float r, 
 {
   float dU = u - c, dD = d - c, dL = l - c, dR = r - c;
   float dUR = ur - c, dDR = dr - c, dUL = ul - c, dDL = dl - c;
-  float s = heav(-dU) * dU;
-  s += heav(dD) * dD;
-  s += heav(-dL) * dL;
-  s += heav(dR) * dR;
-  s += 0.5f * dUR;
-  s += heav(2.0f * dDR) * dDR;
-  s += heav(-2.0f * dUL) * dUL;
-  s += 0.5f * dDL;
+  float s = ((heav(-dU) * dU + heav(dD) * dD) + (heav(-dL) * dL + heav(dR) * dR)) +
+            ((0.5f * dUR + heav(2.0f * dDR) * dDR) + (heav(-2.0f * dUL) * dUL + 0.5f * dDL));
   float fp = c + ml * s;
   return fp - il * e * (fp - e);
 }
@@ -79,14 +75,8 @@ static int row_interior(const float *restrict ru, const float *restrict rc, cons
     float c = rc[j];
     float dU = ru[j] - c, dD = rd[j] - c, dL = rc[j - 1] - c, dR = rc[j + 1] - c;
     float dUR = ru[j + 1] - c, dDR = rd[j + 1] - c, dUL = ru[j - 1] - c, dDL = rd[j - 1] - c;
-    float s = stepv(-dU, dU);
-    s += stepv(dD, dD);
-    s += stepv(-dL, dL);
-    s += stepv(dR, dR);
-    s += 0.5f * dUR;
-    s += stepv(2.0f * dDR, dDR);
-    s += stepv(-2.0f * dUL, dUL);
-    s += 0.5f * dDL;
+    float s = ((stepv(-dU, dU) + stepv(dD, dD)) + (stepv(-dL, dL) + stepv(dR, dR))) +
+              ((0.5f * dUR + stepv(2.0f * dDR, dDR)) + (stepv(-2.0f * dUL, dUL) + 0.5f * dDL));
     int nz = nearz(dU) | nearz(dD) | nearz(dL) | nearz(dR) | nearz(2.0f * dDR) | nearz(2.0f * dUL);
     near[j] = (unsigned char)nz;
     any |= nz;
