@@ -274,6 +274,29 @@ static __device__ int evolve_warp(const Smp &smp, int w, int h, double *xc, doub
   return it;
 }
 
+/* Step 5 with the block: the normalised gradient of F (w x h, shared
+ * memory) into fx, fy, then the evolution on warp 0 from (qx, qy) in frame
+ * coordinates, the window at (u1, v1); the new centre to *nx, *ny (shared),
+ * the iteration count to C.evolve_iter. */
+static __device__ void evolve_cell(const float *F, float *fx, float *fy, int w, int h, double qx, double qy,
+                                   int u1, int v1, lt_leuk_cell &C, const lt_cu_params &P, evo_smem &ES,
+                                   double *nx, double *ny)
+{
+  for (int t = threadIdx.x; t < w * h; t += blockDim.x) unit_grad(F, w, h, t, &fx[t], &fy[t]);
+  __syncthreads();
+  if (threadIdx.x < 32) {
+    double xc = qx - u1, yc = qy - v1;
+    const map_sampler smp = {F, fx, fy, w, h};
+    int eit = evolve_warp(smp, w, h, &xc, &yc, C.r, C.R, qy - v1, P, ES);
+    if (threadIdx.x == 0) {
+      *nx = xc + u1;
+      *ny = yc + v1;
+      C.evolve_iter = eit;
+    }
+  }
+  __syncthreads();
+}
+
 /* (value, index) argmax: larger value wins, ties go to the smaller index. */
 static __device__ __forceinline__ void better(double &v, int &p, double v2, int p2)
 {
@@ -428,19 +451,18 @@ static __device__ void relocate(const float *__restrict__ frame, const lt_cu_par
     }
     const int kq = nth_bit(G.kmask, kb), x0 = (int)qx, y0 = (int)qy, bx = bp % S, by = bp / S;
     /* the four neighbours (left, right, up, down) */
+    auto ndx = [](int t) { return t == 0 ? -1 : t == 1 ? 1 : 0; };
+    auto ndy = [](int t) { return t == 2 ? -1 : t == 3 ? 1 : 0; };
     auto nbr = [&](int t, int *x, int *y, int *k) {
-      *x = x0 + (t == 0 ? -1 : t == 1 ? 1 : 0);
-      *y = y0 + (t == 2 ? -1 : t == 3 ? 1 : 0);
+      *x = x0 + ndx(t);
+      *y = y0 + ndy(t);
       *k = kq;
     };
     auto in_grid = [&](int t) {
-      const int gx = bx + (t == 0 ? -1 : t == 1 ? 1 : 0), gy = by + (t == 2 ? -1 : t == 3 ? 1 : 0);
+      const int gx = bx + ndx(t), gy = by + ndy(t);
       return gx >= 0 && gx < S && gy >= 0 && gy < S;
     };
-    if (tid < 4 && in_grid(tid)) {
-      const int gx = bx + (tid == 0 ? -1 : tid == 1 ? 1 : 0), gy = by + (tid == 2 ? -1 : tid == 3 ? 1 : 0);
-      RS.sub[tid] = sign * gs[(gy * S + gx) * K + kb];
-    }
+    if (tid < 4 && in_grid(tid)) RS.sub[tid] = sign * gs[((by + ndy(tid)) * S + bx + ndx(tid)) * K + kb];
     if (!(bx > 0 && bx < S - 1 && by > 0 && by < S - 1) && tid < 64) /* some lie outside the grid */
       gicov_tasks(frame, P, 4, 0, 64, nbr, [&](int t, double g) {
         if (!in_grid(t)) RS.sub[t] = sign * g;
@@ -593,7 +615,7 @@ __global__ void __launch_bounds__(NT, 1) track_kernel(const float *__restrict__ 
   __shared__ double s_xc, s_yc;
   float *buf = SH ? dsm : gwork + (size_t)blockIdx.x * work_floats;
   double *gs = (double *)buf;
-  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int tid = threadIdx.x;
 
   for (int ci = blockIdx.x; ci < n; ci += gridDim.x) {
     __syncthreads();
@@ -627,20 +649,8 @@ __global__ void __launch_bounds__(NT, 1) track_kernel(const float *__restrict__ 
     float *fx = buf, *fy = (F == buf + nwin) ? buf + 2 * nwin : buf + nwin;
     __syncthreads();
     /* 5. normalised gradient of F, evolution */
-    for (int t = tid; t < nwin; t += NT) unit_grad(F, w, h, t, &fx[t], &fy[t]);
-    __syncthreads();
-    if (warp == 0) {
-      double xc = qx - u1, yc = qy - v1;
-      const map_sampler smp = {F, fx, fy, w, h};
-      int eit = evolve_warp(smp, w, h, &xc, &yc, C.r, R, qy - v1, P, ES);
-      if (lane == 0) {
-        s_xc = xc + u1;
-        s_yc = yc + v1;
-        C.mgvf_iter = mit;
-        C.evolve_iter = eit;
-      }
-    }
-    __syncthreads();
+    if (tid == 0) C.mgvf_iter = mit;
+    evolve_cell(F, fx, fy, w, h, qx, qy, u1, v1, C, P, ES, &s_xc, &s_yc);
     /* 6. */
     finish_cell(frame, P, C, s_xc, s_yc, gs, &cells[ci]);
   }
@@ -725,7 +735,7 @@ __global__ void __launch_bounds__(NT) snake_kernel(const float *__restrict__ fra
   __shared__ double s_xc, s_yc;
   __shared__ double gs[9 * LT_LEUK_MAX_RADII];
   extern __shared__ __align__(16) float Fs[];
-  const int ci = blockIdx.x, tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int ci = blockIdx.x, tid = threadIdx.x;
   const lt_cu_win I = info[ci];
   if (I.skip) return;
   long long tp = clock64();
@@ -735,19 +745,7 @@ __global__ void __launch_bounds__(NT) snake_kernel(const float *__restrict__ fra
   float *fx = Fs + nwin, *fy = Fs + 2 * nwin;
   for (int t = tid; t < nwin; t += blockDim.x) Fs[t] = src[t];
   __syncthreads();
-  for (int t = tid; t < nwin; t += blockDim.x) unit_grad(Fs, I.w, I.h, t, &fx[t], &fy[t]);
-  __syncthreads();
-  if (warp == 0) {
-    double xc = I.qx - I.u1, yc = I.qy - I.v1;
-    const map_sampler smp = {Fs, fx, fy, I.w, I.h};
-    int eit = evolve_warp(smp, I.w, I.h, &xc, &yc, C.r, C.R, I.qy - I.v1, P, ES);
-    if (lane == 0) {
-      s_xc = xc + I.u1;
-      s_yc = yc + I.v1;
-      C.evolve_iter = eit;
-    }
-  }
-  __syncthreads();
+  evolve_cell(Fs, fx, fy, I.w, I.h, I.qx, I.qy, I.u1, I.v1, C, P, ES, &s_xc, &s_yc);
   LT_CU_PROF(P, 8, 0, tp);
   finish_cell(frame, P, C, s_xc, s_yc, gs, &cells[ci]);
   LT_CU_PROF(P, 8, 1, tp);
