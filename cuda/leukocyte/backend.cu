@@ -101,6 +101,9 @@ static void cu_destroy(void *vctx)
       if (pr[17])
         fprintf(stderr, "cuda timing (cycles): cluster MGVF %.0f per iteration (%llu iterations)\n",
                 (double)pr[16] / pr[17], pr[17]);
+      if (pr[22]) /* builds with -DLT_MGVF_PROF */
+        fprintf(stderr, "cuda timing (cycles per block-iteration): halo wait %.0f, pixels %.0f, check %.0f, sync %.0f\n",
+                (double)pr[18] / pr[22], (double)pr[19] / pr[22], (double)pr[20] / pr[22], (double)pr[21] / pr[22]);
     }
     cudaFree(c->d_prof);
     for (int k = 0; k < T_N; k++) {
@@ -132,9 +135,7 @@ static void cu_destroy(void *vctx)
   cudaFreeHost(c->h_rin);
   cudaFree(c->d_rout);
   cudaFreeHost(c->h_rout);
-  cudaFree(c->d_cells);
-  cudaFreeHost(c->h_cells);
-  cudaFree(c->d_err);
+  cudaFree(c->d_err); /* the cell block: the flag, then the cells */
   cudaFreeHost(c->h_err);
   cudaFree(c->d_work);
   cudaFree(c->d_gwin);
@@ -220,12 +221,15 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
       (err = host_alloc((void **)&c->h_rin, sizeof(lt_cu_refine_in) * c->refine_cap, "the refinement jobs")) ||
       (err = dev_alloc((void **)&c->d_rout, sizeof(lt_cu_refine_out) * c->refine_cap, "the refinement jobs")) ||
       (err = host_alloc((void **)&c->h_rout, sizeof(lt_cu_refine_out) * c->refine_cap, "the refinement jobs")) ||
-      (err = dev_alloc((void **)&c->d_cells, sizeof(lt_leuk_cell) * (max_cells > 0 ? max_cells : 1), "the cell states")) ||
-      (err = host_alloc((void **)&c->h_cells, sizeof(lt_leuk_cell) * (max_cells > 0 ? max_cells : 1), "the cell states")) ||
-      (err = dev_alloc((void **)&c->d_err, sizeof(int), "a flag")) ||
-      (err = host_alloc((void **)&c->h_err, sizeof(int), "a flag")) ||
+      (err = dev_alloc((void **)&c->d_err, sizeof(lt_leuk_cell) * (1 + (max_cells > 0 ? max_cells : 1)), "the cell states")) ||
+      (err = host_alloc((void **)&c->h_err, sizeof(lt_leuk_cell) * (1 + (max_cells > 0 ? max_cells : 1)), "the cell states")) ||
       (err = dev_alloc((void **)&c->d_iters, sizeof(int), "a counter")))
     goto fail;
+  /* one block per direction and frame: a cell-sized slot with the error
+   * flag, then the cells (one upload clears the flag, one copy brings
+   * both back) */
+  c->d_cells = (lt_leuk_cell *)c->d_err + 1;
+  c->h_cells = (lt_leuk_cell *)c->h_err + 1;
   /* the maxima prefix copy reads entries past the count: keep them defined */
   if ((e = cudaMemset(c->d_maxbuf, 0, 16 + sizeof(lt_cu_max) * c->max_cap)) != cudaSuccess) {
     err = lt_cuda_fail(e, "clearing the maxima list");
@@ -461,14 +465,12 @@ static int cu_track(void *vctx, lt_leuk_cell *cells, int n)
   memcpy(c->h_cells, cells, sizeof *cells * n);
   *c->h_err = 0;
   lt_cu_tic(c, T_TRACK);
-  LT_CU(cudaMemcpyAsync(c->d_cells, c->h_cells, sizeof *cells * n, cudaMemcpyHostToDevice, c->stream),
+  LT_CU(cudaMemcpyAsync(c->d_err, c->h_err, sizeof *cells * (n + 1), cudaMemcpyHostToDevice, c->stream),
         "uploading the cell states");
-  LT_CU(cudaMemsetAsync(c->d_err, 0, sizeof(int), c->stream), "clearing a flag");
   int err = c->cluster ? lt_cu_track_split_launch(c, n) : lt_cu_track_launch(c, n);
   if (err) return err;
-  LT_CU(cudaMemcpyAsync(c->h_cells, c->d_cells, sizeof *cells * n, cudaMemcpyDeviceToHost, c->stream),
+  LT_CU(cudaMemcpyAsync(c->h_err, c->d_err, sizeof *cells * (n + 1), cudaMemcpyDeviceToHost, c->stream),
         "copying the cell states back");
-  LT_CU(cudaMemcpyAsync(c->h_err, c->d_err, sizeof(int), cudaMemcpyDeviceToHost, c->stream), "copying a flag back");
   lt_cu_toc(c, T_TRACK);
   LT_CU(cudaStreamSynchronize(c->stream), "the tracking kernel");
   static const int ks[] = {T_UPLOAD, T_TRACK, T_TWIN, T_TMGVF, T_TSNAKE};

@@ -10,8 +10,9 @@
  *
  *  1. prediction p = centre + velocity;
  *  2. re-localisation: every (position within +-search of round(p), radius
- *     within one step of R) GICOV, 16 lanes per score (gicov16: the order of
- *     lt_gicov_at's LT_GICOV_LANES partial sums), then per position the best
+ *     within one step of R) GICOV, 4 lanes per score and a warp's 8 scores
+ *     neighbouring positions (gicov_lanes: the order of lt_gicov_at's
+ *     LT_GICOV_LANES partial sums), then per position the best
  *     radius and a block argmax (largest, strictly > 0, first in scan order
  *     on ties = the CPU loop), then the sub-pixel parabola through the best
  *     circle's four neighbours;
@@ -52,7 +53,9 @@ extern "C" {
 /* block sizes of the split path's window and MGVF kernels */
 #define WIN_THREADS 512
 #define MGVF_THREADS 256     /* default; LT_CUDA_MGVF_THREADS=64..512 */
+#ifndef MGVF_THREADS_MAX
 #define MGVF_THREADS_MAX 512
+#endif
 
 static __device__ __forceinline__ float heav(float z)
 {
@@ -78,7 +81,11 @@ static __device__ __forceinline__ bool nearz(float z) { return fabsf(z) <= 1e-6f
 
 /* One MGVF pixel from its 3x3 neighbourhood: mgvf.c's pixel()/row_interior()
  * bit for bit (no contraction). H is a select unless an argument lies in
- * the 1e-6 band around 0 (rare), then exact; same sums in the same order.
+ * the 1e-6 band around 0, then exact; same sums in the same order. (The
+ * band is rare per pixel but not per warp once F flattens: this branch
+ * costs about 16% of the MGVF time on the H100. Testing each term apart,
+ * so that a warp evaluates only the atanf some lane needs, measured slower:
+ * six branches in a row instead of six independent atanf in one.)
  * 2x > 1e-6f is tested as x > 5e-7f (exact: doubling is). */
 static __device__ __forceinline__ float mgvf_update(float c, float u, float d, float l, float r, float ur,
                                                     float dr, float ul, float dl, float e, float ml, float il)
@@ -306,38 +313,67 @@ static __device__ __forceinline__ void better(double &v, int &p, double v2, int 
   }
 }
 
-/* lt_gicov_at by the 16 lanes of a half warp: lane `sub` sums samples
- * n = sub, sub + 16, ...; the partials meet in a shuffle butterfly, the
- * order gicov.c adds its LT_GICOV_LANES partials in, so every lane returns
- * the CPU's value. All 32 lanes of the warp must call it; `valid` = false
- * lanes contribute nothing and get 0. */
-static __device__ double gicov16(const float *__restrict__ img, int x, int y, const lt_cu_params &P, int k,
-                                 bool valid)
+/* lt_gicov_at by G lanes (G = 4 or 16) of a warp. gicov.c sums the
+ * samples into LT_GICOV_LANES = 16 interleaved partials (sample n into
+ * n % 16) and adds them by halves: partial i += partial i + 8, then i + 4,
+ * i + 2, i + 1. Here a warp scores 32 / G tasks on lanes & (32/G - 1); the
+ * lane of group g = lane / (32/G) keeps partials g*PL .. g*PL + PL-1
+ * (PL = 16 / G), so a level pairs two lanes (a shuffle) while the pair
+ * spans groups and adds locally once it lies within one lane: every lane
+ * ends with the CPU's bits (addition is commutative). G = 4 puts 8 tasks on
+ * a warp: when they are neighbouring positions with the same radius each
+ * load touches 4 runs of 8 consecutive pixels instead of 32 scattered
+ * ones; G = 16 puts more lanes on each score when tasks are few. All 32
+ * lanes must call it; `valid` = false lanes contribute nothing and get 0. */
+template <int G>
+static __device__ double gicov_lanes(const float *__restrict__ img, int x, int y, const lt_cu_params &P, int k,
+                                     bool valid)
 {
-  static_assert(LT_GICOV_LANES == 16, "gicov16 is the CUDA side of LT_GICOV_LANES = 16");
-  const int w = P.fw, h = P.fh, sub = threadIdx.x & 15;
+  static_assert(LT_GICOV_LANES == 16 && (G == 4 || G == 16), "gicov_lanes deals out gicov.c's 16 partials");
+  constexpr int PL = 16 / G, TPW = 32 / G;
+  const int w = P.fw, h = P.fh, g = (int)(threadIdx.x & 31) / TPW;
   const int rad = P.radius[k] + 1;
   const bool in = valid && !(x - rad < 0 || y - rad < 0 || x + rad >= w || y + rad >= h);
   const int N = P.npoints;
-  double sum = 0.0, sq = 0.0;
+  double ps[PL], pq[PL];
+#pragma unroll
+  for (int j = 0; j < PL; j++) ps[j] = pq[j] = 0.0;
   if (in) {
     const int *off = P.off + k * N;
     const float *c0 = img + (size_t)y * w + x;
-#pragma unroll 5
-    for (int n = sub; n < N; n += 16) {
-      const float *p = c0 + __ldg(off + n);
-      float gxv = __fmul_rn(__fsub_rn(__ldg(p + 1), __ldg(p - 1)), 0.5f);
-      float gyv = __fmul_rn(__fsub_rn(__ldg(p + w), __ldg(p - w)), 0.5f);
-      double g = __dadd_rn(__dmul_rn((double)gxv, __ldg(P.cosv + n)), __dmul_rn((double)gyv, __ldg(P.sinv + n)));
-      sum = __dadd_rn(sum, g);
-      sq = __dadd_rn(sq, __dmul_rn(g, g));
+#pragma unroll(8 / PL)
+    for (int m = PL * g; m < N; m += 16) {
+#pragma unroll
+      for (int j = 0; j < PL; j++) {
+        const int n = m + j;
+        if (n < N) {
+          const float *p = c0 + __ldg(off + n);
+          const float gxv = __fmul_rn(__fsub_rn(__ldg(p + 1), __ldg(p - 1)), 0.5f);
+          const float gyv = __fmul_rn(__fsub_rn(__ldg(p + w), __ldg(p - w)), 0.5f);
+          const double v = __dadd_rn(__dmul_rn((double)gxv, __ldg(P.cosv + n)), __dmul_rn((double)gyv, __ldg(P.sinv + n)));
+          ps[j] = __dadd_rn(ps[j], v);
+          pq[j] = __dadd_rn(pq[j], __dmul_rn(v, v));
+        }
+      }
     }
   }
 #pragma unroll
   for (int o = 8; o > 0; o >>= 1) {
-    sum = __dadd_rn(sum, __shfl_xor_sync(0xffffffffu, sum, o));
-    sq = __dadd_rn(sq, __shfl_xor_sync(0xffffffffu, sq, o));
+    if (o >= PL) { /* partners in another lane */
+#pragma unroll
+      for (int j = 0; j < PL; j++) {
+        ps[j] = __dadd_rn(ps[j], __shfl_xor_sync(0xffffffffu, ps[j], (o / PL) * TPW));
+        pq[j] = __dadd_rn(pq[j], __shfl_xor_sync(0xffffffffu, pq[j], (o / PL) * TPW));
+      }
+    } else {
+#pragma unroll
+      for (int j = 0; j < o; j++) {
+        ps[j] = __dadd_rn(ps[j], ps[j + o]);
+        pq[j] = __dadd_rn(pq[j], pq[j + o]);
+      }
+    }
   }
+  const double sum = ps[0], sq = pq[0];
   if (!in) return 0.0;
   double Nd = N, mean = sum / Nd;
   double var = __dsub_rn(sq, __dmul_rn(sum, mean)) / (Nd - 1.0);
@@ -346,21 +382,23 @@ static __device__ double gicov16(const float *__restrict__ img, int x, int y, co
 }
 
 /* GICOV tasks 0..T-1 of the (calling) threads first..first+nthr-1 of the
- * block, 16 lanes per task: where(t, &x, &y, &k) says what task t is,
- * put(t, value) takes its result (called by one lane). Every thread of the
- * range must call it; nthr a multiple of 32. */
-template <class Where, class Put>
+ * block, 32 / G tasks per warp (gicov_lanes<G>): where(t, &x, &y, &k) says
+ * what task t is, put(t, value) takes its result (called by one lane).
+ * Every thread of the range must call it; nthr a multiple of 32. */
+template <int G, class Where, class Put>
 static __device__ void gicov_tasks(const float *__restrict__ frame, const lt_cu_params &P, int T, int first,
                                    int nthr, Where where, Put put)
 {
-  const int me = (int)threadIdx.x - first, groups = nthr / 16;
-  for (int base = 0; base < T; base += groups) {
-    const int t = base + me / 16;
+  constexpr int TPW = 32 / G;
+  const int me = (int)threadIdx.x - first, per = TPW * (nthr >> 5);
+  const int mine = (me >> 5) * TPW + (me & (TPW - 1));
+  for (int base = 0; base < T; base += per) {
+    const int t = base + mine;
     int x = 0, y = 0, k = 0;
     const bool valid = t < T;
     if (valid) where(t, &x, &y, &k);
-    const double g = gicov16(frame, x, y, P, k, valid);
-    if (valid && (me & 15) == 0) put(t, g);
+    const double g = gicov_lanes<G>(frame, x, y, P, k, valid);
+    if (valid && (me & 31) < TPW) put(t, g);
   }
 }
 
@@ -385,12 +423,20 @@ static __device__ __forceinline__ int nth_bit(unsigned m, int kk)
 struct grid_task {
   int ix, iy, S, search, K;
   unsigned kmask;
+  /* task t = kk * S * S + pos (radius-major: a warp's 8 tasks are
+   * neighbouring positions with the same radius); its score goes to
+   * slot(t) = pos * K + kk of the grid */
   __device__ void operator()(int t, int *x, int *y, int *k) const
   {
-    const int pos = t / K, kk = t - pos * K;
+    const int kk = t / (S * S), pos = t - kk * S * S;
     *k = nth_bit(kmask, kk);
     *y = iy + pos / S - search;
     *x = ix + pos % S - search;
+  }
+  __device__ int slot(int t) const
+  {
+    const int kk = t / (S * S);
+    return (t - kk * S * S) * K + kk;
   }
 };
 
@@ -464,7 +510,7 @@ static __device__ void relocate(const float *__restrict__ frame, const lt_cu_par
     };
     if (tid < 4 && in_grid(tid)) RS.sub[tid] = sign * gs[((by + ndy(tid)) * S + bx + ndx(tid)) * K + kb];
     if (!(bx > 0 && bx < S - 1 && by > 0 && by < S - 1) && tid < 64) /* some lie outside the grid */
-      gicov_tasks(frame, P, 4, 0, 64, nbr, [&](int t, double g) {
+      gicov_tasks<16>(frame, P, 4, 0, 64, nbr, [&](int t, double g) {
         if (!in_grid(t)) RS.sub[t] = sign * g;
       });
     __syncthreads();
@@ -543,15 +589,15 @@ static __device__ void finish_cell(const float *__restrict__ frame, const lt_cu_
 {
   const int tid = threadIdx.x, nt = (int)blockDim.x, nr = P.nradii;
   const int cx = (int)lround(nxc), cy = (int)lround(nyc);
-  gicov_tasks(
+  gicov_tasks<16>(
       frame, P, 9 * nr, 0, nt,
-      [&](int t, int *x, int *y, int *k) {
-        const int pos = t / nr;
-        *k = t - pos * nr;
+      [&](int t, int *x, int *y, int *k) { /* t = k * 9 + pos (radius-major) */
+        *k = t / 9;
+        const int pos = t - *k * 9;
         *x = cx + pos % 3 - 1;
         *y = cy + pos / 3 - 1;
       },
-      [&](int t, double g) { gs[t] = g; });
+      [&](int t, double g) { gs[(t % 9) * nr + t / 9] = g; });
   __syncthreads();
   if (tid == 0) {
     const int sign = C.sign;
@@ -624,7 +670,7 @@ __global__ void __launch_bounds__(NT, 1) track_kernel(const float *__restrict__ 
     const double R = C.R, px = C.xc + C.vx, py = C.yc + C.vy;
     /* 2. re-localisation */
     const grid_task G = grid_of(P, R, px, py);
-    gicov_tasks(frame, P, G.S * G.S * G.K, 0, NT, G, [&](int t, double g) { gs[t] = g; });
+    gicov_tasks<4>(frame, P, G.S * G.S * G.K, 0, NT, G, [&](int t, double g) { gs[G.slot(t)] = g; });
     __syncthreads();
     double qx, qy;
     relocate(frame, P, gs, G, C.sign, px, py, &qx, &qy, RS);
@@ -687,9 +733,9 @@ __global__ void __launch_bounds__(WIN_THREADS) window_kernel(const float *__rest
   asm volatile("barrier.cluster.arrive.relaxed.aligned;\n\tbarrier.cluster.wait.aligned;" ::: "memory");
   /* this block's tasks: [rank*T/CL, (rank+1)*T/CL) */
   const int t0 = (int)((long)rank * T / CL), t1 = (int)((long)(rank + 1) * T / CL);
-  gicov_tasks(
+  gicov_tasks<4>(
       frame, P, t1 - t0, 0, nt, [&](int t, int *x, int *y, int *k) { G(t0 + t, x, y, k); },
-      [&](int t, double g) { gs0[t0 + t] = g; });
+      [&](int t, double g) { gs0[G.slot(t0 + t)] = g; });
   cl.sync();
   if (rank != 0) return;
   LT_CU_PROF(P, 0, 0, tp);
@@ -781,7 +827,15 @@ static __device__ __forceinline__ void mb_wait(uint64_t *bar, unsigned parity)
 }
 #endif
 
-__global__ void __launch_bounds__(MGVF_THREADS_MAX) mgvf_cluster_kernel(float *gwin, const lt_cu_win *info,
+#ifndef LT_MGVF_MINB
+#define LT_MGVF_MINB 1
+#endif
+#ifdef LT_MGVF_PROF /* experiment: per-phase cycles of the iteration (thread 0 of each block) */
+#define MP_T(k) do { if (tid == 0) { long long t_ = clock64(); mp[k] += t_ - mpt; mpt = t_; } } while (0)
+#else
+#define MP_T(k) do { } while (0)
+#endif
+__global__ void __launch_bounds__(MGVF_THREADS_MAX, LT_MGVF_MINB) mgvf_cluster_kernel(float *gwin, const lt_cu_win *info,
                                                            lt_leuk_cell *cells, lt_cu_params P, int win_max,
                                                            int rows_cap, int wcap)
 {
@@ -829,13 +883,21 @@ __global__ void __launch_bounds__(MGVF_THREADS_MAX) mgvf_cluster_kernel(float *g
   long long tp = clock64();
   const float ml = P.mgvf_ml, il = P.mgvf_il;
   const double n = (double)w * h;
-  /* this thread's pixels: p = tid, tid + T, ... of the rows in the order
-   * 1, nr, 2, 3, ..., nr-1 (edge rows first, so the halos leave early);
-   * (row, column) advanced without a division per pixel */
+  /* this thread's tasks: vertical pixel pairs (local rows l, l+1; the last
+   * one single when nr is odd) t = tid, tid + T, ... of the pairs in the
+   * order first, last, 2nd, 3rd, ... (the edge rows first, so the halos
+   * leave early); a pair shares its 12 loads. (pair, column) advanced
+   * without a division per task. */
+  const int npair = (nr + 1) >> 1;
   const int q0 = tid / w, j0 = tid - q0 * w;
-  int it = 0, nchk = 0;
-  if (nr > 0)
-    while (it < P.mgvf_max_iter) {
+  int it = 0, nchk = 0, ran = 0; /* ran: iterations executed (one may be speculative) */
+  int pend = -1;                  /* the posted check awaiting its sum: its rbar index, else -1 */
+  unsigned pend_par = 0;
+#ifdef LT_MGVF_PROF
+  long long mp[4] = {0, 0, 0, 0}, mpt = clock64();
+#endif
+  if (nr > 0 && P.mgvf_max_iter > 0)
+    for (;;) {
       const int b = it & 1; /* iteration `it` reads buffer b (A = 0), writes 1-b */
       const float *cur = b ? B : A;
       float *nxt = b ? A : B;
@@ -847,27 +909,57 @@ __global__ void __launch_bounds__(MGVF_THREADS_MAX) mgvf_cluster_kernel(float *g
         if (tid == 0)
           ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cta, ptx::space_shared, &hbar[b ^ 1], hbytes);
       }
-      const bool check = (it + 1) % LT_MGVF_CHECK_EVERY == 0 || it + 1 == P.mgvf_max_iter;
+      MP_T(0);
+      const bool cap = it + 1 == P.mgvf_max_iter;
+      const bool check = (it + 1) % LT_MGVF_CHECK_EVERY == 0 && !cap; /* at the cap it stops anyway */
       double acc = 0.0;
-      for (int q = q0, j = j0; q < nr;) {
-        const int l = q == 0 ? 1 : q == 1 ? nr : q, gr = r0 - 1 + l;
-        const float *rc = cur + (size_t)l * w;
+      for (int q = q0, j = j0; q < npair;) {
+        const int pi = q == 0 ? 0 : q == 1 ? npair - 1 : q - 1;
+        const int l = 1 + 2 * pi, gr = r0 - 1 + l;
+        const bool two = l < nr;
+        const int lb = two ? l + 1 : l, grb = gr + two; /* the pair's bottom row */
         const float *ru = cur + (size_t)(gr > 0 ? l - 1 : l) * w;
-        const float *rd = cur + (size_t)(gr < h - 1 ? l + 1 : l) * w;
-        float c;
-        const float fn = mgvf_pixel(ru, rc, rd, j, w, E[(size_t)l * w + j], ml, il, &c);
-        nxt[(size_t)l * w + j] = fn;
-        if (l == 1 && has_up) ptx::st_async(upn + (size_t)(rows + 1) * w + j, fn, uphb + (b ^ 1));
-        if (l == nr && has_dn) ptx::st_async(dnn + j, fn, dnhb + (b ^ 1));
-        if (check) acc += (double)fabsf(fn - c);
+        const float *r1 = cur + (size_t)l * w, *r2 = cur + (size_t)lb * w;
+        const float *rd = cur + (size_t)(grb < h - 1 ? lb + 1 : lb) * w;
+        const int jl = j > 0 ? j - 1 : 0, jr = j < w - 1 ? j + 1 : w - 1;
+        const float u0 = ru[jl], u1 = ru[j], u2 = ru[jr];
+        const float a0 = r1[jl], a1 = r1[j], a2 = r1[jr];
+        const float c0 = r2[jl], c1 = r2[j], c2 = r2[jr];
+        const float d0 = rd[jl], d1 = rd[j], d2 = rd[jr];
+        /* top pixel: its row below is r2, or rd when single */
+        const float bl = two ? c0 : d0, bc = two ? c1 : d1, br = two ? c2 : d2;
+        const float f1 = mgvf_update(a1, u1, bc, a0, a2, u2, br, u0, bl, E[(size_t)l * w + j], ml, il);
+        nxt[(size_t)l * w + j] = f1;
+        if (check) acc += (double)fabsf(f1 - a1);
+        float fb = f1;
+        if (two) {
+          fb = mgvf_update(c1, a1, d1, c0, c2, a2, d2, a0, d0, E[(size_t)lb * w + j], ml, il);
+          nxt[(size_t)lb * w + j] = fb;
+          if (check) acc += (double)fabsf(fb - c1);
+        }
+        if (l == 1 && has_up) ptx::st_async(upn + (size_t)(rows + 1) * w + j, f1, uphb + (b ^ 1));
+        if (lb == nr && has_dn) ptx::st_async(dnn + j, fb, dnhb + (b ^ 1));
         j += T;
         while (j >= w) {
           j -= w;
           q++;
         }
       }
-      double diff = 0.0;
-      if (check) { /* the |change| reduction only on check iterations */
+      MP_T(1);
+      ran = it + 1;
+      /* The convergence test of check iteration c is decided after
+       * iteration c + 1 (speculative) has been computed: the partial sums
+       * travel while it runs. c + 1 wrote the buffer that c read, so c's
+       * result is intact; if c converged, c + 1 is discarded. */
+      bool stop = false;
+      if (pend >= 0) {
+        mb_wait(&rbar[pend], pend_par);
+        double diff = 0.0;
+        for (int q = 0; q < CLe; q++) diff += part[pend][q];
+        pend = -1;
+        stop = diff / n <= P.mgvf_tol; /* converged after iteration it - 1 */
+      }
+      if (check && !stop) { /* the |change| reduction only on check iterations */
         const int k = nchk & 1;
 #pragma unroll
         for (int o = 16; o > 0; o >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, o);
@@ -881,20 +973,29 @@ __global__ void __launch_bounds__(MGVF_THREADS_MAX) mgvf_cluster_kernel(float *g
           for (int q = 0; q < CLe; q++)
             ptx::st_async(cl.map_shared_rank(&part[k][rank], q), sp, cl.map_shared_rank(&rbar[k], q));
         }
-        mb_wait(&rbar[k], (nchk >> 1) & 1);
-        for (int q = 0; q < CLe; q++) diff += part[k][q];
+        pend = k;
+        pend_par = (nchk >> 1) & 1;
         nchk++;
       }
+      MP_T(2);
       __syncthreads(); /* this block's new rows complete before they are read */
+      MP_T(3);
+      if (stop) break; /* it iterations count; the result is in cur */
       it++;
-      if (check && diff / n <= P.mgvf_tol) break;
+      if (cap) break;
     }
-  /* the last iteration's halos may still be in flight: land them before
-   * anyone can leave */
-  if (hbytes && it > 0) mb_wait(&hbar[1 - ((it - 1) & 1)], ((it - 1) >> 1) & 1);
+  /* the last iteration's halos (sent in ran - 1) may still be in flight:
+   * land them before anyone can leave */
+  if (hbytes && ran > 0) mb_wait(&hbar[1 - ((ran - 1) & 1)], ((ran - 1) >> 1) & 1);
   const float *res = (it & 1) ? B : A;
   for (int t = tid; t < nr * w; t += T) g[(size_t)r0 * w + t] = res[w + t];
   if (rank == 0 && tid == 0) cells[ci].mgvf_iter = it;
+#ifdef LT_MGVF_PROF
+  if (P.prof && tid == 0) {
+    for (int k = 0; k < 4; k++) atomicAdd(&P.prof[18 + k], (unsigned long long)mp[k]);
+    atomicAdd(&P.prof[22], (unsigned long long)it);
+  }
+#endif
   if (rank == 0) {
     LT_CU_PROF(P, 16, 0, tp);
     if (P.prof && tid == 0) atomicAdd(&P.prof[17], (unsigned long long)it);
