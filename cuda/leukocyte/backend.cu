@@ -96,8 +96,8 @@ static void cu_destroy(void *vctx)
       for (int m = 0; m < 2; m++)
         for (int k = 0; k < 4; k++)
           if (pr[8 * m + 7] && ph[m][k][0])
-            fprintf(stderr, "cuda timing (cycles per cell): %s kernel, %-16s %10.0f\n", m ? "snake" : "window",
-                    ph[m][k], (double)pr[8 * m + k] / pr[8 * m + 7]);
+            fprintf(stderr, "cuda timing (cycles per cell): %s kernel, %-16s %10.0f (slowest cell %llu)\n",
+                    m ? "snake" : "window", ph[m][k], (double)pr[8 * m + k] / pr[8 * m + 7], pr[8 * m + 3 + k]);
       if (pr[17])
         fprintf(stderr, "cuda timing (cycles): cluster MGVF %.0f per iteration (%llu iterations)\n",
                 (double)pr[16] / pr[17], pr[17]);

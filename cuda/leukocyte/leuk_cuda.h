@@ -69,14 +69,16 @@ typedef struct lt_cu_win {
 } lt_cu_win;
 
 /* LT_CUDA_TIMING=2: per-phase clock64 cycles summed over cells (thread 0 of
- * cell): window kernel phases 0-2, snake kernel 8-9, cluster MGVF 16
- * (cycles) and 17 (iterations), calls at 7 and 15. */
+ * cell): window kernel phases 0-2 (their maxima over cells at 3-5), snake
+ * kernel 8-9 (maxima 11-12), cluster MGVF 16 (cycles) and 17 (iterations),
+ * calls at 7 and 15. */
 #define LT_CU_PROF_N 24
 #define LT_CU_PROF(P, base, ph, tp)                                                                   \
   do {                                                                                              \
     if ((P).prof && threadIdx.x == 0) {                                                             \
       long long t_ = clock64();                                                                     \
       atomicAdd(&(P).prof[(base) + (ph)], (unsigned long long)(t_ - (tp)));                         \
+      atomicMax(&(P).prof[(base) + 3 + (ph)], (unsigned long long)(t_ - (tp)));                     \
       (tp) = t_;                                                                                    \
     }                                                                                               \
   } while (0)

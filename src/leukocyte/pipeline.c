@@ -41,7 +41,7 @@ typedef struct run {
   lt_leuk_max *maxima;
   lt_leuk_det *dets;
   double t[ST_N];
-  long cell_frames, mgvf_iters, evolve_iters, mgvf_frame_max_sum, track_frames;
+  long cell_frames, mgvf_iters, evolve_iters, mgvf_frame_max_sum, evolve_frame_max_sum, track_frames;
   int warned_full;
   double t_first, t_last; /* when the first and the last frame were done */
 } run;
@@ -167,10 +167,11 @@ static int print_stats(const run *R, lt_outfile *so, int frames, double wall)
   if (R->cell_frames)
     fprintf(f,
             "cells tracked: %ld cell-frames, mean MGVF iterations %.1f (slowest cell of a frame: %.1f on "
-            "average), mean snake iterations %.1f\n",
+            "average), mean snake iterations %.1f (slowest: %.1f)\n",
             R->cell_frames, (double)R->mgvf_iters / R->cell_frames,
             (double)R->mgvf_frame_max_sum / (R->track_frames ? R->track_frames : 1),
-            (double)R->evolve_iters / R->cell_frames);
+            (double)R->evolve_iters / R->cell_frames,
+            (double)R->evolve_frame_max_sum / (R->track_frames ? R->track_frames : 1));
   return so->fp ? lt_out_commit(so) : 0;
 }
 
@@ -259,13 +260,15 @@ int lt_leuk_run(const lt_options *o)
       double t1 = lt_now();
       if ((err = R.be->track(R.ctx, R.cells, R.ncells))) goto out;
       R.t[ST_TRACK] += lt_now() - t1;
-      int fmax = 0;
+      int fmax = 0, emax = 0;
       for (int i = 0; i < R.ncells; i++) {
         R.mgvf_iters += R.cells[i].mgvf_iter;
         R.evolve_iters += R.cells[i].evolve_iter;
         if (R.cells[i].mgvf_iter > fmax) fmax = R.cells[i].mgvf_iter;
+        if (R.cells[i].evolve_iter > emax) emax = R.cells[i].evolve_iter;
       }
       R.mgvf_frame_max_sum += fmax; /* a frame waits for its slowest cell */
+      R.evolve_frame_max_sum += emax;
       R.track_frames++;
       R.cell_frames += R.ncells;
       if ((err = compact(&R))) goto out;
