@@ -61,10 +61,24 @@ static void timing_collect(lt_cu_ctx *c, const int *ks, int nk)
   }
 }
 
-__global__ void widen_kernel(const unsigned char *__restrict__ src, float *dst, size_t n)
+/* The frame's float pixels (from 8-bit src8 into dst, or already in srcf)
+ * and its gradient: (p[1] - p[-1]) / 2, (p[w] - p[-w]) / 2 at interior
+ * pixels, exactly what lt_gicov_at computes on the fly (0 on the border,
+ * where no stencil point lies). */
+__global__ void frame_kernel(const unsigned char *__restrict__ src8, const float *__restrict__ srcf, float *dst,
+                             float2 *grad, int fw, int fh)
 {
-  size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) dst[i] = (float)src[i];
+  const size_t n = (size_t)fw * fh, i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  auto v = [&](size_t k) { return src8 ? (float)src8[k] : srcf[k]; };
+  if (src8) dst[i] = v(i);
+  const int y = (int)(i / fw), x = (int)(i - (size_t)y * fw);
+  float2 g = make_float2(0.0f, 0.0f);
+  if (x > 0 && x < fw - 1 && y > 0 && y < fh - 1) {
+    g.x = __fmul_rn(__fsub_rn(v(i + 1), v(i - 1)), 0.5f);
+    g.y = __fmul_rn(__fsub_rn(v(i + fw), v(i - fw)), 0.5f);
+  }
+  grad[i] = g;
 }
 
 /* The stencil's sample offsets within a frame row-major of `width`. */
@@ -117,6 +131,7 @@ static void cu_destroy(void *vctx)
   cudaFree(c->d_dy);
   cudaFree(c->d_off);
   cudaFree(c->d_frame);
+  cudaFree(c->d_grad);
   cudaFree(c->d_frame8);
   for (int i = 0; i < 2; i++) {
     cudaFreeHost(c->h_framef[i]);
@@ -182,6 +197,7 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
   c->fw = width;
   c->fh = height;
   c->max_cells = max_cells;
+  c->dev_cells = -1;
   const char *tv = getenv("LT_CUDA_TIMING");
   c->timing = tv && tv[0] && strcmp(tv, "0") != 0;
   lt_stencil st;
@@ -205,6 +221,7 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
       (err = dev_alloc((void **)&c->d_off, sizeof(int) * N * nr, "the stencils")) ||
       (err = dev_alloc((void **)&c->d_frame, sizeof(float) * n, "the frame")) ||
       (err = dev_alloc((void **)&c->d_frame8, n, "the frame")) ||
+      (err = dev_alloc((void **)&c->d_grad, sizeof(float2) * n, "the frame gradient")) ||
       (err = host_alloc((void **)&c->h_framef[0], sizeof(float) * n, "the frame staging")) ||
       (err = host_alloc((void **)&c->h_framef[1], sizeof(float) * n, "the frame staging")) ||
       (err = host_alloc((void **)&c->h_frame8[0], n, "the frame staging")) ||
@@ -270,6 +287,7 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
     k->dx = c->d_dx;
     k->dy = c->d_dy;
     k->off = c->d_off;
+    k->grad = c->d_grad;
     k->search = p->search;
     k->mgvf_ml = (float)(p->mgvf_mu / p->mgvf_lambda);
     k->mgvf_il = (float)(1.0 / p->mgvf_lambda);
@@ -355,13 +373,17 @@ static int cu_set_frame(void *vctx, const float *frame, const unsigned char *fra
   if (!bad) {
     LT_CU(cudaMemcpyAsync(c->d_frame8, h8, n, cudaMemcpyHostToDevice, c->stream), "the frame upload");
     LT_CU(cudaEventRecord(c->ev_staged[i], c->stream), "the frame upload");
-    widen_kernel<<<(unsigned)((n + 255) / 256), 256, 0, c->stream>>>(c->d_frame8, c->d_frame, n);
+    frame_kernel<<<(unsigned)((n + 255) / 256), 256, 0, c->stream>>>(c->d_frame8, NULL, c->d_frame, c->d_grad,
+                                                                      c->fw, c->fh);
     LT_CU(cudaGetLastError(), "the frame conversion kernel launch");
   } else {
     memcpy(c->h_framef[i], frame, sizeof(float) * n);
     LT_CU(cudaMemcpyAsync(c->d_frame, c->h_framef[i], sizeof(float) * n, cudaMemcpyHostToDevice, c->stream),
           "the frame upload");
     LT_CU(cudaEventRecord(c->ev_staged[i], c->stream), "the frame upload");
+    frame_kernel<<<(unsigned)((n + 255) / 256), 256, 0, c->stream>>>(NULL, c->d_frame, c->d_frame, c->d_grad,
+                                                                      c->fw, c->fh);
+    LT_CU(cudaGetLastError(), "the frame gradient kernel launch");
   }
   lt_cu_toc(c, T_UPLOAD);
   return 0;
@@ -462,11 +484,17 @@ static int cu_track(void *vctx, lt_leuk_cell *cells, int n)
     lt_error("track: %d cells, more than the %d this context was created for", n, c->max_cells);
     return LT_ERR_INTERNAL;
   }
-  memcpy(c->h_cells, cells, sizeof *cells * n);
-  *c->h_err = 0;
   lt_cu_tic(c, T_TRACK);
-  LT_CU(cudaMemcpyAsync(c->d_err, c->h_err, sizeof *cells * (n + 1), cudaMemcpyHostToDevice, c->stream),
-        "uploading the cell states");
+  /* The device keeps the states of the last step (and a clear flag); they
+   * go up again only when the host changed them (new or dropped cells). */
+  const int same = c->dev_cells == n && !memcmp(c->h_cells, cells, sizeof *cells * n);
+  c->dev_cells = -1;
+  if (!same) {
+    memcpy(c->h_cells, cells, sizeof *cells * n);
+    *c->h_err = 0;
+    LT_CU(cudaMemcpyAsync(c->d_err, c->h_err, sizeof *cells * (n + 1), cudaMemcpyHostToDevice, c->stream),
+          "uploading the cell states");
+  }
   int err = c->cluster ? lt_cu_track_split_launch(c, n) : lt_cu_track_launch(c, n);
   if (err) return err;
   LT_CU(cudaMemcpyAsync(c->h_err, c->d_err, sizeof *cells * (n + 1), cudaMemcpyDeviceToHost, c->stream),
@@ -481,6 +509,7 @@ static int cu_track(void *vctx, lt_leuk_cell *cells, int n)
     return LT_ERR_INTERNAL;
   }
   memcpy(cells, c->h_cells, sizeof *cells * n);
+  c->dev_cells = n;
   return 0;
 }
 

@@ -323,11 +323,12 @@ static __device__ __forceinline__ void better(double &v, int &p, double v2, int 
  * ends with the CPU's bits (addition is commutative). G = 4 puts 8 tasks on
  * a warp: when they are neighbouring positions with the same radius each
  * load touches 4 runs of 8 consecutive pixels instead of 32 scattered
- * ones; G = 16 puts more lanes on each score when tasks are few. All 32
- * lanes must call it; `valid` = false lanes contribute nothing and get 0. */
+ * ones; G = 16 puts more lanes on each score when tasks are few. A sample
+ * reads the current frame's gradient P.grad (made with the frame: the same
+ * central differences, one 8-byte load instead of four). All 32 lanes must
+ * call it; `valid` = false lanes contribute nothing and get 0. */
 template <int G>
-static __device__ double gicov_lanes(const float *__restrict__ img, int x, int y, const lt_cu_params &P, int k,
-                                     bool valid)
+static __device__ double gicov_lanes(int x, int y, const lt_cu_params &P, int k, bool valid)
 {
   static_assert(LT_GICOV_LANES == 16 && (G == 4 || G == 16), "gicov_lanes deals out gicov.c's 16 partials");
   constexpr int PL = 16 / G, TPW = 32 / G;
@@ -340,17 +341,15 @@ static __device__ double gicov_lanes(const float *__restrict__ img, int x, int y
   for (int j = 0; j < PL; j++) ps[j] = pq[j] = 0.0;
   if (in) {
     const int *off = P.off + k * N;
-    const float *c0 = img + (size_t)y * w + x;
+    const float2 *c0 = P.grad + (size_t)y * w + x; /* img's gradient, made with the frame */
 #pragma unroll(8 / PL)
     for (int m = PL * g; m < N; m += 16) {
 #pragma unroll
       for (int j = 0; j < PL; j++) {
         const int n = m + j;
         if (n < N) {
-          const float *p = c0 + __ldg(off + n);
-          const float gxv = __fmul_rn(__fsub_rn(__ldg(p + 1), __ldg(p - 1)), 0.5f);
-          const float gyv = __fmul_rn(__fsub_rn(__ldg(p + w), __ldg(p - w)), 0.5f);
-          const double v = __dadd_rn(__dmul_rn((double)gxv, __ldg(P.cosv + n)), __dmul_rn((double)gyv, __ldg(P.sinv + n)));
+          const float2 gv = __ldg(c0 + __ldg(off + n));
+          const double v = __dadd_rn(__dmul_rn((double)gv.x, __ldg(P.cosv + n)), __dmul_rn((double)gv.y, __ldg(P.sinv + n)));
           ps[j] = __dadd_rn(ps[j], v);
           pq[j] = __dadd_rn(pq[j], __dmul_rn(v, v));
         }
@@ -386,8 +385,7 @@ static __device__ double gicov_lanes(const float *__restrict__ img, int x, int y
  * what task t is, put(t, value) takes its result (called by one lane).
  * Every thread of the range must call it; nthr a multiple of 32. */
 template <int G, class Where, class Put>
-static __device__ void gicov_tasks(const float *__restrict__ frame, const lt_cu_params &P, int T, int first,
-                                   int nthr, Where where, Put put)
+static __device__ void gicov_tasks(const lt_cu_params &P, int T, int first, int nthr, Where where, Put put)
 {
   constexpr int TPW = 32 / G;
   const int me = (int)threadIdx.x - first, per = TPW * (nthr >> 5);
@@ -397,7 +395,7 @@ static __device__ void gicov_tasks(const float *__restrict__ frame, const lt_cu_
     int x = 0, y = 0, k = 0;
     const bool valid = t < T;
     if (valid) where(t, &x, &y, &k);
-    const double g = gicov_lanes<G>(frame, x, y, P, k, valid);
+    const double g = gicov_lanes<G>(x, y, P, k, valid);
     if (valid && (me & 31) < TPW) put(t, g);
   }
 }
@@ -510,7 +508,7 @@ static __device__ void relocate(const float *__restrict__ frame, const lt_cu_par
     };
     if (tid < 4 && in_grid(tid)) RS.sub[tid] = sign * gs[((by + ndy(tid)) * S + bx + ndx(tid)) * K + kb];
     if (!(bx > 0 && bx < S - 1 && by > 0 && by < S - 1) && tid < 64) /* some lie outside the grid */
-      gicov_tasks<16>(frame, P, 4, 0, 64, nbr, [&](int t, double g) {
+      gicov_tasks<16>(P, 4, 0, 64, nbr, [&](int t, double g) {
         if (!in_grid(t)) RS.sub[t] = sign * g;
       });
     __syncthreads();
@@ -589,8 +587,7 @@ static __device__ void finish_cell(const float *__restrict__ frame, const lt_cu_
 {
   const int tid = threadIdx.x, nt = (int)blockDim.x, nr = P.nradii;
   const int cx = (int)lround(nxc), cy = (int)lround(nyc);
-  gicov_tasks<16>(
-      frame, P, 9 * nr, 0, nt,
+  gicov_tasks<16>(P, 9 * nr, 0, nt,
       [&](int t, int *x, int *y, int *k) { /* t = k * 9 + pos (radius-major) */
         *k = t / 9;
         const int pos = t - *k * 9;
@@ -670,7 +667,7 @@ __global__ void __launch_bounds__(NT, 1) track_kernel(const float *__restrict__ 
     const double R = C.R, px = C.xc + C.vx, py = C.yc + C.vy;
     /* 2. re-localisation */
     const grid_task G = grid_of(P, R, px, py);
-    gicov_tasks<4>(frame, P, G.S * G.S * G.K, 0, NT, G, [&](int t, double g) { gs[G.slot(t)] = g; });
+    gicov_tasks<4>(P, G.S * G.S * G.K, 0, NT, G, [&](int t, double g) { gs[G.slot(t)] = g; });
     __syncthreads();
     double qx, qy;
     relocate(frame, P, gs, G, C.sign, px, py, &qx, &qy, RS);
@@ -733,8 +730,7 @@ __global__ void __launch_bounds__(WIN_THREADS) window_kernel(const float *__rest
   asm volatile("barrier.cluster.arrive.relaxed.aligned;\n\tbarrier.cluster.wait.aligned;" ::: "memory");
   /* this block's tasks: [rank*T/CL, (rank+1)*T/CL) */
   const int t0 = (int)((long)rank * T / CL), t1 = (int)((long)(rank + 1) * T / CL);
-  gicov_tasks<4>(
-      frame, P, t1 - t0, 0, nt, [&](int t, int *x, int *y, int *k) { G(t0 + t, x, y, k); },
+  gicov_tasks<4>(P, t1 - t0, 0, nt, [&](int t, int *x, int *y, int *k) { G(t0 + t, x, y, k); },
       [&](int t, double g) { gs0[G.slot(t0 + t)] = g; });
   cl.sync();
   if (rank != 0) return;
