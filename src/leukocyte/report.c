@@ -61,6 +61,8 @@ void lt_track_free(lt_track_info *t)
   t->spot_ids = NULL;
 }
 
+static void writer_start(lt_report *r);
+
 static double mean_radius(const lt_leuk_cell *c)
 {
   double s = 0;
@@ -115,41 +117,151 @@ int lt_report_open(lt_report *r, const lt_options *o, int width, int height, dou
             "      </TrackFeatures>\n    </FeatureDeclarations>\n    <AllSpots>\n",
             LT_VERSION, unit, fps > 0 ? "sec" : "frame");
   }
-  return lt_out_check(&r->out);
+  err = lt_out_check(&r->out);
+  if (!err) writer_start(r);
+  return err;
 }
 
-int lt_report_frame(lt_report *r, int frame, double t_s, const lt_leuk_cell *cells,
-                    lt_track_info *info, int n)
+/* The rows of one frame into the output (the writer thread, or the frame
+ * call when there is none); fflush so that rows are complete at frame
+ * boundaries (for .partial). */
+static int write_rows(lt_report *r, const lt_report_slot *sl)
 {
   FILE *f = r->out.fp;
   const lt_options *o = r->o;
-  double s = o->um_per_px;
-  if (o->format == LT_FORMAT_TRACKMATE && n > 0) fprintf(f, "      <SpotsInFrame frame=\"%d\">\n", frame);
-  for (int i = 0; i < n; i++) {
-    const lt_leuk_cell *c = &cells[i];
-    double rad = mean_radius(c);
-    int spot = r->next_spot++;
-    int err = lt_track_add(&info[i], frame, c->xc, c->yc, rad, spot);
-    if (err) {
-      lt_error("out of memory recording track %d", info[i].id);
-      return err;
-    }
+  const double s = o->um_per_px;
+  if (o->format == LT_FORMAT_TRACKMATE && sl->n > 0) fprintf(f, "      <SpotsInFrame frame=\"%d\">\n", sl->frame);
+  for (int i = 0; i < sl->n; i++) {
+    const lt_report_row *w = &sl->rows[i];
     if (o->format == LT_FORMAT_CSV) {
-      fprintf(f, "%d,%.6f,%d,%.3f,%.3f,%.3f,%.4f", frame, t_s, info[i].id, c->xc, c->yc, rad, c->gicov);
-      if (s > 0) fprintf(f, ",%.4f,%.4f", c->xc * s, c->yc * s);
+      fprintf(f, "%d,%.6f,%d,%.3f,%.3f,%.3f,%.4f", sl->frame, sl->t_s, w->id, w->x, w->y, w->radius, w->gicov);
+      if (s > 0) fprintf(f, ",%.4f,%.4f", w->x * s, w->y * s);
       fputc('\n', f);
     } else if (o->format == LT_FORMAT_TRACKMATE) {
       double k = s > 0 ? s : 1.0;
       fprintf(f,
               "        <Spot ID=\"%d\" name=\"ID%d\" QUALITY=\"%.4f\" POSITION_X=\"%.4f\" POSITION_Y=\"%.4f\" "
               "POSITION_Z=\"0.0\" POSITION_T=\"%.6f\" FRAME=\"%d\" RADIUS=\"%.4f\" VISIBILITY=\"1\" />\n",
-              spot, spot, fabs(c->gicov), c->xc * k, c->yc * k, r->fps > 0 ? t_s : (double)frame, frame, rad * k);
+              w->spot, w->spot, fabs(w->gicov), w->x * k, w->y * k, r->fps > 0 ? sl->t_s : (double)sl->frame,
+              sl->frame, w->radius * k);
     }
   }
-  if (o->format == LT_FORMAT_TRACKMATE && n > 0) fputs("      </SpotsInFrame>\n", f);
-  fflush(f); /* rows are complete at frame boundaries (for .partial) */
-  r->frames_written++;
+  if (o->format == LT_FORMAT_TRACKMATE && sl->n > 0) fputs("      </SpotsInFrame>\n", f);
+  fflush(f);
   return lt_out_check(&r->out);
+}
+
+static void *writer_main(void *arg)
+{
+  lt_report *r = (lt_report *)arg;
+  pthread_mutex_lock(&r->mu);
+  for (;;) {
+    while (r->count == 0 && !r->stop) pthread_cond_wait(&r->cv, &r->mu);
+    if (r->count == 0) break; /* stopped and drained */
+    lt_report_slot *sl = &r->slots[(r->head - r->count + LT_REPORT_SLOTS) % LT_REPORT_SLOTS];
+    int bad = r->werr;
+    pthread_mutex_unlock(&r->mu);
+    int err = bad ? 0 : write_rows(r, sl); /* after a failure the rest is dropped */
+    pthread_mutex_lock(&r->mu);
+    if (err && !r->werr) r->werr = err;
+    r->count--;
+    pthread_cond_broadcast(&r->cv);
+  }
+  pthread_mutex_unlock(&r->mu);
+  return NULL;
+}
+
+static void writer_start(lt_report *r)
+{
+  if (pthread_mutex_init(&r->mu, NULL) != 0) return;
+  if (pthread_cond_init(&r->cv, NULL) != 0) {
+    pthread_mutex_destroy(&r->mu);
+    return;
+  }
+  if (pthread_create(&r->writer, NULL, writer_main, r) != 0) {
+    pthread_cond_destroy(&r->cv);
+    pthread_mutex_destroy(&r->mu);
+    return;
+  }
+  r->writer_on = 1;
+}
+
+/* Waits until every handed frame is written and ends the writer; its
+ * error, if any. */
+static int writer_join(lt_report *r)
+{
+  if (!r->writer_on) return 0;
+  pthread_mutex_lock(&r->mu);
+  r->stop = 1;
+  pthread_cond_broadcast(&r->cv);
+  pthread_mutex_unlock(&r->mu);
+  pthread_join(r->writer, NULL);
+  pthread_cond_destroy(&r->cv);
+  pthread_mutex_destroy(&r->mu);
+  r->writer_on = 0;
+  return r->werr;
+}
+
+static void slots_free(lt_report *r)
+{
+  for (int i = 0; i < LT_REPORT_SLOTS; i++) {
+    free(r->slots[i].rows);
+    r->slots[i].rows = NULL;
+  }
+}
+
+int lt_report_frame(lt_report *r, int frame, double t_s, const lt_leuk_cell *cells,
+                    lt_track_info *info, int n)
+{
+  lt_report_slot local = {0, 0, 0, 0.0, NULL}, *sl = &local;
+  if (r->writer_on) {
+    pthread_mutex_lock(&r->mu);
+    while (r->count == LT_REPORT_SLOTS && !r->werr) pthread_cond_wait(&r->cv, &r->mu);
+    int err = r->werr;
+    pthread_mutex_unlock(&r->mu);
+    if (err) return err;
+    sl = &r->slots[r->head]; /* free: the writer only takes filled slots */
+  }
+  if (n > sl->cap) {
+    lt_report_row *nr = realloc(sl->rows, sizeof *nr * (size_t)n);
+    if (!nr) {
+      lt_error("out of memory formatting frame %d", frame);
+      return LT_ERR_INTERNAL;
+    }
+    sl->rows = nr;
+    sl->cap = n;
+  }
+  sl->frame = frame;
+  sl->t_s = t_s;
+  sl->n = n;
+  for (int i = 0; i < n; i++) {
+    const lt_leuk_cell *c = &cells[i];
+    lt_report_row *w = &sl->rows[i];
+    w->id = info[i].id;
+    w->spot = r->next_spot++;
+    w->x = c->xc;
+    w->y = c->yc;
+    w->radius = mean_radius(c);
+    w->gicov = c->gicov;
+    int err = lt_track_add(&info[i], frame, w->x, w->y, w->radius, w->spot);
+    if (err) {
+      lt_error("out of memory recording track %d", info[i].id);
+      free(local.rows);
+      return err;
+    }
+  }
+  r->frames_written++;
+  if (!r->writer_on) {
+    int err = write_rows(r, sl);
+    free(local.rows);
+    return err;
+  }
+  pthread_mutex_lock(&r->mu);
+  r->head = (r->head + 1) % LT_REPORT_SLOTS;
+  r->count++;
+  pthread_cond_broadcast(&r->cv);
+  pthread_mutex_unlock(&r->mu);
+  return 0;
 }
 
 static int cmpd(const void *a, const void *b)
@@ -243,6 +355,12 @@ static int write_summary(lt_report *r, lt_track_info *all, int nall)
 
 int lt_report_finish(lt_report *r, lt_track_info *all, int nall)
 {
+  int werr = writer_join(r);
+  slots_free(r);
+  if (werr) { /* the complete frames written before the failure stay in .partial */
+    lt_report_abort(r);
+    return werr;
+  }
   FILE *f = r->out.fp;
   const lt_options *o = r->o;
   if (o->format == LT_FORMAT_TRACKMATE) {
@@ -279,6 +397,8 @@ int lt_report_finish(lt_report *r, lt_track_info *all, int nall)
 
 void lt_report_abort(lt_report *r)
 {
+  writer_join(r); /* the frames handed over are written first */
+  slots_free(r);
   lt_out_abort(&r->sum, 0);
   /* only rows are worth keeping: a header alone is removed */
   lt_out_abort(&r->out, r->o->format == LT_FORMAT_CSV && r->frames_written > 0);

@@ -4,6 +4,7 @@
 #ifndef LT_TRACKS_H
 #define LT_TRACKS_H
 
+#include <pthread.h>
 #include <stdio.h>
 
 #include "cli.h"
@@ -25,6 +26,19 @@ typedef struct lt_track_info {
   int end;                   /* LT_END_* */
 } lt_track_info;
 
+/* One frame's rows waiting for the writer thread. */
+typedef struct lt_report_row {
+  int id, spot;
+  double x, y, radius;
+  float gicov;
+} lt_report_row;
+typedef struct lt_report_slot {
+  int frame, n, cap;
+  double t_s;
+  lt_report_row *rows;
+} lt_report_slot;
+#define LT_REPORT_SLOTS 16
+
 typedef struct lt_report {
   const lt_options *o;
   int width, height;
@@ -32,7 +46,16 @@ typedef struct lt_report {
   lt_outfile out;
   lt_outfile sum;            /* --summary, opened at start so a bad path fails early */
   int next_spot;
-  int frames_written;
+  int frames_written;        /* frames handed to the writer (all written once it is joined) */
+  /* The rows are formatted and written by a writer thread (a few frames
+   * behind the tracking, in order); without it (it could not start) the
+   * frame call writes them itself. */
+  pthread_t writer;
+  int writer_on;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  lt_report_slot slots[LT_REPORT_SLOTS];
+  int head, count, stop, werr; /* under mu */
 } lt_report;
 
 int lt_report_open(lt_report *r, const lt_options *o, int width, int height, double fps);
