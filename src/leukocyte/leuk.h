@@ -23,9 +23,7 @@
  * at most 3 iterations past the reference's stopping point, each changing F
  * by less than the tolerance, and the GPU saves a block-wide reduction on
  * the other iterations. Both backends use it. */
-#ifndef LT_MGVF_CHECK_EVERY
 #define LT_MGVF_CHECK_EVERY 4
-#endif
 
 typedef struct lt_rect {
   int x, y, w, h;
