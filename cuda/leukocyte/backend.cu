@@ -484,6 +484,11 @@ static int cu_track(void *vctx, lt_leuk_cell *cells, int n)
     lt_error("track: %d cells, more than the %d this context was created for", n, c->max_cells);
     return LT_ERR_INTERNAL;
   }
+  /* the cells that were fast in the last frame get half an MGVF cluster */
+  int slowest = 0;
+  for (int i = 0; i < n; i++)
+    if (cells[i].mgvf_iter > slowest) slowest = cells[i].mgvf_iter;
+  c->mgvf_split = (int)((long)slowest * c->mgvf_split_pct / 100);
   lt_cu_tic(c, T_TRACK);
   /* The device keeps the states of the last step (and a clear flag); they
    * go up again only when the host changed them (new or dropped cells). */

@@ -126,6 +126,8 @@ typedef struct lt_cu_ctx {
   /* split tracking (LT_CUDA_MGVF=cluster): E/F windows and geometry in
    * global memory for split_cap cells, MGVF on clusters of `cluster` blocks */
   int cluster, wcluster, mgvf_threads, split_cap;
+  int mgvf_split_pct; /* cells below this % of the last frame's slowest MGVF use half the cluster (0: off) */
+  int mgvf_split;     /* this frame's threshold in iterations (0: none) */
   float *d_gwin;
   lt_cu_win *d_info;
   /* MGVF test access */

@@ -833,7 +833,7 @@ static __device__ __forceinline__ void mb_wait(uint64_t *bar, unsigned parity)
 #endif
 __global__ void __launch_bounds__(MGVF_THREADS_MAX, LT_MGVF_MINB) mgvf_cluster_kernel(float *gwin, const lt_cu_win *info,
                                                            lt_leuk_cell *cells, lt_cu_params P, int win_max,
-                                                           int rows_cap, int wcap)
+                                                           int rows_cap, int wcap, int it_split)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 /* clusters: Hopper and newer */
   namespace cg = cooperative_groups;
@@ -843,10 +843,16 @@ __global__ void __launch_bounds__(MGVF_THREADS_MAX, LT_MGVF_MINB) mgvf_cluster_k
   __shared__ double part[2][16];
   __shared__ double wpart[MGVF_THREADS_MAX / 32];
   __shared__ __align__(8) uint64_t hbar[2], rbar[2];
-  const int CL = (int)cl.num_blocks(), rank = (int)cl.block_rank();
-  const int ci = blockIdx.x / CL;
+  const int CLn = (int)cl.num_blocks(), rank = (int)cl.block_rank();
+  const int ci = blockIdx.x / CLn;
   const lt_cu_win I = info[ci];
   if (I.skip) return; /* the whole cluster */
+  /* A cell that needed fewer than it_split iterations in the last frame
+   * (all but the slowest ones) takes half the cluster: the other blocks
+   * leave at once, and the slow cells share their SMs with fewer blocks.
+   * (Read before any block of the cluster writes mgvf_iter.) */
+  const int prev = cells[ci].mgvf_iter;
+  const int CL = prev > 0 && prev < it_split ? (CLn + 1) / 2 : CLn;
   const int w = I.w, h = I.h, tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, T = (int)blockDim.x;
   const int rows = (h + CL - 1) / CL, r0 = rank * rows, r1 = min(h, r0 + rows), nr = max(0, r1 - r0);
   const int CLe = (h + rows - 1) / rows; /* blocks that hold rows: 0..CLe-1 */
@@ -876,6 +882,7 @@ __global__ void __launch_bounds__(MGVF_THREADS_MAX, LT_MGVF_MINB) mgvf_cluster_k
   uint64_t *uphb = has_up ? cl.map_shared_rank(&hbar[0], rank - 1) : NULL;
   uint64_t *dnhb = has_dn ? cl.map_shared_rank(&hbar[0], rank + 1) : NULL;
   cl.sync(); /* every block's mbarriers initialised and its rows loaded */
+  if (nr == 0) return; /* no rows (half cluster, or more blocks than rows): nobody sends to it */
   long long tp = clock64();
   const float ml = P.mgvf_ml, il = P.mgvf_il;
   const double n = (double)w * h;
@@ -996,7 +1003,8 @@ __global__ void __launch_bounds__(MGVF_THREADS_MAX, LT_MGVF_MINB) mgvf_cluster_k
     LT_CU_PROF(P, 16, 0, tp);
     if (P.prof && tid == 0) atomicAdd(&P.prof[17], (unsigned long long)it);
   }
-  cl.sync(); /* nobody leaves while a neighbour may still read its rows */
+  /* No final cluster barrier: other blocks only ever st.async into this
+   * block's shared memory, and it has waited for all of that above. */
 #endif
 }
 
@@ -1078,8 +1086,10 @@ int lt_cu_track_setup(lt_cu_ctx *c)
                                  (int)(sizeof(float) * 3 * c->win_max)),
             "raising the snake kernel's shared memory");
     c->split_cap = 512;
-    const int wc = 2 * hx + 1, hc = 2 * hy + 1;
-    const size_t csmem = sizeof(float) * 3 * (size_t)((hc + c->cluster - 1) / c->cluster + 2) * wc;
+    const int wc = 2 * hx + 1, hc = 2 * hy + 1, half = (c->cluster + 1) / 2;
+    const size_t csmem = sizeof(float) * 3 * (size_t)((hc + half - 1) / half + 2) * wc;
+    const char *sp = getenv("LT_CUDA_MGVF_SPLIT");
+    c->mgvf_split_pct = sp && atoi(sp) >= 0 && atoi(sp) <= 100 ? atoi(sp) : 60;
     if (csmem > 48 * 1024)
       LT_CU(cudaFuncSetAttribute(mgvf_cluster_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)csmem),
             "raising the cluster MGVF kernel's shared memory");
@@ -1134,7 +1144,7 @@ int lt_cu_track_split_launch(lt_cu_ctx *c, int n)
   const int CL = c->cluster;
   const double Rmax = c->p.rmax + c->p.rstep;
   const int hx = (int)(4 * Rmax + 0.5), hy = (int)(2 * Rmax + 0.5);
-  const int wcap = 2 * hx + 1, hcap = 2 * hy + 1, rows_cap = (hcap + CL - 1) / CL;
+  const int wcap = 2 * hx + 1, hcap = 2 * hy + 1, half = (CL + 1) / 2, rows_cap = (hcap + half - 1) / half;
   const size_t csmem = sizeof(float) * 3 * (size_t)(rows_cap + 2) * wcap;
   const int S = 2 * c->p.search + 1;
   const size_t gsb = sizeof(double) * (size_t)S * S * lt_leuk_nradii(&c->p);
@@ -1151,7 +1161,7 @@ int lt_cu_track_split_launch(lt_cu_ctx *c, int n)
     lt_cu_tic(c, T_TMGVF);
     cfg = cluster_cfg(at, k * CL, c->mgvf_threads, csmem, CL, c->stream);
     LT_CU(cudaLaunchKernelEx(&cfg, mgvf_cluster_kernel, c->d_gwin, (const lt_cu_win *)c->d_info, cells, c->kp,
-                             c->win_max, rows_cap, wcap),
+                             c->win_max, rows_cap, wcap, c->mgvf_split),
           "the cluster MGVF kernel launch");
     lt_cu_toc(c, T_TMGVF);
     lt_cu_tic(c, T_TSNAKE);
