@@ -41,7 +41,7 @@ field() { # field FILE INPUT COLUMN: column (1-based) of INPUT's row in batch_su
   local IFS=,
   while read -r -a f; do [ "${f[0]}" = "$2" ] && { echo "${f[$(($3 - 1))]}"; return; }; done <"$1"
 }
-B1=("$BATCH" -j 2 --gpus 0 -o "$T/out" a/v1.avi b/v1.avi a/v2.avi bad.avi -- --threads 1)
+B1=("$BATCH" --leuktrack "$LT" -j 2 --gpus 0 -o "$T/out" a/v1.avi b/v1.avi a/v2.avi bad.avi -- --threads 1)
 
 # first run: 3 done, 1 failed with exit 3, runner exits 1
 "${B1[@]}" >"$T/stdout1" 2>"$T/stderr1"; rc=$?
@@ -83,19 +83,19 @@ st=$(for n in a/v1.avi b/v1.avi a/v2.avi bad.avi; do field "$S" $n 2; done | tr 
 [ "$(date -r "$T/out/a__v1.csv" +%Y)" = 2000 ] && pass "batch: skipped output left untouched" || fail "resume" "a__v1.csv was rewritten"
 
 # --force reruns
-"$BATCH" -j 2 --gpus 0 --force -o "$T/out" a/v1.avi -- --threads 1 >/dev/null 2>&1; rc=$?
+"$BATCH" --leuktrack "$LT" -j 2 --gpus 0 --force -o "$T/out" a/v1.avi -- --threads 1 >/dev/null 2>&1; rc=$?
 [ $rc -eq 0 ] && [ "$(field "$S" a/v1.avi 2)" = "done" ] && [ "$(date -r "$T/out/a__v1.csv" +%Y)" != 2000 ] \
   && pass "batch: --force reruns, exit 0" || fail "--force" "rc=$rc $(cat "$S")"
 
 # --list, --summary
 printf '# comment\n\na/v2.avi\n' >"$T/list.txt"
-"$BATCH" --gpus 0 --summary --list "$T/list.txt" -o "$T/out2" -- --threads 1 >/dev/null 2>&1; rc=$?
+"$BATCH" --leuktrack "$LT" --gpus 0 --summary --list "$T/list.txt" -o "$T/out2" -- --threads 1 >/dev/null 2>&1; rc=$?
 [ $rc -eq 0 ] && [ -s "$T/out2/a__v2.csv" ] && [ -s "$T/out2/a__v2.summary.csv" ] && [ "$(wc -l <"$T/out2/batch_summary.csv")" -eq 2 ] \
   && pass "batch: --list and --summary" || fail "--list/--summary" "rc=$rc $(ls "$T/out2")"
 
 # usage errors
-"$BATCH" a/v1.avi >/dev/null 2>&1; rc1=$?
-"$BATCH" -o "$T/o3" a/v1.avi -- -o x.csv >/dev/null 2>&1; rc2=$?
+"$BATCH" --leuktrack "$LT" a/v1.avi >/dev/null 2>&1; rc1=$?
+"$BATCH" --leuktrack "$LT" -o "$T/o3" a/v1.avi -- -o x.csv >/dev/null 2>&1; rc2=$?
 [ $rc1 -eq 2 ] && [ $rc2 -eq 2 ] && [ ! -e "$T/o3/batch_summary.csv" ] \
   && pass "batch: usage errors exit 2" || fail "usage" "no -o: $rc1, '-- -o': $rc2"
 
@@ -103,11 +103,11 @@ printf '# comment\n\na/v2.avi\n' >"$T/list.txt"
 mkdir -p "$T/bin"
 printf '#!/bin/sh\necho "GPU 0: Fake (UUID: GPU-0)"\necho "GPU 1: Fake (UUID: GPU-1)"\n' >"$T/bin/nvidia-smi"
 chmod +x "$T/bin/nvidia-smi"
-PATH="$T/bin:$PATH" "$BATCH" -n -o "$T/o4" a/v1.avi b/v1.avi a/v2.avi >"$T/dry" 2>"$T/dryerr"; rc=$?
+PATH="$T/bin:$PATH" "$BATCH" --leuktrack "$LT" -n -o "$T/o4" a/v1.avi b/v1.avi a/v2.avi >"$T/dry" 2>"$T/dryerr"; rc=$?
 devs=$(grep -o "'--device' '[0-9]*'" "$T/dry" | tr -dc '0-9\n' | tr '\n' ' ')
 [ $rc -eq 0 ] && [ "$devs" = "0 1 0 " ] && grep -q '2 job(s) at once' "$T/dryerr" && [ ! -e "$T/o4/a__v1.csv" ] \
   && pass "batch: 2 GPUs from nvidia-smi -> 2 jobs, --device round-robin" || fail "gpus" "rc=$rc devices: '$devs' $(cat "$T/dryerr")"
-CUDA_VISIBLE_DEVICES="" PATH="$T/bin:$PATH" "$BATCH" -n -o "$T/o4" a/v1.avi >"$T/dry" 2>/dev/null
+CUDA_VISIBLE_DEVICES="" PATH="$T/bin:$PATH" "$BATCH" --leuktrack "$LT" -n -o "$T/o4" a/v1.avi >"$T/dry" 2>/dev/null
 grep -q -- "--device" "$T/dry" && fail "gpus" "--device despite CUDA_VISIBLE_DEVICES=''" || pass "batch: CUDA_VISIBLE_DEVICES='' -> no --device"
 
 # Ctrl-C: running job keeps its .partial, no new job starts, exit 130
@@ -117,7 +117,7 @@ grep -q -- "--device" "$T/dry" && fail "gpus" "--device despite CUDA_VISIBLE_DEV
 # Wait for a first data row: leuktrack keeps no .partial without one.
 OUT="$T/o5" bash -c 'set -m; "$@" >/dev/null 2>&1 & p=$!
   for i in $(seq 200); do [ "$(cat "$OUT"/long.csv.tmp* 2>/dev/null | wc -l)" -ge 2 ] && break; sleep 0.05; done
-  kill -INT -- -$p; wait $p' _ "$BATCH" -j 1 --gpus 0 -o "$T/o5" long.avi a/v1.avi -- --threads 1  2>"$T/int.err"
+  kill -INT -- -$p; wait $p' _ "$BATCH" --leuktrack "$LT" -j 1 --gpus 0 -o "$T/o5" long.avi a/v1.avi -- --threads 1 --backend cpu 2>"$T/int.err"
 rc=$?
 S5=$T/o5/batch_summary.csv
 [ $rc -eq 130 ] && [ -f "$T/o5/long.csv.partial" ] && [ ! -e "$T/o5/a__v1.csv" ] \

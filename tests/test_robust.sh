@@ -75,7 +75,7 @@ long=$T/long.avi # about 4 s of work at --threads 1 on a 2-core box
 for sig in INT TERM; do
   rm -f "$T"/tracks.csv*
   [[ $sig == TERM ]] && printf 'old,content\n1,2\n' >"$T/tracks.csv" # (b): must survive
-  interrupt_run "$sig" "$long" --threads 1
+  interrupt_run "$sig" "$long" --threads 1 --backend cpu # long on any machine (a GPU would finish first)
   s=$(echo "$sig" | tr A-Z a-z)
   check "sig${s}_exit_130" "exit status $rc [$(head -c 200 "$T/int.err")]" [ "$rc" = 130 ]
   check "sig${s}_message" "stderr lacks 'interrupted' [$(head -c 200 "$T/int.err")]" grep -q 'interrupted' "$T/int.err"
