@@ -190,10 +190,6 @@ static __device__ __forceinline__ void grad_at(const float *m, size_t pitch, int
   }
 }
 
-typedef struct evo_smem {
-  double h[NSX], vf[NSX], vfx[NSX], vfy[NSX], d[NSX];
-} evo_smem;
-
 /* Samples of F and of its normalised gradient for the evolution, from the
  * maps in shared memory. */
 struct map_sampler {
@@ -222,10 +218,24 @@ static __device__ __forceinline__ void unit_grad(const float *F, int w, int h, i
   *gy = b;
 }
 
-/* lt_evolve on warp 0, F and its gradient sampled by `smp`. */
+/* Sum over the warp's lanes, every lane gets the same bits (a shuffle
+ * butterfly: five dependent additions instead of a serial loop). */
+static __device__ __forceinline__ double warp_sum(double v)
+{
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
+/* lt_evolve on warp 0, one lane per snaxel, F and its gradient sampled by
+ * `smp`. The sums over the snaxels (perimeter, mean F and gradient, the
+ * change) are warp butterflies: the same terms as evolve.c's loops, added
+ * in another order (the last bits may differ, like the contracted products
+ * elsewhere in the snake; the tracks stay within TOL_TRACK_PX of the CPU,
+ * tests/tolerances.h). */
 template <class Smp>
 static __device__ int evolve_warp(const Smp &smp, int w, int h, double *xc, double *yc, double *r, double R,
-                                  double ey, const lt_cu_params &P, evo_smem &S)
+                                  double ey, const lt_cu_params &P)
 {
   const double DELTA = 0.2, L_EDGE = 1.0, L_SIZE = 0.2, L_PATH = 0.05;
   const int j = threadIdx.x & 31;
@@ -240,36 +250,26 @@ static __device__ int evolve_warp(const Smp &smp, int w, int h, double *xc, doub
     if (__any_sync(0xffffffffu, o)) break;
     int k = j + 1 < NSX ? j + 1 : 0;
     double sxk = __shfl_sync(0xffffffffu, sx, k), syk = __shfl_sync(0xffffffffu, sy, k);
+    double hj = 0.0, vf = 0.0, vfx = 0.0, vfy = 0.0;
     if (on) {
-      S.h[j] = hypot(sxk - sx, syk - sy);
-      smp(sx, sy, &S.vf[j], &S.vfx[j], &S.vfy[j]);
+      hj = hypot(sxk - sx, syk - sy);
+      smp(sx, sy, &vf, &vfx, &vfy);
     }
-    __syncwarp();
-    double L = 0, sf = 0, sfx = 0, sfy = 0;
-    for (int q = 0; q < NSX; q++) {
-      L += S.h[q];
-      sf += S.vf[q];
-      sfx += S.vfx[q];
-      sfy += S.vfy[q];
-    }
+    const double L = warp_sum(hj), sf = warp_sum(vf), sfx = warp_sum(vfx), sfy = warp_sum(vfy);
     if (!(L > 0)) break;
     double vfmean = sf / L, vfxmean = sfx / L, vfymean = sfy / L;
     double nx = x + DELTA * L_EDGE * vfxmean;
     double ny = (y + DELTA * L_EDGE * vfymean + DELTA * L_PATH * ey) / (1 + DELTA * L_PATH);
-    double diff = fabs(nx - x) + fabs(ny - y);
-    double nr = 0;
+    double nr = 0, dj = 0;
     if (on) {
-      double vfr = (S.vf[j] + S.vfx[j] * (sx - x) + S.vfy[j] * (sy - y) - vfmean) / L;
+      double vfr = (vf + vfx * (sx - x) + vfy * (sy - y) - vfmean) / L;
       nr = (rj + DELTA * L_EDGE * vfr + DELTA * L_SIZE * R) / (1 + DELTA * L_SIZE);
+      dj = fabs(nr - rj);
     }
-    __syncwarp();
-    if (on) S.d[j] = fabs(nr - rj);
-    __syncwarp();
-    for (int q = 0; q < NSX; q++) diff += S.d[q];
+    const double diff = fabs(nx - x) + fabs(ny - y) + warp_sum(dj);
     if (on) rj = nr;
     x = nx;
     y = ny;
-    __syncwarp();
     if (diff <= P.evolve_tol) {
       it++;
       break;
@@ -286,7 +286,7 @@ static __device__ int evolve_warp(const Smp &smp, int w, int h, double *xc, doub
  * coordinates, the window at (u1, v1); the new centre to *nx, *ny (shared),
  * the iteration count to C.evolve_iter. */
 static __device__ void evolve_cell(const float *F, float *fx, float *fy, int w, int h, double qx, double qy,
-                                   int u1, int v1, lt_leuk_cell &C, const lt_cu_params &P, evo_smem &ES,
+                                   int u1, int v1, lt_leuk_cell &C, const lt_cu_params &P,
                                    double *nx, double *ny)
 {
   for (int t = threadIdx.x; t < w * h; t += blockDim.x) unit_grad(F, w, h, t, &fx[t], &fy[t]);
@@ -294,7 +294,7 @@ static __device__ void evolve_cell(const float *F, float *fx, float *fy, int w, 
   if (threadIdx.x < 32) {
     double xc = qx - u1, yc = qy - v1;
     const map_sampler smp = {F, fx, fy, w, h};
-    int eit = evolve_warp(smp, w, h, &xc, &yc, C.r, C.R, qy - v1, P, ES);
+    int eit = evolve_warp(smp, w, h, &xc, &yc, C.r, C.R, qy - v1, P);
     if (threadIdx.x == 0) {
       *nx = xc + u1;
       *ny = yc + v1;
@@ -654,7 +654,6 @@ __global__ void __launch_bounds__(NT, 1) track_kernel(const float *__restrict__ 
   __shared__ double red[2][NW];
   __shared__ reloc_smem RS;
   __shared__ float redmin[NW], redmax[NW];
-  __shared__ evo_smem ES;
   __shared__ double s_xc, s_yc;
   float *buf = SH ? dsm : gwork + (size_t)blockIdx.x * work_floats;
   double *gs = (double *)buf;
@@ -693,7 +692,7 @@ __global__ void __launch_bounds__(NT, 1) track_kernel(const float *__restrict__ 
     __syncthreads();
     /* 5. normalised gradient of F, evolution */
     if (tid == 0) C.mgvf_iter = mit;
-    evolve_cell(F, fx, fy, w, h, qx, qy, u1, v1, C, P, ES, &s_xc, &s_yc);
+    evolve_cell(F, fx, fy, w, h, qx, qy, u1, v1, C, P, &s_xc, &s_yc);
     /* 6. */
     finish_cell(frame, P, C, s_xc, s_yc, gs, &cells[ci]);
   }
@@ -773,7 +772,6 @@ __global__ void __launch_bounds__(NT) snake_kernel(const float *__restrict__ fra
                                                    const lt_cu_win *info)
 {
   __shared__ lt_leuk_cell C;
-  __shared__ evo_smem ES;
   __shared__ double s_xc, s_yc;
   __shared__ double gs[9 * LT_LEUK_MAX_RADII];
   extern __shared__ __align__(16) float Fs[];
@@ -787,7 +785,7 @@ __global__ void __launch_bounds__(NT) snake_kernel(const float *__restrict__ fra
   float *fx = Fs + nwin, *fy = Fs + 2 * nwin;
   for (int t = tid; t < nwin; t += blockDim.x) Fs[t] = src[t];
   __syncthreads();
-  evolve_cell(Fs, fx, fy, I.w, I.h, I.qx, I.qy, I.u1, I.v1, C, P, ES, &s_xc, &s_yc);
+  evolve_cell(Fs, fx, fy, I.w, I.h, I.qx, I.qy, I.u1, I.v1, C, P, &s_xc, &s_yc);
   LT_CU_PROF(P, 8, 0, tp);
   finish_cell(frame, P, C, s_xc, s_yc, gs, &cells[ci]);
   LT_CU_PROF(P, 8, 1, tp);
