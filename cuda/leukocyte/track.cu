@@ -53,9 +53,7 @@ extern "C" {
 /* block sizes of the split path's window and MGVF kernels */
 #define WIN_THREADS 512
 #define MGVF_THREADS 256     /* default; LT_CUDA_MGVF_THREADS=64..512 */
-#ifndef MGVF_THREADS_MAX
 #define MGVF_THREADS_MAX 512
-#endif
 
 static __device__ __forceinline__ float heav(float z)
 {
@@ -821,15 +819,12 @@ static __device__ __forceinline__ void mb_wait(uint64_t *bar, unsigned parity)
 }
 #endif
 
-#ifndef LT_MGVF_MINB
-#define LT_MGVF_MINB 1
-#endif
 #ifdef LT_MGVF_PROF /* experiment: per-phase cycles of the iteration (thread 0 of each block) */
 #define MP_T(k) do { if (tid == 0) { long long t_ = clock64(); mp[k] += t_ - mpt; mpt = t_; } } while (0)
 #else
 #define MP_T(k) do { } while (0)
 #endif
-__global__ void __launch_bounds__(MGVF_THREADS_MAX, LT_MGVF_MINB) mgvf_cluster_kernel(float *gwin, const lt_cu_win *info,
+__global__ void __launch_bounds__(MGVF_THREADS_MAX, 1) mgvf_cluster_kernel(float *gwin, const lt_cu_win *info,
                                                            lt_leuk_cell *cells, lt_cu_params P, int win_max,
                                                            int rows_cap, int wcap, int it_split)
 {
@@ -1023,6 +1018,18 @@ __global__ void __launch_bounds__(NT, 1) mgvf_kernel(float *win, int w, int h, i
   if (threadIdx.x == 0) *iters = it;
 }
 
+/* The cluster MGVF's shared memory per block: E and two F buffers of the
+ * largest window's rows for half a cluster (cells that were fast take half
+ * of one) plus a halo row above and below. */
+static size_t mgvf_cluster_smem(const lt_cu_ctx *c, int *rows_cap, int *wcap)
+{
+  const double Rmax = c->p.rmax + c->p.rstep;
+  const int hx = (int)(4 * Rmax + 0.5), hy = (int)(2 * Rmax + 0.5), half = (c->cluster + 1) / 2;
+  *wcap = 2 * hx + 1;
+  *rows_cap = (2 * hy + 1 + half - 1) / half;
+  return sizeof(float) * 3 * (size_t)(*rows_cap + 2) * *wcap;
+}
+
 int lt_cu_track_setup(lt_cu_ctx *c)
 {
   const lt_leuk_params *p = &c->p;
@@ -1084,8 +1091,8 @@ int lt_cu_track_setup(lt_cu_ctx *c)
                                  (int)(sizeof(float) * 3 * c->win_max)),
             "raising the snake kernel's shared memory");
     c->split_cap = 512;
-    const int wc = 2 * hx + 1, hc = 2 * hy + 1, half = (c->cluster + 1) / 2;
-    const size_t csmem = sizeof(float) * 3 * (size_t)((hc + half - 1) / half + 2) * wc;
+    int rows_cap, wcap;
+    const size_t csmem = mgvf_cluster_smem(c, &rows_cap, &wcap);
     const char *sp = getenv("LT_CUDA_MGVF_SPLIT");
     c->mgvf_split_pct = sp && atoi(sp) >= 0 && atoi(sp) <= 100 ? atoi(sp) : 60;
     if (csmem > 48 * 1024)
@@ -1140,10 +1147,8 @@ static cudaLaunchConfig_t cluster_cfg(cudaLaunchAttribute *at, int blocks, int t
 int lt_cu_track_split_launch(lt_cu_ctx *c, int n)
 {
   const int CL = c->cluster;
-  const double Rmax = c->p.rmax + c->p.rstep;
-  const int hx = (int)(4 * Rmax + 0.5), hy = (int)(2 * Rmax + 0.5);
-  const int wcap = 2 * hx + 1, hcap = 2 * hy + 1, half = (CL + 1) / 2, rows_cap = (hcap + half - 1) / half;
-  const size_t csmem = sizeof(float) * 3 * (size_t)(rows_cap + 2) * wcap;
+  int rows_cap, wcap;
+  const size_t csmem = mgvf_cluster_smem(c, &rows_cap, &wcap);
   const int S = 2 * c->p.search + 1;
   const size_t gsb = sizeof(double) * (size_t)S * S * lt_leuk_nradii(&c->p);
   for (int b = 0; b < n; b += c->split_cap) {
