@@ -133,6 +133,11 @@ static void cu_destroy(void *vctx)
   cudaFree(c->d_frame);
   cudaFree(c->d_grad);
   cudaFree(c->d_frame8);
+  cudaFree(c->d_pref8);
+  cudaFreeHost(c->h_pref8);
+  if (c->ev_pref) cudaEventDestroy(c->ev_pref);
+  if (c->ev_pref_read) cudaEventDestroy(c->ev_pref_read);
+  if (c->ustream) cudaStreamDestroy(c->ustream);
   for (int i = 0; i < 2; i++) {
     cudaFreeHost(c->h_framef[i]);
     cudaFreeHost(c->h_frame8[i]);
@@ -200,6 +205,8 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
   c->dev_cells = -1;
   const char *tv = getenv("LT_CUDA_TIMING");
   c->timing = tv && tv[0] && strcmp(tv, "0") != 0;
+  const char *pv = getenv("LT_CUDA_PREFETCH"); /* experiment: 0 = no prefetch of the next frame */
+  c->no_prefetch = pv && strcmp(pv, "0") == 0;
   lt_stencil st;
   if ((err = lt_stencil_init(&st, p))) {
     free(c);
@@ -221,6 +228,8 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
       (err = dev_alloc((void **)&c->d_off, sizeof(int) * N * nr, "the stencils")) ||
       (err = dev_alloc((void **)&c->d_frame, sizeof(float) * n, "the frame")) ||
       (err = dev_alloc((void **)&c->d_frame8, n, "the frame")) ||
+      (err = dev_alloc((void **)&c->d_pref8, n, "the next frame")) ||
+      (err = host_alloc((void **)&c->h_pref8, n, "the frame staging")) ||
       (err = dev_alloc((void **)&c->d_grad, sizeof(float2) * n, "the frame gradient")) ||
       (err = host_alloc((void **)&c->h_framef[0], sizeof(float) * n, "the frame staging")) ||
       (err = host_alloc((void **)&c->h_framef[1], sizeof(float) * n, "the frame staging")) ||
@@ -257,6 +266,12 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
       err = lt_cuda_fail(e, "creating events");
       goto fail;
     }
+  if ((e = cudaEventCreateWithFlags(&c->ev_pref, cudaEventDisableTiming)) != cudaSuccess ||
+      (e = cudaEventCreateWithFlags(&c->ev_pref_read, cudaEventDisableTiming)) != cudaSuccess ||
+      (e = cudaStreamCreateWithFlags(&c->ustream, cudaStreamNonBlocking)) != cudaSuccess) {
+    err = lt_cuda_fail(e, "creating the upload stream");
+    goto fail;
+  }
   if (c->timing)
     for (int k = 0; k < T_N; k++)
       if ((e = cudaEventCreate(&c->tev[k][0])) != cudaSuccess || (e = cudaEventCreate(&c->tev[k][1])) != cudaSuccess) {
@@ -364,7 +379,18 @@ static int cu_set_frame(void *vctx, const float *frame, const unsigned char *fra
   lt_cu_tic(c, T_UPLOAD);
   /* Decoded 8-bit video gives integer pixels: send a quarter of the bytes. */
   /* the decode thread already made the bytes when the frame is 8-bit */
+  const int prefetched = frame8 && frame8 == c->pref_src;
+  c->pref_src = c->pref_req = NULL; /* a prefetch is good for the next set_frame only */
   int bad = 0;
+  if (prefetched) { /* its bytes are (being) uploaded to d_pref8 */
+    LT_CU(cudaStreamWaitEvent(c->stream, c->ev_pref, 0), "waiting for the next frame's upload");
+    frame_kernel<<<(unsigned)((n + 255) / 256), 256, 0, c->stream>>>(c->d_pref8, NULL, c->d_frame, c->d_grad,
+                                                                      c->fw, c->fh);
+    LT_CU(cudaGetLastError(), "the frame conversion kernel launch");
+    LT_CU(cudaEventRecord(c->ev_pref_read, c->stream), "the frame upload"); /* d_pref8 free after this */
+    lt_cu_toc(c, T_UPLOAD);
+    return 0;
+  }
   if (frame8)
     memcpy(c->h_frame8[i], frame8, n);
   else
@@ -386,6 +412,35 @@ static int cu_set_frame(void *vctx, const float *frame, const unsigned char *fra
     LT_CU(cudaGetLastError(), "the frame gradient kernel launch");
   }
   lt_cu_toc(c, T_UPLOAD);
+  return 0;
+}
+
+/* The next frame (prefetch): its 8-bit bytes go into pinned memory and up
+ * on the upload stream into d_pref8 while the current frame is tracked:
+ * cu_track starts it after launching its kernels, so the host copy and the
+ * transfer both overlap the GPU work, and the next set_frame only converts.
+ * Frames that are not 8-bit go the normal way. */
+static int cu_prefetch(void *vctx, const float *frame, const unsigned char *frame8)
+{
+  lt_cu_ctx *c = (lt_cu_ctx *)vctx;
+  (void)frame;
+  if (!c->no_prefetch) c->pref_req = frame8;
+  return 0;
+}
+
+static int prefetch_issue(lt_cu_ctx *c)
+{
+  if (!c->pref_req) return 0;
+  const size_t n = (size_t)c->fw * c->fh;
+  /* h_pref8: the last prefetch's transfer out of it is done */
+  LT_CU(cudaEventSynchronize(c->ev_pref), "waiting for a frame upload");
+  memcpy(c->h_pref8, c->pref_req, n);
+  /* d_pref8: the frame kernel that read the last prefetch is done */
+  LT_CU(cudaStreamWaitEvent(c->ustream, c->ev_pref_read, 0), "ordering the frame uploads");
+  LT_CU(cudaMemcpyAsync(c->d_pref8, c->h_pref8, n, cudaMemcpyHostToDevice, c->ustream), "the next frame's upload");
+  LT_CU(cudaEventRecord(c->ev_pref, c->ustream), "the next frame's upload");
+  c->pref_src = c->pref_req;
+  c->pref_req = NULL;
   return 0;
 }
 
@@ -504,6 +559,7 @@ static int cu_track(void *vctx, lt_leuk_cell *cells, int n)
   if (err) return err;
   LT_CU(cudaMemcpyAsync(c->h_err, c->d_err, sizeof *cells * (n + 1), cudaMemcpyDeviceToHost, c->stream),
         "copying the cell states back");
+  if ((err = prefetch_issue(c))) return err; /* the next frame goes up while these kernels run */
   lt_cu_toc(c, T_TRACK);
   LT_CU(cudaStreamSynchronize(c->stream), "the tracking kernel");
   static const int ks[] = {T_UPLOAD, T_TRACK, T_TWIN, T_TMGVF, T_TSNAKE};
@@ -553,5 +609,5 @@ static int cu_mgvf(void *vctx, const float *E, int w, int h, float *F, int *iter
 }
 
 extern "C" const lt_leuk_backend lt_leuk_backend_cuda = {
-  "cuda", cu_create, cu_destroy, cu_set_frame, cu_detect, cu_refine, cu_track, cu_get_map, cu_mgvf,
+  "cuda", cu_create, cu_destroy, cu_set_frame, cu_detect, cu_refine, cu_track, cu_get_map, cu_mgvf, cu_prefetch,
 };

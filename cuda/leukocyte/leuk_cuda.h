@@ -102,6 +102,14 @@ typedef struct lt_cu_ctx {
   float *h_framef[2];
   unsigned char *h_frame8[2];
   cudaEvent_t ev_staged[2];
+  /* prefetch: the next frame's bytes go up on their own stream while the
+   * current frame is tracked */
+  cudaStream_t ustream;
+  unsigned char *d_pref8, *h_pref8;
+  cudaEvent_t ev_pref, ev_pref_read;
+  const unsigned char *pref_req; /* the next frame's bytes, to go up during the tracking */
+  const unsigned char *pref_src; /* the host bytes that are (being) uploaded, NULL if none */
+  int no_prefetch;               /* LT_CUDA_PREFETCH=0 */
   int stage_i;
   /* detection maps (full frame size, ROI-sized views) */
   float *d_gx, *d_gy, *d_gicov, *d_mg, *d_dil;

@@ -20,10 +20,9 @@
  *  4. E = |gradient| of the window, normalised (block min/max), then MGVF
  *     (mgvf.c) iterated to convergence: pure Jacobi with two F buffers; the
  *     mean |change| every LT_MGVF_CHECK_EVERY-th iteration, summed so that
- *     all threads see the same bits and leave together. The Heaviside is a
- *     select except in its 1e-6 band around 0, where the exact formula is
- *     used (as mgvf.c). Non-contracted float arithmetic in mgvf.c's order:
- *     bit-identical to the CPU except atanf in that band;
+ *     all threads see the same bits and leave together. The Heaviside is
+ *     the step (as mgvf.c), a select. Non-contracted float arithmetic in
+ *     mgvf.c's order: bit-identical to the CPU;
  *  5. gradient of F normalised, ellipse evolution (evolve.c) on warp 0, one
  *     lane per snaxel, the sums over snaxels in the CPU's order;
  *  6. GICOV within one pixel of the new centre over all radii, status.
@@ -52,15 +51,11 @@ extern "C" {
 #define NSX LT_LEUK_SNAXELS
 /* block sizes of the split path's window and MGVF kernels */
 #define WIN_THREADS 512
-#define MGVF_THREADS 256     /* default; LT_CUDA_MGVF_THREADS=64..512 */
-#define MGVF_THREADS_MAX 512
-
-static __device__ __forceinline__ float heav(float z)
-{
-  if (z > 1e-6f) return 1.0f;
-  if (z < -1e-6f) return 0.0f;
-  return __fadd_rn(0.5f, __fmul_rn(atanf(__fmul_rn(z, 1e10f)), (float)M_1_PI));
-}
+#define MGVF_THREADS 256     /* default; LT_CUDA_MGVF_THREADS=64..256 */
+#define MGVF_THREADS_MAX 256 /* launch bounds (256, 3): at most 85 registers, 3 blocks per SM */
+#ifndef LT_MGVF_HOIST
+#define LT_MGVF_HOIST 1 /* the MGVF thread's first task's offsets out of the iteration loop */
+#endif
 
 /* Sum of the NW (= 32) warp partials: lane i of every warp loads partial i
  * and a butterfly of shuffles adds them; float addition is commutative, so
@@ -74,38 +69,24 @@ static __device__ __forceinline__ double sum_partials(const double *v)
   return a;
 }
 
-/* z in the band where the step differs from the exact Heaviside */
-static __device__ __forceinline__ bool nearz(float z) { return fabsf(z) <= 1e-6f && z != 0.0f; }
-
-/* One MGVF pixel from its 3x3 neighbourhood: mgvf.c's pixel()/row_interior()
- * bit for bit (no contraction). H is a select unless an argument lies in
- * the 1e-6 band around 0, then exact; same sums in the same order. (The
- * band is rare per pixel but not per warp once F flattens: this branch
- * costs about 16% of the MGVF time on the H100. Testing each term apart,
- * so that a warp evaluates only the atanf some lane needs, measured slower:
- * six branches in a row instead of six independent atanf in one.)
- * 2x > 1e-6f is tested as x > 5e-7f (exact: doubling is). */
+/* One MGVF pixel from its 3x3 neighbourhood: mgvf.c's pixel() bit for bit
+ * (no contraction; same sums in the same order). H is the step (mgvf.c
+ * gives the bound against the regularised Heaviside): mgvf.c's
+ * "D > 0 ? D : 0" is fmaxf(D, 0) and "-D > 0 ? D : 0" is fminf(D, 0), one
+ * FMNMX each instead of a compare and a select. They differ only for
+ * D = -0 or NaN, and neither occurs: E >= +0, and under round-to-nearest a
+ * sum or difference is -0 only when an operand is -0, so by induction no F
+ * and no D is -0. */
 static __device__ __forceinline__ float mgvf_update(float c, float u, float d, float l, float r, float ur,
                                                     float dr, float ul, float dl, float e, float ml, float il)
 {
   const float dU = u - c, dD = d - c, dL = l - c, dR = r - c;
   const float dUR = ur - c, dDR = dr - c, dUL = ul - c, dDL = dl - c;
-  const float H = 1e-6f, H2 = 1e-6f * 0.5f;
-  float s;
-  if (!(nearz(dU) | nearz(dD) | nearz(dL) | nearz(dR) | (fabsf(dDR) <= H2 && dDR != 0.0f) |
-        (fabsf(dUL) <= H2 && dUL != 0.0f))) {
-    const float a = __fadd_rn(-dU > H ? dU : 0.0f, dD > H ? dD : 0.0f);
-    const float b = __fadd_rn(-dL > H ? dL : 0.0f, dR > H ? dR : 0.0f);
-    const float g = __fadd_rn(__fmul_rn(0.5f, dUR), dDR > H2 ? dDR : 0.0f);
-    const float k = __fadd_rn(-dUL > H2 ? dUL : 0.0f, __fmul_rn(0.5f, dDL));
-    s = __fadd_rn(__fadd_rn(a, b), __fadd_rn(g, k));
-  } else {
-    const float a = __fadd_rn(__fmul_rn(heav(-dU), dU), __fmul_rn(heav(dD), dD));
-    const float b = __fadd_rn(__fmul_rn(heav(-dL), dL), __fmul_rn(heav(dR), dR));
-    const float g = __fadd_rn(__fmul_rn(0.5f, dUR), __fmul_rn(heav(__fmul_rn(2.0f, dDR)), dDR));
-    const float k = __fadd_rn(__fmul_rn(heav(__fmul_rn(-2.0f, dUL)), dUL), __fmul_rn(0.5f, dDL));
-    s = __fadd_rn(__fadd_rn(a, b), __fadd_rn(g, k));
-  }
+  const float a = __fadd_rn(fminf(dU, 0.0f), fmaxf(dD, 0.0f));
+  const float b = __fadd_rn(fminf(dL, 0.0f), fmaxf(dR, 0.0f));
+  const float g = __fadd_rn(__fmul_rn(0.5f, dUR), fmaxf(dDR, 0.0f));
+  const float k = __fadd_rn(fminf(dUL, 0.0f), __fmul_rn(0.5f, dDL));
+  const float s = __fadd_rn(__fadd_rn(a, b), __fadd_rn(g, k));
   const float fp = __fadd_rn(c, __fmul_rn(ml, s));
   return __fsub_rn(fp, __fmul_rn(__fmul_rn(il, e), __fsub_rn(fp, e)));
 }
@@ -817,6 +798,33 @@ static __device__ __forceinline__ void mb_wait(uint64_t *bar, unsigned parity)
   while (!cuda::ptx::mbarrier_try_wait_parity(bar, parity)) {
   }
 }
+
+/* The largest t with t / n <= tol (n > 0), so that the convergence test
+ * diff / n <= tol of mgvf.c is diff <= t, without a division on the
+ * iteration's critical path. Correctly rounded division is monotone in
+ * the dividend, so the diffs that pass form a down-set; tol * n is within
+ * a few ulps of its bound, which the two walks find. (Their caps matter only
+ * for tol below 1e-300, where the sums of float changes, 0 or >= 2^-149,
+ * decide the same way either side.) */
+static __device__ __forceinline__ double next_up(double x)
+{
+  if (x != x || x == INFINITY) return x;
+  if (x == 0.0) return 0x1p-1074;
+  const long long i = __double_as_longlong(x);
+  return __longlong_as_double(x > 0.0 ? i + 1 : i - 1);
+}
+
+static __device__ double div_le_threshold(double tol, double n)
+{
+  double t = tol * n;
+  for (int k = 0; k < 8 && !(t / n <= tol); k++) t = -next_up(-t);
+  for (int k = 0; k < 8; k++) {
+    const double u = next_up(t);
+    if (!(u / n <= tol)) break;
+    t = u;
+  }
+  return t;
+}
 #endif
 
 #ifdef LT_MGVF_PROF /* experiment: per-phase cycles of the iteration (thread 0 of each block) */
@@ -824,7 +832,7 @@ static __device__ __forceinline__ void mb_wait(uint64_t *bar, unsigned parity)
 #else
 #define MP_T(k) do { } while (0)
 #endif
-__global__ void __launch_bounds__(MGVF_THREADS_MAX, 1) mgvf_cluster_kernel(float *gwin, const lt_cu_win *info,
+__global__ void __launch_bounds__(MGVF_THREADS_MAX, 3) mgvf_cluster_kernel(float *gwin, const lt_cu_win *info,
                                                            lt_leuk_cell *cells, lt_cu_params P, int win_max,
                                                            int rows_cap, int wcap, int it_split)
 {
@@ -878,7 +886,7 @@ __global__ void __launch_bounds__(MGVF_THREADS_MAX, 1) mgvf_cluster_kernel(float
   if (nr == 0) return; /* no rows (half cluster, or more blocks than rows): nobody sends to it */
   long long tp = clock64();
   const float ml = P.mgvf_ml, il = P.mgvf_il;
-  const double n = (double)w * h;
+  const double thr = div_le_threshold(P.mgvf_tol, (double)w * h);
   /* this thread's tasks: vertical pixel pairs (local rows l, l+1; the last
    * one single when nr is odd) t = tid, tid + T, ... of the pairs in the
    * order first, last, 2nd, 3rd, ... (the edge rows first, so the halos
@@ -886,6 +894,44 @@ __global__ void __launch_bounds__(MGVF_THREADS_MAX, 1) mgvf_cluster_kernel(float
    * without a division per task. */
   const int npair = (nr + 1) >> 1;
   const int q0 = tid / w, j0 = tid - q0 * w;
+#if LT_MGVF_HOIST
+  /* The thread's first task (on most windows its only one) with its 12
+   * shared-memory offsets and its E values computed once, outside the
+   * iteration loop; further tasks (wide windows) take the general loop. */
+  const bool t0 = q0 < npair;
+  int o[12], s1 = 0, s2 = 0;
+  float e1 = 0.0f, e2 = 0.0f;
+  bool two0 = false, up0 = false, dn0 = false;
+  if (t0) {
+    const int pi = q0 == 0 ? 0 : q0 == 1 ? npair - 1 : q0 - 1;
+    const int l = 1 + 2 * pi, gr = r0 - 1 + l;
+    two0 = l < nr;
+    const int lb = two0 ? l + 1 : l, grb = gr + two0;
+    const int lu = gr > 0 ? l - 1 : l, ld = grb < h - 1 ? lb + 1 : lb;
+    const int lc = two0 ? lb : ld; /* the row below the top pixel */
+    const int jl = j0 > 0 ? j0 - 1 : 0, jr = j0 < w - 1 ? j0 + 1 : w - 1;
+    const int rr[4] = {lu, l, lc, ld};
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+      o[3 * k] = rr[k] * w + jl;
+      o[3 * k + 1] = rr[k] * w + j0;
+      o[3 * k + 2] = rr[k] * w + jr;
+    }
+    s1 = l * w + j0;
+    s2 = lb * w + j0;
+    e1 = E[s1];
+    e2 = E[s2];
+    up0 = l == 1 && has_up;
+    dn0 = lb == nr && has_dn;
+  }
+  int q1 = q0, j1 = j0 + T;
+  while (j1 >= w) {
+    j1 -= w;
+    q1++;
+  }
+#else
+  const int q1 = q0, j1 = j0;
+#endif
   int it = 0, nchk = 0, ran = 0; /* ran: iterations executed (one may be speculative) */
   int pend = -1;                  /* the posted check awaiting its sum: its rbar index, else -1 */
   unsigned pend_par = 0;
@@ -909,7 +955,26 @@ __global__ void __launch_bounds__(MGVF_THREADS_MAX, 1) mgvf_cluster_kernel(float
       const bool cap = it + 1 == P.mgvf_max_iter;
       const bool check = (it + 1) % LT_MGVF_CHECK_EVERY == 0 && !cap; /* at the cap it stops anyway */
       double acc = 0.0;
-      for (int q = q0, j = j0; q < npair;) {
+#if LT_MGVF_HOIST
+      if (t0) {
+        const float u0 = cur[o[0]], u1 = cur[o[1]], u2 = cur[o[2]];
+        const float a0 = cur[o[3]], a1 = cur[o[4]], a2 = cur[o[5]];
+        const float c0 = cur[o[6]], c1 = cur[o[7]], c2 = cur[o[8]];
+        const float f1 = mgvf_update(a1, u1, c1, a0, a2, u2, c2, u0, c0, e1, ml, il);
+        nxt[s1] = f1;
+        if (check) acc += (double)fabsf(f1 - a1);
+        float fb = f1;
+        if (two0) {
+          const float d0 = cur[o[9]], d1 = cur[o[10]], d2 = cur[o[11]];
+          fb = mgvf_update(c1, a1, d1, c0, c2, a2, d2, a0, d0, e2, ml, il);
+          nxt[s2] = fb;
+          if (check) acc += (double)fabsf(fb - c1);
+        }
+        if (up0) ptx::st_async(upn + (size_t)(rows + 1) * w + j0, f1, uphb + (b ^ 1));
+        if (dn0) ptx::st_async(dnn + j0, fb, dnhb + (b ^ 1));
+      }
+#endif
+      for (int q = q1, j = j1; q < npair;) {
         const int pi = q == 0 ? 0 : q == 1 ? npair - 1 : q - 1;
         const int l = 1 + 2 * pi, gr = r0 - 1 + l;
         const bool two = l < nr;
@@ -953,7 +1018,7 @@ __global__ void __launch_bounds__(MGVF_THREADS_MAX, 1) mgvf_cluster_kernel(float
         double diff = 0.0;
         for (int q = 0; q < CLe; q++) diff += part[pend][q];
         pend = -1;
-        stop = diff / n <= P.mgvf_tol; /* converged after iteration it - 1 */
+        stop = diff <= thr; /* = diff / n <= tol: converged after iteration it - 1 */
       }
       if (check && !stop) { /* the |change| reduction only on check iterations */
         const int k = nchk & 1;

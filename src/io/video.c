@@ -574,6 +574,16 @@ int lt_video_next(lt_video *v, const lt_frame **frame)
   return r;
 }
 
+int lt_video_peek(lt_video *v, const lt_frame **frame)
+{
+  *frame = NULL;
+  pthread_mutex_lock(&v->mu);
+  const int r = v->holding && v->count >= 2;
+  if (r) *frame = &v->slots[(v->head + 1) % v->ring];
+  pthread_mutex_unlock(&v->mu);
+  return r;
+}
+
 void lt_video_close(lt_video *v)
 {
   if (!v) return;

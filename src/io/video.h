@@ -50,6 +50,10 @@ double lt_video_fps(const lt_video *v);
  * recover from, or a frame whose size changed). */
 int lt_video_next(lt_video *v, const lt_frame **frame);
 
+/* The frame after the one lt_video_next returned last, if it is decoded
+ * already (never waits): returns 1 and sets *frame, which the next
+ * lt_video_next returns and which stays valid as long as that one, else 0. */
+int lt_video_peek(lt_video *v, const lt_frame **frame);
 /* Stops the decode thread and frees everything. NULL is accepted. */
 void lt_video_close(lt_video *v);
 

@@ -114,6 +114,10 @@ typedef struct lt_leuk_backend {
   int (*get_map)(void *ctx, int which, float *dst);
   /* Test access: MGVF of one window E (w*h, already normalised) into F. */
   int (*mgvf)(void *ctx, const float *E, int w, int h, float *F, int *iters);
+  /* Optional (NULL): the frame that the next set_frame will name, with the
+   * same pointers, which stay unchanged until then; a backend may start
+   * moving it while it works on the current frame. */
+  int (*prefetch)(void *ctx, const float *frame, const unsigned char *frame8);
 } lt_leuk_backend;
 
 extern const lt_leuk_backend lt_leuk_backend_cpu;

@@ -252,6 +252,10 @@ int lt_leuk_run(const lt_options *o)
     if (o->frame_end >= 0 && f->index >= o->frame_end) break;
     double tu = lt_now();
     if ((err = R.be->set_frame(R.ctx, f->grey, f->grey8))) goto out;
+    const lt_frame *nf; /* the next frame, when decoded already, may travel during this one's work */
+    if (R.be->prefetch && lt_video_peek(v, &nf) == 1 && (o->frame_end < 0 || nf->index < o->frame_end) &&
+        (err = R.be->prefetch(R.ctx, nf->grey, nf->grey8)))
+      goto out;
     R.t[ST_UPLOAD] += lt_now() - tu;
     if (first < 0) {
       first = f->index;
