@@ -541,9 +541,18 @@ static int cu_track(void *vctx, lt_leuk_cell *cells, int n)
   }
   /* the cells that were fast in the last frame get half an MGVF cluster */
   int slowest = 0;
-  for (int i = 0; i < n; i++)
+  /* and the snake kernel's shared memory is sized for this frame's largest
+   * window (the window kernel clamps a window at the frame's borders, never
+   * enlarges it), not for rmax + rstep: more blocks fit on an SM */
+  double wmax = 0;
+  for (int i = 0; i < n; i++) {
     if (cells[i].mgvf_iter > slowest) slowest = cells[i].mgvf_iter;
+    const double R = cells[i].R, a = (2.0 * (int)(4 * R + 0.5) + 1) * (2.0 * (int)(2 * R + 0.5) + 1);
+    if (!(R >= 0 && a <= (double)c->win_max)) wmax = c->win_max; /* let the window kernel flag it */
+    else if (a > wmax) wmax = a;
+  }
   c->mgvf_split = (int)((long)slowest * c->mgvf_split_pct / 100);
+  c->snake_win = (int)wmax;
   lt_cu_tic(c, T_TRACK);
   /* The device keeps the states of the last step (and a clear flag); they
    * go up again only when the host changed them (new or dropped cells). */

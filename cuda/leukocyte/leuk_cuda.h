@@ -136,6 +136,7 @@ typedef struct lt_cu_ctx {
   int cluster, wcluster, mgvf_threads, split_cap;
   int mgvf_split_pct; /* cells below this % of the last frame's slowest MGVF use half the cluster (0: off) */
   int mgvf_split;     /* this frame's threshold in iterations (0: none) */
+  int snake_win;      /* this frame's largest window (pixels): the snake kernel's shared memory */
   float *d_gwin;
   lt_cu_win *d_info;
   /* MGVF test access */

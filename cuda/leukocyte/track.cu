@@ -52,7 +52,10 @@ extern "C" {
 /* block sizes of the split path's window and MGVF kernels */
 #define WIN_THREADS 512
 #define MGVF_THREADS 256     /* default; LT_CUDA_MGVF_THREADS=64..256 */
-#define MGVF_THREADS_MAX 256 /* launch bounds (256, 3): at most 85 registers, 3 blocks per SM */
+#ifndef MGVF_THREADS_MAX
+#define MGVF_THREADS_MAX 256 /* launch bounds (256, 4): at most 64 registers, 4 blocks per SM */
+#define MGVF_MIN_BLOCKS 4
+#endif
 #ifndef LT_MGVF_HOIST
 #define LT_MGVF_HOIST 1 /* the MGVF thread's first task's offsets out of the iteration loop */
 #endif
@@ -832,7 +835,7 @@ static __device__ double div_le_threshold(double tol, double n)
 #else
 #define MP_T(k) do { } while (0)
 #endif
-__global__ void __launch_bounds__(MGVF_THREADS_MAX, 3) mgvf_cluster_kernel(float *gwin, const lt_cu_win *info,
+__global__ void __launch_bounds__(MGVF_THREADS_MAX, MGVF_MIN_BLOCKS) mgvf_cluster_kernel(float *gwin, const lt_cu_win *info,
                                                            lt_leuk_cell *cells, lt_cu_params P, int win_max,
                                                            int rows_cap, int wcap, int it_split)
 {
@@ -1141,7 +1144,7 @@ int lt_cu_track_setup(lt_cu_ctx *c)
   if (!(mv && !strcmp(mv, "block")) && major >= 9 && gsb + fa.sharedSizeBytes <= (size_t)optin &&
       sizeof(float) * 3 * c->win_max + 8192 <= (size_t)optin) {
     const char *cs = getenv("LT_CUDA_CLUSTER"), *ws = getenv("LT_CUDA_WCLUSTER");
-    c->cluster = cs && atoi(cs) >= 2 && atoi(cs) <= 16 ? atoi(cs) : 8;
+    c->cluster = cs && atoi(cs) >= 1 && atoi(cs) <= 16 ? atoi(cs) : 8;
     c->wcluster = ws && atoi(ws) >= 1 && atoi(ws) <= 8 ? atoi(ws) : 4;
     const char *ts = getenv("LT_CUDA_MGVF_THREADS");
     c->mgvf_threads = ts && atoi(ts) >= 64 && atoi(ts) <= MGVF_THREADS_MAX && atoi(ts) % 32 == 0 ? atoi(ts) : MGVF_THREADS;
@@ -1233,8 +1236,13 @@ int lt_cu_track_split_launch(lt_cu_ctx *c, int n)
           "the cluster MGVF kernel launch");
     lt_cu_toc(c, T_TMGVF);
     lt_cu_tic(c, T_TSNAKE);
-    snake_kernel<<<k, NT, sizeof(float) * 3 * c->win_max, c->stream>>>(c->d_frame, c->kp, cells, c->win_max,
-                                                                    c->d_gwin, c->d_info);
+    /* One block per cell, whose evolution runs on one warp: 1024 threads
+     * (64 registers each: one block per SM) while the cells fit on the SMs,
+     * else 512 or 256 so that two or four cells share an SM in one wave
+     * (the status scores and F's gradient then take more rounds). */
+    const int snt = k <= c->work_blocks / 2 ? NT : k <= c->work_blocks ? NT / 2 : NT / 4;
+    snake_kernel<<<k, snt, sizeof(float) * 3 * c->snake_win, c->stream>>>(c->d_frame, c->kp, cells, c->win_max,
+                                                                       c->d_gwin, c->d_info);
     LT_CU(cudaGetLastError(), "the tracking (snake) kernel launch");
     lt_cu_toc(c, T_TSNAKE);
   }
