@@ -25,7 +25,8 @@ extern "C" int lt_cuda_probe(int *count, const char **why)
   static const char *cached_why = "no CUDA device";
   if (!done) {
     int n = 0;
-    cudaError_t e = cudaGetDeviceCount(&n);
+    const double t0 = lt_now();
+    cudaError_t e = cudaGetDeviceCount(&n); /* initialises the driver */
     if (e == cudaErrorInsufficientDriver || e == cudaErrorNoDevice || e != cudaSuccess) {
       if (e == cudaErrorInsufficientDriver) cached_why = "no CUDA driver (or too old for this build)";
       else if (e == cudaErrorNoDevice) cached_why = "no CUDA device";
@@ -45,6 +46,7 @@ extern "C" int lt_cuda_probe(int *count, const char **why)
      * still addresses the runtime's device N). */
     cached = usable;
     done = 1;
+    lt_debug("cuda: driver probed in %.1f ms: %d usable device(s)", 1e3 * (lt_now() - t0), usable);
   }
   *count = cached;
   if (why && cached == 0) *why = cached_why;
@@ -53,15 +55,17 @@ extern "C" int lt_cuda_probe(int *count, const char **why)
 
 extern "C" int lt_cuda_select(int device)
 {
-  cudaError_t e = cudaSetDevice(device);
+  const double t0 = lt_now();
+  cudaError_t e = cudaSetDevice(device); /* CUDA 12+: creates the primary context */
   if (e != cudaSuccess) {
     lt_error("CUDA error selecting device %d: %s", device, cudaGetErrorString(e));
     return LT_ERR_GPU;
   }
-  e = cudaFree(0); /* creates the context now, not inside the first stage */
+  e = cudaFree(0); /* the context exists now (older runtimes: created here), not inside the first stage */
   if (e != cudaSuccess) {
     lt_error("CUDA error creating the context on device %d: %s", device, cudaGetErrorString(e));
     return LT_ERR_GPU;
   }
+  lt_debug("cuda: context on device %d created in %.1f ms", device, 1e3 * (lt_now() - t0));
   return 0;
 }

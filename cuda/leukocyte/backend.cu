@@ -214,6 +214,7 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
   }
   const size_t n = (size_t)width * height;
   const int N = st.npoints, nr = st.nradii;
+  const double t0 = lt_now();
   c->max_cap = n;
   c->refine_cap = n < 65536 ? (int)n : 65536;
   cudaError_t e = cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking);
@@ -330,6 +331,7 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
   lt_stencil_free(&st);
   lt_info("cuda: %dx%d frames, %d cells max, tracking windows in %s memory (%zu KB per block)", width, height,
           max_cells, c->track_in_shared ? "shared" : "global", c->track_smem / 1024);
+  lt_debug("cuda: buffers, tables and kernel attributes set up in %.1f ms", 1e3 * (lt_now() - t0));
   *out = c;
   return 0;
 fail:
