@@ -1144,7 +1144,7 @@ int lt_cu_track_setup(lt_cu_ctx *c)
   if (!(mv && !strcmp(mv, "block")) && major >= 9 && gsb + fa.sharedSizeBytes <= (size_t)optin &&
       sizeof(float) * 3 * c->win_max + 8192 <= (size_t)optin) {
     const char *cs = getenv("LT_CUDA_CLUSTER"), *ws = getenv("LT_CUDA_WCLUSTER");
-    c->cluster = cs && atoi(cs) >= 1 && atoi(cs) <= 16 ? atoi(cs) : 8;
+    c->cluster = cs && atoi(cs) >= 2 && atoi(cs) <= 16 ? atoi(cs) : 8;
     c->wcluster = ws && atoi(ws) >= 1 && atoi(ws) <= 8 ? atoi(ws) : 4;
     const char *ts = getenv("LT_CUDA_MGVF_THREADS");
     c->mgvf_threads = ts && atoi(ts) >= 64 && atoi(ts) <= MGVF_THREADS_MAX && atoi(ts) % 32 == 0 ? atoi(ts) : MGVF_THREADS;
