@@ -549,9 +549,13 @@ static int cu_track(void *vctx, lt_leuk_cell *cells, int n)
   double wmax = 0;
   for (int i = 0; i < n; i++) {
     if (cells[i].mgvf_iter > slowest) slowest = cells[i].mgvf_iter;
-    const double R = cells[i].R, a = (2.0 * (int)(4 * R + 0.5) + 1) * (2.0 * (int)(2 * R + 0.5) + 1);
-    if (!(R >= 0 && a <= (double)c->win_max)) wmax = c->win_max; /* let the window kernel flag it */
-    else if (a > wmax) wmax = a;
+    const double R = cells[i].R;
+    if (!(R >= 0 && R <= c->p.rmax + c->p.rstep)) { /* the window kernel flags it */
+      wmax = c->win_max;
+      continue;
+    }
+    const double a = (2.0 * lt_leuk_win_half_x(R) + 1) * (2.0 * lt_leuk_win_half_y(R) + 1);
+    if (a > wmax) wmax = a;
   }
   c->mgvf_split = (int)((long)slowest * c->mgvf_split_pct / 100);
   c->snake_win = (int)wmax;

@@ -56,9 +56,6 @@ extern "C" {
 #define MGVF_THREADS_MAX 256 /* launch bounds (256, 4): at most 64 registers, 4 blocks per SM */
 #define MGVF_MIN_BLOCKS 4
 #endif
-#ifndef LT_MGVF_HOIST
-#define LT_MGVF_HOIST 1 /* the MGVF thread's first task's offsets out of the iteration loop */
-#endif
 
 /* Sum of the NW (= 32) warp partials: lane i of every warp loads partial i
  * and a butterfly of shuffles adds them; float addition is commutative, so
@@ -507,7 +504,7 @@ static __device__ void relocate(const float *__restrict__ frame, const lt_cu_par
 static __device__ __forceinline__ void window_of(const lt_cu_params &P, double R, double qx, double qy, int *u1,
                                                  int *v1, int *w, int *h)
 {
-  const int hx = (int)(4 * R + 0.5), hy = (int)(2 * R + 0.5);
+  const int hx = lt_leuk_win_half_x(R), hy = lt_leuk_win_half_y(R);
   int a1 = (int)floor(qx) - hx, a2 = (int)floor(qx) + hx;
   int b1 = (int)floor(qy) - hy, b2 = (int)floor(qy) + hy;
   if (a1 < 0) a1 = 0;
@@ -828,7 +825,77 @@ static __device__ double div_le_threshold(double tol, double n)
   }
   return t;
 }
+/* One MGVF task of the cluster kernel: the vertical pixel pair at local
+ * rows l, l+1 (l alone when it is the block's last row) of column j, as
+ * its 12 shared-memory offsets (rows above, l, below l, below the pair;
+ * columns j-1, j, j+1, borders replicated), the offsets of its two outputs
+ * and their E values. */
+struct mgvf_pair {
+  int o[12], s1, s2, j;
+  float e1, e2;
+  bool two, up, dn; /* a second pixel; its top / bottom row goes to the neighbour above / below */
+};
+
+/* Task (q, j): pair number q in the order first, last, 2nd, 3rd, ... (the
+ * edge rows first, so the halos leave early). */
+static __device__ __forceinline__ mgvf_pair pair_of(int q, int j, int npair, int r0, int nr, int h, int w,
+                                                    const float *E, bool has_up, bool has_dn)
+{
+  mgvf_pair t;
+  const int pi = q == 0 ? 0 : q == 1 ? npair - 1 : q - 1;
+  const int l = 1 + 2 * pi, gr = r0 - 1 + l;
+  t.two = l < nr;
+  const int lb = t.two ? l + 1 : l, grb = gr + t.two; /* the pair's bottom row */
+  const int lu = gr > 0 ? l - 1 : l, ld = grb < h - 1 ? lb + 1 : lb;
+  const int lc = t.two ? lb : ld; /* the row below the top pixel */
+  const int jl = j > 0 ? j - 1 : 0, jr = j < w - 1 ? j + 1 : w - 1;
+  const int rr[4] = {lu, l, lc, ld};
+#pragma unroll
+  for (int k = 0; k < 4; k++) {
+    t.o[3 * k] = rr[k] * w + jl;
+    t.o[3 * k + 1] = rr[k] * w + j;
+    t.o[3 * k + 2] = rr[k] * w + jr;
+  }
+  t.s1 = l * w + j;
+  t.s2 = lb * w + j;
+  t.j = j;
+  t.e1 = E[t.s1];
+  t.e2 = E[t.s2];
+  t.up = l == 1 && has_up;
+  t.dn = lb == nr && has_dn;
+  return t;
+}
+
+/* Where an iteration's edge rows go: the neighbours' halo rows in the
+ * buffer this iteration writes, and their mbarriers. */
+struct mgvf_halo {
+  float *up, *dn;
+  uint64_t *upbar, *dnbar;
+};
+
+/* One iteration of task t: cur -> nxt, the halo rows sent, |change| added
+ * to *acc on check iterations. */
+static __device__ __forceinline__ void pair_step(const mgvf_pair &t, const float *cur, float *nxt,
+                                                 const mgvf_halo &hs, bool check, float ml, float il, double *acc)
+{
+  const float u0 = cur[t.o[0]], u1 = cur[t.o[1]], u2 = cur[t.o[2]];
+  const float a0 = cur[t.o[3]], a1 = cur[t.o[4]], a2 = cur[t.o[5]];
+  const float c0 = cur[t.o[6]], c1 = cur[t.o[7]], c2 = cur[t.o[8]];
+  const float f1 = mgvf_update(a1, u1, c1, a0, a2, u2, c2, u0, c0, t.e1, ml, il);
+  nxt[t.s1] = f1;
+  if (check) *acc += (double)fabsf(f1 - a1);
+  float fb = f1;
+  if (t.two) {
+    const float d0 = cur[t.o[9]], d1 = cur[t.o[10]], d2 = cur[t.o[11]];
+    fb = mgvf_update(c1, a1, d1, c0, c2, a2, d2, a0, d0, t.e2, ml, il);
+    nxt[t.s2] = fb;
+    if (check) *acc += (double)fabsf(fb - c1);
+  }
+  if (t.up) cuda::ptx::st_async(hs.up + t.j, f1, hs.upbar);
+  if (t.dn) cuda::ptx::st_async(hs.dn + t.j, fb, hs.dnbar);
+}
 #endif
+
 
 #ifdef LT_MGVF_PROF /* experiment: per-phase cycles of the iteration (thread 0 of each block) */
 #define MP_T(k) do { if (tid == 0) { long long t_ = clock64(); mp[k] += t_ - mpt; mpt = t_; } } while (0)
@@ -890,51 +957,20 @@ __global__ void __launch_bounds__(MGVF_THREADS_MAX, MGVF_MIN_BLOCKS) mgvf_cluste
   long long tp = clock64();
   const float ml = P.mgvf_ml, il = P.mgvf_il;
   const double thr = div_le_threshold(P.mgvf_tol, (double)w * h);
-  /* this thread's tasks: vertical pixel pairs (local rows l, l+1; the last
-   * one single when nr is odd) t = tid, tid + T, ... of the pairs in the
-   * order first, last, 2nd, 3rd, ... (the edge rows first, so the halos
-   * leave early); a pair shares its 12 loads. (pair, column) advanced
-   * without a division per task. */
+  /* this thread's tasks (pair_of): t = tid, tid + T, ... over npair x w,
+   * (pair, column) advanced without a division per task. The first one (on
+   * most windows the only one) is set up once, outside the iteration loop;
+   * further ones (wide windows) per iteration. */
   const int npair = (nr + 1) >> 1;
   const int q0 = tid / w, j0 = tid - q0 * w;
-#if LT_MGVF_HOIST
-  /* The thread's first task (on most windows its only one) with its 12
-   * shared-memory offsets and its E values computed once, outside the
-   * iteration loop; further tasks (wide windows) take the general loop. */
   const bool t0 = q0 < npair;
-  int o[12], s1 = 0, s2 = 0;
-  float e1 = 0.0f, e2 = 0.0f;
-  bool two0 = false, up0 = false, dn0 = false;
-  if (t0) {
-    const int pi = q0 == 0 ? 0 : q0 == 1 ? npair - 1 : q0 - 1;
-    const int l = 1 + 2 * pi, gr = r0 - 1 + l;
-    two0 = l < nr;
-    const int lb = two0 ? l + 1 : l, grb = gr + two0;
-    const int lu = gr > 0 ? l - 1 : l, ld = grb < h - 1 ? lb + 1 : lb;
-    const int lc = two0 ? lb : ld; /* the row below the top pixel */
-    const int jl = j0 > 0 ? j0 - 1 : 0, jr = j0 < w - 1 ? j0 + 1 : w - 1;
-    const int rr[4] = {lu, l, lc, ld};
-#pragma unroll
-    for (int k = 0; k < 4; k++) {
-      o[3 * k] = rr[k] * w + jl;
-      o[3 * k + 1] = rr[k] * w + j0;
-      o[3 * k + 2] = rr[k] * w + jr;
-    }
-    s1 = l * w + j0;
-    s2 = lb * w + j0;
-    e1 = E[s1];
-    e2 = E[s2];
-    up0 = l == 1 && has_up;
-    dn0 = lb == nr && has_dn;
-  }
+  mgvf_pair first = {};
+  if (t0) first = pair_of(q0, j0, npair, r0, nr, h, w, E, has_up, has_dn);
   int q1 = q0, j1 = j0 + T;
   while (j1 >= w) {
     j1 -= w;
     q1++;
   }
-#else
-  const int q1 = q0, j1 = j0;
-#endif
   int it = 0, nchk = 0, ran = 0; /* ran: iterations executed (one may be speculative) */
   int pend = -1;                  /* the posted check awaiting its sum: its rbar index, else -1 */
   unsigned pend_par = 0;
@@ -958,51 +994,10 @@ __global__ void __launch_bounds__(MGVF_THREADS_MAX, MGVF_MIN_BLOCKS) mgvf_cluste
       const bool cap = it + 1 == P.mgvf_max_iter;
       const bool check = (it + 1) % LT_MGVF_CHECK_EVERY == 0 && !cap; /* at the cap it stops anyway */
       double acc = 0.0;
-#if LT_MGVF_HOIST
-      if (t0) {
-        const float u0 = cur[o[0]], u1 = cur[o[1]], u2 = cur[o[2]];
-        const float a0 = cur[o[3]], a1 = cur[o[4]], a2 = cur[o[5]];
-        const float c0 = cur[o[6]], c1 = cur[o[7]], c2 = cur[o[8]];
-        const float f1 = mgvf_update(a1, u1, c1, a0, a2, u2, c2, u0, c0, e1, ml, il);
-        nxt[s1] = f1;
-        if (check) acc += (double)fabsf(f1 - a1);
-        float fb = f1;
-        if (two0) {
-          const float d0 = cur[o[9]], d1 = cur[o[10]], d2 = cur[o[11]];
-          fb = mgvf_update(c1, a1, d1, c0, c2, a2, d2, a0, d0, e2, ml, il);
-          nxt[s2] = fb;
-          if (check) acc += (double)fabsf(fb - c1);
-        }
-        if (up0) ptx::st_async(upn + (size_t)(rows + 1) * w + j0, f1, uphb + (b ^ 1));
-        if (dn0) ptx::st_async(dnn + j0, fb, dnhb + (b ^ 1));
-      }
-#endif
+      const mgvf_halo hs = {upn + (size_t)(rows + 1) * w, dnn, uphb + (b ^ 1), dnhb + (b ^ 1)};
+      if (t0) pair_step(first, cur, nxt, hs, check, ml, il, &acc);
       for (int q = q1, j = j1; q < npair;) {
-        const int pi = q == 0 ? 0 : q == 1 ? npair - 1 : q - 1;
-        const int l = 1 + 2 * pi, gr = r0 - 1 + l;
-        const bool two = l < nr;
-        const int lb = two ? l + 1 : l, grb = gr + two; /* the pair's bottom row */
-        const float *ru = cur + (size_t)(gr > 0 ? l - 1 : l) * w;
-        const float *r1 = cur + (size_t)l * w, *r2 = cur + (size_t)lb * w;
-        const float *rd = cur + (size_t)(grb < h - 1 ? lb + 1 : lb) * w;
-        const int jl = j > 0 ? j - 1 : 0, jr = j < w - 1 ? j + 1 : w - 1;
-        const float u0 = ru[jl], u1 = ru[j], u2 = ru[jr];
-        const float a0 = r1[jl], a1 = r1[j], a2 = r1[jr];
-        const float c0 = r2[jl], c1 = r2[j], c2 = r2[jr];
-        const float d0 = rd[jl], d1 = rd[j], d2 = rd[jr];
-        /* top pixel: its row below is r2, or rd when single */
-        const float bl = two ? c0 : d0, bc = two ? c1 : d1, br = two ? c2 : d2;
-        const float f1 = mgvf_update(a1, u1, bc, a0, a2, u2, br, u0, bl, E[(size_t)l * w + j], ml, il);
-        nxt[(size_t)l * w + j] = f1;
-        if (check) acc += (double)fabsf(f1 - a1);
-        float fb = f1;
-        if (two) {
-          fb = mgvf_update(c1, a1, d1, c0, c2, a2, d2, a0, d0, E[(size_t)lb * w + j], ml, il);
-          nxt[(size_t)lb * w + j] = fb;
-          if (check) acc += (double)fabsf(fb - c1);
-        }
-        if (l == 1 && has_up) ptx::st_async(upn + (size_t)(rows + 1) * w + j, f1, uphb + (b ^ 1));
-        if (lb == nr && has_dn) ptx::st_async(dnn + j, fb, dnhb + (b ^ 1));
+        pair_step(pair_of(q, j, npair, r0, nr, h, w, E, has_up, has_dn), cur, nxt, hs, check, ml, il, &acc);
         j += T;
         while (j >= w) {
           j -= w;
@@ -1092,7 +1087,7 @@ __global__ void __launch_bounds__(NT, 1) mgvf_kernel(float *win, int w, int h, i
 static size_t mgvf_cluster_smem(const lt_cu_ctx *c, int *rows_cap, int *wcap)
 {
   const double Rmax = c->p.rmax + c->p.rstep;
-  const int hx = (int)(4 * Rmax + 0.5), hy = (int)(2 * Rmax + 0.5), half = (c->cluster + 1) / 2;
+  const int hx = lt_leuk_win_half_x(Rmax), hy = lt_leuk_win_half_y(Rmax), half = (c->cluster + 1) / 2;
   *wcap = 2 * hx + 1;
   *rows_cap = (2 * hy + 1 + half - 1) / half;
   return sizeof(float) * 3 * (size_t)(*rows_cap + 2) * *wcap;
@@ -1102,7 +1097,7 @@ int lt_cu_track_setup(lt_cu_ctx *c)
 {
   const lt_leuk_params *p = &c->p;
   double Rmax = p->rmax + p->rstep;
-  int hx = (int)(4 * Rmax + 0.5), hy = (int)(2 * Rmax + 0.5);
+  int hx = lt_leuk_win_half_x(Rmax), hy = lt_leuk_win_half_y(Rmax);
   c->win_max = (2 * hx + 1) * (2 * hy + 1);
   int S = 2 * p->search + 1, nr = lt_leuk_nradii(p);
   size_t need = sizeof(float) * 3 * (size_t)c->win_max;

@@ -63,6 +63,17 @@ void lt_leuk_params_default(lt_leuk_params *p);
 /* Number of radii and the radius of circle k. */
 int lt_leuk_nradii(const lt_leuk_params *p);
 
+/* Half-width and half-height of a tracked cell's window for radius R
+ * (spec 5.3: (2*round(4R)+1) x (2*round(2R)+1), then clamped to the frame);
+ * the CUDA kernels use the same functions. */
+#ifdef __CUDACC__
+#define LT_HOST_DEVICE __host__ __device__
+#else
+#define LT_HOST_DEVICE
+#endif
+static inline LT_HOST_DEVICE int lt_leuk_win_half_x(double R) { return (int)(4 * R + 0.5); }
+static inline LT_HOST_DEVICE int lt_leuk_win_half_y(double R) { return (int)(2 * R + 0.5); }
+
 /* A local maximum of the dilated GICOV map (frame coordinates). */
 typedef struct lt_leuk_max {
   int x, y;

@@ -30,13 +30,10 @@ void lt_leuk_cell_init(lt_leuk_cell *c, const lt_leuk_det *d, double R)
   c->status = LT_CELL_ACTIVE;
 }
 
-static int win_half_x(double R) { return (int)(4 * R + 0.5); }
-static int win_half_y(double R) { return (int)(2 * R + 0.5); }
-
 size_t lt_leuk_track_work_size(const lt_leuk_params *p)
 {
   double R = p->rmax + p->rstep;
-  size_t wx = 2 * (size_t)win_half_x(R) + 3, wy = 2 * (size_t)win_half_y(R) + 3;
+  size_t wx = 2 * (size_t)lt_leuk_win_half_x(R) + 3, wy = 2 * (size_t)lt_leuk_win_half_y(R) + 3;
   return 5 * wx * wy;
 }
 
@@ -93,7 +90,7 @@ void lt_leuk_track_cell(const float *img, int fw, int fh, const lt_stencil *s,
   }
 
   /* 3. window */
-  int hx = win_half_x(R), hy = win_half_y(R);
+  int hx = lt_leuk_win_half_x(R), hy = lt_leuk_win_half_y(R);
   int u1 = (int)floor(qx) - hx, u2 = (int)floor(qx) + hx;
   int v1 = (int)floor(qy) - hy, v2 = (int)floor(qy) + hy;
   if (u1 < 0) u1 = 0;
