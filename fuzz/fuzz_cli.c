@@ -1,4 +1,5 @@
-/* fuzz_cli.c - libFuzzer harness for the option parser lt_cli_parse (src/cli.c).
+/* fuzz_cli.c - libFuzzer harness for the option parser lt_cli_parse (src/cli.c)
+ * with every mode's option table (the mode word comes from the input).
  * The input bytes are split at NUL bytes into argv[1..] (at most 64 words,
  * argv[0] = "leuktrack"); every parse must return 0, 1 or a negative lt_err
  * without a crash, leak or undefined behaviour, and a successful parse must
@@ -16,6 +17,7 @@
 
 #include "cli.h"
 #include "error.h"
+#include "leuk_mode.h"
 
 #define MAX_ARGS 64
 
@@ -47,18 +49,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   argv[argc] = NULL;
 
   reset_getopt();
-  lt_options o;
-  int r = lt_cli_parse(argc, argv, &o);
+  lt_cli c;
+  int r = lt_cli_parse(argc, argv, &c);
   if (r != 0 && r != 1 && r != LT_ERR_USAGE && r != LT_ERR_INTERNAL) abort();
   if (r == 0) {
-    /* what the pipeline relies on after a successful parse */
-    if (!o.input || !o.mode) abort();
-    if (o.threads < 0 || o.leuk.detect_every < 1) abort();
-    if (o.leuk.rmin < 2 || o.leuk.rmax > 100 || o.leuk.rmin > o.leuk.rmax) abort();
-    if (o.frame_begin < 0 || (o.frame_end >= 0 && o.frame_end <= o.frame_begin)) abort();
-    if (o.has_roi && (o.leuk.roi.w < 1 || o.leuk.roi.h < 1 || o.leuk.roi.x < 0 || o.leuk.roi.y < 0)) abort();
-    if (!(o.leuk.gicov_threshold >= 0) || o.um_per_px < 0 || o.fps < 0) abort();
+    /* what every mode relies on after a successful parse */
+    const lt_settings *s = &c.s;
+    if (!c.mode || !c.params || s->ninputs < 1 || !s->inputs[0]) abort();
+    for (int i = 0; i < s->ninputs; i++)
+      if (!s->inputs[i]) abort();
+    if (s->threads < 0 || s->device < 0 || !(s->fps >= 0)) abort();
+    if (s->frame_begin < 0 || (s->frame_end >= 0 && s->frame_end <= s->frame_begin)) abort();
+    if (!strcmp(c.mode->name, "leukocyte")) {
+      const lt_leuk_opts *o = c.params;
+      if (o->leuk.detect_every < 1) abort();
+      if (o->leuk.rmin < 2 || o->leuk.rmax > 100 || o->leuk.rmin > o->leuk.rmax) abort();
+      if (o->has_roi && (o->leuk.roi.w < 1 || o->leuk.roi.h < 1 || o->leuk.roi.x < 0 || o->leuk.roi.y < 0)) abort();
+      if (!(o->leuk.gicov_threshold >= 0) || o->um_per_px < 0) abort();
+    }
   }
+  lt_cli_free(&c);
   free(buf);
   return 0;
 }

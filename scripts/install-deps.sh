@@ -6,11 +6,12 @@
 #          libavutil-dev libpng-dev zlib1g-dev
 #   tests: ffmpeg (CLI, to make test videos), python3 + python3-numpy (Debian's
 #          /usr/bin/python3: test checks with the standard library, the
-#          benchmark clip with numpy), clang + libclang-rt-dev (libFuzzer,
-#          sanitizers), valgrind
+#          benchmark clip with numpy; python3-opencv: the independent
+#          oracle of the tumor/vcm/flow tests), clang + libclang-rt-dev +
+#          libomp-dev (libFuzzer, sanitizers), valgrind
 set -euo pipefail
 pkgs=(gcc make pkg-config libavformat-dev libavcodec-dev libswscale-dev libavutil-dev libpng-dev
-      zlib1g-dev ffmpeg python3 python3-numpy clang libclang-rt-dev valgrind)
+      zlib1g-dev ffmpeg python3 python3-numpy python3-opencv clang libclang-rt-dev libomp-dev valgrind)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -1,15 +1,25 @@
-/* backend.c - backend registry: the one file with #ifdef LT_HAVE_CUDA. */
+/* backend.c - backend registry: the one file with #ifdef LT_HAVE_CUDA.
+ * The CUDA stage table of each mode that has one is one row of cuda_tables. */
 #include "backend.h"
 
-#include "cli.h"
+#include <string.h>
+
 #include "error.h"
 #include "log.h"
+#include "mode.h"
 
 #ifdef LT_HAVE_CUDA
 /* cuda/runtime.cu */
 int lt_cuda_probe(int *count, const char **why);
 int lt_cuda_select(int device);
-extern const lt_leuk_backend lt_leuk_backend_cuda;
+/* cuda/MODE/: one stage table per mode (declared in the mode's header) */
+#include "leuk.h"
+static const struct {
+  const char *mode;
+  const void *stages;
+} cuda_tables[] = {
+  {"leukocyte", &lt_leuk_backend_cuda},
+};
 #endif
 
 int lt_have_cuda(void)
@@ -33,11 +43,30 @@ int lt_cuda_device_count(const char **why)
 #endif
 }
 
-int lt_backend_leuk(int choice, int device, const lt_leuk_backend **out)
+static const void *cuda_table(const char *mode)
 {
-  *out = &lt_leuk_backend_cpu;
+#ifdef LT_HAVE_CUDA
+  for (size_t i = 0; i < sizeof cuda_tables / sizeof cuda_tables[0]; i++)
+    if (!strcmp(cuda_tables[i].mode, mode)) return cuda_tables[i].stages;
+#endif
+  (void)mode;
+  return NULL;
+}
+
+int lt_backend_stages(const char *mode, int choice, int device, const void *cpu, const void **out)
+{
+  *out = cpu;
   if (choice == LT_BACKEND_CPU) {
     lt_info("backend: cpu (requested)");
+    return 0;
+  }
+  const void *cuda = cuda_table(mode);
+  if (lt_have_cuda() && !cuda) {
+    if (choice == LT_BACKEND_CUDA) {
+      lt_error("--backend cuda: mode '%s' has no CUDA backend in this version", mode);
+      return LT_ERR_GPU;
+    }
+    lt_info("backend: cpu (mode '%s' has no CUDA backend)", mode);
     return 0;
   }
   const char *why = "unknown";
@@ -64,7 +93,7 @@ int lt_backend_leuk(int choice, int device, const lt_leuk_backend **out)
     lt_info("backend: cpu (CUDA device %d unusable)", device);
     return 0;
   }
-  *out = &lt_leuk_backend_cuda;
+  *out = cuda;
   lt_info("backend: cuda (device %d)", device);
 #endif
   return 0;

@@ -1,18 +1,22 @@
-/* backend.h - backend selection. The only place that knows whether CUDA was
- * compiled in (backend.c). */
+/* backend.h - backend selection, the one place that knows whether CUDA was
+ * compiled in (backend.c, the only #ifdef LT_HAVE_CUDA of the C code).
+ * Each mode has its own stage table type (a struct of function pointers:
+ * lt_leuk_backend, ...) with a CPU instance in src/MODE/ and, when the mode
+ * has one, a CUDA instance in cuda/MODE/ registered by one row in
+ * backend.c's table. A mode asks for its table once per run. */
 #ifndef LT_BACKEND_H
 #define LT_BACKEND_H
-
-#include "leuk.h"
 
 /* Number of usable CUDA devices (0 when CUDA is not compiled in, no driver
  * or no device); *why gets a short reason when 0. */
 int lt_cuda_device_count(const char **why);
 
-/* Picks the leukocyte backend for `choice` (LT_BACKEND_*) and device index.
- * auto: CUDA when compiled in and a device is usable, else CPU (says which
- * with -v). cuda: LT_ERR_GPU with a clear message when unusable. */
-int lt_backend_leuk(int choice, int device, const lt_leuk_backend **out);
+/* The stage table of `mode` for --backend `choice` (LT_BACKEND_*) and
+ * --device: cpu, or the mode's CUDA table. auto: CUDA when compiled in, the
+ * mode has a CUDA table and the device is usable, else cpu (says which and
+ * why with -v). cuda: LT_ERR_GPU with one clear message when unusable.
+ * Selects (and initialises) the device when CUDA is chosen. */
+int lt_backend_stages(const char *mode, int choice, int device, const void *cpu, const void **out);
 
 /* True when this binary has the CUDA backend. */
 int lt_have_cuda(void);

@@ -1,72 +1,53 @@
-/* cli.c - option table, parsing, validation and --help text.
- * Every option is declared once in `opts` below; getopt_long's table and
- * the help text are generated from it. Values are parsed strictly (the whole
- * string must be a number in range) and errors name the option. */
+/* cli.c - the common option table, the mode word, parsing and --help.
+ *
+ * `leuktrack [MODE] [OPTIONS] INPUT...`: MODE is the first non-option word
+ * when it names a mode of the table (src/modes.c), else the mode is
+ * lt_modes[0] (leukocyte) and the word is an input. Finding that word needs
+ * to know which options take a separate value, so a pre-scan walks argv
+ * with the union of all tables. Then getopt_long runs over the common table
+ * plus the mode's table; common options fill lt_settings here, the mode's
+ * options go to its setter. An option of another mode is a usage error that
+ * names the mode owning it. Values are parsed strictly (opt.h). */
 #include "cli.h"
 
-#include <errno.h>
 #include <getopt.h>
-#include <limits.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "error.h"
 #include "log.h"
+#include "opt.h"
 
 enum {
   O_OUTPUT = 'o', O_QUIET = 'q', O_VERBOSE = 'v', O_HELP = 'h', O_VERSION = 'V', O_THREADS = 'j',
-  O_OVERLAY = 256, O_FRAMES, O_BACKEND, O_DEVICE, O_PROGRESS, O_NO_PROGRESS, O_STATS, O_FORMAT,
-  O_CHANNEL, O_ROI, O_ENTRY_ROI, O_DETECT_EVERY, O_RADIUS, O_GICOV_THRESHOLD, O_UM_PER_PX, O_FPS,
-  O_SUMMARY, O_SEARCH,
+  O_OVERLAY = 256, O_FRAMES, O_BACKEND, O_DEVICE, O_PROGRESS, O_NO_PROGRESS, O_STATS, O_CHANNEL, O_FPS,
 };
 
-typedef struct optdef {
-  const char *name;
-  int id;
-  int has_arg; /* no_argument, required_argument, optional_argument */
-  const char *arg;
-  const char *help;
-  int mode_specific;
-} optdef;
-
-static const optdef opts[] = {
-  {"output", O_OUTPUT, required_argument, "FILE", "write results to FILE ('-' = stdout, the default)", 0},
-  {"overlay", O_OVERLAY, required_argument, "DIR", "write an annotated PNG per frame into DIR", 0},
-  {"frames", O_FRAMES, required_argument, "A:B", "process frames A..B-1 (0-based; A: or :B allowed)", 0},
-  {"backend", O_BACKEND, required_argument, "auto|cpu|cuda", "compute backend (default auto: CUDA if usable)", 0},
-  {"device", O_DEVICE, required_argument, "N", "CUDA device index (default 0)", 0},
-  {"threads", O_THREADS, required_argument, "N", "CPU threads (default: all cores)", 0},
-  {"channel", O_CHANNEL, required_argument, "luma|r|g|b", "colour channel to analyse (default luma)", 0},
-  {"progress", O_PROGRESS, no_argument, NULL, "show a progress line on stderr", 0},
-  {"no-progress", O_NO_PROGRESS, no_argument, NULL, "never show progress (default: only on a terminal)", 0},
-  {"stats", O_STATS, optional_argument, "FILE", "print per-stage timings (to stderr or FILE)", 0},
-  {"format", O_FORMAT, required_argument, "csv|trackmate|ctc", "output format (default csv)", 1},
-  {"roi", O_ROI, required_argument, "X,Y,W,H", "region analysed (default: the whole frame)", 1},
-  {"entry-roi", O_ENTRY_ROI, required_argument, "X,Y,W,H", "region where re-detection starts new tracks (default: the ROI)", 1},
-  {"detect-every", O_DETECT_EVERY, required_argument, "N", "re-detect cells every N frames (default 10)", 1},
-  {"radius", O_RADIUS, required_argument, "MIN:MAX", "cell radii searched, px (default 8:20, step 2)", 1},
-  {"gicov-threshold", O_GICOV_THRESHOLD, required_argument, "T", "minimum |GICOV| of a detection (default 1.8)", 1},
-  {"search", O_SEARCH, required_argument, "N", "re-localisation radius per frame, px (default 8)", 1},
-  {"um-per-px", O_UM_PER_PX, required_argument, "S", "pixel size in micrometres (adds um columns)", 1},
-  {"fps", O_FPS, required_argument, "F", "frame rate (default: from the video)", 1},
-  {"summary", O_SUMMARY, required_argument, "FILE", "per-track summary CSV (+ FILE's velocity histogram PNG)", 1},
-  {"quiet", O_QUIET, no_argument, NULL, "only errors on stderr", 0},
-  {"verbose", O_VERBOSE, no_argument, NULL, "more messages on stderr (twice: debug)", 0},
-  {"help", O_HELP, no_argument, NULL, "show this help and exit", 0},
-  {"version", O_VERSION, no_argument, NULL, "show the version and exit", 0},
+static const lt_optdef common[] = {
+  {"output", O_OUTPUT, required_argument, "FILE", "write results to FILE ('-' = stdout, the default)"},
+  {"overlay", O_OVERLAY, required_argument, "DIR", "write an annotated PNG per frame into DIR"},
+  {"frames", O_FRAMES, required_argument, "A:B", "process frames A..B-1 (0-based; A: or :B allowed)"},
+  {"backend", O_BACKEND, required_argument, "auto|cpu|cuda", "compute backend (default auto: CUDA if usable)"},
+  {"device", O_DEVICE, required_argument, "N", "CUDA device index (default 0)"},
+  {"threads", O_THREADS, required_argument, "N", "CPU threads (default: all cores)"},
+  {"channel", O_CHANNEL, required_argument, "luma|r|g|b", "colour channel to analyse (default luma)"},
+  {"fps", O_FPS, required_argument, "F", "frame rate (default: from the video)"},
+  {"progress", O_PROGRESS, no_argument, NULL, "show a progress line on stderr"},
+  {"no-progress", O_NO_PROGRESS, no_argument, NULL, "never show progress (default: only on a terminal)"},
+  {"stats", O_STATS, optional_argument, "FILE", "print per-stage timings (to stderr or FILE)"},
+  {"quiet", O_QUIET, no_argument, NULL, "only errors on stderr"},
+  {"verbose", O_VERBOSE, no_argument, NULL, "more messages on stderr (twice: debug)"},
+  {"help", O_HELP, no_argument, NULL, "show this help (with MODE: also the mode's options) and exit"},
+  {"version", O_VERSION, no_argument, NULL, "show the version and exit"},
 };
-#define NOPTS ((int)(sizeof opts / sizeof opts[0]))
+#define NCOMMON ((int)(sizeof common / sizeof common[0]))
 
-static void usage(FILE *f)
+static void print_table(FILE *f, const lt_optdef *t, int n)
 {
-  fprintf(f,
-          "Usage: leuktrack [MODE] [OPTIONS] INPUT\n"
-          "Track rolling leukocytes in intravital microscopy video (mode 'leukocyte', the default).\n"
-          "Example: leuktrack input.avi -o tracks.csv --summary summary.csv\n\nOptions:\n");
-  for (int i = 0; i < NOPTS; i++) {
+  for (int i = 0; i < n; i++) {
     char left[64];
-    const optdef *d = &opts[i];
+    const lt_optdef *d = &t[i];
     char shortf[8] = "    ";
     if (d->id < 256) snprintf(shortf, sizeof shortf, "-%c, ", d->id);
     if (d->has_arg == required_argument)
@@ -77,248 +58,295 @@ static void usage(FILE *f)
       snprintf(left, sizeof left, "%s--%s", shortf, d->name);
     fprintf(f, "  %-32s %s\n", left, d->help);
   }
-  fprintf(f,
-          "\nOutput (csv): frame,t_s,track_id,x_px,y_px,radius_px,gicov[,x_um,y_um]\n"
-          "Exit status: 0 ok, 1 internal error, 2 usage, 3 bad input, 4 cannot write output,\n"
-          "5 GPU requested but unusable, 130 interrupted. See leuktrack(1).\n");
 }
 
-static int bad(const char *opt, const char *val, const char *why)
+static void usage(FILE *f, const lt_mode *m)
 {
-  lt_error("invalid value '%s' for --%s: %s", val, opt, why);
+  if (!m) {
+    fprintf(f, "Usage: leuktrack [MODE] [OPTIONS] INPUT...\n"
+               "Turns biomedical video into measurements. MODE (default %s):\n", lt_modes[0]->name);
+    for (int i = 0; i < lt_nmodes; i++) fprintf(f, "  %-12s %s\n", lt_modes[i]->name, lt_modes[i]->purpose);
+    fprintf(f, "Example: %s\n\nCommon options (every mode):\n", lt_modes[0]->example);
+    print_table(f, common, NCOMMON);
+    fprintf(f, "\n'leuktrack MODE --help' adds a mode's own options.\n");
+  } else {
+    fprintf(f, "Usage: leuktrack %s [OPTIONS] %s\n%s.\nExample: %s\n\nOptions of mode '%s':\n", m->name, m->usage,
+            m->purpose, m->example, m->name);
+    print_table(f, m->opts, m->nopts);
+    fprintf(f, "\nCommon options:\n");
+    print_table(f, common, NCOMMON);
+    if (m->output_help) fprintf(f, "\n%s\n", m->output_help);
+  }
+  fprintf(f, "Exit status: 0 ok, 1 internal error, 2 usage, 3 bad input, 4 cannot write output,\n"
+             "5 GPU requested but unusable, 130 interrupted. See leuktrack(1).\n");
+}
+
+/* ---- pre-scan: which word is MODE --------------------------------------- */
+
+static const lt_optdef *find_long(const lt_optdef *t, int n, const char *name, size_t len, int *exact)
+{
+  const lt_optdef *hit = NULL;
+  for (int i = 0; i < n; i++)
+    if (!strncmp(t[i].name, name, len)) {
+      if (strlen(t[i].name) == len) {
+        *exact = 1;
+        return &t[i];
+      }
+      hit = &t[i];
+    }
+  return hit;
+}
+
+/* Does long option `name` (len chars, maybe an abbreviation) take a
+ * separate value in any table? */
+static int long_takes_value(const char *name, size_t len)
+{
+  int exact = 0, req = 0, hits = 0;
+  const lt_optdef *d = find_long(common, NCOMMON, name, len, &exact);
+  if (d && exact) return d->has_arg == required_argument;
+  if (d) hits++, req |= d->has_arg == required_argument;
+  for (int m = 0; m < lt_nmodes; m++) {
+    exact = 0;
+    d = find_long(lt_modes[m]->opts, lt_modes[m]->nopts, name, len, &exact);
+    if (d && exact) return d->has_arg == required_argument;
+    if (d) hits++, req |= d->has_arg == required_argument;
+  }
+  return hits >= 1 && req;
+}
+
+static int short_takes_value(int ch)
+{
+  for (int i = 0; i < NCOMMON; i++)
+    if (common[i].id == ch) return common[i].has_arg == required_argument;
+  return 0;
+}
+
+/* Index in argv of the first non-option word before "--", or -1 (after
+ * "--" every word is an input). */
+static int first_word(int argc, char **argv)
+{
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (!strcmp(a, "--")) return -1;
+    if (a[0] != '-' || !a[1]) return i;
+    if (a[1] == '-') {
+      const char *name = a + 2, *eq = strchr(name, '=');
+      if (!eq && long_takes_value(name, strlen(name))) i++;
+      continue;
+    }
+    for (const char *p = a + 1; *p; p++)
+      if (short_takes_value((unsigned char)*p)) {
+        if (!p[1]) i++;
+        break;
+      }
+  }
+  return -1;
+}
+
+/* A word that can only be meant as a mode: lowercase letters, digits and
+ * '-', not an existing file. */
+static int looks_like_mode(const char *w)
+{
+  size_t n = strlen(w);
+  if (n == 0 || n > 24 || w[0] < 'a' || w[0] > 'z') return 0;
+  for (size_t i = 0; i < n; i++)
+    if (!((w[i] >= 'a' && w[i] <= 'z') || (w[i] >= '0' && w[i] <= '9') || w[i] == '-')) return 0;
+  struct stat st;
+  return stat(w, &st) != 0;
+}
+
+const lt_mode *lt_mode_find(const char *name)
+{
+  for (int i = 0; i < lt_nmodes; i++)
+    if (!strcmp(lt_modes[i]->name, name)) return lt_modes[i];
+  return NULL;
+}
+
+const lt_mode *lt_cli_option_owner(const char *name)
+{
+  for (int m = 0; m < lt_nmodes; m++)
+    for (int i = 0; i < lt_modes[m]->nopts; i++)
+      if (!strcmp(lt_modes[m]->opts[i].name, name)) return lt_modes[m];
+  return NULL;
+}
+
+static void mode_list(char *buf, size_t n)
+{
+  buf[0] = 0;
+  for (int i = 0; i < lt_nmodes; i++) {
+    size_t l = strlen(buf);
+    snprintf(buf + l, n - l, "%s%s", i ? ", " : "", lt_modes[i]->name);
+  }
+}
+
+/* '?' from getopt: an unknown option, one of another mode, or a value given
+ * to an option that takes none. */
+static int unknown_option(const lt_mode *m, const lt_optdef *all, int nall, const char *arg)
+{
+  for (int i = 0; optopt && i < nall; i++)
+    if (all[i].id == optopt && strchr(arg, '=')) {
+      lt_error("option '--%s' does not take a value (see leuktrack %s --help)", all[i].name, m->name);
+      return LT_ERR_USAGE;
+    }
+  if (optopt && optopt < 256 && arg[0] == '-' && arg[1] != '-') {
+    lt_error("unknown option '-%c' (see leuktrack %s --help)", optopt, m->name);
+    return LT_ERR_USAGE;
+  }
+  if (arg[0] == '-' && arg[1] == '-') {
+    char name[64];
+    size_t len = strcspn(arg + 2, "=");
+    if (len < sizeof name) {
+      memcpy(name, arg + 2, len);
+      name[len] = 0;
+      const lt_mode *owner = lt_cli_option_owner(name);
+      if (owner && owner != m) {
+        lt_error("option '--%s' belongs to mode '%s', not '%s' (see leuktrack %s --help)", name, owner->name,
+                 m->name, owner->name);
+        return LT_ERR_USAGE;
+      }
+    }
+  }
+  lt_error("unknown option '%s' (see leuktrack %s --help)", arg, m->name);
   return LT_ERR_USAGE;
 }
 
-static int parse_int(const char *opt, const char *s, long lo, long hi, int *out)
+static int set_common(lt_settings *s, int c, const char *name, const char *a)
 {
-  char *end;
-  errno = 0;
-  long v = strtol(s, &end, 10);
-  if (end == s || *end || errno) return bad(opt, s, "not an integer");
-  if (v < lo || v > hi) {
-    char why[96];
-    snprintf(why, sizeof why, "must be between %ld and %ld", lo, hi);
-    return bad(opt, s, why);
+  int k;
+  switch (c) {
+  case O_OUTPUT:
+  case O_OVERLAY:
+    if (lt_opt_nonempty(name, a)) return LT_ERR_USAGE;
+    if (c == O_OUTPUT) s->output = a;
+    else s->overlay_dir = a;
+    return 0;
+  case O_FRAMES: return lt_opt_range(name, a, &s->frame_begin, &s->frame_end, 1);
+  case O_BACKEND:
+    if (lt_opt_choice(name, a, "auto|cpu|cuda", &k)) return LT_ERR_USAGE;
+    s->backend = k == 0 ? LT_BACKEND_AUTO : k == 1 ? LT_BACKEND_CPU : LT_BACKEND_CUDA;
+    return 0;
+  case O_DEVICE: return lt_opt_int(name, a, 0, 1023, &s->device);
+  case O_THREADS: return lt_opt_int(name, a, 1, 4096, &s->threads);
+  case O_CHANNEL:
+    if (lt_opt_choice(name, a, "luma|r|g|b", &k)) return LT_ERR_USAGE;
+    s->channel = k == 0 ? LT_CHANNEL_LUMA : k == 1 ? LT_CHANNEL_R : k == 2 ? LT_CHANNEL_G : LT_CHANNEL_B;
+    return 0;
+  case O_FPS: return lt_opt_double(name, a, 1e-6, 1e7, &s->fps);
+  case O_PROGRESS: s->progress = 1; return 0;
+  case O_NO_PROGRESS: s->progress = 0; return 0;
+  case O_STATS: s->stats = a ? a : ""; return 0; /* --stats= (empty) means stderr too */
+  case O_QUIET: s->verbosity = LT_LOG_QUIET; return 0;
+  case O_VERBOSE: s->verbosity = s->verbosity < 0 ? 1 : s->verbosity + 1; return 0;
   }
-  *out = (int)v;
-  return 0;
+  lt_error("internal: unhandled option %d", c);
+  return LT_ERR_INTERNAL;
 }
 
-static int parse_double(const char *opt, const char *s, double lo, double hi, double *out)
+void lt_cli_free(lt_cli *c)
 {
-  char *end;
-  errno = 0;
-  double v = strtod(s, &end);
-  if (end == s || *end || errno || v != v) return bad(opt, s, "not a number");
-  if (v < lo || v > hi) {
-    char why[96];
-    snprintf(why, sizeof why, "must be between %g and %g", lo, hi);
-    return bad(opt, s, why);
-  }
-  *out = v;
-  return 0;
+  free(c->params);
+  free(c->inputs);
+  c->params = NULL;
+  c->inputs = NULL;
 }
 
-static int parse_rect(const char *opt, const char *s, lt_rect *r)
+int lt_cli_parse(int argc, char **argv, lt_cli *c)
 {
-  int v[4], n = 0;
-  const char *p = s;
-  char buf[32];
-  const char *c = NULL;
-  while (n < 4) {
-    c = strchr(p, ',');
-    size_t len = c ? (size_t)(c - p) : strlen(p);
-    if (len == 0 || len >= sizeof buf) return bad(opt, s, "expected X,Y,W,H (four integers)");
-    memcpy(buf, p, len);
-    buf[len] = 0;
-    char *end;
-    errno = 0;
-    long x = strtol(buf, &end, 10);
-    if (*end || errno || x < 0 || x > 1000000) return bad(opt, s, "expected X,Y,W,H (non-negative integers)");
-    v[n++] = (int)x;
-    if (!c) break;
-    p = c + 1;
-  }
-  if (n != 4 || c) return bad(opt, s, "expected X,Y,W,H (four integers)");
-  if (v[2] < 1 || v[3] < 1) return bad(opt, s, "width and height must be positive");
-  r->x = v[0];
-  r->y = v[1];
-  r->w = v[2];
-  r->h = v[3];
-  return 0;
-}
+  memset(c, 0, sizeof *c);
+  lt_settings *s = &c->s;
+  s->frame_end = -1;
+  s->progress = -1;
 
-static int parse_range(const char *opt, const char *s, int *a, int *b, int allow_open)
-{
-  const char *c = strchr(s, ':');
-  if (!c) return bad(opt, s, "expected A:B");
-  char left[32], right[32];
-  size_t ll = (size_t)(c - s);
-  if (ll >= sizeof left || strlen(c + 1) >= sizeof right) return bad(opt, s, "expected A:B");
-  memcpy(left, s, ll);
-  left[ll] = 0;
-  strcpy(right, c + 1);
-  *a = 0;
-  *b = -1;
-  if ((!allow_open && (!left[0] || !right[0]))) return bad(opt, s, "expected A:B");
-  if (left[0] && parse_int(opt, left, 0, INT_MAX - 1, a)) return LT_ERR_USAGE;
-  if (right[0] && parse_int(opt, right, 0, INT_MAX - 1, b)) return LT_ERR_USAGE;
-  if (*b >= 0 && *b <= *a) return bad(opt, s, "B must be greater than A");
-  return 0;
-}
-
-int lt_cli_parse(int argc, char **argv, lt_options *o)
-{
-  memset(o, 0, sizeof *o);
-  o->mode = "leukocyte";
-  o->frame_end = -1;
-  o->progress = -1;
-  o->threads = 0;
-  lt_leuk_params_default(&o->leuk);
-
-  struct option lo[NOPTS + 1];
-  /* "-": non-options come back as 1 (GNU permutation, MODE checked after);
-   * ":": a missing value is reported as ':' rather than '?'. */
-  char shortopts[64] = "-:";
-  for (int i = 0; i < NOPTS; i++) {
-    lo[i].name = opts[i].name;
-    lo[i].has_arg = opts[i].has_arg;
-    lo[i].flag = NULL;
-    lo[i].val = opts[i].id;
-    if (opts[i].id < 256) {
-      size_t l = strlen(shortopts);
-      shortopts[l] = (char)opts[i].id;
-      shortopts[l + 1] = 0;
-      if (opts[i].has_arg == required_argument) strcat(shortopts, ":");
+  /* MODE */
+  int wi = first_word(argc, argv);
+  c->mode = lt_modes[0];
+  if (wi > 0) {
+    const lt_mode *m = lt_mode_find(argv[wi]);
+    if (m) {
+      c->mode = m;
+      c->mode_given = 1;
+    } else if (looks_like_mode(argv[wi])) {
+      char list[256];
+      mode_list(list, sizeof list);
+      lt_error("mode '%s' is not available: '%s' is neither a mode of this leuktrack (%s) nor an existing file",
+               argv[wi], argv[wi], list);
+      return LT_ERR_USAGE;
     }
   }
-  memset(&lo[NOPTS], 0, sizeof lo[NOPTS]);
+  const lt_mode *m = c->mode;
+  c->params = calloc(1, m->params_size ? m->params_size : 1);
+  c->inputs = calloc((size_t)argc + 1, sizeof *c->inputs);
+  char **av = malloc(sizeof *av * ((size_t)argc + 1));
+  lt_optdef *all = malloc(sizeof *all * (size_t)(NCOMMON + m->nopts));
+  struct option *lo = malloc(sizeof *lo * (size_t)(NCOMMON + m->nopts + 1));
+  if (!c->params || !c->inputs || !av || !all || !lo) {
+    free(av);
+    free(all);
+    free(lo);
+    lt_error("out of memory parsing the command line");
+    return LT_ERR_NOMEM;
+  }
+  if (m->defaults) m->defaults(c->params);
+  s->inputs = c->inputs;
+
+  /* argv without the MODE word */
+  int ac = 0;
+  for (int i = 0; i < argc; i++)
+    if (!(c->mode_given && i == wi)) av[ac++] = argv[i];
+  av[ac] = NULL;
+
+  /* common + mode table -> getopt_long */
+  int nall = 0;
+  for (int i = 0; i < NCOMMON; i++) all[nall++] = common[i];
+  for (int i = 0; i < m->nopts; i++) all[nall++] = m->opts[i];
+  char shortopts[64] = "-:"; /* "-": words come back as 1; ":": missing value -> ':' */
+  for (int i = 0; i < nall; i++) {
+    lo[i] = (struct option){all[i].name, all[i].has_arg, NULL, all[i].id};
+    if (all[i].id < 256) {
+      size_t l = strlen(shortopts);
+      shortopts[l] = (char)all[i].id;
+      shortopts[l + 1] = 0;
+      if (all[i].has_arg == required_argument) strcat(shortopts, ":");
+    }
+  }
+  memset(&lo[nall], 0, sizeof lo[nall]);
   opterr = 0;
   optind = 1;
-  int c, nargs = 0, err = 0;
-  const char *args[3] = {0};
-  while ((c = getopt_long(argc, argv, shortopts, lo, NULL)) != -1) {
-    const char *a = optarg;
+  int ch, err = 0;
+  while (!err && (ch = getopt_long(ac, av, shortopts, lo, NULL)) != -1) {
     const char *name = NULL;
-    for (int i = 0; i < NOPTS; i++)
-      if (opts[i].id == c) name = opts[i].name;
-    switch (c) {
-    case 1:
-      if (nargs < 3) args[nargs] = a;
-      nargs++;
-      break;
-    case O_OUTPUT:
-    case O_OVERLAY:
-    case O_SUMMARY:
-      if (!a[0]) {
-        lt_error("--%s needs a non-empty file name", name);
-        return LT_ERR_USAGE;
-      }
-      if (c == O_OUTPUT) o->output = a;
-      else if (c == O_OVERLAY) o->overlay_dir = a;
-      else o->summary = a;
-      break;
-    case O_FRAMES: err = parse_range(name, a, &o->frame_begin, &o->frame_end, 1); break;
-    case O_BACKEND:
-      if (!strcmp(a, "auto")) o->backend = LT_BACKEND_AUTO;
-      else if (!strcmp(a, "cpu")) o->backend = LT_BACKEND_CPU;
-      else if (!strcmp(a, "cuda")) o->backend = LT_BACKEND_CUDA;
-      else err = bad(name, a, "expected auto, cpu or cuda");
-      break;
-    case O_DEVICE: err = parse_int(name, a, 0, 1023, &o->device); break;
-    case O_THREADS: err = parse_int(name, a, 1, 4096, &o->threads); break;
-    case O_CHANNEL:
-      if (!strcmp(a, "luma")) o->channel = LT_CHANNEL_LUMA;
-      else if (!strcmp(a, "r")) o->channel = LT_CHANNEL_R;
-      else if (!strcmp(a, "g")) o->channel = LT_CHANNEL_G;
-      else if (!strcmp(a, "b")) o->channel = LT_CHANNEL_B;
-      else err = bad(name, a, "expected luma, r, g or b");
-      break;
-    case O_PROGRESS: o->progress = 1; break;
-    case O_NO_PROGRESS: o->progress = 0; break;
-    case O_STATS: o->stats = a ? a : ""; break; /* --stats= (empty) means stderr too */
-    case O_FORMAT:
-      if (!strcmp(a, "csv")) o->format = LT_FORMAT_CSV;
-      else if (!strcmp(a, "trackmate")) o->format = LT_FORMAT_TRACKMATE;
-      else if (!strcmp(a, "ctc")) o->format = LT_FORMAT_CTC;
-      else err = bad(name, a, "expected csv, trackmate or ctc");
-      break;
-    case O_ROI: err = parse_rect(name, a, &o->leuk.roi); o->has_roi = 1; break;
-    case O_ENTRY_ROI: err = parse_rect(name, a, &o->leuk.entry_roi); o->has_entry_roi = 1; break;
-    case O_DETECT_EVERY: err = parse_int(name, a, 1, 1000000, &o->leuk.detect_every); break;
-    case O_RADIUS: {
-      int lo_r, hi_r;
-      err = parse_range(name, a, &lo_r, &hi_r, 0);
-      if (!err && (lo_r < 2 || hi_r > 100)) err = bad(name, a, "radii must be within 2:100");
-      if (!err && (hi_r - lo_r) / 2 + 1 > LT_LEUK_MAX_RADII) err = bad(name, a, "too many radii");
-      if (!err) {
-        o->leuk.rmin = lo_r;
-        o->leuk.rmax = lo_r + ((hi_r - lo_r) / 2) * 2;
-      }
-      break;
+    for (int i = 0; i < nall; i++)
+      if (all[i].id == ch) name = all[i].name;
+    if (ch == 1) {
+      c->inputs[s->ninputs++] = optarg;
+    } else if (ch == O_HELP) {
+      usage(stdout, c->mode_given ? m : NULL);
+      err = 1;
+    } else if (ch == O_VERSION) {
+      printf("leuktrack %s\n", LT_VERSION);
+      err = 1;
+    } else if (ch == '?') {
+      err = unknown_option(m, all, nall, av[optind - 1]);
+    } else if (ch == ':') {
+      lt_error("option '%s' needs a value", av[optind - 1]);
+      err = LT_ERR_USAGE;
+    } else if (ch >= LT_OPT_MODE_BASE) {
+      err = m->set(c->params, ch, name, optarg);
+    } else {
+      err = set_common(s, ch, name, optarg);
     }
-    case O_GICOV_THRESHOLD: err = parse_double(name, a, 0.0, 1000.0, &o->leuk.gicov_threshold); break;
-    case O_SEARCH: err = parse_int(name, a, 0, 100, &o->leuk.search); break;
-    case O_UM_PER_PX: err = parse_double(name, a, 1e-6, 1e6, &o->um_per_px); break;
-    case O_FPS: err = parse_double(name, a, 1e-6, 1e7, &o->fps); break;
-    case O_QUIET: o->verbosity = LT_LOG_QUIET; break;
-    case O_VERBOSE: o->verbosity = o->verbosity < 0 ? 1 : o->verbosity + 1; break;
-    case O_HELP: usage(stdout); return 1;
-    case O_VERSION: printf("leuktrack %s\n", LT_VERSION); return 1;
-    case '?': {
-      /* getopt sets optopt to a known option's id when it was given a value
-       * it does not take (--progress=1); 0 or an unknown letter otherwise */
-      const char *arg = argv[optind - 1];
-      for (int i = 0; optopt && i < NOPTS; i++)
-        if (opts[i].id == optopt && strchr(arg, '=')) {
-          lt_error("option '--%s' does not take a value (see leuktrack --help)", opts[i].name);
-          return LT_ERR_USAGE;
-        }
-      if (optopt && optopt < 256 && arg[0] == '-' && arg[1] != '-')
-        lt_error("unknown option '-%c' (see leuktrack --help)", optopt);
-      else
-        lt_error("unknown option '%s' (see leuktrack --help)", arg);
-      return LT_ERR_USAGE;
-    }
-    case ':':
-      lt_error("option '%s' needs a value", argv[optind - 1]);
-      return LT_ERR_USAGE;
-    default: lt_error("internal: unhandled option %d", c); return LT_ERR_INTERNAL;
-    }
-    if (err) return LT_ERR_USAGE;
   }
-  int ai = 0;
-  static const char *modes[] = {"leukocyte", "tumor", "vcm", "flow"};
-  if (nargs >= 1) {
-    for (int i = 0; i < 4; i++)
-      if (!strcmp(args[0], modes[i])) {
-        o->mode = modes[i];
-        ai = 1;
-      }
-  }
-  if (strcmp(o->mode, "leukocyte") != 0) {
-    lt_error("mode '%s' is not available in this version of leuktrack (only 'leukocyte')", o->mode);
-    return LT_ERR_USAGE;
-  }
-  if (nargs - ai == 0) {
-    lt_error("no input video given (usage: leuktrack [MODE] [OPTIONS] INPUT; see --help)");
-    return LT_ERR_USAGE;
-  }
-  if (nargs - ai > 1) {
-    lt_error("one input video expected, got %d ('%s', '%s'...)", nargs - ai, args[ai], args[ai + 1]);
-    return LT_ERR_USAGE;
-  }
-  o->input = args[ai];
-  if (o->leuk.rmin > o->leuk.rmax) return bad("radius", "", "MIN must not exceed MAX");
-  if (o->format != LT_FORMAT_CSV && o->um_per_px > 0)
-    lt_warn("--um-per-px only adds columns to the csv format; ignored for --format %s",
-            o->format == LT_FORMAT_CTC ? "ctc" : "trackmate");
-  return 0;
+  for (int i = optind; !err && i < ac; i++) c->inputs[s->ninputs++] = av[i]; /* after "--" */
+  free(av);
+  free(all);
+  free(lo);
+  if (err) return err;
+  return m->check ? m->check(c->params, s) : 0;
 }
 
-/* For tests/test_cli.sh: the option names, one per line. */
-void lt_cli_list_options(FILE *f);
-void lt_cli_list_options(FILE *f)
+void lt_cli_list_options(FILE *f, const lt_mode *m)
 {
-  for (int i = 0; i < NOPTS; i++) fprintf(f, "--%s\n", opts[i].name);
+  const lt_optdef *t = m ? m->opts : common;
+  int n = m ? m->nopts : NCOMMON;
+  for (int i = 0; i < n; i++) fprintf(f, "--%s\n", t[i].name);
 }

@@ -1,35 +1,34 @@
-/* cli.h - the command line: one option table drives getopt_long, --help and
- * the man-page check (tests/test_cli.sh). */
+/* cli.h - the command line: `leuktrack [MODE] [OPTIONS] INPUT...`.
+ * The common options are one table (cli.c), each mode's options another (its
+ * row in the mode table, mode.h); getopt_long's table, --help and the
+ * man-page check (tests/test_cli.sh) are generated from both. Only main.c,
+ * the fuzzer and the tests include this header; modes receive an
+ * lt_settings and their own parameter struct. */
 #ifndef LT_CLI_H
 #define LT_CLI_H
 
-#include "leuk.h"
-#include "video.h"
+#include <stdio.h>
 
-enum { LT_BACKEND_AUTO = 0, LT_BACKEND_CPU, LT_BACKEND_CUDA };
-enum { LT_FORMAT_CSV = 0, LT_FORMAT_TRACKMATE, LT_FORMAT_CTC };
+#include "mode.h"
 
-typedef struct lt_options {
-  const char *mode;        /* "leukocyte" */
-  const char *input;
-  const char *output;      /* NULL or "-" = stdout */
-  const char *overlay_dir;
-  const char *summary;
-  const char *stats;       /* NULL = off, "" = stderr, else a file */
-  int frame_begin, frame_end; /* [begin, end), end < 0 = to the end */
-  int backend, device, threads;
-  int progress;            /* -1 = auto (stderr is a terminal) */
-  int verbosity;
-  int format;
-  lt_channel channel;
-  int has_roi, has_entry_roi;
-  double um_per_px;        /* 0 = not given */
-  double fps;              /* 0 = from the container */
-  lt_leuk_params leuk;
-} lt_options;
+typedef struct lt_cli {
+  const lt_mode *mode;
+  int mode_given;        /* MODE was on the command line (else the default) */
+  lt_settings s;
+  void *params;          /* mode->params_size bytes (malloc) */
+  const char **inputs;   /* s.inputs (malloc) */
+} lt_cli;
 
-/* Parses argv into *o. Returns 0 to run, 1 when --help/--version was
- * printed (exit 0), or LT_ERR_USAGE after one message. */
-int lt_cli_parse(int argc, char **argv, lt_options *o);
+/* Parses argv into *c. Returns 0 to run, 1 when --help/--version was printed
+ * (exit 0), or LT_ERR_USAGE after one message (LT_ERR_NOMEM, LT_ERR_INTERNAL
+ * on failures of their own). Call lt_cli_free afterwards in every case. */
+int lt_cli_parse(int argc, char **argv, lt_cli *c);
+void lt_cli_free(lt_cli *c);
+
+/* The option names ("--name" per line) of the common table (m = NULL) or of
+ * mode m's table (tests). */
+void lt_cli_list_options(FILE *f, const lt_mode *m);
+/* The mode whose table has the long option `name` (exact), NULL if none. */
+const lt_mode *lt_cli_option_owner(const char *name);
 
 #endif

@@ -1,12 +1,12 @@
-/* main.c - argv -> options -> mode -> exit status. */
+/* main.c - argv -> mode and options (cli.c) -> the mode's run -> exit status. */
 #include <omp.h>
 #include <signal.h>
 #include <string.h>
 
 #include "cli.h"
+#include "core/loop.h"
 #include "error.h"
 #include "log.h"
-#include "run.h"
 
 static void on_signal(int sig)
 {
@@ -16,17 +16,21 @@ static void on_signal(int sig)
 
 int main(int argc, char **argv)
 {
-  lt_options o;
-  int r = lt_cli_parse(argc, argv, &o);
-  if (r == 1) return LT_EXIT_OK;
-  if (r < 0) return lt_exit_status(r);
-  lt_log_set_level(o.verbosity);
-  if (o.threads > 0) omp_set_num_threads(o.threads);
+  lt_cli c;
+  int r = lt_cli_parse(argc, argv, &c);
+  if (r != 0) {
+    lt_cli_free(&c);
+    return r == 1 ? LT_EXIT_OK : lt_exit_status(r);
+  }
+  lt_log_set_level(c.s.verbosity);
+  if (c.s.threads > 0) omp_set_num_threads(c.s.threads);
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_signal;
   sigaction(SIGINT, &sa, NULL);
   sigaction(SIGTERM, &sa, NULL);
   signal(SIGPIPE, SIG_IGN);
-  return lt_exit_status(lt_leuk_run(&o));
+  r = c.mode->run(&c.s, c.params);
+  lt_cli_free(&c);
+  return lt_exit_status(r);
 }

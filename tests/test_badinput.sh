@@ -194,7 +194,7 @@ opt_missing_value_o   | $LT $V -o                             | 2 | option '-o' 
 opt_value_on_flag     | $LT $V -o $O --progress=1             | 2 | '--progress |
 opt_no_input          | $LT -o $O                             | 2 | no input video given |
 opt_two_inputs        | $LT $V $V -o $O                       | 2 | one input video expected, got 2 |
-opt_mode_tumor        | $LT tumor $V -o $O                    | 2 | mode 'tumor' is not available |
+opt_mode_unknown      | $LT bogusmode $V -o $O                | 2 | mode 'bogusmode' is not available |
 opt_backend_cuda      | $LT $V -o $O --backend cuda           | 5 | --backend cuda: | nogpu
 out_missing_dir       | $LT $V -o /nonexistent/dir/x.csv      | 4 | cannot write '/nonexistent/dir/x.csv': No such file or directory |
 out_readonly_dir      | $LT $V -o $T/rodir/x.csv              | 4 | cannot write '$T/rodir/x.csv': Permission denied | noroot

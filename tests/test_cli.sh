@@ -27,20 +27,56 @@ expect() {
 [ $rc -eq 0 ] && grep -q '^Usage: leuktrack' "$T/help" && [ ! -s "$T/err" ] && pass "--help: usage on stdout, exit 0" || fail "--help" "rc=$rc"
 "$LT" --version >"$T/v" 2>&1 && grep -qE '^leuktrack [0-9]+\.[0-9]+' "$T/v" && pass "--version" || fail "--version" "$(cat "$T/v")"
 
-# every option of --help is in the man page (written there as \-\-name)
+# the modes: `leuktrack --help` lists them with the common options;
+# `leuktrack MODE --help` adds the mode's own options
+modes=$(awk '/^Turns biomedical/ {on=1; next} /^Example/ {on=0} on && /^  [a-z]/ {print $1}' "$T/help")
+[ -n "$modes" ] && echo "$modes" | grep -qx leukocyte && grep -q "leuktrack MODE --help" "$T/help" \
+  && pass "--help lists the modes ($(echo $modes))" || fail "--help modes" "$(head -8 "$T/help")"
+! grep -q -- '--roi' "$T/help" && pass "--help alone shows only the common options" || fail "--help common" "--roi listed"
+for m in $modes; do
+  "$LT" "$m" --help >"$T/help_$m" 2>"$T/err"; rc=$?
+  [ $rc -eq 0 ] && grep -q "^Usage: leuktrack $m " "$T/help_$m" && grep -q "^Options of mode '$m'" "$T/help_$m" && grep -q -- '--output' "$T/help_$m" \
+    && pass "$m --help: its options and the common ones" || fail "$m --help" "rc=$rc $(head -3 "$T/help_$m")"
+done
+grep -q -- '--roi' "$T/help_leukocyte" && pass "leukocyte --help has --roi" || fail "leukocyte --help" "no --roi"
+
+# every option of every --help is in the man page (written there as \-\-name)
 missing=""
-for o in $(grep -oE -- '--[a-z][a-z-]+' "$T/help" | sort -u); do
+for o in $(cat "$T"/help "$T"/help_* | grep -oE -- '--[a-z][a-z-]+' | sort -u); do
   esc=$(sed 's/-/\\-/g' <<<"$o")
   grep -qF -- "$esc" man/leuktrack.1 || missing="$missing $o"
 done
-[ -z "$missing" ] && pass "man page documents every option of --help" || fail "man page" "missing:$missing"
+[ -z "$missing" ] && pass "man page documents every option of every mode's --help" || fail "man page" "missing:$missing"
+# every mode has its section in the man page
+for m in $modes; do
+  grep -qE "^\.SS .*\b$m\b" man/leuktrack.1 && pass "man page has a section for mode $m" || fail "man page" "no .SS section for $m"
+done
+
+# an option of another mode: a usage error naming the mode that owns it
+n_owned=0
+for m in $modes; do
+  for other in $modes; do
+    [ "$other" = "$m" ] && continue
+    o=$(grep -oE -- '^  +--[a-z][a-z-]+' <(sed -n "/^Options of mode/,/^Common options/p" "$T/help_$other") | tr -d ' ' | head -1)
+    [ -n "$o" ] && ! grep -q -- "$o " "$T/help_$m" || continue
+    expect "$o under mode $m -> 2, names mode $other" 2 "belongs to mode '$other'" -- "$LT" "$m" "$o" 1 x.in
+    n_owned=$((n_owned + 1))
+  done
+done
+[ "$(echo $modes | wc -w)" -lt 2 ] && skip "option of another mode" "only one mode in this build"
+# the mode word after options that take a value, and the explicit default
+expect "mode word after an option's value: options checked against that mode" 2 "invalid value '0' for --detect-every" \
+  -- "$LT" --frames 0:5 leukocyte --detect-every 0 in.avi
+# no file under src/MODE/ includes the command-line parser
+bad=$(grep -l '#include "cli.h"' src/*/*.c src/*/*.h 2>/dev/null | tr '\n' ' ')
+[ -z "$bad" ] && pass "no mode file includes cli.h" || fail "mode files include cli.h" "$bad"
 grep -q '^\.SH EXIT STATUS' man/leuktrack.1 && pass "man page has EXIT STATUS" || fail "man page" "no EXIT STATUS"
 
 expect "unknown option -> 2" 2 "unknown option '--bogus'" -- "$LT" --bogus x.avi
 expect "no input -> 2" 2 "no input video given" -- "$LT"
 expect "bad number -> 2" 2 "invalid value 'x' for --threads" -- "$LT" --threads x in.avi
 expect "out of range -> 2" 2 "invalid value '0' for --detect-every" -- "$LT" --detect-every 0 in.avi
-expect "mode not available -> 2" 2 "mode 'tumor' is not available" -- "$LT" tumor in.avi
+expect "mode not available -> 2" 2 "mode 'bogusmode' is not available" -- "$LT" bogusmode in.avi
 expect "missing file -> 3" 3 "nonexistent.avi" -- "$LT" "$T/nonexistent.avi" -o "$T/o.csv"
 echo "this is not a video" >"$T/text.avi"
 expect "non-video file -> 3" 3 "text.avi" -- "$LT" "$T/text.avi" -o "$T/o.csv"
@@ -67,6 +103,8 @@ if [ -f "$RODINIA" ]; then
   head -1 "$T/r.csv" | grep -qx 'frame,t_s,track_id,x_px,y_px,radius_px,gicov' && pass "csv header" || fail "csv header" "$(head -1 "$T/r.csv")"
   "$LT" "$RODINIA" --roi 0,110,640,219 -o - >"$T/stdout.csv" 2>/dev/null && cmp -s "$T/stdout.csv" "$T/r.csv" \
     && pass "-o - writes the same CSV to stdout" || fail "-o -" "differs"
+  "$LT" -q leukocyte --roi 0,110,640,219 "$RODINIA" -o - >"$T/explicit.csv" 2>/dev/null && cmp -s "$T/explicit.csv" "$T/r.csv" \
+    && pass "explicit mode 'leukocyte' = the default mode" || fail "explicit leukocyte" "differs"
 else
   skip "real-frame CLI checks" "$RODINIA not found"
 fi

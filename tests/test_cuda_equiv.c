@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "backend.h"
-#include "cli.h"
+#include "mode.h"
 #include "leuk.h"
 #include "test.h"
 #include "tolerances.h"
@@ -280,9 +280,10 @@ int main(void)
     printf("info: %s\n", why);
     T_DONE();
   }
-  const lt_leuk_backend *cuda = NULL;
-  int err = lt_backend_leuk(LT_BACKEND_CUDA, 0, &cuda);
-  T_CHECK("cuda_equiv select", err == 0 && cuda != &lt_leuk_backend_cpu, "lt_backend_leuk returned %d", err);
+  const void *stages = NULL;
+  int err = lt_backend_stages("leukocyte", LT_BACKEND_CUDA, 0, &lt_leuk_backend_cpu, &stages);
+  const lt_leuk_backend *cuda = stages;
+  T_CHECK("cuda_equiv select", err == 0 && cuda != &lt_leuk_backend_cpu, "lt_backend_stages returned %d", err);
   if (err) T_DONE();
 
   /* (a) the real frame */

@@ -1,6 +1,6 @@
 /* draw.h - an RGB canvas for overlays and plots: lines, circles, polylines,
  * filled rectangles and text in a built-in 5x7 bitmap font (digits, letters,
- * punctuation), plus a histogram plot. Clipped at the canvas edges. */
+ * punctuation), plus a histogram plot and a line plot (per-frame values). Clipped at the canvas edges. */
 #ifndef LT_DRAW_H
 #define LT_DRAW_H
 
@@ -31,5 +31,13 @@ void lt_draw_text(lt_canvas *c, int x, int y, int scale, const char *s, lt_rgb c
  * Returns 0 or a negative lt_err. */
 int lt_plot_histogram(const char *png_path, const double *counts, int nbins, double lo, double hi,
                       const char *title, const char *xlabel, int width, int height);
+
+/* Line plot PNG of per-frame values: nseries curves y[s*n + i] over x[i]
+ * (non-finite points are gaps), axes with ticks and tick labels, title, x
+ * and y labels with units, a legend from names (may be NULL). At most 8
+ * series. Returns 0 or a negative lt_err. */
+int lt_plot_lines(const char *png_path, const double *x, const double *y, int n, int nseries,
+                  const char *const *names, const char *title, const char *xlabel, const char *ylabel, int width,
+                  int height);
 
 #endif

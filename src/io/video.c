@@ -64,6 +64,7 @@ struct lt_video {
   AVRational time_base;
   double start_s; /* stream start time, subtracted from timestamps */
   double fps;
+  long frames_hint; /* nb_frames or duration x fps from the header (ETA only) */
   int flushing;     /* the NULL packet has been sent */
   int pkt_pending;  /* pkt holds a packet the decoder answered EAGAIN to */
   int n_skipped;    /* packets/frames the decoder rejected */
@@ -456,6 +457,10 @@ static int open_stream(lt_video *v)
   AVRational fr = st->avg_frame_rate;
   if (fr.num <= 0 || fr.den <= 0) fr = st->r_frame_rate;
   v->fps = (fr.num > 0 && fr.den > 0) ? av_q2d(fr) : 0.0;
+  if (st->nb_frames > 0)
+    v->frames_hint = (long)st->nb_frames;
+  else if (v->fmt->duration > 0 && v->fps > 0)
+    v->frames_hint = (long)((double)v->fmt->duration / AV_TIME_BASE * v->fps + 0.5);
 
   v->pkt = av_packet_alloc();
   v->frm = av_frame_alloc();
@@ -550,6 +555,7 @@ fail:
 int lt_video_width(const lt_video *v) { return v->width; }
 int lt_video_height(const lt_video *v) { return v->height; }
 double lt_video_fps(const lt_video *v) { return v->fps; }
+long lt_video_frames_hint(const lt_video *v) { return v->frames_hint; }
 
 int lt_video_next(lt_video *v, const lt_frame **frame)
 {

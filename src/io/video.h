@@ -43,6 +43,9 @@ int lt_video_width(const lt_video *v);
 int lt_video_height(const lt_video *v);
 /* Average frame rate from the container, 0 if unknown. */
 double lt_video_fps(const lt_video *v);
+/* Number of frames the header announces (for a progress ETA only; the real
+ * count comes from decoding), 0 if it says nothing. */
+long lt_video_frames_hint(const lt_video *v);
 
 /* Next frame in decode order. Returns 1 and sets *frame (valid until the
  * next call or close), 0 at the end of the stream, or a negative lt_err after

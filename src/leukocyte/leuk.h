@@ -132,6 +132,9 @@ typedef struct lt_leuk_backend {
 } lt_leuk_backend;
 
 extern const lt_leuk_backend lt_leuk_backend_cpu;
+/* cuda/leukocyte/backend.cu; exists only in CUDA builds (registered in
+ * src/backend.c). */
+extern const lt_leuk_backend lt_leuk_backend_cuda;
 
 /* ---- CPU reference stages (also used by tests) ---------------------- */
 

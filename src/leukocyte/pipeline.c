@@ -1,37 +1,40 @@
-/* pipeline.c - leukocyte mode, the whole run (SPEC 4.1): read frames, detect
- * on the first frame over the ROI, then per frame: track every cell, every
- * --detect-every frames detect again inside the entry ROI and start tracks
- * for cells not already tracked, write rows, end tracks that left the ROI
- * or lost contrast. Stage calls go through the backend's table; no memory
- * management of frames here (the video layer's ring owns them). */
+/* pipeline.c - leukocyte mode, the steps of the run (SPEC 4.1) inside the
+ * shared frame loop (core/loop.h): begin validates the frame size and ROIs,
+ * picks the backend and opens the outputs; per frame: detect on the first
+ * frame over the ROI, then track every cell, every --detect-every frames
+ * detect again inside the entry ROI and start tracks for cells not already
+ * tracked, write rows, end tracks that left the ROI or lost contrast; end
+ * writes what needs the whole run. Stage calls go through the backend's
+ * table; frames belong to the loop's source (no frame memory here). */
 #include <math.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "backend.h"
+#include "core/loop.h"
 #include "error.h"
 #include "leuk.h"
+#include "leuk_mode.h"
 #include "log.h"
-#include "run.h"
 #include "tracks.h"
-#include "video.h"
 
 #define MAX_CELLS 4096
 #define MAX_MAXIMA 65536
 
-volatile sig_atomic_t lt_stop_requested = 0;
-
-enum { ST_DECODE, ST_UPLOAD, ST_DETECT, ST_REFINE, ST_TRACK, ST_OUTPUT, ST_N };
-static const char *stage_names[ST_N] = {"decode (wait)", "set_frame", "detect", "refine", "track", "output"};
+enum { ST_UPLOAD, ST_DETECT, ST_REFINE, ST_TRACK, ST_OUTPUT, ST_N };
+static const char *const stage_names[ST_N] = {"set_frame", "detect", "refine", "track", "output"};
 
 typedef struct run {
-  const lt_options *o;
+  const lt_settings *s;
+  lt_leuk_opts o;        /* the options, with the ROIs resolved for the frame */
   const lt_leuk_backend *be;
   void *ctx;
   lt_leuk_params p;
   int fw, fh;
+  lt_loop *L;
+  lt_report rep;
+  int rep_open;
+  int first;             /* index of the first frame, -1 before it */
   lt_leuk_cell *cells;   /* active */
   lt_track_info *act;    /* active, parallel to cells */
   int ncells;
@@ -40,10 +43,8 @@ typedef struct run {
   int next_id;
   lt_leuk_max *maxima;
   lt_leuk_det *dets;
-  double t[ST_N];
   long cell_frames, mgvf_iters, evolve_iters, mgvf_frame_max_sum, evolve_frame_max_sum, track_frames;
   int warned_full;
-  double t_first, t_last; /* when the first and the last frame were done */
 } run;
 
 static int finish_track(run *R, int i, int end)
@@ -98,10 +99,10 @@ static int detect_new(run *R, const lt_rect *roi)
   for (int i = 0; i < nm; i++)
     if (fabsf(R->maxima[i].gicov) > R->p.gicov_threshold) R->maxima[nc++] = R->maxima[i];
   double t1 = lt_now();
-  R->t[ST_DETECT] += t1 - t0;
+  lt_loop_time(R->L, ST_DETECT, t1 - t0);
   err = R->be->refine(R->ctx, R->maxima, nc, R->dets);
   if (err) return err;
-  R->t[ST_REFINE] += lt_now() - t1;
+  lt_loop_time(R->L, ST_REFINE, lt_now() - t1);
   int first_new = R->ncells;
   for (int i = 0; i < nc; i++) {
     const lt_leuk_det *d = &R->dets[i];
@@ -153,17 +154,9 @@ static int validate_rect(const char *opt, lt_rect *r, int fw, int fh, int min_si
   return 0;
 }
 
-static int print_stats(const run *R, lt_outfile *so, int frames, double wall)
+static void stats(void *m, FILE *f, int frames)
 {
-  FILE *f = so->fp ? so->fp : stderr;
-  fprintf(f, "leuktrack stats: backend %s, %d frames, %.3f s, %.1f frames/s\n", R->be->name, frames, wall,
-          wall > 0 ? frames / wall : 0.0);
-  double steady = R->t_last - R->t_first;
-  if (frames > 1 && steady > 0)
-    fprintf(f, "after the first frame (start-up excluded): %.1f frames/s\n", (frames - 1) / steady);
-  fprintf(f, "%-14s %10s %12s\n", "stage", "total_s", "ms/frame");
-  for (int s = 0; s < ST_N; s++)
-    fprintf(f, "%-14s %10.4f %12.4f\n", stage_names[s], R->t[s], frames ? 1e3 * R->t[s] / frames : 0.0);
+  const run *R = m;
   if (R->cell_frames)
     fprintf(f,
             "cells tracked: %ld cell-frames, mean MGVF iterations %.1f (slowest cell of a frame: %.1f on "
@@ -172,147 +165,142 @@ static int print_stats(const run *R, lt_outfile *so, int frames, double wall)
             (double)R->mgvf_frame_max_sum / (R->track_frames ? R->track_frames : 1),
             (double)R->evolve_iters / R->cell_frames,
             (double)R->evolve_frame_max_sum / (R->track_frames ? R->track_frames : 1));
-  return so->fp ? lt_out_commit(so) : 0;
 }
 
-int lt_leuk_run(const lt_options *o)
+static void progress(void *m, char *buf, size_t n) { snprintf(buf, n, "%d cells", ((run *)m)->ncells); }
+
+static const char *backend_name(void *m) { return ((run *)m)->be ? ((run *)m)->be->name : "cpu"; }
+
+static int begin(void *m, lt_loop *L, const lt_source_info *in)
+{
+  run *R = m;
+  R->L = L;
+  R->fw = in->width;
+  R->fh = in->height;
+  int min_side = 2 * (R->p.rmax + 2) + 1;
+  if (!R->o.has_roi) R->p.roi = (lt_rect){0, 0, R->fw, R->fh};
+  if (!R->o.has_entry_roi) R->p.entry_roi = R->p.roi;
+  if (R->fw < min_side || R->fh < min_side) {
+    lt_error("'%s' is %dx%d px: too small, detection of cells up to radius %d needs at least %dx%d", in->name,
+             R->fw, R->fh, R->p.rmax, min_side, min_side);
+    return LT_ERR_INPUT;
+  }
+  int err;
+  if ((err = validate_rect("roi", &R->p.roi, R->fw, R->fh, min_side)) ||
+      (err = validate_rect("entry-roi", &R->p.entry_roi, R->fw, R->fh, min_side)))
+    return err;
+  if (in->fps > 0)
+    lt_info("%s: %dx%d, %.3f fps", in->name, R->fw, R->fh, in->fps);
+  else
+    lt_info("%s: %dx%d, frame rate unknown (t_s = frame index; give --fps)", in->name, R->fw, R->fh);
+  const void *stages;
+  if ((err = lt_backend_stages("leukocyte", R->s->backend, R->s->device, &lt_leuk_backend_cpu, &stages)))
+    return err;
+  R->be = stages;
+  R->cells = calloc(MAX_CELLS, sizeof *R->cells);
+  R->act = calloc(MAX_CELLS, sizeof *R->act);
+  R->maxima = malloc(sizeof *R->maxima * MAX_MAXIMA);
+  R->dets = malloc(sizeof *R->dets * MAX_MAXIMA);
+  if (!R->cells || !R->act || !R->maxima || !R->dets) {
+    lt_error("out of memory");
+    return LT_ERR_NOMEM;
+  }
+  if ((err = R->be->create(&R->ctx, &R->p, R->fw, R->fh, MAX_CELLS))) return err;
+  R->o.leuk = R->p;
+  if ((err = lt_report_open(&R->rep, L, R->s, &R->o, in->name, R->fw, R->fh, in->fps))) {
+    lt_report_abort(&R->rep);
+    return err;
+  }
+  R->rep_open = 1;
+  return 0;
+}
+
+static int step(void *m, lt_loop *L, const lt_frame *f, const lt_frame *prev)
+{
+  run *R = m;
+  int err;
+  double tu = lt_now();
+  if ((err = R->be->set_frame(R->ctx, f->grey, f->grey8))) return err;
+  const lt_frame *nf; /* the next frame, when decoded already, may travel during this one's work */
+  if (R->be->prefetch && lt_loop_peek(L, &nf) == 1 && (err = R->be->prefetch(R->ctx, nf->grey, nf->grey8)))
+    return err;
+  lt_loop_time(L, ST_UPLOAD, lt_now() - tu);
+  if (R->first < 0) {
+    R->first = f->index;
+    if ((err = detect_new(R, &R->p.roi))) return err;
+  } else {
+    double t1 = lt_now();
+    if ((err = R->be->track(R->ctx, R->cells, R->ncells))) return err;
+    lt_loop_time(L, ST_TRACK, lt_now() - t1);
+    int fmax = 0, emax = 0;
+    for (int i = 0; i < R->ncells; i++) {
+      R->mgvf_iters += R->cells[i].mgvf_iter;
+      R->evolve_iters += R->cells[i].evolve_iter;
+      if (R->cells[i].mgvf_iter > fmax) fmax = R->cells[i].mgvf_iter;
+      if (R->cells[i].evolve_iter > emax) emax = R->cells[i].evolve_iter;
+    }
+    R->mgvf_frame_max_sum += fmax; /* a frame waits for its slowest cell */
+    R->evolve_frame_max_sum += emax;
+    R->track_frames++;
+    R->cell_frames += R->ncells;
+    if ((err = compact(R))) return err;
+    if ((f->index - R->first) % R->p.detect_every == 0 && (err = detect_new(R, &R->p.entry_roi))) return err;
+  }
+  double t2 = lt_now();
+  if ((err = lt_report_frame(&R->rep, f->index, f->t_s, R->cells, R->act, R->ncells))) return err;
+  if (R->s->overlay_dir &&
+      (err = lt_report_overlay(R->s, &R->o, f->index, f->grey, R->fw, R->fh, R->cells, R->act, R->ncells)))
+    return err;
+  lt_loop_time(L, ST_OUTPUT, lt_now() - t2);
+  return 0;
+}
+
+static int end(void *m, lt_loop *L, int frames)
+{
+  run *R = m;
+  int err;
+  for (int i = 0; i < R->ncells; i++)
+    if ((err = finish_track(R, i, LT_END_VIDEO))) {
+      lt_report_abort(&R->rep);
+      return err;
+    }
+  R->ncells = 0;
+  if (R->ndone > 1) qsort(R->done, R->ndone, sizeof *R->done, by_id);
+  R->rep_open = 0;
+  err = lt_report_finish(&R->rep, R->done, R->ndone);
+  if (!err) lt_info("%d frames, %d tracks", frames, R->ndone);
+  return err;
+}
+
+static void abort_run(void *m, lt_loop *L)
+{
+  run *R = m;
+  if (R->rep_open) lt_report_abort(&R->rep);
+  R->rep_open = 0;
+}
+
+static const lt_steps leuk_steps = {
+  .pairs = 0,
+  .stage_names = stage_names,
+  .nstages = ST_N,
+  .begin = begin,
+  .step = step,
+  .end = end,
+  .abort = abort_run,
+  .stats = stats,
+  .progress = progress,
+  .backend_name = backend_name,
+};
+
+int lt_leuk_run(const lt_settings *s, const void *opts)
 {
   run R;
   memset(&R, 0, sizeof R);
-  R.o = o;
-  R.p = o->leuk;
-  lt_video *v = NULL;
-  lt_report rep;
-  lt_outfile stats_out = {0};
-  int rep_open = 0, frames = 0, err;
-  double wall0 = lt_now();
-
-  err = lt_video_open(&v, o->input, o->channel, 4);
-  if (err) return err;
-  R.fw = lt_video_width(v);
-  R.fh = lt_video_height(v);
-  double fps = o->fps > 0 ? o->fps : lt_video_fps(v);
-  int min_side = 2 * (R.p.rmax + 2) + 1;
-  if (!o->has_roi) R.p.roi = (lt_rect){0, 0, R.fw, R.fh};
-  if (!o->has_entry_roi) R.p.entry_roi = R.p.roi;
-  if (R.fw < min_side || R.fh < min_side) {
-    lt_error("'%s' is %dx%d px: too small, detection of cells up to radius %d needs at least %dx%d",
-             o->input, R.fw, R.fh, R.p.rmax, min_side, min_side);
-    err = LT_ERR_INPUT;
-    goto out;
-  }
-  if ((err = validate_rect("roi", &R.p.roi, R.fw, R.fh, min_side)) ||
-      (err = validate_rect("entry-roi", &R.p.entry_roi, R.fw, R.fh, min_side)))
-    goto out;
-  if (fps > 0)
-    lt_info("%s: %dx%d, %.3f fps", o->input, R.fw, R.fh, fps);
-  else
-    lt_info("%s: %dx%d, frame rate unknown (t_s = frame index; give --fps)", o->input, R.fw, R.fh);
-  err = lt_backend_leuk(o->backend, o->device, &R.be);
-  if (err) goto out;
-  R.cells = calloc(MAX_CELLS, sizeof *R.cells);
-  R.act = calloc(MAX_CELLS, sizeof *R.act);
-  R.maxima = malloc(sizeof *R.maxima * MAX_MAXIMA);
-  R.dets = malloc(sizeof *R.dets * MAX_MAXIMA);
-  if (!R.cells || !R.act || !R.maxima || !R.dets) {
-    lt_error("out of memory");
-    err = LT_ERR_NOMEM;
-    goto out;
-  }
-  err = R.be->create(&R.ctx, &R.p, R.fw, R.fh, MAX_CELLS);
-  if (err) goto out;
-  lt_options oo = *o;
-  oo.leuk = R.p;
-  if (o->stats && o->stats[0] && (err = lt_out_open(&stats_out, o->stats))) goto out;
-  err = lt_report_open(&rep, o, R.fw, R.fh, fps);
-  if (err) goto out;
-  rep_open = 1;
-  rep.o = &oo;
-
-  int progress = o->progress >= 0 ? o->progress : isatty(2);
-  if (o->verbosity < 0) progress = 0;
-  double last_progress = 0;
-  int first = -1;
-  for (;;) {
-    if (lt_stop_requested) {
-      lt_error("interrupted after %d frames", frames);
-      err = LT_ERR_INTERRUPTED;
-      goto out;
-    }
-    const lt_frame *f;
-    double t0 = lt_now();
-    int got = lt_video_next(v, &f);
-    R.t[ST_DECODE] += lt_now() - t0;
-    if (got < 0) {
-      err = got;
-      goto out;
-    }
-    if (got == 0) break;
-    if (f->index < o->frame_begin) continue;
-    if (o->frame_end >= 0 && f->index >= o->frame_end) break;
-    double tu = lt_now();
-    if ((err = R.be->set_frame(R.ctx, f->grey, f->grey8))) goto out;
-    const lt_frame *nf; /* the next frame, when decoded already, may travel during this one's work */
-    if (R.be->prefetch && lt_video_peek(v, &nf) == 1 && (o->frame_end < 0 || nf->index < o->frame_end) &&
-        (err = R.be->prefetch(R.ctx, nf->grey, nf->grey8)))
-      goto out;
-    R.t[ST_UPLOAD] += lt_now() - tu;
-    if (first < 0) {
-      first = f->index;
-      if ((err = detect_new(&R, &R.p.roi))) goto out;
-    } else {
-      double t1 = lt_now();
-      if ((err = R.be->track(R.ctx, R.cells, R.ncells))) goto out;
-      R.t[ST_TRACK] += lt_now() - t1;
-      int fmax = 0, emax = 0;
-      for (int i = 0; i < R.ncells; i++) {
-        R.mgvf_iters += R.cells[i].mgvf_iter;
-        R.evolve_iters += R.cells[i].evolve_iter;
-        if (R.cells[i].mgvf_iter > fmax) fmax = R.cells[i].mgvf_iter;
-        if (R.cells[i].evolve_iter > emax) emax = R.cells[i].evolve_iter;
-      }
-      R.mgvf_frame_max_sum += fmax; /* a frame waits for its slowest cell */
-      R.evolve_frame_max_sum += emax;
-      R.track_frames++;
-      R.cell_frames += R.ncells;
-      if ((err = compact(&R))) goto out;
-      if ((f->index - first) % R.p.detect_every == 0 && (err = detect_new(&R, &R.p.entry_roi))) goto out;
-    }
-    double t2 = lt_now();
-    if ((err = lt_report_frame(&rep, f->index, f->t_s, R.cells, R.act, R.ncells))) goto out;
-    if (o->overlay_dir &&
-        (err = lt_report_overlay(&oo, f->index, f->grey, R.fw, R.fh, R.cells, R.act, R.ncells)))
-      goto out;
-    R.t[ST_OUTPUT] += lt_now() - t2;
-    frames++;
-    R.t_last = lt_now();
-    if (frames == 1) R.t_first = R.t_last;
-    if (progress && lt_now() - last_progress > 0.25) {
-      last_progress = lt_now();
-      fprintf(stderr, "\rleuktrack: frame %d, %d cells, %.1f frames/s ", f->index, R.ncells,
-              frames / (last_progress - wall0));
-    }
-  }
-  if (progress) fputc('\n', stderr);
-  char endbuf[16];
-  if (frames == 0) {
-    lt_error("'%s': no frames in the range --frames %d:%s (the video has fewer frames)", o->input,
-             o->frame_begin, o->frame_end >= 0 ? (snprintf(endbuf, sizeof endbuf, "%d", o->frame_end), endbuf) : "");
-    err = LT_ERR_INPUT;
-    goto out;
-  }
-  for (int i = 0; i < R.ncells; i++)
-    if ((err = finish_track(&R, i, LT_END_VIDEO))) goto out;
-  R.ncells = 0;
-  if (R.ndone > 1) qsort(R.done, R.ndone, sizeof *R.done, by_id);
-  err = lt_report_finish(&rep, R.done, R.ndone);
-  rep_open = 0;
-  if (!err) lt_info("%d frames, %d tracks", frames, R.ndone);
-  if (!err && o->stats) err = print_stats(&R, &stats_out, frames, lt_now() - wall0);
-
-out:
-  if (rep_open) lt_report_abort(&rep);
-  lt_out_abort(&stats_out, 0);
+  R.s = s;
+  R.o = *(const lt_leuk_opts *)opts;
+  R.p = R.o.leuk;
+  R.first = -1;
+  int err = lt_loop_run(s, &leuk_steps, &R);
   for (int i = 0; i < R.ndone; i++) lt_track_free(&R.done[i]);
   for (int i = 0; i < R.ncells; i++) lt_track_free(&R.act[i]);
   free(R.done);
@@ -321,6 +309,5 @@ out:
   free(R.act);
   free(R.maxima);
   free(R.dets);
-  lt_video_close(v);
   return err;
 }

@@ -61,8 +61,6 @@ void lt_track_free(lt_track_info *t)
   t->spot_ids = NULL;
 }
 
-static void writer_start(lt_report *r);
-
 static double mean_radius(const lt_leuk_cell *c)
 {
   double s = 0;
@@ -70,31 +68,52 @@ static double mean_radius(const lt_leuk_cell *c)
   return s / LT_LEUK_SNAXELS;
 }
 
-int lt_report_open(lt_report *r, const lt_options *o, int width, int height, double fps)
+/* Values per row: the CSV columns (x_um, y_um only with a scale), then the
+ * TrackMate spot id. */
+enum { V_FRAME, V_T, V_ID, V_X, V_Y, V_R, V_GICOV, V_XUM, V_YUM, V_SPOT, NV };
+static const lt_col csv_cols[] = {{"frame", -1}, {"t_s", 6},       {"track_id", -1},
+                                  {"x_px", 3},   {"y_px", 3},      {"radius_px", 3},
+                                  {"gicov", 4},  {"x_um", 4},      {"y_um", 4}};
+
+static void write_trackmate(void *user, FILE *f, int frame, const double *v, int n, int nv)
+{
+  const lt_report *r = user;
+  const double s = r->lo->um_per_px, k = s > 0 ? s : 1.0;
+  if (n == 0) return;
+  fprintf(f, "      <SpotsInFrame frame=\"%d\">\n", frame);
+  for (int i = 0; i < n; i++, v += nv)
+    fprintf(f,
+            "        <Spot ID=\"%d\" name=\"ID%d\" QUALITY=\"%.4f\" POSITION_X=\"%.4f\" POSITION_Y=\"%.4f\" "
+            "POSITION_Z=\"0.0\" POSITION_T=\"%.6f\" FRAME=\"%d\" RADIUS=\"%.4f\" VISIBILITY=\"1\" />\n",
+            (int)v[V_SPOT], (int)v[V_SPOT], fabs(v[V_GICOV]), v[V_X] * k, v[V_Y] * k,
+            r->fps > 0 ? v[V_T] : (double)frame, frame, v[V_R] * k);
+  fputs("      </SpotsInFrame>\n", f);
+}
+
+static void write_nothing(void *user, FILE *f, int frame, const double *v, int n, int nv) {}
+
+int lt_report_open(lt_report *r, lt_loop *L, const lt_settings *s, const lt_leuk_opts *lo, const char *input,
+                   int width, int height, double fps)
 {
   memset(r, 0, sizeof *r);
-  r->o = o;
+  r->s = s;
+  r->lo = lo;
+  r->input = input;
+  r->L = L;
   r->width = width;
   r->height = height;
   r->fps = fps;
   r->next_spot = 1;
-  int err = lt_out_open(&r->out, o->output);
-  if (err) return err;
-  if (o->summary && (err = lt_out_open(&r->sum, o->summary))) {
-    lt_out_abort(&r->out, 0);
-    return err;
-  }
-  if (o->overlay_dir && mkdir(o->overlay_dir, 0777) != 0 && errno != EEXIST) {
-    lt_error("cannot create overlay folder '%s': %s", o->overlay_dir, strerror(errno));
-    lt_out_abort(&r->out, 0);
-    lt_out_abort(&r->sum, 0);
+  int err;
+  if (!(r->out = lt_loop_output(L, s->output, &err))) return err;
+  if (lo->summary && !(r->sum = lt_loop_output(L, lo->summary, &err))) return err;
+  if (s->overlay_dir && mkdir(s->overlay_dir, 0777) != 0 && errno != EEXIST) {
+    lt_error("cannot create overlay folder '%s': %s", s->overlay_dir, strerror(errno));
     return LT_ERR_OUTPUT;
   }
-  FILE *f = r->out.fp;
-  if (o->format == LT_FORMAT_CSV) {
-    fprintf(f, "frame,t_s,track_id,x_px,y_px,radius_px,gicov%s\n", o->um_per_px > 0 ? ",x_um,y_um" : "");
-  } else if (o->format == LT_FORMAT_TRACKMATE) {
-    const char *unit = o->um_per_px > 0 ? "micron" : "pixel";
+  FILE *f = r->out->fp;
+  if (lo->format == LT_FORMAT_TRACKMATE) {
+    const char *unit = lo->um_per_px > 0 ? "micron" : "pixel";
     fprintf(f,
             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<TrackMate version=\"7.11.1\">\n"
             "  <Log>written by leuktrack %s</Log>\n"
@@ -117,151 +136,39 @@ int lt_report_open(lt_report *r, const lt_options *o, int width, int height, dou
             "      </TrackFeatures>\n    </FeatureDeclarations>\n    <AllSpots>\n",
             LT_VERSION, unit, fps > 0 ? "sec" : "frame");
   }
-  err = lt_out_check(&r->out);
-  if (!err) writer_start(r);
+  int ncols = lo->um_per_px > 0 ? 9 : 7;
+  err = lt_rows_start(&r->rows, r->out, csv_cols, ncols, NV,
+                      lo->format == LT_FORMAT_CSV ? NULL : lo->format == LT_FORMAT_TRACKMATE ? write_trackmate : write_nothing, r);
+  r->rows_on = err == 0;
   return err;
-}
-
-/* The rows of one frame into the output (the writer thread, or the frame
- * call when there is none); fflush so that rows are complete at frame
- * boundaries (for .partial). */
-static int write_rows(lt_report *r, const lt_report_slot *sl)
-{
-  FILE *f = r->out.fp;
-  const lt_options *o = r->o;
-  const double s = o->um_per_px;
-  if (o->format == LT_FORMAT_TRACKMATE && sl->n > 0) fprintf(f, "      <SpotsInFrame frame=\"%d\">\n", sl->frame);
-  for (int i = 0; i < sl->n; i++) {
-    const lt_report_row *w = &sl->rows[i];
-    if (o->format == LT_FORMAT_CSV) {
-      fprintf(f, "%d,%.6f,%d,%.3f,%.3f,%.3f,%.4f", sl->frame, sl->t_s, w->id, w->x, w->y, w->radius, w->gicov);
-      if (s > 0) fprintf(f, ",%.4f,%.4f", w->x * s, w->y * s);
-      fputc('\n', f);
-    } else if (o->format == LT_FORMAT_TRACKMATE) {
-      double k = s > 0 ? s : 1.0;
-      fprintf(f,
-              "        <Spot ID=\"%d\" name=\"ID%d\" QUALITY=\"%.4f\" POSITION_X=\"%.4f\" POSITION_Y=\"%.4f\" "
-              "POSITION_Z=\"0.0\" POSITION_T=\"%.6f\" FRAME=\"%d\" RADIUS=\"%.4f\" VISIBILITY=\"1\" />\n",
-              w->spot, w->spot, fabs(w->gicov), w->x * k, w->y * k, r->fps > 0 ? sl->t_s : (double)sl->frame,
-              sl->frame, w->radius * k);
-    }
-  }
-  if (o->format == LT_FORMAT_TRACKMATE && sl->n > 0) fputs("      </SpotsInFrame>\n", f);
-  fflush(f);
-  return lt_out_check(&r->out);
-}
-
-static void *writer_main(void *arg)
-{
-  lt_report *r = (lt_report *)arg;
-  pthread_mutex_lock(&r->mu);
-  for (;;) {
-    while (r->count == 0 && !r->stop) pthread_cond_wait(&r->cv, &r->mu);
-    if (r->count == 0) break; /* stopped and drained */
-    lt_report_slot *sl = &r->slots[(r->head - r->count + LT_REPORT_SLOTS) % LT_REPORT_SLOTS];
-    int bad = r->werr;
-    pthread_mutex_unlock(&r->mu);
-    int err = bad ? 0 : write_rows(r, sl); /* after a failure the rest is dropped */
-    pthread_mutex_lock(&r->mu);
-    if (err && !r->werr) r->werr = err;
-    r->count--;
-    pthread_cond_broadcast(&r->cv);
-  }
-  pthread_mutex_unlock(&r->mu);
-  return NULL;
-}
-
-static void writer_start(lt_report *r)
-{
-  if (pthread_mutex_init(&r->mu, NULL) != 0) return;
-  if (pthread_cond_init(&r->cv, NULL) != 0) {
-    pthread_mutex_destroy(&r->mu);
-    return;
-  }
-  if (pthread_create(&r->writer, NULL, writer_main, r) != 0) {
-    pthread_cond_destroy(&r->cv);
-    pthread_mutex_destroy(&r->mu);
-    return;
-  }
-  r->writer_on = 1;
-}
-
-/* Waits until every handed frame is written and ends the writer; its
- * error, if any. */
-static int writer_join(lt_report *r)
-{
-  if (!r->writer_on) return 0;
-  pthread_mutex_lock(&r->mu);
-  r->stop = 1;
-  pthread_cond_broadcast(&r->cv);
-  pthread_mutex_unlock(&r->mu);
-  pthread_join(r->writer, NULL);
-  pthread_cond_destroy(&r->cv);
-  pthread_mutex_destroy(&r->mu);
-  r->writer_on = 0;
-  return r->werr;
-}
-
-static void slots_free(lt_report *r)
-{
-  for (int i = 0; i < LT_REPORT_SLOTS; i++) {
-    free(r->slots[i].rows);
-    r->slots[i].rows = NULL;
-  }
 }
 
 int lt_report_frame(lt_report *r, int frame, double t_s, const lt_leuk_cell *cells,
                     lt_track_info *info, int n)
 {
-  lt_report_slot local = {0, 0, 0, 0.0, NULL}, *sl = &local;
-  if (r->writer_on) {
-    pthread_mutex_lock(&r->mu);
-    while (r->count == LT_REPORT_SLOTS && !r->werr) pthread_cond_wait(&r->cv, &r->mu);
-    int err = r->werr;
-    pthread_mutex_unlock(&r->mu);
-    if (err) return err;
-    sl = &r->slots[r->head]; /* free: the writer only takes filled slots */
-  }
-  if (n > sl->cap) {
-    lt_report_row *nr = realloc(sl->rows, sizeof *nr * (size_t)n);
-    if (!nr) {
-      lt_error("out of memory formatting frame %d", frame);
-      return LT_ERR_INTERNAL;
-    }
-    sl->rows = nr;
-    sl->cap = n;
-  }
-  sl->frame = frame;
-  sl->t_s = t_s;
-  sl->n = n;
-  for (int i = 0; i < n; i++) {
+  int err;
+  double *v = lt_rows_frame(&r->rows, frame, n, &err);
+  if (!v) return err;
+  const double s = r->lo->um_per_px;
+  for (int i = 0; i < n; i++, v += NV) {
     const lt_leuk_cell *c = &cells[i];
-    lt_report_row *w = &sl->rows[i];
-    w->id = info[i].id;
-    w->spot = r->next_spot++;
-    w->x = c->xc;
-    w->y = c->yc;
-    w->radius = mean_radius(c);
-    w->gicov = c->gicov;
-    int err = lt_track_add(&info[i], frame, w->x, w->y, w->radius, w->spot);
+    v[V_FRAME] = frame;
+    v[V_T] = t_s;
+    v[V_ID] = info[i].id;
+    v[V_SPOT] = r->next_spot++;
+    v[V_X] = c->xc;
+    v[V_Y] = c->yc;
+    v[V_R] = mean_radius(c);
+    v[V_GICOV] = c->gicov;
+    v[V_XUM] = c->xc * s;
+    v[V_YUM] = c->yc * s;
+    err = lt_track_add(&info[i], frame, v[V_X], v[V_Y], v[V_R], (int)v[V_SPOT]);
     if (err) {
       lt_error("out of memory recording track %d", info[i].id);
-      free(local.rows);
       return err;
     }
   }
-  r->frames_written++;
-  if (!r->writer_on) {
-    int err = write_rows(r, sl);
-    free(local.rows);
-    return err;
-  }
-  pthread_mutex_lock(&r->mu);
-  r->head = (r->head + 1) % LT_REPORT_SLOTS;
-  r->count++;
-  pthread_cond_broadcast(&r->cv);
-  pthread_mutex_unlock(&r->mu);
-  return 0;
+  return lt_rows_put(&r->rows);
 }
 
 static int cmpd(const void *a, const void *b)
@@ -299,37 +206,33 @@ static char *hist_path(const char *summary)
 
 static int write_summary(lt_report *r, lt_track_info *all, int nall)
 {
-  const lt_options *o = r->o;
+  const lt_leuk_opts *o = r->lo;
   int phys = o->um_per_px > 0 && r->fps > 0;
   double k = phys ? o->um_per_px * r->fps : 1.0; /* px/frame -> um/s */
-  lt_outfile out = r->sum;
-  memset(&r->sum, 0, sizeof r->sum);
+  FILE *f = r->sum->fp;
   int err;
-  fprintf(out.fp, "track_id,first_frame,last_frame,frames,path_px,mean_speed_px_frame,median_speed_px_frame,mean_radius_px,end%s\n",
+  fprintf(f, "track_id,first_frame,last_frame,frames,path_px,mean_speed_px_frame,median_speed_px_frame,mean_radius_px,end%s\n",
           phys ? ",mean_speed_um_s,median_speed_um_s" : "");
   double *means = malloc(sizeof(double) * (nall > 0 ? nall : 1));
   int nm = 0;
-  if (!means) {
-    lt_out_abort(&out, 0);
-    return LT_ERR_NOMEM;
-  }
+  if (!means) return LT_ERR_NOMEM;
   for (int i = 0; i < nall; i++) {
     lt_track_info *t = &all[i];
-    fprintf(out.fp, "%d,%d,%d,%d,%.3f,", t->id, t->first, t->last, t->nframes, t->path);
+    fprintf(f, "%d,%d,%d,%d,%.3f,", t->id, t->first, t->last, t->nframes, t->path);
     if (t->nspeeds > 0) {
       double sum = 0;
       for (int j = 0; j < t->nspeeds; j++) sum += t->speeds[j];
       double mean = sum / t->nspeeds, med = median(t->speeds, t->nspeeds);
-      fprintf(out.fp, "%.4f,%.4f,%.3f,%s", mean, med, t->sum_radius / t->nframes, end_name(t->end));
-      if (phys) fprintf(out.fp, ",%.4f,%.4f", mean * k, med * k);
+      fprintf(f, "%.4f,%.4f,%.3f,%s", mean, med, t->sum_radius / t->nframes, end_name(t->end));
+      if (phys) fprintf(f, ",%.4f,%.4f", mean * k, med * k);
       if (t->nspeeds >= 2) means[nm++] = mean * k;
     } else {
-      fprintf(out.fp, ",,%.3f,%s", t->sum_radius / t->nframes, end_name(t->end));
-      if (phys) fputs(",,", out.fp);
+      fprintf(f, ",,%.3f,%s", t->sum_radius / t->nframes, end_name(t->end));
+      if (phys) fputs(",,", f);
     }
-    fputc('\n', out.fp);
+    fputc('\n', f);
   }
-  err = lt_out_commit(&out);
+  err = lt_out_check(r->sum);
   if (!err) {
     double hi = 0;
     for (int i = 0; i < nm; i++)
@@ -355,14 +258,14 @@ static int write_summary(lt_report *r, lt_track_info *all, int nall)
 
 int lt_report_finish(lt_report *r, lt_track_info *all, int nall)
 {
-  int werr = writer_join(r);
-  slots_free(r);
+  int werr = lt_rows_finish(&r->rows);
+  r->rows_on = 0;
   if (werr) { /* the complete frames written before the failure stay in .partial */
-    lt_report_abort(r);
+    lt_loop_keep_partial(r->L, r->out, r->lo->format == LT_FORMAT_CSV);
     return werr;
   }
-  FILE *f = r->out.fp;
-  const lt_options *o = r->o;
+  FILE *f = r->out->fp;
+  const lt_leuk_opts *o = r->lo;
   if (o->format == LT_FORMAT_TRACKMATE) {
     fputs("    </AllSpots>\n    <AllTracks>\n", f);
     for (int i = 0; i < nall; i++) {
@@ -380,28 +283,24 @@ int lt_report_finish(lt_report *r, lt_track_info *all, int nall)
             "    </FilteredTracks>\n  </Model>\n  <Settings>\n"
             "    <ImageData filename=\"%s\" folder=\"\" width=\"%d\" height=\"%d\" nslices=\"1\" nframes=\"%d\" "
             "pixelwidth=\"%g\" pixelheight=\"%g\" voxeldepth=\"1.0\" timeinterval=\"%g\" />\n  </Settings>\n</TrackMate>\n",
-            o->input, r->width, r->height, r->frames_written, o->um_per_px > 0 ? o->um_per_px : 1.0,
+            r->input, r->width, r->height, r->rows.frames, o->um_per_px > 0 ? o->um_per_px : 1.0,
             o->um_per_px > 0 ? o->um_per_px : 1.0, r->fps > 0 ? 1.0 / r->fps : 1.0);
   } else if (o->format == LT_FORMAT_CTC) {
     /* L B E P: label (track id + 1; 0 is background), begin, end, parent. */
     for (int i = 0; i < nall; i++) fprintf(f, "%d %d %d 0\n", all[i].id + 1, all[i].first, all[i].last);
   }
-  int err = lt_out_commit(&r->out);
-  if (err) {
-    lt_out_abort(&r->sum, 0);
-    return err;
-  }
-  if (o->summary) err = write_summary(r, all, nall);
+  int err = lt_out_check(r->out);
+  if (!err && o->summary) err = write_summary(r, all, nall);
   return err;
 }
 
 void lt_report_abort(lt_report *r)
 {
-  writer_join(r); /* the frames handed over are written first */
-  slots_free(r);
-  lt_out_abort(&r->sum, 0);
+  if (!r->rows_on) return;
+  lt_rows_finish(&r->rows); /* the frames handed over are written first */
+  r->rows_on = 0;
   /* only rows are worth keeping: a header alone is removed */
-  lt_out_abort(&r->out, r->o->format == LT_FORMAT_CSV && r->frames_written > 0);
+  lt_loop_keep_partial(r->L, r->out, r->lo->format == LT_FORMAT_CSV && r->rows.frames > 0);
 }
 
 static lt_rgb track_colour(int id)
@@ -411,12 +310,12 @@ static lt_rgb track_colour(int id)
   return pal[id % (int)(sizeof pal / sizeof pal[0])];
 }
 
-int lt_report_overlay(const lt_options *o, int frame, const float *grey, int w, int h,
+int lt_report_overlay(const lt_settings *s, const lt_leuk_opts *lo, int frame, const float *grey, int w, int h,
                       const lt_leuk_cell *cells, const lt_track_info *info, int n)
 {
   lt_canvas cv; /* the folder was created by lt_report_open */
   if (lt_canvas_init(&cv, w, h, grey)) return LT_ERR_NOMEM;
-  const lt_rect *roi = &o->leuk.roi;
+  const lt_rect *roi = &lo->leuk.roi;
   lt_rgb grey_c = {160, 160, 160};
   double rx[4] = {roi->x, roi->x + roi->w - 1, roi->x + roi->w - 1, roi->x};
   double ry[4] = {roi->y, roi->y, roi->y + roi->h - 1, roi->y + roi->h - 1};
@@ -440,11 +339,11 @@ int lt_report_overlay(const lt_options *o, int frame, const float *grey, int w, 
   char label[64];
   snprintf(label, sizeof label, "frame %d  cells %d", frame, n);
   lt_draw_text(&cv, 4, 4, 2, label, (lt_rgb){255, 255, 0});
-  size_t plen = strlen(o->overlay_dir) + 32;
+  size_t plen = strlen(s->overlay_dir) + 32;
   char *path = malloc(plen);
   int err = LT_ERR_NOMEM;
   if (path) {
-    snprintf(path, plen, "%s/frame_%06d.png", o->overlay_dir, frame);
+    snprintf(path, plen, "%s/frame_%06d.png", s->overlay_dir, frame);
     err = lt_png_write_rgb(path, cv.rgb, w, h);
   }
   free(path);

@@ -4,12 +4,13 @@
 #ifndef LT_TRACKS_H
 #define LT_TRACKS_H
 
-#include <pthread.h>
 #include <stdio.h>
 
-#include "cli.h"
+#include "core/loop.h"
 #include "leuk.h"
+#include "leuk_mode.h"
 #include "outfile.h"
+#include "rows.h"
 
 enum { LT_END_ACTIVE = 0, LT_END_LEFT, LT_END_LOST, LT_END_VIDEO };
 
@@ -26,49 +27,35 @@ typedef struct lt_track_info {
   int end;                   /* LT_END_* */
 } lt_track_info;
 
-/* One frame's rows waiting for the writer thread. */
-typedef struct lt_report_row {
-  int id, spot;
-  double x, y, radius;
-  float gicov;
-} lt_report_row;
-typedef struct lt_report_slot {
-  int frame, n, cap;
-  double t_s;
-  lt_report_row *rows;
-} lt_report_slot;
-#define LT_REPORT_SLOTS 16
-
 typedef struct lt_report {
-  const lt_options *o;
+  const lt_settings *s;
+  const lt_leuk_opts *lo;
+  const char *input;
   int width, height;
   double fps;                /* 0 = unknown */
-  lt_outfile out;
-  lt_outfile sum;            /* --summary, opened at start so a bad path fails early */
+  lt_loop *L;
+  lt_outfile *out;           /* owned (committed) by the frame loop */
+  lt_outfile *sum;           /* --summary, opened at start so a bad path fails early */
+  lt_rows rows;              /* per-frame rows, written by a writer thread */
+  int rows_on;
   int next_spot;
-  int frames_written;        /* frames handed to the writer (all written once it is joined) */
-  /* The rows are formatted and written by a writer thread (a few frames
-   * behind the tracking, in order); without it (it could not start) the
-   * frame call writes them itself. */
-  pthread_t writer;
-  int writer_on;
-  pthread_mutex_t mu;
-  pthread_cond_t cv;
-  lt_report_slot slots[LT_REPORT_SLOTS];
-  int head, count, stop, werr; /* under mu */
 } lt_report;
 
-int lt_report_open(lt_report *r, const lt_options *o, int width, int height, double fps);
+/* Opens -o and --summary through the loop (which commits them) and the
+ * overlay folder; writes the format's header. */
+int lt_report_open(lt_report *r, lt_loop *L, const lt_settings *s, const lt_leuk_opts *lo, const char *input,
+                   int width, int height, double fps);
 /* Rows of one frame: n active cells with their infos (already updated). */
 int lt_report_frame(lt_report *r, int frame, double t_s, const lt_leuk_cell *cells,
                     lt_track_info *info, int n);
 /* Overlay PNG of one frame. */
-int lt_report_overlay(const lt_options *o, int frame, const float *grey, int w, int h,
+int lt_report_overlay(const lt_settings *s, const lt_leuk_opts *lo, int frame, const float *grey, int w, int h,
                       const lt_leuk_cell *cells, const lt_track_info *info, int n);
 /* Success: finish formats that need the whole run (trackmate tracks, ctc),
- * commit the output, write the summary and histogram. */
+ * write the summary and histogram (the loop commits the files). */
 int lt_report_finish(lt_report *r, lt_track_info *all, int nall);
-/* Interrupt or error: keep NAME.partial with the complete rows so far. */
+/* Interrupt or error: stop the writer; -o keeps NAME.partial with the
+ * complete rows so far (csv). */
 void lt_report_abort(lt_report *r);
 
 /* Append a speed sample / spot id (grows arrays); 0 or LT_ERR_NOMEM. */

@@ -1,0 +1,221 @@
+/* loop.c - the shared frame loop (loop.h). */
+#include "loop.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "error.h"
+#include "log.h"
+#include "source.h"
+
+volatile sig_atomic_t lt_stop_requested = 0;
+
+#define MAX_OUTPUTS 8
+#define MAX_STAGES 16
+
+struct lt_loop {
+  const lt_settings *s;
+  const lt_steps *st;
+  void *m;
+  lt_source *src;
+  double t[MAX_STAGES + 1]; /* 0 = decode wait, then the mode's */
+  lt_outfile out[MAX_OUTPUTS];
+  int keep[MAX_OUTPUTS];
+  int nout;
+  lt_frame prev;            /* pairs: a copy of the previous frame */
+  int have_prev;
+};
+
+void lt_loop_time(lt_loop *L, int k, double seconds)
+{
+  if (k >= 0 && k < MAX_STAGES) L->t[k + 1] += seconds;
+}
+
+const lt_settings *lt_loop_settings(const lt_loop *L) { return L->s; }
+
+int lt_loop_peek(lt_loop *L, const lt_frame **f)
+{
+  if (lt_source_peek(L->src, f) != 1) return 0;
+  if (L->s->frame_end >= 0 && (*f)->index >= L->s->frame_end) return 0;
+  return 1;
+}
+
+lt_outfile *lt_loop_output(lt_loop *L, const char *path, int *err)
+{
+  if (L->nout == MAX_OUTPUTS) {
+    lt_error("internal: too many outputs");
+    *err = LT_ERR_INTERNAL;
+    return NULL;
+  }
+  lt_outfile *o = &L->out[L->nout];
+  *err = lt_out_open(o, path);
+  if (*err) return NULL;
+  L->keep[L->nout++] = 0;
+  return o;
+}
+
+void lt_loop_keep_partial(lt_loop *L, lt_outfile *o, int keep)
+{
+  for (int i = 0; i < L->nout; i++)
+    if (&L->out[i] == o) L->keep[i] = keep;
+}
+
+static void outputs_abort(lt_loop *L)
+{
+  for (int i = 0; i < L->nout; i++) lt_out_abort(&L->out[i], L->keep[i]);
+  L->nout = 0;
+}
+
+static int outputs_commit(lt_loop *L)
+{
+  int err = 0;
+  for (int i = 0; i < L->nout; i++) {
+    if (!err) err = lt_out_commit(&L->out[i]);
+    else lt_out_abort(&L->out[i], 0);
+  }
+  L->nout = 0;
+  return err;
+}
+
+static int copy_prev(lt_loop *L, const lt_frame *f)
+{
+  size_t np = (size_t)f->width * f->height;
+  if (!L->prev.grey) {
+    L->prev.grey = malloc(np * sizeof(float));
+    L->prev.grey8_buf = malloc(np);
+    if (!L->prev.grey || !L->prev.grey8_buf) {
+      lt_error("out of memory (previous frame)");
+      return LT_ERR_NOMEM;
+    }
+  }
+  memcpy(L->prev.grey, f->grey, np * sizeof(float));
+  L->prev.grey8 = NULL;
+  if (f->grey8) {
+    memcpy(L->prev.grey8_buf, f->grey8, np);
+    L->prev.grey8 = L->prev.grey8_buf;
+  }
+  L->prev.index = f->index;
+  L->prev.t_s = f->t_s;
+  L->prev.width = f->width;
+  L->prev.height = f->height;
+  L->have_prev = 1;
+  return 0;
+}
+
+static void fmt_eta(char *b, size_t n, double s)
+{
+  if (s < 0) snprintf(b, n, "?");
+  else if (s < 3600) snprintf(b, n, "%d:%02d", (int)s / 60, (int)s % 60);
+  else snprintf(b, n, "%d:%02d:%02d", (int)s / 3600, ((int)s / 60) % 60, (int)s % 60);
+}
+
+static int print_stats(lt_loop *L, lt_outfile *so, int frames, int steps, double wall, double t_first,
+                       double t_last)
+{
+  FILE *f = so->fp ? so->fp : stderr;
+  const char *be = L->st->backend_name ? L->st->backend_name(L->m) : "cpu";
+  fprintf(f, "leuktrack stats: backend %s, %d frames, %.3f s, %.1f frames/s\n", be, frames, wall,
+          wall > 0 ? frames / wall : 0.0);
+  double steady = t_last - t_first;
+  if (steps > 1 && steady > 0)
+    fprintf(f, "after the first %s (start-up excluded): %.1f %s/s\n", L->st->pairs ? "pair" : "frame",
+            (steps - 1) / steady, L->st->pairs ? "pairs" : "frames");
+  fprintf(f, "%-14s %10s %12s\n", "stage", "total_s", L->st->pairs ? "ms/pair" : "ms/frame");
+  for (int s = 0; s <= L->st->nstages && s <= MAX_STAGES; s++)
+    fprintf(f, "%-14s %10.4f %12.4f\n", s == 0 ? "decode (wait)" : L->st->stage_names[s - 1], L->t[s],
+            steps ? 1e3 * L->t[s] / steps : 0.0);
+  if (L->st->stats) L->st->stats(L->m, f, steps);
+  return so->fp ? lt_out_commit(so) : 0;
+}
+
+int lt_loop_run(const lt_settings *s, const lt_steps *st, void *m)
+{
+  lt_loop L;
+  memset(&L, 0, sizeof L);
+  L.s = s;
+  L.st = st;
+  L.m = m;
+  lt_outfile stats_out = {0};
+  int begun = 0, frames = 0, steps = 0, err;
+  double wall0 = lt_now(), t_first = 0, t_last = 0;
+
+  err = lt_source_open(&L.src, s->inputs, s->ninputs, s->channel, 4);
+  if (err) return err;
+  lt_source_info in = {lt_source_name(L.src), lt_source_width(L.src), lt_source_height(L.src),
+                       s->fps > 0 ? s->fps : lt_source_fps(L.src)};
+  if (s->stats && s->stats[0] && (err = lt_out_open(&stats_out, s->stats))) goto out;
+  if ((err = st->begin(m, &L, &in))) goto out;
+  begun = 1;
+
+  int progress = s->progress >= 0 ? s->progress : isatty(2);
+  if (s->verbosity < 0) progress = 0;
+  long total = lt_source_frames_hint(L.src);
+  if (s->frame_end >= 0 && (total <= 0 || total > s->frame_end)) total = s->frame_end;
+  total -= s->frame_begin;
+  double last_progress = 0;
+  for (;;) {
+    if (lt_stop_requested) {
+      lt_error("interrupted after %d frames", frames);
+      err = LT_ERR_INTERRUPTED;
+      goto out;
+    }
+    const lt_frame *f;
+    double t0 = lt_now();
+    int got = lt_source_next(L.src, &f);
+    L.t[0] += lt_now() - t0;
+    if (got < 0) {
+      err = got;
+      goto out;
+    }
+    if (got == 0) break;
+    if (f->index < s->frame_begin) continue;
+    if (s->frame_end >= 0 && f->index >= s->frame_end) break;
+    if (!st->pairs || L.have_prev) {
+      if ((err = st->step(m, &L, f, st->pairs ? &L.prev : NULL))) goto out;
+      steps++;
+      t_last = lt_now();
+      if (steps == 1) t_first = t_last;
+    }
+    if (st->pairs && (err = copy_prev(&L, f))) goto out;
+    frames++;
+    if (progress && lt_now() - last_progress > 0.25) {
+      last_progress = lt_now();
+      double rate = frames / (last_progress - wall0);
+      char extra[96] = "", eta[32] = "?", pos[64];
+      if (st->progress) st->progress(m, extra, sizeof extra);
+      if (total > 0 && rate > 0) fmt_eta(eta, sizeof eta, (total - frames) / rate);
+      if (total > 0) snprintf(pos, sizeof pos, "frame %d of %ld", f->index, total + s->frame_begin);
+      else snprintf(pos, sizeof pos, "frame %d", f->index);
+      fprintf(stderr, "\rleuktrack: %s, %s%s%.1f frames/s, ETA %s ", pos, extra, extra[0] ? ", " : "", rate, eta);
+    }
+  }
+  if (progress) fputc('\n', stderr);
+  if (frames == 0) {
+    char endbuf[16] = "";
+    if (s->frame_end >= 0) snprintf(endbuf, sizeof endbuf, "%d", s->frame_end);
+    lt_error("'%s': no frames in the range --frames %d:%s (the video has fewer frames)", in.name, s->frame_begin,
+             endbuf);
+    err = LT_ERR_INPUT;
+    goto out;
+  }
+  if (st->pairs && steps == 0) {
+    lt_error("'%s': only one frame%s; this mode works on frame pairs (two frames or more)", in.name,
+             s->frame_begin || s->frame_end >= 0 ? " in the range --frames" : "");
+    err = LT_ERR_INPUT;
+    goto out;
+  }
+  begun = 0; /* end cleans up after itself */
+  if ((err = st->end(m, &L, steps))) goto out;
+  if ((err = outputs_commit(&L))) goto out;
+  if (s->stats) err = print_stats(&L, &stats_out, frames, steps, lt_now() - wall0, t_first, t_last);
+
+out:
+  if (begun && st->abort) st->abort(m, &L);
+  outputs_abort(&L);
+  lt_out_abort(&stats_out, 0);
+  free(L.prev.grey);
+  free(L.prev.grey8_buf);
+  lt_source_close(L.src);
+  return err;
+}

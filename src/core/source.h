@@ -1,0 +1,26 @@
+/* source.h - one "source of frames" for every mode: a video (anything FFmpeg
+ * decodes, including image2 patterns such as IM0_%02d.jpg, with its decode
+ * thread and ring, io/video.h) or a list of image files (a pair A B or a
+ * sequence, each read through FFmpeg, all of one size). Frames are
+ * single-channel float 0..255 (+ bytes when 8-bit), row 0 = top. */
+#ifndef LT_SOURCE_H
+#define LT_SOURCE_H
+
+#include "video.h"
+
+typedef struct lt_source lt_source;
+
+/* n == 1: a video; n >= 2: image files, frame i = file i. ring: frames
+ * decoded ahead (video). Returns 0 or a negative lt_err (reported). */
+int lt_source_open(lt_source **out, const char *const *paths, int n, lt_channel channel, int ring);
+int lt_source_width(const lt_source *s);
+int lt_source_height(const lt_source *s);
+double lt_source_fps(const lt_source *s);       /* 0 = unknown */
+long lt_source_frames_hint(const lt_source *s); /* from the header, for ETA only; 0 = unknown */
+const char *lt_source_name(const lt_source *s); /* the (first) path */
+/* As lt_video_next / lt_video_peek. */
+int lt_source_next(lt_source *s, const lt_frame **f);
+int lt_source_peek(lt_source *s, const lt_frame **f);
+void lt_source_close(lt_source *s);
+
+#endif

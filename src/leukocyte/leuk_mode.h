@@ -1,0 +1,24 @@
+/* leuk_mode.h - the leukocyte mode's own options (its row of the mode table
+ * is lt_mode_leukocyte, mode.c) and its run. */
+#ifndef LT_LEUK_MODE_H
+#define LT_LEUK_MODE_H
+
+#include "leuk.h"
+#include "mode.h"
+
+enum { LT_FORMAT_CSV = 0, LT_FORMAT_TRACKMATE, LT_FORMAT_CTC };
+
+typedef struct lt_leuk_opts {
+  lt_leuk_params leuk;
+  int has_roi, has_entry_roi;
+  int format;            /* LT_FORMAT_* */
+  const char *summary;   /* --summary FILE or NULL */
+  double um_per_px;      /* 0 = not given */
+} lt_leuk_opts;
+
+extern const lt_mode lt_mode_leukocyte;
+
+/* The run (pipeline.c): the frame loop with the leukocyte steps. */
+int lt_leuk_run(const lt_settings *s, const void *opts);
+
+#endif

@@ -1,0 +1,101 @@
+/* mode.c - the leukocyte mode's row of the mode table: its options, their
+ * defaults and checks (the run itself is pipeline.c). */
+#include <getopt.h>
+#include <string.h>
+
+#include "error.h"
+#include "leuk_mode.h"
+#include "log.h"
+#include "opt.h"
+
+enum {
+  O_FORMAT = LT_OPT_MODE_BASE, O_ROI, O_ENTRY_ROI, O_DETECT_EVERY, O_RADIUS, O_GICOV_THRESHOLD, O_SEARCH,
+  O_UM_PER_PX, O_SUMMARY,
+};
+
+static const lt_optdef opts[] = {
+  {"format", O_FORMAT, required_argument, "csv|trackmate|ctc", "output format (default csv)"},
+  {"roi", O_ROI, required_argument, "X,Y,W,H", "region analysed (default: the whole frame)"},
+  {"entry-roi", O_ENTRY_ROI, required_argument, "X,Y,W,H", "region where re-detection starts new tracks (default: the ROI)"},
+  {"detect-every", O_DETECT_EVERY, required_argument, "N", "re-detect cells every N frames (default 10)"},
+  {"radius", O_RADIUS, required_argument, "MIN:MAX", "cell radii searched, px (default 8:20, step 2)"},
+  {"gicov-threshold", O_GICOV_THRESHOLD, required_argument, "T", "minimum |GICOV| of a detection (default 1.8)"},
+  {"search", O_SEARCH, required_argument, "N", "re-localisation radius per frame, px (default 8)"},
+  {"um-per-px", O_UM_PER_PX, required_argument, "S", "pixel size in micrometres (adds um columns)"},
+  {"summary", O_SUMMARY, required_argument, "FILE", "per-track summary CSV (+ FILE's velocity histogram PNG)"},
+};
+
+static void defaults(void *params)
+{
+  lt_leuk_opts *o = params;
+  memset(o, 0, sizeof *o);
+  lt_leuk_params_default(&o->leuk);
+}
+
+static int set(void *params, int id, const char *name, const char *a)
+{
+  lt_leuk_opts *o = params;
+  lt_rect *r;
+  switch (id) {
+  case O_FORMAT: return lt_opt_choice(name, a, "csv|trackmate|ctc", &o->format);
+  case O_ROI:
+  case O_ENTRY_ROI:
+    r = id == O_ROI ? &o->leuk.roi : &o->leuk.entry_roi;
+    if (lt_opt_rect(name, a, &r->x, &r->y, &r->w, &r->h)) return LT_ERR_USAGE;
+    if (id == O_ROI) o->has_roi = 1;
+    else o->has_entry_roi = 1;
+    return 0;
+  case O_DETECT_EVERY: return lt_opt_int(name, a, 1, 1000000, &o->leuk.detect_every);
+  case O_RADIUS: {
+    int lo, hi;
+    if (lt_opt_range(name, a, &lo, &hi, 0)) return LT_ERR_USAGE;
+    if (lo < 2 || hi > 100) return lt_opt_bad(name, a, "radii must be within 2:100");
+    if ((hi - lo) / 2 + 1 > LT_LEUK_MAX_RADII) return lt_opt_bad(name, a, "too many radii");
+    o->leuk.rmin = lo;
+    o->leuk.rmax = lo + ((hi - lo) / 2) * 2;
+    return 0;
+  }
+  case O_GICOV_THRESHOLD: return lt_opt_double(name, a, 0.0, 1000.0, &o->leuk.gicov_threshold);
+  case O_SEARCH: return lt_opt_int(name, a, 0, 100, &o->leuk.search);
+  case O_UM_PER_PX: return lt_opt_double(name, a, 1e-6, 1e6, &o->um_per_px);
+  case O_SUMMARY:
+    if (lt_opt_nonempty(name, a)) return LT_ERR_USAGE;
+    o->summary = a;
+    return 0;
+  }
+  lt_error("internal: unhandled leukocyte option %d", id);
+  return LT_ERR_INTERNAL;
+}
+
+static int check(void *params, const lt_settings *s)
+{
+  lt_leuk_opts *o = params;
+  if (s->ninputs == 0) {
+    lt_error("no input video given (usage: leuktrack [leukocyte] [OPTIONS] INPUT; see --help)");
+    return LT_ERR_USAGE;
+  }
+  if (s->ninputs > 1) {
+    lt_error("one input video expected, got %d ('%s', '%s'...)", s->ninputs, s->inputs[0], s->inputs[1]);
+    return LT_ERR_USAGE;
+  }
+  if (o->leuk.rmin > o->leuk.rmax) return lt_opt_bad("radius", "", "MIN must not exceed MAX");
+  if (o->format != LT_FORMAT_CSV && o->um_per_px > 0)
+    lt_warn("--um-per-px only adds columns to the csv format; ignored for --format %s",
+            o->format == LT_FORMAT_CTC ? "ctc" : "trackmate");
+  return 0;
+}
+
+const lt_mode lt_mode_leukocyte = {
+  .name = "leukocyte",
+  .purpose = "track rolling leukocytes in intravital microscopy video (GICOV detection, MGVF tracking)",
+  .usage = "INPUT",
+  .example = "leuktrack input.avi -o tracks.csv --summary summary.csv",
+  .output_help = "Output (csv): frame,t_s,track_id,x_px,y_px,radius_px,gicov[,x_um,y_um]",
+  .opts = opts,
+  .nopts = (int)(sizeof opts / sizeof opts[0]),
+  .params_size = sizeof(lt_leuk_opts),
+  .defaults = defaults,
+  .set = set,
+  .check = check,
+  .run = lt_leuk_run,
+};

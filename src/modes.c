@@ -1,0 +1,11 @@
+/* modes.c - the mode table: one row per mode, the first is the default.
+ * A new mode is a folder src/MODE/ (+ cuda/MODE/) defining an lt_mode
+ * (mode.h) and one row here. */
+#include "mode.h"
+
+#include "leukocyte/leuk_mode.h"
+
+const lt_mode *const lt_modes[] = {
+  &lt_mode_leukocyte,
+};
+const int lt_nmodes = (int)(sizeof lt_modes / sizeof lt_modes[0]);
