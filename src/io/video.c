@@ -70,6 +70,19 @@ struct lt_video {
   int n_skipped;    /* packets/frames the decoder rejected */
   int next_index;
 
+  /* Raw 8-bit fast path (rawvideo gray8/pal8): packets are the pixels, no
+   * decoder. Chosen after frame 0 only if its packet, read as rows of
+   * raw_stride bytes (bottom-up when raw_flip), equals what the decoder
+   * made of it. */
+  int raw_probe;      /* keep frame 0's packet for the check */
+  uint8_t *raw_first; /* that packet's bytes */
+  int raw_first_size;
+  int raw;            /* 1: the fast path is on */
+  int raw_stride, raw_flip, raw_pal;
+  uint8_t lut8[256];  /* pal8: palette -> bytes (when every entry is an integer) */
+  float lutf[256];    /* pal8: palette -> float */
+  int lut_int;        /* lut8 is exact */
+
   int width, height;
   uint8_t *rgb;       /* RGB24 scratch for the swscale path */
   int rgb_linesize;
@@ -150,25 +163,51 @@ static void conv_comp0(lt_video *v, const AVFrame *f, const AVPixFmtDescriptor *
   }
 }
 
-static void conv_pal(lt_video *v, const AVFrame *f, float *dst)
+/* The palette (256 native-endian 0xAARRGGBB) -> lutf/lut8 for the channel. */
+static void pal_lut(lt_video *v, const uint32_t *pal)
 {
-  float lut[256];
-  const uint32_t *pal = (const uint32_t *)f->data[1];
+  v->lut_int = 1;
   for (int i = 0; i < 256; i++) {
-    float r = (float)((pal[i] >> 16) & 255), g = (float)((pal[i] >> 8) & 255),
-          b = (float)(pal[i] & 255);
+    float r = (float)((pal[i] >> 16) & 255), g = (float)((pal[i] >> 8) & 255), b = (float)(pal[i] & 255);
+    float x;
     switch (v->channel) {
-    case LT_CHANNEL_R: lut[i] = r; break;
-    case LT_CHANNEL_G: lut[i] = g; break;
-    case LT_CHANNEL_B: lut[i] = b; break;
-    default: lut[i] = (r == g && g == b) ? r : luma_rgb(r, g, b); break;
+    case LT_CHANNEL_R: x = r; break;
+    case LT_CHANNEL_G: x = g; break;
+    case LT_CHANNEL_B: x = b; break;
+    default: x = (r == g && g == b) ? r : luma_rgb(r, g, b); break;
     }
+    v->lutf[i] = x;
+    v->lut8[i] = (uint8_t)x;
+    v->lut_int &= x == (float)(int)x;
   }
-  for (int y = 0; y < v->height; y++) {
-    const uint8_t *s = f->data[0] + (ptrdiff_t)y * f->linesize[0];
-    float *o = dst + (size_t)y * v->width;
-    for (int x = 0; x < v->width; x++) o[x] = lut[s[x]];
+}
+
+/* Rows of 8-bit samples (src, stride, bottom-up when flip) through the
+ * palette (pal) or as they are (grey) into the slot: bytes when exact (the
+ * float copy made from them), else floats. Returns 1 when bytes were made. */
+static int rows8(lt_video *v, const uint8_t *src, ptrdiff_t stride, int flip, int pal, lt_frame *slot)
+{
+  const int w = v->width, h = v->height;
+  if (!pal || v->lut_int) {
+    for (int y = 0; y < h; y++) {
+      const uint8_t *s = src + (flip ? (ptrdiff_t)(h - 1 - y) : y) * stride;
+      uint8_t *o = slot->grey8_buf + (size_t)y * w;
+      if (pal)
+        for (int x = 0; x < w; x++) o[x] = v->lut8[s[x]];
+      else
+        memcpy(o, s, (size_t)w);
+    }
+    const uint8_t *b = slot->grey8_buf;
+    float *g = slot->grey;
+    for (size_t i = 0, n = (size_t)w * h; i < n; i++) g[i] = b[i];
+    return 1;
   }
+  for (int y = 0; y < h; y++) {
+    const uint8_t *s = src + (flip ? (ptrdiff_t)(h - 1 - y) : y) * stride;
+    float *o = slot->grey + (size_t)y * w;
+    for (int x = 0; x < w; x++) o[x] = v->lutf[s[x]];
+  }
+  return 0;
 }
 
 static int conv_rgb(lt_video *v, const AVFrame *f, float *dst)
@@ -233,6 +272,8 @@ static int to_bytes(const float *g, uint8_t *b, size_t n)
   return !bad;
 }
 
+static void stamp(lt_video *v, lt_frame *slot, int64_t ts);
+
 /* v->frm -> slot (pixels, index, time). */
 static int convert_frame(lt_video *v, lt_frame *slot)
 {
@@ -247,20 +288,37 @@ static int convert_frame(lt_video *v, lt_frame *slot)
     lt_error("'%s': frame %d has an unknown pixel format", v->path, v->next_index);
     return LT_ERR_INPUT;
   }
-  int r = 0;
+  int r = 0, bytes = -1; /* -1: not known to be bytes, check */
+  const AVComponentDescriptor *c0 = &d->comp[0];
+  int plain8 = c0->depth == 8 && c0->step == 1 && c0->shift == 0 && c0->offset == 0;
   switch (conv_kind_of(d, v->channel)) {
-  case CONV_GREY: conv_comp0(v, f, d, 0, slot->grey); break;
-  case CONV_YPLANE: conv_comp0(v, f, d, !full_range(f), slot->grey); break;
-  case CONV_PAL: conv_pal(v, f, slot->grey); break;
+  case CONV_GREY:
+    if (plain8) bytes = rows8(v, f->data[c0->plane], f->linesize[c0->plane], 0, 0, slot);
+    else conv_comp0(v, f, d, 0, slot->grey);
+    break;
+  case CONV_YPLANE:
+    if (plain8 && full_range(f)) bytes = rows8(v, f->data[c0->plane], f->linesize[c0->plane], 0, 0, slot);
+    else conv_comp0(v, f, d, !full_range(f), slot->grey);
+    break;
+  case CONV_PAL:
+    pal_lut(v, (const uint32_t *)f->data[1]);
+    bytes = rows8(v, f->data[0], f->linesize[0], 0, 1, slot);
+    break;
   case CONV_RGB: r = conv_rgb(v, f, slot->grey); break;
   }
   if (r < 0) return r;
-  slot->grey8 = to_bytes(slot->grey, slot->grey8_buf, (size_t)v->width * v->height) ? slot->grey8_buf : NULL;
+  if (bytes < 0) bytes = to_bytes(slot->grey, slot->grey8_buf, (size_t)v->width * v->height);
+  slot->grey8 = bytes ? slot->grey8_buf : NULL;
+  stamp(v, slot, f->best_effort_timestamp);
+  return 0;
+}
 
+/* Index and time of the slot; ts in the stream's time base or NOPTS. */
+static void stamp(lt_video *v, lt_frame *slot, int64_t ts)
+{
   slot->index = v->next_index;
   slot->width = v->width;
   slot->height = v->height;
-  int64_t ts = f->best_effort_timestamp;
   if (ts != AV_NOPTS_VALUE && v->time_base.num > 0 && v->time_base.den > 0)
     slot->t_s = (double)ts * av_q2d(v->time_base) - v->start_s;
   else if (v->fps > 0)
@@ -268,7 +326,6 @@ static int convert_frame(lt_video *v, lt_frame *slot)
   else
     slot->t_s = v->next_index;
   v->next_index++;
-  return 0;
 }
 
 /* ---- decode loop ------------------------------------------------------ */
@@ -329,6 +386,10 @@ static int decode_next(lt_video *v)
         continue;
       }
     }
+    if (v->raw_probe && !v->raw_first && v->pkt->size > 0 && (v->raw_first = malloc((size_t)v->pkt->size))) {
+      memcpy(v->raw_first, v->pkt->data, (size_t)v->pkt->size);
+      v->raw_first_size = v->pkt->size;
+    }
     r = avcodec_send_packet(v->dec, v->pkt);
     if (r == AVERROR(EAGAIN)) {
       v->pkt_pending = 1; /* receive first, then resend */
@@ -347,9 +408,82 @@ static int decode_next(lt_video *v)
   }
 }
 
+/* The raw fast path: the next packet of our stream is the frame. */
+static int raw_next(lt_video *v, lt_frame *slot)
+{
+  char eb[128];
+  int error_run = 0;
+  for (;;) {
+    int r = av_read_frame(v->fmt, v->pkt);
+    if (r < 0) {
+      if (r != AVERROR_EOF)
+        lt_warn("'%s': read error after frame %d (%s); stopping there", v->path, v->next_index,
+                averr(r, eb, sizeof eb));
+      return 0;
+    }
+    if (v->pkt->stream_index != v->stream) {
+      av_packet_unref(v->pkt);
+      continue;
+    }
+    if ((v->pkt->flags & AV_PKT_FLAG_CORRUPT) || v->pkt->size < v->raw_stride * v->height) {
+      av_packet_unref(v->pkt); /* e.g. a frame cut short by truncation */
+      skipped(v, AVERROR_INVALIDDATA);
+      if (++error_run > MAX_ERROR_RUN) {
+        lt_error("'%s': only corrupt packets after frame %d", v->path, v->next_index);
+        return LT_ERR_INPUT;
+      }
+      continue;
+    }
+    size_t psize = 0;
+    const uint8_t *pal = av_packet_get_side_data(v->pkt, AV_PKT_DATA_PALETTE, &psize);
+    if (v->raw_pal && pal && psize >= AVPALETTE_SIZE) {
+      uint32_t p32[256];
+      memcpy(p32, pal, sizeof p32);
+      pal_lut(v, p32);
+    }
+    int bytes = rows8(v, v->pkt->data, v->raw_stride, v->raw_flip, v->raw_pal, slot);
+    slot->grey8 = bytes ? slot->grey8_buf : NULL;
+    stamp(v, slot, v->pkt->pts != AV_NOPTS_VALUE ? v->pkt->pts : v->pkt->dts);
+    av_packet_unref(v->pkt);
+    return 1;
+  }
+}
+
+/* After frame 0 (decoded in v->frm, converted into slot): switch to the raw
+ * path when frame 0's packet, read as plain rows, gives the same bytes. */
+static void raw_check(lt_video *v, const lt_frame *slot)
+{
+  const char *env = getenv("LT_VIDEO_RAW"); /* 0: always decode (tests compare both) */
+  if (!v->raw_first || !slot->grey8 || (env && !strcmp(env, "0"))) return;
+  int w = v->width, h = v->height;
+  int stride = v->raw_first_size / h;
+  if (stride < w || stride * h != v->raw_first_size) return;
+  for (int flip = 0; flip <= 1; flip++) {
+    int same = 1;
+    for (int y = 0; same && y < h; y++) {
+      const uint8_t *s = v->raw_first + (size_t)(flip ? h - 1 - y : y) * stride;
+      const uint8_t *o = slot->grey8 + (size_t)y * w;
+      for (int x = 0; x < w; x++)
+        if ((v->raw_pal ? v->lut8[s[x]] : s[x]) != o[x]) {
+          same = 0;
+          break;
+        }
+    }
+    if (same) {
+      v->raw = 1;
+      v->raw_stride = stride;
+      v->raw_flip = flip;
+      lt_debug("'%s': raw 8-bit frames (%s, stride %d%s)", v->path, v->raw_pal ? "pal8" : "gray", stride,
+               flip ? ", bottom-up" : "");
+      return;
+    }
+  }
+}
+
 /* Decode and convert the next frame into slot: 1, 0 at end, or < 0. */
 static int decode_into(lt_video *v, lt_frame *slot)
 {
+  if (v->raw) return raw_next(v, slot);
   int r = decode_next(v);
   if (r <= 0) return r;
   r = convert_frame(v, slot);
@@ -444,6 +578,10 @@ static int open_stream(lt_video *v)
     return LT_ERR_INPUT;
   }
   v->dec->pkt_timebase = st->time_base;
+  if (par->codec_id == AV_CODEC_ID_RAWVIDEO && (par->format == AV_PIX_FMT_PAL8 || par->format == AV_PIX_FMT_GRAY8)) {
+    v->raw_probe = 1;
+    v->raw_pal = par->format == AV_PIX_FMT_PAL8;
+  }
   v->dec->thread_count = 0; /* FFmpeg picks */
   r = avcodec_open2(v->dec, codec, NULL);
   if (r < 0) {
@@ -534,6 +672,10 @@ int lt_video_open(lt_video **out, const char *path, lt_channel channel, int ring
   r = convert_frame(v, &v->slots[0]);
   av_frame_unref(v->frm);
   if (r < 0) goto fail;
+  raw_check(v, &v->slots[0]);
+  free(v->raw_first);
+  v->raw_first = NULL;
+  v->raw_probe = 0;
   v->count = 1;
   lt_debug("'%s': %dx%d %s, %.4g fps, ring of %d frames", path, v->width, v->height,
            v->dec->codec->name, v->fps, v->ring);
@@ -611,6 +753,7 @@ void lt_video_close(lt_video *v)
       free(v->slots[i].grey8_buf);
     }
   free(v->slots);
+  free(v->raw_first);
   free(v->line);
   av_free(v->rgb);
   sws_freeContext(v->sws);
