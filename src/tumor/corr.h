@@ -27,6 +27,10 @@
 
 #include <stddef.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Score of a window that leaves the frame. */
 #define LT_TUMOR_OUTSIDE (-1.0f)
 /* Per-pixel variance (grey levels^2) at or below which a window or template
@@ -114,6 +118,7 @@ typedef struct lt_tumor_stats {
   int specialised;    /* 1: a kernel compiled for these sizes runs; 0: generic */
   int cache_hit;      /* 1: the specialised kernel came from the on-disk cache */
   char kernel[96];    /* short description of what runs */
+  char cache_file[512]; /* on-disk cache entry of the specialised kernel ("" if none) */
 } lt_tumor_stats;
 
 /* A backend: create does all allocation and set-up (templates uploaded and
@@ -131,5 +136,9 @@ typedef struct lt_tumor_backend {
 
 /* The fast CPU implementation behind the table. */
 extern const lt_tumor_backend lt_tumor_backend_cpu;
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif
