@@ -1,0 +1,172 @@
+/* test_tumor_cuda.c - the tumour mode's CUDA backend against the CPU exact
+ * reference (tumor/corr.h): the paper's six configurations (seeds/001 table
+ * II) plus 156x116 with a wide shift range, 400x400 and mixed sizes, through
+ * the NVRTC-specialised kernel and the generic one (LT_TUMOR_NVRTC=0), and
+ * the kernel cache (a second create hits it; a corrupted entry is detected
+ * and rebuilt). Tolerance: max |cuda - exact| <= 1e-4 (float sums within a
+ * tile of <= 256 pixels, double across tiles; the score is a ratio of sums
+ * of ~1e4-1e5 terms, so ~1e-6 is expected). SKIPs everything without a
+ * CUDA device (or in a CPU-only build). */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "test.h"
+#include "tumor/corr.h"
+#ifdef LT_HAVE_CUDA
+#include "../cuda/runtime.h"
+#include "../cuda/tumor/tumor_cuda.h"
+
+#define TOL_TUMOR_CUDA 1e-4
+
+static uint32_t rng(uint32_t *s)
+{
+  *s = *s * 1664525u + 1013904223u;
+  return *s >> 8;
+}
+
+/* textured frame: smooth pattern + noise, float values (the float path) */
+static void make_frame(float *f, int w, int h, uint32_t seed)
+{
+  for (int y = 0; y < h; y++)
+    for (int x = 0; x < w; x++)
+      f[(size_t)y * w + x] = (float)(128 + 50 * sin(0.13 * x + 0.4) * cos(0.09 * y) + 20 * sin(0.031 * (x + 2 * y)) +
+                                     (rng(&seed) % 1000) / 50.0);
+}
+
+/* one configuration: K templates tw x th (cols x rows) cut from f0 on a grid,
+ * matched in f1 (f0 moved) with +-V/+-H; returns max |cuda - exact| or -1 */
+static double run_case(const char *name, const float *f0, const float *f1, int fw, int fh, int K, int tw, int th,
+                       int V, int H, int mixed, lt_tumor_stats *st)
+{
+  lt_tumor_template *tp = calloc(K, sizeof *tp);
+  for (int k = 0; k < K; k++) {
+    int w = mixed ? tw - 3 * k : tw, h = mixed ? th + 2 * k : th;
+    int cols = fw / (w + 1) > 0 ? fw / (w + 1) : 1;
+    int x = (k % cols) * (fw - w) / (cols > 1 ? cols - 1 : 1), y = ((k * 37) % (fh - h + 1));
+    if (k == K - 1) x = 0; /* some shifts leave the frame */
+    float *px = malloc(sizeof(float) * w * h);
+    for (int i = 0; i < h; i++) memcpy(px + (size_t)i * w, f0 + (size_t)(y + i) * fw + x, sizeof(float) * w);
+    tp[k] = (lt_tumor_template){px, w, h, x, y};
+  }
+  lt_tumor_setup s = {fw, fh, K, tp, V, H};
+  const long n = (long)K * lt_tumor_npos(&s);
+  double *ex = malloc(sizeof(double) * n);
+  float *gs = malloc(sizeof(float) * n);
+  lt_tumor_corr_exact(&s, f1, ex);
+  void *ctx = NULL;
+  double d = -1;
+  int e = lt_tumor_backend_cuda.create(&ctx, &s);
+  if (e == 0) e = lt_tumor_backend_cuda.match(ctx, f1, gs);
+  if (e == 0) {
+    lt_tumor_backend_cuda.stats(ctx, st);
+    d = 0;
+    long at = 0;
+    for (long i = 0; i < n; i++) {
+      double v = fabs(gs[i] - ex[i]);
+      if (!(v <= d)) {
+        d = v != v ? INFINITY : v;
+        at = i;
+      }
+    }
+    if (d > TOL_TUMOR_CUDA) printf("# %s: worst at %ld: cuda %.7f exact %.7f\n", name, at, gs[at], ex[at]);
+  }
+  lt_tumor_backend_cuda.destroy(ctx);
+  for (int k = 0; k < K; k++) free((void *)tp[k].px);
+  free(tp);
+  free(ex);
+  free(gs);
+  return d;
+}
+
+int main(void)
+{
+  int count = 0;
+  const char *why = "no CUDA device";
+  if (lt_cuda_probe(&count, &why) != 0 || count == 0) {
+    T_SKIP("tumor_cuda", why);
+    T_DONE();
+  }
+  char cache[] = "/tmp/lt_tumor_cache.XXXXXX";
+  if (!mkdtemp(cache)) {
+    T_CHECK("tumor_cuda_cache_dir", 0, "mkdtemp failed");
+    T_DONE();
+  }
+  setenv("XDG_CACHE_HOME", cache, 1);
+  const int fw = 640, fh = 560;
+  float *f0 = malloc(sizeof(float) * fw * fh), *f1 = malloc(sizeof(float) * fw * fh);
+  make_frame(f0, fw, fh, 1);
+  for (int y = 0; y < fh; y++) /* f1: f0 moved by (3, -2) plus fresh noise */
+    for (int x = 0; x < fw; x++) {
+      int sy = y - 3 < 0 ? 0 : y - 3, sx = x + 2 >= fw ? fw - 1 : x + 2;
+      f1[(size_t)y * fw + x] = f0[(size_t)sy * fw + sx] + (float)((y * 7 + x * 13) % 5) * 0.5f;
+    }
+  /* rows x cols, templates, V, H (seeds/001 table II) and more */
+  const struct { const char *name; int th, tw, K, V, H, mixed; } cases[] = {
+      {"p1_53x54_12_18_9", 53, 54, 12, 18, 9, 0},   {"p2_23x21_13_11_5", 23, 21, 13, 11, 5, 0},
+      {"p3_76x45_10_9_4", 76, 45, 10, 9, 4, 0},     {"p4_156x116_11_9_3", 156, 116, 11, 9, 3, 0},
+      {"p5_86x78_12_11_6", 86, 78, 12, 11, 6, 0},   {"p6_141x107_14_9_2", 141, 107, 14, 9, 2, 0},
+      {"wide_156x116_3_40_60", 156, 116, 3, 40, 60, 0}, {"big_400x400_2_12_12", 400, 400, 2, 12, 12, 0},
+      {"tiny_1x7_4_3_20", 1, 7, 4, 3, 20, 0},       {"mixed_40x50_5_6_6", 40, 50, 5, 6, 6, 1},
+  };
+  const int nc = sizeof cases / sizeof cases[0];
+  for (int pass = 0; pass < 2; pass++) {
+    setenv("LT_TUMOR_NVRTC", pass == 0 ? "1" : "0", 1);
+    for (int i = 0; i < nc; i++) {
+      lt_tumor_stats st;
+      memset(&st, 0, sizeof st);
+      char name[128];
+      snprintf(name, sizeof name, "tumor_cuda_%s_%s", pass == 0 ? "nvrtc" : "generic", cases[i].name);
+      double d = run_case(name, f0, f1, fw, fh, cases[i].K, cases[i].tw, cases[i].th, cases[i].V, cases[i].H,
+                          cases[i].mixed, &st);
+      T_CHECK(name, d >= 0 && d <= TOL_TUMOR_CUDA, "max |cuda - exact| %.3g (tolerance %g)", d, TOL_TUMOR_CUDA);
+      /* the NVRTC pass must really run the specialised kernel (all cases but
+       * the mixed-size one share one size), the generic pass must not */
+      int want_spec = pass == 0 && !cases[i].mixed;
+      snprintf(name, sizeof name, "tumor_cuda_%s_%s_kernel_kind", pass == 0 ? "nvrtc" : "generic", cases[i].name);
+      T_CHECK(name, st.specialised == want_spec, "specialised %d, wanted %d (%s)", st.specialised, want_spec, st.kernel);
+      printf("# %s: max|diff| %.2e, %s, setup %.3f s, compile %.3f s%s\n", cases[i].name, d, st.kernel, st.setup_s,
+             st.compile_s, st.cache_hit ? " (cache hit)" : "");
+    }
+  }
+  /* the cache: p1 again hits it; a corrupted entry is detected and rebuilt */
+  setenv("LT_TUMOR_NVRTC", "1", 1);
+  lt_tumor_stats st;
+  memset(&st, 0, sizeof st);
+  double d = run_case("cache", f0, f1, fw, fh, 12, 54, 53, 18, 9, 0, &st);
+  T_CHECK("tumor_cuda_cache_hit", d >= 0 && d <= TOL_TUMOR_CUDA && st.specialised && st.cache_hit,
+          "diff %.3g specialised %d cache_hit %d", d, st.specialised, st.cache_hit);
+  printf("# cache hit: load %.4f s (entry %s)\n", st.compile_s, st.cache_file);
+  FILE *fp = fopen(st.cache_file, "r+b");
+  int corrupted = 0;
+  if (fp && fseek(fp, 200, SEEK_SET) == 0) {
+    int ch = fgetc(fp);
+    fseek(fp, 200, SEEK_SET);
+    corrupted = fputc(ch ^ 0x5a, fp) != EOF;
+  }
+  if (fp) fclose(fp);
+  T_CHECK("tumor_cuda_cache_corrupt_written", corrupted, "cannot modify %s", st.cache_file);
+  memset(&st, 0, sizeof st);
+  d = run_case("corrupt", f0, f1, fw, fh, 12, 54, 53, 18, 9, 0, &st);
+  T_CHECK("tumor_cuda_cache_corrupt_rebuilt", d >= 0 && d <= TOL_TUMOR_CUDA && st.specialised && !st.cache_hit,
+          "diff %.3g specialised %d cache_hit %d", d, st.specialised, st.cache_hit);
+  memset(&st, 0, sizeof st);
+  d = run_case("rebuilt", f0, f1, fw, fh, 12, 54, 53, 18, 9, 0, &st);
+  T_CHECK("tumor_cuda_cache_hit_after_rebuild", d >= 0 && st.cache_hit, "cache_hit %d", st.cache_hit);
+  char cmd[600];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", cache);
+  if (system(cmd) != 0) printf("# could not remove %s\n", cache);
+  free(f0);
+  free(f1);
+  T_DONE();
+}
+#else
+int main(void)
+{
+  T_SKIP("tumor_cuda", "no CUDA device (CPU-only build)");
+  T_DONE();
+}
+#endif
