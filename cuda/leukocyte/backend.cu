@@ -624,5 +624,5 @@ static int cu_mgvf(void *vctx, const float *E, int w, int h, float *F, int *iter
 }
 
 extern "C" const lt_leuk_backend lt_leuk_backend_cuda = {
-  "cuda", cu_create, cu_destroy, cu_set_frame, cu_detect, cu_refine, cu_track, cu_get_map, cu_mgvf, cu_prefetch,
+  "cuda", cu_create, cu_destroy, cu_set_frame, cu_detect, cu_refine, cu_track, cu_get_map, cu_mgvf, cu_prefetch, 1,
 };

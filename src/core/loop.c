@@ -34,6 +34,8 @@ void lt_loop_time(lt_loop *L, int k, double seconds)
 
 const lt_settings *lt_loop_settings(const lt_loop *L) { return L->s; }
 
+void lt_loop_bytes_only(lt_loop *L) { lt_source_bytes_only(L->src); }
+
 int lt_loop_peek(lt_loop *L, const lt_frame **f)
 {
   if (lt_source_peek(L->src, f) != 1) return 0;
@@ -81,15 +83,19 @@ static int outputs_commit(lt_loop *L)
 static int copy_prev(lt_loop *L, const lt_frame *f)
 {
   size_t np = (size_t)f->width * f->height;
-  if (!L->prev.grey) {
-    L->prev.grey = malloc(np * sizeof(float));
+  if (!L->prev.grey_buf) {
+    L->prev.grey_buf = malloc(np * sizeof(float));
     L->prev.grey8_buf = malloc(np);
-    if (!L->prev.grey || !L->prev.grey8_buf) {
+    if (!L->prev.grey_buf || !L->prev.grey8_buf) {
       lt_error("out of memory (previous frame)");
       return LT_ERR_NOMEM;
     }
   }
-  memcpy(L->prev.grey, f->grey, np * sizeof(float));
+  L->prev.grey = NULL;
+  if (f->grey) {
+    memcpy(L->prev.grey_buf, f->grey, np * sizeof(float));
+    L->prev.grey = L->prev.grey_buf;
+  }
   L->prev.grey8 = NULL;
   if (f->grey8) {
     memcpy(L->prev.grey8_buf, f->grey8, np);
@@ -214,7 +220,7 @@ out:
   if (begun && st->abort) st->abort(m, &L);
   outputs_abort(&L);
   lt_out_abort(&stats_out, 0);
-  free(L.prev.grey);
+  free(L.prev.grey_buf);
   free(L.prev.grey8_buf);
   lt_source_close(L.src);
   return err;

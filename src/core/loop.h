@@ -67,6 +67,10 @@ int lt_loop_peek(lt_loop *L, const lt_frame **f);
 lt_outfile *lt_loop_output(lt_loop *L, const char *path, int *err);
 /* On abort, keep this output's rows as NAME.partial (default: removed). */
 void lt_loop_keep_partial(lt_loop *L, lt_outfile *o, int keep);
+/* The mode reads only the bytes of 8-bit frames (grey8; a GPU backend
+ * without overlays): the decode thread skips their float copy, and such
+ * frames come with grey = NULL. */
+void lt_loop_bytes_only(lt_loop *L);
 /* The common settings of the run. */
 const lt_settings *lt_loop_settings(const lt_loop *L);
 

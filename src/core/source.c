@@ -116,6 +116,11 @@ int lt_source_next(lt_source *s, const lt_frame **f)
   return 1;
 }
 
+void lt_source_bytes_only(lt_source *s)
+{
+  if (s->video) lt_video_bytes_only(s->video, 1);
+}
+
 int lt_source_peek(lt_source *s, const lt_frame **f)
 {
   if (s->video) return lt_video_peek(s->video, f);

@@ -21,6 +21,8 @@ const char *lt_source_name(const lt_source *s); /* the (first) path */
 /* As lt_video_next / lt_video_peek. */
 int lt_source_next(lt_source *s, const lt_frame **f);
 int lt_source_peek(lt_source *s, const lt_frame **f);
+/* 8-bit video frames as bytes only from now on (lt_video_bytes_only). */
+void lt_source_bytes_only(lt_source *s);
 void lt_source_close(lt_source *s);
 
 #endif

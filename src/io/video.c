@@ -82,6 +82,7 @@ struct lt_video {
   uint8_t lut8[256];  /* pal8: palette -> bytes (when every entry is an integer) */
   float lutf[256];    /* pal8: palette -> float */
   int lut_int;        /* lut8 is exact */
+  volatile int need_float; /* 0: 8-bit frames come as bytes only (grey NULL) */
 
   int width, height;
   uint8_t *rgb;       /* RGB24 scratch for the swscale path */
@@ -197,14 +198,18 @@ static int rows8(lt_video *v, const uint8_t *src, ptrdiff_t stride, int flip, in
       else
         memcpy(o, s, (size_t)w);
     }
-    const uint8_t *b = slot->grey8_buf;
-    float *g = slot->grey;
-    for (size_t i = 0, n = (size_t)w * h; i < n; i++) g[i] = b[i];
+    slot->grey = NULL;
+    if (v->need_float) { /* else the consumer asked for bytes only */
+      const uint8_t *b = slot->grey8_buf;
+      float *g = slot->grey = slot->grey_buf;
+      for (size_t i = 0, n = (size_t)w * h; i < n; i++) g[i] = b[i];
+    }
     return 1;
   }
+  slot->grey = slot->grey_buf;
   for (int y = 0; y < h; y++) {
     const uint8_t *s = src + (flip ? (ptrdiff_t)(h - 1 - y) : y) * stride;
-    float *o = slot->grey + (size_t)y * w;
+    float *o = slot->grey_buf + (size_t)y * w;
     for (int x = 0; x < w; x++) o[x] = v->lutf[s[x]];
   }
   return 0;
@@ -289,6 +294,7 @@ static int convert_frame(lt_video *v, lt_frame *slot)
     return LT_ERR_INPUT;
   }
   int r = 0, bytes = -1; /* -1: not known to be bytes, check */
+  slot->grey = slot->grey_buf; /* rows8 may leave it NULL (bytes only) */
   const AVComponentDescriptor *c0 = &d->comp[0];
   int plain8 = c0->depth == 8 && c0->step == 1 && c0->shift == 0 && c0->offset == 0;
   switch (conv_kind_of(d, v->channel)) {
@@ -619,9 +625,9 @@ static int alloc_buffers(lt_video *v)
   v->rgb = av_malloc((size_t)v->rgb_linesize * (size_t)v->height);
   if (!v->slots || !v->line || !v->rgb) goto nomem;
   for (int i = 0; i < v->ring; i++) {
-    v->slots[i].grey = malloc(n * sizeof(float));
+    v->slots[i].grey = v->slots[i].grey_buf = malloc(n * sizeof(float));
     v->slots[i].grey8_buf = malloc(n);
-    if (!v->slots[i].grey || !v->slots[i].grey8_buf) goto nomem;
+    if (!v->slots[i].grey_buf || !v->slots[i].grey8_buf) goto nomem;
   }
   return 0;
 nomem:
@@ -641,6 +647,7 @@ int lt_video_open(lt_video **out, const char *path, lt_channel channel, int ring
     return LT_ERR_NOMEM;
   }
   v->channel = channel;
+  v->need_float = 1;
   v->ring = ring < 2 ? 2 : ring;
   v->stream = -1;
   v->sws_cs = v->sws_range = -1;
@@ -698,6 +705,7 @@ int lt_video_width(const lt_video *v) { return v->width; }
 int lt_video_height(const lt_video *v) { return v->height; }
 double lt_video_fps(const lt_video *v) { return v->fps; }
 long lt_video_frames_hint(const lt_video *v) { return v->frames_hint; }
+void lt_video_bytes_only(lt_video *v, int on) { v->need_float = !on; }
 
 int lt_video_next(lt_video *v, const lt_frame **frame)
 {
@@ -749,7 +757,7 @@ void lt_video_close(lt_video *v)
   pthread_mutex_destroy(&v->mu);
   if (v->slots)
     for (int i = 0; i < v->ring; i++) {
-      free(v->slots[i].grey);
+      free(v->slots[i].grey_buf);
       free(v->slots[i].grey8_buf);
     }
   free(v->slots);

@@ -19,11 +19,13 @@ typedef struct lt_frame {
   int index;      /* 0-based decode order */
   double t_s;     /* seconds */
   int width, height;
-  float *grey;    /* width*height, row-major, 0..255, row 0 = top */
+  float *grey;    /* width*height, row-major, 0..255, row 0 = top; NULL only
+                     for an 8-bit frame after lt_video_bytes_only(v, 1) */
   const uint8_t *grey8; /* the same pixels as bytes when every one is an integer
                            0..255 (8-bit video; made by the decode thread so a
                            GPU backend uploads a quarter of the bytes), else NULL */
   uint8_t *grey8_buf;   /* internal */
+  float *grey_buf;      /* internal */
 } lt_frame;
 
 typedef struct lt_video lt_video;
@@ -57,6 +59,11 @@ int lt_video_next(lt_video *v, const lt_frame **frame);
  * already (never waits): returns 1 and sets *frame, which the next
  * lt_video_next returns and which stays valid as long as that one, else 0. */
 int lt_video_peek(lt_video *v, const lt_frame **frame);
+/* on = 1: frames that are 8-bit come as bytes only (grey8 set, grey NULL),
+ * saving the decode thread the float conversion, for a consumer that reads
+ * only grey8 when it is set (a GPU backend). Takes effect for the frames
+ * decoded after the call. */
+void lt_video_bytes_only(lt_video *v, int on);
 /* Stops the decode thread and frees everything. NULL is accepted. */
 void lt_video_close(lt_video *v);
 

@@ -129,6 +129,9 @@ typedef struct lt_leuk_backend {
    * same pointers, which stay unchanged until then; a backend may start
    * moving it while it works on the current frame. */
   int (*prefetch)(void *ctx, const float *frame, const unsigned char *frame8);
+  /* 1: set_frame and prefetch read only frame8 when it is not NULL (frame
+   * may then be NULL), so the decoder may skip the float copy. */
+  int bytes_ok;
 } lt_leuk_backend;
 
 extern const lt_leuk_backend lt_leuk_backend_cpu;

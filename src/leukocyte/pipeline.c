@@ -197,6 +197,8 @@ static int begin(void *m, lt_loop *L, const lt_source_info *in)
   if ((err = lt_backend_stages("leukocyte", R->s->backend, R->s->device, &lt_leuk_backend_cpu, &stages)))
     return err;
   R->be = stages;
+  /* a GPU backend reads the bytes of 8-bit frames; floats only for overlays */
+  if (R->be->bytes_ok && !R->s->overlay_dir) lt_loop_bytes_only(L);
   R->cells = calloc(MAX_CELLS, sizeof *R->cells);
   R->act = calloc(MAX_CELLS, sizeof *R->act);
   R->maxima = malloc(sizeof *R->maxima * MAX_MAXIMA);
