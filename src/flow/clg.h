@@ -104,13 +104,9 @@ typedef struct lt_flow_backend {
 
 extern const lt_flow_backend lt_flow_backend_cpu;
 #ifdef LT_HAVE_CUDA
-#ifdef __cplusplus
-extern "C" {
-#endif
+/* cuda/flow/clg.cu: the same arithmetic, IEEE-rounded operation by operation
+ * (no FMA contraction), on the GPU; every buffer allocated by create. */
 extern const lt_flow_backend lt_flow_backend_cuda;
-#ifdef __cplusplus
-}
-#endif
 #endif
 
 #endif
