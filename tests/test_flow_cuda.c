@@ -1,0 +1,133 @@
+/* test_flow_cuda.c - the CUDA CLG backend (cuda/flow/clg.cu) against the CPU
+ * reference (src/flow/clg.c) with the default parameters, on a synthetic
+ * translated texture and on Yosemite yos9 -> yos10.
+ * Tolerance: max |u_cuda - u_cpu|, |v_cuda - v_cpu| <= 1e-3 px. The CUDA
+ * code repeats the CPU's float/double operations one by one with IEEE
+ * rounding (no FMA contraction), so the expected difference is 0 or a few
+ * float ulps carried through the Jacobi iterations (a contraction: they do
+ * not grow); 1e-3 px is far below the methods' error (0.1 px AEE) and
+ * leaves room for libm/compiler differences. SKIP when no device (or a
+ * build without CUDA); missing data is a failure. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "flow/clg.h"
+#include "image.h"
+#include "log.h"
+#include "test.h"
+#ifdef LT_HAVE_CUDA
+#include "../cuda/runtime.h"
+#endif
+
+#define TOL_PX 1e-3
+
+#ifdef LT_HAVE_CUDA
+/* Runs both backends; prints the max differences; returns 0 or -1. */
+static int compare(const char *name, const float *I0, const float *I1, int w, int h)
+{
+  size_t n = (size_t)w * h;
+  float *uc = malloc(n * sizeof *uc), *vc = malloc(n * sizeof *vc), *ug = malloc(n * sizeof *ug), *vg = malloc(n * sizeof *vg);
+  lt_flow_params p;
+  lt_flow_params_default(&p);
+  void *cc = NULL, *gc = NULL;
+  int r = (!uc || !vc || !ug || !vg) ? LT_ERR_NOMEM : 0;
+  double tc = 0, tg = 0, tg2 = 0;
+  if (!r) r = lt_flow_backend_cpu.create(&cc, &p, w, h);
+  if (!r) r = lt_flow_backend_cuda.create(&gc, &p, w, h);
+  if (!r) {
+    double t0 = lt_now();
+    r = lt_flow_backend_cpu.compute(cc, I0, I1, uc, vc);
+    tc = lt_now() - t0;
+  }
+  if (!r) {
+    double t0 = lt_now();
+    r = lt_flow_backend_cuda.compute(gc, I0, I1, ug, vg); /* first pair: includes module load */
+    tg = lt_now() - t0;
+    t0 = lt_now();
+    if (!r) r = lt_flow_backend_cuda.compute(gc, I0, I1, ug, vg);
+    tg2 = lt_now() - t0;
+  }
+  double du = 0, dv = 0;
+  long nbits = 0;
+  if (!r)
+    for (size_t i = 0; i < n; i++) {
+      du = fmax(du, fabs((double)uc[i] - ug[i]));
+      dv = fmax(dv, fabs((double)vc[i] - vg[i]));
+      nbits += uc[i] != ug[i] || vc[i] != vg[i];
+    }
+  char line[400];
+  snprintf(line, sizeof line,
+           "cuda vs cpu, %s %dx%d: max |du| %.3g |dv| %.3g px (%ld of %zu pixels differ at all), tolerance %.0e px; "
+           "cpu %.3f s, cuda %.4f s (first pair %.3f s)",
+           name, w, h, du, dv, nbits, n, TOL_PX, tc, tg2, tg);
+  T_CHECK(line, r == 0 && du <= TOL_PX && dv <= TOL_PX, "r=%d", r);
+  lt_flow_backend_cpu.destroy(cc);
+  lt_flow_backend_cuda.destroy(gc);
+  free(uc), free(vc), free(ug), free(vg);
+  return r ? -1 : 0;
+}
+
+static float texture(double x, double y)
+{
+  double s = 128;
+  unsigned r = 777;
+  for (int k = 0; k < 24; k++) {
+    r = r * 1103515245u + 12345u;
+    double fq = 0.04 + 0.5 * ((r >> 8) % 1000) / 1000.0;
+    r = r * 1103515245u + 12345u;
+    double th = 6.2831853 * ((r >> 8) % 1000) / 1000.0;
+    r = r * 1103515245u + 12345u;
+    double ph = 6.28 * ((r >> 8) % 1000) / 1000.0;
+    s += 60.0 / (1 + k) * sin(fq * (cos(th) * x + sin(th) * y) + ph);
+  }
+  return (float)s;
+}
+#endif
+
+int main(void)
+{
+#ifndef LT_HAVE_CUDA
+  T_SKIP("flow cuda vs cpu", "built without CUDA");
+  T_DONE();
+#else
+  int count = 0;
+  const char *why = "no CUDA device";
+  if (lt_cuda_probe(&count, &why) != 0 || count == 0) {
+    T_SKIP("flow cuda vs cpu", "no CUDA device");
+    T_DONE();
+  }
+  if (lt_cuda_select(0) != 0) {
+    T_CHECK("flow cuda: select device 0", 0, "failed");
+    T_DONE();
+  }
+  /* synthetic: odd size (not a multiple of any block), shift (3.7, -2.2) */
+  const int W = 157, H = 99;
+  float *a = malloc(sizeof(float) * W * H), *b = malloc(sizeof(float) * W * H);
+  for (int y = 0; y < H; y++)
+    for (int x = 0; x < W; x++) {
+      a[y * W + x] = texture(x, y);
+      b[y * W + x] = texture(x - 3.7, y + 2.2);
+    }
+  compare("synthetic shift (3.7,-2.2)", a, b, W, H);
+  free(a), free(b);
+
+  const char *dir = getenv("LT_DATA");
+  if (!dir || !*dir) dir = "../shared/data";
+  char p0[1024], p1[1024];
+  snprintf(p0, sizeof p0, "%s/flow/yosemite/yos9.pgm", dir);
+  snprintf(p1, sizeof p1, "%s/flow/yosemite/yos10.pgm", dir);
+  float *I0 = NULL, *I1 = NULL;
+  int w, h, w1, h1;
+  if (lt_image_read(p0, LT_CHANNEL_LUMA, &I0, &w, &h) || lt_image_read(p1, LT_CHANNEL_LUMA, &I1, &w1, &h1) || w != w1 ||
+      h != h1) {
+    T_CHECK("yosemite data present (set LT_DATA)", 0, "cannot load %s", p0);
+  } else {
+    compare("yosemite 9->10", I0, I1, w, h);
+  }
+  free(I0), free(I1);
+  T_DONE();
+#endif
+}
