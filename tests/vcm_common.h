@@ -28,7 +28,7 @@ static const char *vc_data_dir(void)
 
 /* Middlebury .flo: "PIEH", int32 W, H, then H*W (u, v) float32, little-endian
  * (this machine is little-endian; checked by the tag). *uv malloc'ed. */
-static int vc_read_flo(const char *path, float **uv, int *w, int *h)
+static inline int vc_read_flo(const char *path, float **uv, int *w, int *h)
 {
   FILE *f = fopen(path, "rb");
   if (!f) return -1;
@@ -154,7 +154,7 @@ static void vc_make_pair(const vc_motion *m, int w, int h, uint32_t seed, double
 
 /* Mean and max endpoint error of v[0..n) against m, counting only points
  * whose distance to the column w/2 is at least `away` when m has two regions. */
-static double vc_epe(const vc_motion *m, int w, int h, const lt_vcm_vector *v, int n, double away,
+static inline double vc_epe(const vc_motion *m, int w, int h, const lt_vcm_vector *v, int n, double away,
                      double *maxe, int *used)
 {
   double s = 0, mx = 0;
@@ -175,7 +175,7 @@ static double vc_epe(const vc_motion *m, int w, int h, const lt_vcm_vector *v, i
 
 /* Endpoint error against a dense field uv (w*h (u, v) pairs), optionally
  * only where mask (0..255 floats) is nonzero. */
-static double vc_epe_field(const float *uv, const float *mask, int w, const lt_vcm_vector *v, int n,
+static inline double vc_epe_field(const float *uv, const float *mask, int w, const lt_vcm_vector *v, int n,
                            int *used)
 {
   double s = 0;
@@ -191,7 +191,7 @@ static double vc_epe_field(const float *uv, const float *mask, int w, const lt_v
 }
 
 /* Runs one pair on a backend; returns n >= 0 or a negative lt_err. */
-static int vc_run(const lt_vcm_backend *be, const lt_vcm_params *p, const float *I0, const float *I1,
+static inline int vc_run(const lt_vcm_backend *be, const lt_vcm_params *p, const float *I0, const float *I1,
                   int w, int h, lt_vcm_vector *out, int cap)
 {
   void *ctx;
