@@ -1,0 +1,545 @@
+/* vcm.cu - the CUDA backend of Vector Coherence Mapping (seeds/002 section 6),
+ * matching the CPU reference src/vcm/vcm.c stage by stage.
+ *
+ * One pair = 2 uploads, 1 memset, 5 kernels, 2 small downloads on one stream:
+ *   strength_k  Sobel |Gx|+|Gy| of I0 -> mag, interior maxima of mag and
+ *               |I1-I0| (atomicMax on the float bits: non-negative floats
+ *               order like their bit patterns);
+ *   select_k    one warp per sub-window: F from mag and the maxima (the same
+ *               float operations as the CPU, so F is equal to the bit), each
+ *               lane keeps its K best in index order, K rounds of a warp
+ *               arg-max (F desc, index asc) = the CPU's selection;
+ *   compact_k   one block: prefix sum of the per-cell counts -> the point
+ *               list in cell order and n (stays on the device);
+ *   ncm_k       one block per point: SAD over the clamped search rectangle
+ *               (patch pixels summed in the CPU's order), block min/max,
+ *               similarity;
+ *   vcm_k       one block per point: weighted sum of the neighbours' NCMs and
+ *               the support C(o) in shared memory, temporal prior, block
+ *               arg-max with the CPU's tie-break, sub-pixel refinement.
+ * Products are written with __fmul_rn/__fadd_rn where the CPU has a multiply
+ * followed by an add, so no fused multiply-add changes the rounding. The
+ * weight table comes from lt_vcm_weight_table (host), so weights are equal
+ * to the bit; only expf (LT_VCM_SIM_EXP) can differ by an ulp.
+ * Everything is allocated in create; pair allocates nothing. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cuda_runtime.h>
+
+#include "../runtime.h"
+#include "vcm_cuda.h"
+
+extern "C" {
+#include "error.h"
+#include "log.h"
+}
+
+#define SEL_THREADS 128 /* 4 warps = 4 sub-windows per block */
+#define MAP_THREADS 256
+
+struct vcm_dev_params {
+  int w, h, gx, gy, k, patch, search, side, radius, margin, maxpts, similarity, subpixel;
+  float min_strength, min_contrast, gmin, tau, lam, irho2;
+};
+
+struct cuda_ctx {
+  lt_vcm_params p;
+  vcm_dev_params d;
+  cudaStream_t s;
+  float *I0, *I1, *mag, *ncm, *wt;
+  unsigned *maxbits; /* [0] Gmax, [1] Dmax as float bits */
+  float *cellf;      /* per cell K slots: F (unused beyond count) */
+  int *cellidx, *cellcnt, *px, *py, *n, *nprev;
+  lt_vcm_vector *prev, *cur;
+  int *h_n;          /* pinned */
+  size_t vcm_smem;
+};
+
+/* ---- stage 1: interest strength and points ---- */
+
+__global__ void strength_k(const float *__restrict__ I0, const float *__restrict__ I1,
+                           vcm_dev_params d, float *__restrict__ mag, unsigned *maxbits)
+{
+  int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
+  float g = 0.0f, df = 0.0f;
+  if (x < d.w && y < d.h) {
+    const float *a = I0 + (size_t)(y > 0 ? y - 1 : 0) * d.w;
+    const float *b = I0 + (size_t)y * d.w;
+    const float *c = I0 + (size_t)(y < d.h - 1 ? y + 1 : d.h - 1) * d.w;
+    int l = x > 0 ? x - 1 : 0, r = x < d.w - 1 ? x + 1 : d.w - 1;
+    float gx = (a[r] + 2.0f * b[r] + c[r]) - (a[l] + 2.0f * b[l] + c[l]);
+    float gy = (c[l] + 2.0f * c[x] + c[r]) - (a[l] + 2.0f * a[x] + a[r]);
+    float m = fabsf(gx) + fabsf(gy);
+    mag[(size_t)y * d.w + x] = m;
+    if (x >= d.margin && x < d.w - d.margin && y >= d.margin && y < d.h - d.margin) {
+      g = m;
+      df = fabsf(I1[(size_t)y * d.w + x] - b[x]);
+    }
+  }
+  for (int o = 16; o > 0; o >>= 1) {
+    g = fmaxf(g, __shfl_down_sync(0xffffffffu, g, o));
+    df = fmaxf(df, __shfl_down_sync(0xffffffffu, df, o));
+  }
+  if ((threadIdx.y * blockDim.x + threadIdx.x) % 32 == 0) {
+    atomicMax(&maxbits[0], __float_as_uint(g));
+    atomicMax(&maxbits[1], __float_as_uint(df));
+  }
+}
+
+/* (f, idx) better than (g, jdx): larger F, then lower index */
+__device__ __forceinline__ bool better(float f, int idx, float g, int jdx)
+{
+  return f > g || (f == g && idx < jdx);
+}
+
+__global__ void select_k(const float *__restrict__ I0, const float *__restrict__ I1,
+                         const float *__restrict__ mag, const unsigned *__restrict__ maxbits,
+                         vcm_dev_params d, int *__restrict__ cellidx, int *__restrict__ cellcnt)
+{
+  int lane = threadIdx.x % 32;
+  int cell = blockIdx.x * (SEL_THREADS / 32) + threadIdx.x / 32;
+  if (cell >= d.gx * d.gy) return;
+  int cy = cell / d.gx, cx = cell % d.gx;
+  int y0 = (int)((long long)cy * d.h / d.gy), y1 = (int)((long long)(cy + 1) * d.h / d.gy);
+  int x0 = (int)((long long)cx * d.w / d.gx), x1 = (int)((long long)(cx + 1) * d.w / d.gx);
+  int cw = x1 - x0, npx = cw * (y1 - y0);
+  float gmax = __uint_as_float(maxbits[0]), dmax = __uint_as_float(maxbits[1]);
+  float bf[LT_VCM_MAX_K];
+  int bi[LT_VCM_MAX_K], cnt = 0;
+  for (int t = lane; t < npx; t += 32) {
+    int x = x0 + t % cw, y = y0 + t / cw;
+    size_t i = (size_t)y * d.w + x;
+    float f = 0.0f;
+    if (y >= d.margin && y < d.h - d.margin && x >= d.margin && x < d.w - d.margin &&
+        gmax > 0.0f && dmax > 0.0f) {
+      float df = fabsf(I1[i] - I0[i]);
+      float gn = mag[i] / gmax, dn = df / dmax;
+      f = gn < dn ? gn : dn;
+      if (f < d.min_strength || df < d.min_contrast || mag[i] < d.gmin) f = 0.0f;
+    }
+    if (!(f > 0.0f) || (cnt == d.k && !(f > bf[d.k - 1]))) continue;
+    int j = cnt < d.k ? cnt : d.k - 1, idx = y * d.w + x;
+    while (j > 0 && f > bf[j - 1]) {
+      bf[j] = bf[j - 1];
+      bi[j] = bi[j - 1];
+      j--;
+    }
+    bf[j] = f;
+    bi[j] = idx;
+    if (cnt < d.k) cnt++;
+  }
+  int ptr = 0, out = 0;
+  for (int r = 0; r < d.k; r++) {
+    float f = ptr < cnt ? bf[ptr] : -1.0f;
+    int idx = ptr < cnt ? bi[ptr] : 0x7fffffff;
+    for (int o = 16; o > 0; o >>= 1) {
+      float g = __shfl_xor_sync(0xffffffffu, f, o);
+      int jdx = __shfl_xor_sync(0xffffffffu, idx, o);
+      if (better(g, jdx, f, idx)) {
+        f = g;
+        idx = jdx;
+      }
+    }
+    if (!(f > 0.0f)) break;
+    if (ptr < cnt && bi[ptr] == idx) ptr++;
+    if (lane == 0) cellidx[(size_t)cell * d.k + out] = idx;
+    out++;
+  }
+  if (lane == 0) cellcnt[cell] = out;
+}
+
+__global__ void compact_k(const int *__restrict__ cellidx, const int *__restrict__ cellcnt,
+                          vcm_dev_params d, int *__restrict__ px, int *__restrict__ py, int *n)
+{
+  __shared__ int part[1024];
+  int ncell = d.gx * d.gy, per = (ncell + blockDim.x - 1) / blockDim.x;
+  int c0 = threadIdx.x * per, c1 = c0 + per < ncell ? c0 + per : ncell, sum = 0;
+  for (int c = c0; c < c1; c++) sum += cellcnt[c];
+  part[threadIdx.x] = sum;
+  __syncthreads();
+  for (int o = 1; o < (int)blockDim.x; o <<= 1) { /* inclusive Hillis-Steele scan */
+    int v = threadIdx.x >= (unsigned)o ? part[threadIdx.x - o] : 0;
+    __syncthreads();
+    part[threadIdx.x] += v;
+    __syncthreads();
+  }
+  int at = part[threadIdx.x] - sum;
+  for (int c = c0; c < c1; c++)
+    for (int r = 0; r < cellcnt[c]; r++, at++) {
+      int idx = cellidx[(size_t)c * d.k + r];
+      px[at] = idx % d.w;
+      py[at] = idx / d.w;
+    }
+  if (threadIdx.x == blockDim.x - 1) *n = part[threadIdx.x];
+}
+
+/* ---- stage 2: NCMs ---- */
+
+__device__ __forceinline__ void search_rect(const vcm_dev_params &d, int x, int y, int r[4])
+{
+  int R = d.search / 2, hp = d.patch / 2;
+  r[0] = hp - x > -R ? hp - x : -R;
+  r[1] = d.w - 1 - hp - x < R ? d.w - 1 - hp - x : R;
+  r[2] = hp - y > -R ? hp - y : -R;
+  r[3] = d.h - 1 - hp - y < R ? d.h - 1 - hp - y : R;
+}
+
+__global__ void ncm_k(const float *__restrict__ I0, const float *__restrict__ I1,
+                      const int *__restrict__ px, const int *__restrict__ py, const int *n,
+                      vcm_dev_params d, float *__restrict__ ncm)
+{
+  __shared__ float patch[LT_VCM_MAX_PATCH * LT_VCM_MAX_PATCH];
+  __shared__ float rmin[MAP_THREADS / 32], rmax[MAP_THREADS / 32];
+  int i = blockIdx.x;
+  if (i >= *n) return;
+  int x = px[i], y = py[i], P = d.patch, hp = P / 2, R = d.search / 2, M = d.side, r[4];
+  search_rect(d, x, y, r);
+  for (int t = threadIdx.x; t < P * P; t += blockDim.x)
+    patch[t] = I0[(size_t)(y + t / P - hp) * d.w + x + t % P - hp];
+  __syncthreads();
+  float *out = ncm + (size_t)i * M * M, lo = INFINITY, hi = 0.0f;
+  for (int o = threadIdx.x; o < M * M; o += blockDim.x) {
+    int ox = o % M - R, oy = o / M - R;
+    float s = 0.0f;
+    if (ox >= r[0] && ox <= r[1] && oy >= r[2] && oy <= r[3]) {
+      const float *base = I1 + (size_t)(y - hp + oy) * d.w + x - hp + ox;
+      for (int ky = 0; ky < P; ky++)
+        for (int kx = 0; kx < P; kx++) s += fabsf(patch[ky * P + kx] - base[(size_t)ky * d.w + kx]);
+      lo = fminf(lo, s);
+      hi = fmaxf(hi, s);
+    }
+    out[o] = s;
+  }
+  for (int o = 16; o > 0; o >>= 1) {
+    lo = fminf(lo, __shfl_down_sync(0xffffffffu, lo, o));
+    hi = fmaxf(hi, __shfl_down_sync(0xffffffffu, hi, o));
+  }
+  if (threadIdx.x % 32 == 0) {
+    rmin[threadIdx.x / 32] = lo;
+    rmax[threadIdx.x / 32] = hi;
+  }
+  __syncthreads();
+  float dmin = rmin[0], dmax = rmax[0];
+  for (int k = 1; k < (int)blockDim.x / 32; k++) {
+    dmin = fminf(dmin, rmin[k]);
+    dmax = fmaxf(dmax, rmax[k]);
+  }
+  float span = dmax - dmin;
+  for (int o = threadIdx.x; o < M * M; o += blockDim.x) {
+    int ox = o % M - R, oy = o / M - R;
+    if (!(ox >= r[0] && ox <= r[1] && oy >= r[2] && oy <= r[3])) continue; /* stays 0 */
+    float c = out[o], s = 0.0f;
+    if (d.similarity == LT_VCM_SIM_EXP)
+      s = expf(-(c - dmin) / d.tau);
+    else if (span > 0.0f) {
+      s = (dmax - c) / span;
+      if (d.similarity == LT_VCM_SIM_MINMAX2) s = __fmul_rn(s, s);
+    }
+    out[o] = s;
+  }
+}
+
+/* ---- stage 3: VCMs ---- */
+
+__device__ float refine(float l, float c, float r, int mode)
+{
+  float t = 0.0f;
+  if (mode == LT_VCM_SUB_PARABOLA) {
+    float den = __fadd_rn(__fsub_rn(l, __fmul_rn(2.0f, c)), r);
+    if (den < 0.0f) t = __fdiv_rn(__fmul_rn(0.5f, __fsub_rn(l, r)), den);
+  } else {
+    float den = r >= l ? __fsub_rn(c, l) : __fsub_rn(c, r);
+    if (den > 0.0f) t = __fdiv_rn(__fmul_rn(0.5f, __fsub_rn(r, l)), den);
+  }
+  return t > 0.5f ? 0.5f : t < -0.5f ? -0.5f : t;
+}
+
+/* (1 - a) u + a v with the CPU's rounding */
+__device__ __forceinline__ float lerp_rn(float a, float u, float v)
+{
+  return __fadd_rn(__fmul_rn(__fsub_rn(1.0f, a), u), __fmul_rn(a, v));
+}
+
+/* the CPU's lt_vcm_peak refinement around map index best (value bv) */
+__device__ void peak_refine(const float *map, int side, int best, int mode, float *dx, float *dy)
+{
+  int R = side / 2, bx = best % side, by = best / side;
+  float sx = 0.0f, sy = 0.0f;
+  const float *c = map + best;
+  if (bx > 0 && bx < side - 1 && by > 0 && by < side - 1) {
+    float sx0 = refine(c[-1], c[0], c[1], mode);
+    int ci = sx0 >= 0.0f ? 1 : -1;
+    float a = fabsf(sx0);
+    float u = lerp_rn(a, c[-side], c[-side + ci]);
+    float m = lerp_rn(a, c[0], c[ci]);
+    float dd = lerp_rn(a, c[side], c[side + ci]);
+    sy = refine(u, m, dd, mode);
+    int rj = sy >= 0.0f ? side : -side;
+    float b = fabsf(sy);
+    float l = lerp_rn(b, c[-1], c[rj - 1]);
+    float mm = lerp_rn(b, c[0], c[rj]);
+    float r = lerp_rn(b, c[1], c[rj + 1]);
+    sx = refine(l, mm, r, mode);
+  } else {
+    if (bx > 0 && bx < side - 1) sx = refine(c[-1], c[0], c[1], mode);
+    if (by > 0 && by < side - 1) sy = refine(c[-side], c[0], c[side], mode);
+  }
+  *dx = __fadd_rn((float)(bx - R), sx);
+  *dy = __fadd_rn((float)(by - R), sy);
+}
+
+/* the CPU's temporal_predict */
+__device__ bool predict(const lt_vcm_vector *prev, int nprev, const float *wt, int R, int x, int y,
+                        float *vx, float *vy)
+{
+  float sw = 0.0f, sx = 0.0f, sy = 0.0f;
+  for (int k = 0; k < nprev; k++) {
+    int ex = (int)prev[k].x - x, ey = (int)prev[k].y - y, d2 = ex * ex + ey * ey;
+    if (d2 > R * R) continue;
+    float wv = wt[d2];
+    sw = __fadd_rn(sw, wv);
+    sx = __fadd_rn(sx, __fmul_rn(wv, prev[k].dx));
+    sy = __fadd_rn(sy, __fmul_rn(wv, prev[k].dy));
+  }
+  if (!(sw > 0.0f)) return false;
+  *vx = __fdiv_rn(sx, sw);
+  *vy = __fdiv_rn(sy, sw);
+  return true;
+}
+
+/* a better than b: larger value, then smaller |offset|^2, then lower index */
+__device__ __forceinline__ bool peak_better(float va, int da, int ia, float vb, int db, int ib)
+{
+  return va > vb || (va == vb && (da < db || (da == db && ia < ib)));
+}
+
+__global__ void vcm_k(const float *__restrict__ ncm, const int *__restrict__ px,
+                      const int *__restrict__ py, const int *n, const float *__restrict__ wt,
+                      const lt_vcm_vector *__restrict__ prev, const int *nprev, vcm_dev_params d,
+                      lt_vcm_vector *__restrict__ out)
+{
+  extern __shared__ double smem[];
+  __shared__ float bv_s[MAP_THREADS / 32];
+  __shared__ int bd_s[MAP_THREADS / 32], bi_s[MAP_THREADS / 32];
+  int i = blockIdx.x, np = *n;
+  if (i >= np) return;
+  int M = d.side, m2 = M * M, S2 = d.search / 2, R = d.radius;
+  double *cnt = smem;
+  float *acc = (float *)(smem + m2);
+  for (int o = threadIdx.x; o < m2; o += blockDim.x) {
+    acc[o] = 0.0f;
+    cnt[o] = 0.0;
+  }
+  int xi = px[i], yi = py[i];
+  double sw = 0.0;
+  for (int j = 0; j < np; j++) {
+    int ex = px[j] - xi, ey = py[j] - yi, d2 = ex * ex + ey * ey;
+    if (d2 > R * R) continue;
+    float wv = wt[d2];
+    const float *s = ncm + (size_t)j * m2;
+    int r[4];
+    search_rect(d, px[j], py[j], r);
+    sw += wv;
+    for (int o = threadIdx.x; o < m2; o += blockDim.x) {
+      acc[o] = __fadd_rn(acc[o], __fmul_rn(wv, s[o]));
+      int ox = o % M - S2, oy = o / M - S2;
+      if (ox >= r[0] && ox <= r[1] && oy >= r[2] && oy <= r[3]) cnt[o] += (double)wv;
+    }
+  }
+  double cmin = LT_VCM_MIN_SUPPORT * sw;
+  float vx = 0.0f, vy = 0.0f, norm = 1.0f;
+  bool prior = d.lam > 0.0f && predict(prev, *nprev, wt, R, xi, yi, &vx, &vy);
+  if (prior) norm = __fadd_rn(1.0f, d.lam);
+  float best = -INFINITY;
+  int bd = 0, bi = 0;
+  for (int o = threadIdx.x; o < m2; o += blockDim.x) {
+    double cw = cnt[o];
+    float v = cw >= cmin && cw > 0.0 ? __fdiv_rn(acc[o], (float)cw) : 0.0f;
+    int ox = o % M - S2, oy = o / M - S2;
+    if (prior) {
+      float fx = __fsub_rn((float)ox, vx), fy = __fsub_rn((float)oy, vy);
+      float q = __fsub_rn(1.0f, __fmul_rn(__fadd_rn(__fmul_rn(fx, fx), __fmul_rn(fy, fy)), d.irho2));
+      if (q > 0.0f) v = __fadd_rn(v, __fmul_rn(d.lam, q));
+    }
+    acc[o] = v;
+    int dd = ox * ox + oy * oy;
+    if (peak_better(v, dd, o, best, bd, bi) || o == (int)threadIdx.x) {
+      best = v;
+      bd = dd;
+      bi = o;
+    }
+  }
+  for (int o = 16; o > 0; o >>= 1) {
+    float v2 = __shfl_down_sync(0xffffffffu, best, o);
+    int d2 = __shfl_down_sync(0xffffffffu, bd, o), i2 = __shfl_down_sync(0xffffffffu, bi, o);
+    if (peak_better(v2, d2, i2, best, bd, bi)) {
+      best = v2;
+      bd = d2;
+      bi = i2;
+    }
+  }
+  if (threadIdx.x % 32 == 0) {
+    bv_s[threadIdx.x / 32] = best;
+    bd_s[threadIdx.x / 32] = bd;
+    bi_s[threadIdx.x / 32] = bi;
+  }
+  __syncthreads();
+  if (threadIdx.x != 0) return;
+  for (int k = 1; k < (int)blockDim.x / 32; k++)
+    if (peak_better(bv_s[k], bd_s[k], bi_s[k], best, bd, bi)) {
+      best = bv_s[k];
+      bd = bd_s[k];
+      bi = bi_s[k];
+    }
+  float dx, dy;
+  peak_refine(acc, M, bi, d.subpixel, &dx, &dy);
+  lt_vcm_vector v;
+  v.x = (float)xi;
+  v.y = (float)yi;
+  v.dx = dx;
+  v.dy = dy;
+  v.score = __fdiv_rn(best, norm);
+  out[i] = v;
+}
+
+/* ---- the backend ---- */
+
+static void cu_destroy(void *vctx)
+{
+  cuda_ctx *c = (cuda_ctx *)vctx;
+  if (!c) return;
+  if (c->s) cudaStreamSynchronize(c->s);
+  cudaFree(c->I0);
+  cudaFree(c->I1);
+  cudaFree(c->mag);
+  cudaFree(c->ncm);
+  cudaFree(c->wt);
+  cudaFree(c->maxbits);
+  cudaFree(c->cellidx);
+  cudaFree(c->cellcnt);
+  cudaFree(c->px);
+  cudaFree(c->py);
+  cudaFree(c->n);
+  cudaFree(c->nprev);
+  cudaFree(c->prev);
+  cudaFree(c->cur);
+  cudaFreeHost(c->h_n);
+  if (c->s) cudaStreamDestroy(c->s);
+  free(c);
+}
+
+static int cu_alloc(cuda_ctx *c, int w, int h)
+{
+  const lt_vcm_params *p = &c->p;
+  size_t npx = (size_t)w * h, m2 = (size_t)c->d.side * c->d.side, maxpts = c->d.maxpts;
+  size_t ncell = (size_t)p->grid_x * p->grid_y, nwt = (size_t)p->coherence_radius * p->coherence_radius + 1;
+  LT_CU(cudaStreamCreateWithFlags(&c->s, cudaStreamNonBlocking), "vcm stream");
+  LT_CU(cudaMalloc(&c->I0, npx * sizeof(float)), "vcm frame buffers");
+  LT_CU(cudaMalloc(&c->I1, npx * sizeof(float)), "vcm frame buffers");
+  LT_CU(cudaMalloc(&c->mag, npx * sizeof(float)), "vcm gradient map");
+  LT_CU(cudaMalloc(&c->ncm, maxpts * m2 * sizeof(float)), "vcm NCMs");
+  LT_CU(cudaMalloc(&c->wt, nwt * sizeof(float)), "vcm weights");
+  LT_CU(cudaMalloc(&c->maxbits, 2 * sizeof(unsigned)), "vcm maxima");
+  LT_CU(cudaMalloc(&c->cellidx, ncell * p->points_per_cell * sizeof(int)), "vcm cells");
+  LT_CU(cudaMalloc(&c->cellcnt, ncell * sizeof(int)), "vcm cells");
+  LT_CU(cudaMalloc(&c->px, maxpts * sizeof(int)), "vcm points");
+  LT_CU(cudaMalloc(&c->py, maxpts * sizeof(int)), "vcm points");
+  LT_CU(cudaMalloc(&c->n, sizeof(int)), "vcm count");
+  LT_CU(cudaMalloc(&c->nprev, sizeof(int)), "vcm count");
+  LT_CU(cudaMalloc(&c->prev, maxpts * sizeof(lt_vcm_vector)), "vcm vectors");
+  LT_CU(cudaMalloc(&c->cur, maxpts * sizeof(lt_vcm_vector)), "vcm vectors");
+  LT_CU(cudaMallocHost(&c->h_n, sizeof(int)), "vcm pinned count");
+  LT_CU(cudaMemset(c->nprev, 0, sizeof(int)), "vcm count");
+  float *wt = (float *)malloc(nwt * sizeof(float));
+  if (!wt) {
+    lt_error("vcm: out of memory");
+    return LT_ERR_NOMEM;
+  }
+  lt_vcm_weight_table(p, wt);
+  cudaError_t e = cudaMemcpy(c->wt, wt, nwt * sizeof(float), cudaMemcpyHostToDevice);
+  free(wt);
+  LT_CU(e, "vcm weight upload");
+  c->vcm_smem = m2 * (sizeof(double) + sizeof(float));
+  if (c->vcm_smem > 48 * 1024)
+    LT_CU(cudaFuncSetAttribute(vcm_k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)c->vcm_smem),
+          "vcm shared memory for this search size");
+  return 0;
+}
+
+static int cu_create(void **out, const lt_vcm_params *p, int w, int h)
+{
+  *out = NULL;
+  int e = lt_vcm_params_check(p, w, h);
+  if (e) return e;
+  cuda_ctx *c = (cuda_ctx *)calloc(1, sizeof *c);
+  if (!c) {
+    lt_error("vcm: out of memory");
+    return LT_ERR_NOMEM;
+  }
+  c->p = *p;
+  vcm_dev_params &d = c->d;
+  d.w = w;
+  d.h = h;
+  d.gx = p->grid_x;
+  d.gy = p->grid_y;
+  d.k = p->points_per_cell;
+  d.patch = p->patch;
+  d.search = p->search;
+  d.side = lt_vcm_map_side(p);
+  d.radius = p->coherence_radius;
+  d.margin = p->patch / 2 > 1 ? p->patch / 2 : 1;
+  d.maxpts = lt_vcm_max_points(p);
+  d.similarity = p->similarity;
+  d.subpixel = p->subpixel;
+  d.min_strength = p->min_strength;
+  d.min_contrast = p->min_contrast;
+  d.gmin = 8.0f * p->min_contrast;
+  d.tau = (float)(p->patch * p->patch) * p->sim_h;
+  d.lam = p->temporal_weight;
+  d.irho2 = 1.0f / (p->temporal_radius * p->temporal_radius);
+  if ((e = cu_alloc(c, w, h))) {
+    cu_destroy(c);
+    return e;
+  }
+  *out = c;
+  return 0;
+}
+
+static int cu_pair(void *vctx, const float *I0, const float *I1, lt_vcm_vector *out, int cap, int *nout)
+{
+  cuda_ctx *c = (cuda_ctx *)vctx;
+  const vcm_dev_params &d = c->d;
+  size_t bytes = (size_t)d.w * d.h * sizeof(float);
+  *nout = 0;
+  LT_CU(cudaMemcpyAsync(c->I0, I0, bytes, cudaMemcpyHostToDevice, c->s), "vcm frame upload");
+  LT_CU(cudaMemcpyAsync(c->I1, I1, bytes, cudaMemcpyHostToDevice, c->s), "vcm frame upload");
+  LT_CU(cudaMemsetAsync(c->maxbits, 0, 2 * sizeof(unsigned), c->s), "vcm maxima reset");
+  dim3 tb(32, 8), gb((d.w + 31) / 32, (d.h + 7) / 8);
+  strength_k<<<gb, tb, 0, c->s>>>(c->I0, c->I1, d, c->mag, c->maxbits);
+  int ncell = d.gx * d.gy, per_block = SEL_THREADS / 32;
+  select_k<<<(ncell + per_block - 1) / per_block, SEL_THREADS, 0, c->s>>>(c->I0, c->I1, c->mag,
+                                                                          c->maxbits, d, c->cellidx,
+                                                                          c->cellcnt);
+  compact_k<<<1, 1024, 0, c->s>>>(c->cellidx, c->cellcnt, d, c->px, c->py, c->n);
+  ncm_k<<<d.maxpts, MAP_THREADS, 0, c->s>>>(c->I0, c->I1, c->px, c->py, c->n, d, c->ncm);
+  vcm_k<<<d.maxpts, MAP_THREADS, c->vcm_smem, c->s>>>(c->ncm, c->px, c->py, c->n, c->wt, c->prev,
+                                                      c->nprev, d, c->cur);
+  LT_CU(cudaGetLastError(), "vcm kernels");
+  LT_CU(cudaMemcpyAsync(c->h_n, c->n, sizeof(int), cudaMemcpyDeviceToHost, c->s), "vcm count download");
+  LT_CU(cudaMemcpyAsync(c->nprev, c->n, sizeof(int), cudaMemcpyDeviceToDevice, c->s), "vcm count");
+  LT_CU(cudaStreamSynchronize(c->s), "vcm pair");
+  int n = *c->h_n, k = n < cap ? n : cap;
+  if (k > 0)
+    LT_CU(cudaMemcpyAsync(out, c->cur, (size_t)k * sizeof *out, cudaMemcpyDeviceToHost, c->s),
+          "vcm vector download");
+  LT_CU(cudaStreamSynchronize(c->s), "vcm pair");
+  lt_vcm_vector *t = c->prev; /* this field is the next pair's prior */
+  c->prev = c->cur;
+  c->cur = t;
+  *nout = k;
+  return 0;
+}
+
+extern "C" const lt_vcm_backend lt_vcm_backend_cuda = {"cuda", cu_create, cu_destroy, cu_pair};

@@ -1,0 +1,529 @@
+/* vcm.c - Vector Coherence Mapping, the CPU reference (seeds/002 section 6;
+ * SPEC 4.3). For a pair of frames (I0 = frame t, I1 = frame t+1):
+ *
+ *  1. Interest points. G = |Gx| + |Gy| (3x3 Sobel, L1 magnitude), D = |I1 - I0|,
+ *     F = min(G / Gmax, D / Dmax) (fuzzy AND of the two normalised maps). The
+ *     frame is cut into grid_x x grid_y sub-windows (cell cx spans columns
+ *     cx*w/grid_x .. (cx+1)*w/grid_x - 1) and each keeps its K largest F.
+ *  2. NCM. For each point, the sum of absolute differences d(o) between the
+ *     P x P patch around it in I0 and the patch displaced by o in I1, for every
+ *     o in [-S/2, S/2]^2 (symmetric, so side S+1: no bias towards one
+ *     direction), turned into a similarity s(o) in [0, 1].
+ *  3. VCM. V_i(o) = sum_j w(|p_j - p_i|) s_j(o) over the points j within
+ *     coherence_radius of p_i, i itself included (w(0) = 1). The peak of V_i,
+ *     refined by a parabola along each axis, is the vector; score = peak /
+ *     sum_j w.
+ *
+ * Borders. Points are only taken where the patch lies inside frame t (at least
+ * max(1, P/2) pixels from the border). The search is clamped: offsets whose
+ * displaced patch leaves frame t+1 get similarity 0 and take no part in the
+ * similarity's normalisation, so frames smaller than the search area work
+ * (only patch > frame is an error). Uniform regions: a point needs
+ * F >= min_strength and D and G/8 of at least min_contrast grey levels, so a
+ * flat or static region gives no points, and a flat frame gives n = 0.
+ *
+ * Choices the paper leaves open, measured by tests/test_vcm.c ("choice"
+ * lines): picked on synthetic noisy sequences made in that test (rotation,
+ * zoom, two regions; the TUNING set) and reported on Yosemite 9->10 non-sky
+ * points with its ground truth (HELD OUT, not used to pick). Mean EPE, px:
+ *  - Similarity: min-max normalisation, squared, ((dmax - d)/(dmax - dmin))^2
+ *    (LT_VCM_SIM_MINMAX2): each point votes with the same total strength
+ *    whatever its patch's contrast, squaring sharpens the peak; no
+ *    transcendental, so CPU and CUDA agree to the bit. Tuning 0.221 vs plain
+ *    min-max 0.232 and exp(-(d - dmin)/(P^2 16)) 0.217 (1.8% better but
+ *    contrast dependent, needs a tuned h and an expf); held out 0.306 vs
+ *    0.298 and 0.341.
+ *  - Weighting: linear ramp 1 - r/(R+1) (LT_VCM_W_LINEAR), R = 20 px:
+ *    tuning 0.221 vs Gaussian (s = R/2) 0.222 and box 0.274; held out 0.306 vs
+ *    0.304 and 0.286. Radius 20: tuning 0.221 vs 10: 0.323, 32: 0.269; held
+ *    out Yosemite's smooth flow prefers 32 (0.273): a scene trade-off.
+ *  - Sub-pixel: equiangular (symmetric-V) fit instead of a parabola, because
+ *    an SAD surface is a cone, not a paraboloid; y is refined on the column
+ *    interpolated at the refined x (and x again), which removes the bias of
+ *    per-axis fits when both components are fractional. Tuning 0.221 vs
+ *    parabola 0.241; held out 0.306 vs 0.361; pure translation by 1.25 px:
+ *    EPE 0.026 vs 0.092.
+ *  - Border support: V_i(o) is normalised by the weight of the neighbours
+ *    whose search rectangle holds o (not by all), so an offset leaving the
+ *    frame is "unknown" rather than "dissimilar" (Yosemite 0.97 -> 0.36 px
+ *    when introduced); below LT_VCM_MIN_SUPPORT of the weight it is 0.
+ *  - Temporal coherence: optional (temporal_weight, default 0 = off, as the
+ *    paper's core method; the first pair of a video has no prior anyway).
+ *    The previous pair's vectors, averaged with the same spatial weights
+ *    around the point (their start positions), predict v; V_i gains
+ *    lambda * max(0, 1 - |o - v|^2 / rho^2) (bounded and polynomial, so the
+ *    CUDA backend matches to the bit). Yosemite 8->9->10 with lambda 0.5:
+ *    0.223 vs 0.306 off (not tuned on synthetic sequences: doubtful for
+ *    video whose motion changes abruptly).
+ * Determinism: every point's NCM and VCM is computed by one thread in a fixed
+ * order (neighbours in point order, patch pixels in row-major order), maxima
+ * are order-free and selection is per cell, so the output is the same for any
+ * number of OpenMP threads. No multiply-add is written where the CUDA side
+ * could fuse it differently (the CUDA code uses __fmul_rn / __fadd_rn). */
+#include "vcm.h"
+
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "log.h"
+
+void lt_vcm_params_default(lt_vcm_params *p)
+{
+  memset(p, 0, sizeof *p);
+  p->grid_x = 32;
+  p->grid_y = 32;
+  p->points_per_cell = 2;
+  p->patch = 5;
+  p->search = 64;
+  p->coherence_radius = 20;
+  p->min_strength = 0.05f;
+  p->min_contrast = 2.0f;
+  p->similarity = LT_VCM_SIM_MINMAX2;
+  p->sim_h = 16.0f;
+  p->weighting = LT_VCM_W_LINEAR;
+  p->temporal_weight = 0.0f;
+  p->temporal_radius = 3.0f;
+  p->subpixel = LT_VCM_SUB_EQUIANGULAR;
+}
+
+int lt_vcm_params_check(const lt_vcm_params *p, int w, int h)
+{
+  if (p->grid_x < 1 || p->grid_y < 1 || p->grid_x > 4096 || p->grid_y > 4096) {
+    lt_error("vcm: grid %dx%d must be 1..4096 each way", p->grid_x, p->grid_y);
+    return LT_ERR_USAGE;
+  }
+  if (p->points_per_cell < 1 || p->points_per_cell > LT_VCM_MAX_K) {
+    lt_error("vcm: points per cell %d must be 1..%d", p->points_per_cell, LT_VCM_MAX_K);
+    return LT_ERR_USAGE;
+  }
+  if (p->patch < 1 || p->patch > LT_VCM_MAX_PATCH || p->patch % 2 == 0) {
+    lt_error("vcm: patch %d must be odd, 1..%d", p->patch, LT_VCM_MAX_PATCH);
+    return LT_ERR_USAGE;
+  }
+  if (p->search < 2 || p->search > LT_VCM_MAX_SEARCH || p->search % 2) {
+    lt_error("vcm: search %d must be even, 2..%d", p->search, LT_VCM_MAX_SEARCH);
+    return LT_ERR_USAGE;
+  }
+  if (p->coherence_radius < 0 || p->coherence_radius > 1024) {
+    lt_error("vcm: coherence radius %d must be 0..1024", p->coherence_radius);
+    return LT_ERR_USAGE;
+  }
+  if (p->subpixel < LT_VCM_SUB_PARABOLA || p->subpixel > LT_VCM_SUB_EQUIANGULAR) {
+    lt_error("vcm: unknown sub-pixel mode %d", p->subpixel);
+    return LT_ERR_USAGE;
+  }
+  if (p->similarity < LT_VCM_SIM_MINMAX || p->similarity > LT_VCM_SIM_EXP ||
+      p->weighting < LT_VCM_W_GAUSS || p->weighting > LT_VCM_W_UNIFORM) {
+    lt_error("vcm: unknown similarity %d or weighting %d", p->similarity, p->weighting);
+    return LT_ERR_USAGE;
+  }
+  if (!(p->min_strength >= 0 && p->min_strength <= 1) || !(p->min_contrast >= 0) ||
+      !(p->sim_h > 0) || !(p->temporal_weight >= 0) || !(p->temporal_radius > 0)) {
+    lt_error("vcm: min strength must be 0..1; min contrast and temporal weight >= 0; "
+             "sim h and temporal radius > 0");
+    return LT_ERR_USAGE;
+  }
+  if (w < p->patch || h < p->patch || w < 3 || h < 3) {
+    lt_error("vcm: frame %dx%d is smaller than the %dx%d patch (or 3x3)", w, h, p->patch,
+             p->patch);
+    return LT_ERR_INPUT;
+  }
+  return 0;
+}
+
+int lt_vcm_max_points(const lt_vcm_params *p)
+{
+  return p->grid_x * p->grid_y * p->points_per_cell;
+}
+
+int lt_vcm_map_side(const lt_vcm_params *p)
+{
+  return p->search + 1;
+}
+
+void lt_vcm_weight_table(const lt_vcm_params *p, float *table)
+{
+  int R = p->coherence_radius;
+  double s = R / 2.0;
+  for (int r2 = 0; r2 <= R * R; r2++) {
+    double r = sqrt((double)r2), wv = 1.0;
+    if (p->weighting == LT_VCM_W_GAUSS)
+      wv = R > 0 ? exp(-r2 / (2.0 * s * s)) : 1.0;
+    else if (p->weighting == LT_VCM_W_LINEAR)
+      wv = 1.0 - r / (R + 1.0);
+    /* multiples of 2^-16: sums of weights in double are then exact, so
+     * they do not depend on the order of summation (CPU vs CUDA) */
+    table[r2] = (float)(floor(wv * 65536.0 + 0.5) / 65536.0);
+  }
+}
+
+/* ---- stage 1: interest points ---- */
+
+static int margin_of(const lt_vcm_params *p)
+{
+  return p->patch / 2 > 1 ? p->patch / 2 : 1;
+}
+
+void lt_vcm_sobel(const float *img, int w, int h, float *mag)
+{
+#pragma omp parallel for schedule(static)
+  for (int y = 0; y < h; y++) {
+    const float *a = img + (size_t)(y > 0 ? y - 1 : 0) * w;
+    const float *b = img + (size_t)y * w;
+    const float *c = img + (size_t)(y < h - 1 ? y + 1 : h - 1) * w;
+    for (int x = 0; x < w; x++) {
+      int l = x > 0 ? x - 1 : 0, r = x < w - 1 ? x + 1 : w - 1;
+      float gx = (a[r] + 2.0f * b[r] + c[r]) - (a[l] + 2.0f * b[l] + c[l]);
+      float gy = (c[l] + 2.0f * c[x] + c[r]) - (a[l] + 2.0f * a[x] + a[r]);
+      mag[(size_t)y * w + x] = fabsf(gx) + fabsf(gy);
+    }
+  }
+}
+
+void lt_vcm_strength(const float *mag, const float *I0, const float *I1, int w, int h,
+                     const lt_vcm_params *p, float *F)
+{
+  int m = margin_of(p);
+  float gmax = 0.0f, dmax = 0.0f;
+#pragma omp parallel for schedule(static) reduction(max : gmax, dmax)
+  for (int y = m; y < h - m; y++)
+    for (int x = m; x < w - m; x++) {
+      size_t i = (size_t)y * w + x;
+      float d = fabsf(I1[i] - I0[i]);
+      gmax = mag[i] > gmax ? mag[i] : gmax;
+      dmax = d > dmax ? d : dmax;
+    }
+  float gmin = 8.0f * p->min_contrast;
+#pragma omp parallel for schedule(static)
+  for (int y = 0; y < h; y++)
+    for (int x = 0; x < w; x++) {
+      size_t i = (size_t)y * w + x;
+      float f = 0.0f;
+      if (y >= m && y < h - m && x >= m && x < w - m && gmax > 0.0f && dmax > 0.0f) {
+        float d = fabsf(I1[i] - I0[i]);
+        float gn = mag[i] / gmax, dn = d / dmax;
+        f = gn < dn ? gn : dn;
+        if (f < p->min_strength || d < p->min_contrast || mag[i] < gmin) f = 0.0f;
+      }
+      F[i] = f;
+    }
+}
+
+/* Inserts (f, idx) into the descending list best[0..*cnt) of at most k; an
+ * equal value keeps the earlier (lower) index first because scanning is in
+ * index order and only a strictly larger value moves ahead. */
+static void topk_insert(float *bf, int *bi, int *cnt, int k, float f, int idx)
+{
+  int n = *cnt;
+  if (n == k && !(f > bf[k - 1])) return;
+  int j = n < k ? n : k - 1;
+  while (j > 0 && f > bf[j - 1]) {
+    bf[j] = bf[j - 1];
+    bi[j] = bi[j - 1];
+    j--;
+  }
+  bf[j] = f;
+  bi[j] = idx;
+  if (n < k) *cnt = n + 1;
+}
+
+int lt_vcm_select(const float *F, int w, int h, const lt_vcm_params *p, int *px, int *py)
+{
+  int k = p->points_per_cell, n = 0;
+  for (int cy = 0; cy < p->grid_y; cy++) {
+    int y0 = (int)((long long)cy * h / p->grid_y), y1 = (int)((long long)(cy + 1) * h / p->grid_y);
+    for (int cx = 0; cx < p->grid_x; cx++) {
+      int x0 = (int)((long long)cx * w / p->grid_x);
+      int x1 = (int)((long long)(cx + 1) * w / p->grid_x);
+      float bf[LT_VCM_MAX_K];
+      int bi[LT_VCM_MAX_K], cnt = 0;
+      for (int y = y0; y < y1; y++)
+        for (int x = x0; x < x1; x++) {
+          float f = F[(size_t)y * w + x];
+          if (f > 0.0f) topk_insert(bf, bi, &cnt, k, f, y * w + x);
+        }
+      for (int j = 0; j < cnt; j++) {
+        px[n] = bi[j] % w;
+        py[n] = bi[j] / w;
+        n++;
+      }
+    }
+  }
+  return n;
+}
+
+/* ---- stage 2: normal correlation maps ---- */
+
+void lt_vcm_search_rect(const lt_vcm_params *p, int w, int h, int x, int y, int r[4])
+{
+  int R = p->search / 2, hp = p->patch / 2;
+  r[0] = hp - x > -R ? hp - x : -R;
+  r[1] = w - 1 - hp - x < R ? w - 1 - hp - x : R;
+  r[2] = hp - y > -R ? hp - y : -R;
+  r[3] = h - 1 - hp - y < R ? h - 1 - hp - y : R;
+}
+
+void lt_vcm_ncm(const float *I0, const float *I1, int w, int h, int x, int y,
+                const lt_vcm_params *p, float *ncm)
+{
+  int R = p->search / 2, M = 2 * R + 1, hp = p->patch / 2, r[4];
+  lt_vcm_search_rect(p, w, h, x, y, r);
+  int oxa = r[0], oxb = r[1], oya = r[2], oyb = r[3];
+  for (int i = 0; i < M * M; i++) ncm[i] = 0.0f;
+  for (int ky = -hp; ky <= hp; ky++)
+    for (int kx = -hp; kx <= hp; kx++) {
+      float v = I0[(size_t)(y + ky) * w + x + kx];
+      for (int oy = oya; oy <= oyb; oy++) {
+        const float *row = I1 + (size_t)(y + ky + oy) * w + x + kx;
+        float *out = ncm + (size_t)(oy + R) * M + R;
+        for (int ox = oxa; ox <= oxb; ox++) out[ox] += fabsf(v - row[ox]);
+      }
+    }
+  float dmin = INFINITY, dmax = 0.0f;
+  for (int oy = oya; oy <= oyb; oy++)
+    for (int ox = oxa; ox <= oxb; ox++) {
+      float d = ncm[(oy + R) * M + ox + R];
+      dmin = d < dmin ? d : dmin;
+      dmax = d > dmax ? d : dmax;
+    }
+  float span = dmax - dmin, tau = (float)(p->patch * p->patch) * p->sim_h;
+  for (int oy = oya; oy <= oyb; oy++)
+    for (int ox = oxa; ox <= oxb; ox++) {
+      float *c = &ncm[(oy + R) * M + ox + R], s = 0.0f;
+      if (p->similarity == LT_VCM_SIM_EXP)
+        s = expf(-(*c - dmin) / tau);
+      else if (span > 0.0f) {
+        s = (dmax - *c) / span;
+        if (p->similarity == LT_VCM_SIM_MINMAX2) s = s * s;
+      }
+      *c = s;
+    }
+}
+
+/* ---- stage 3: vector coherence maps ---- */
+
+/* Shift of the peak c between l (offset -1) and r (+1), within +-0.5. */
+static float refine(float l, float c, float r, int mode)
+{
+  float t = 0.0f;
+  if (mode == LT_VCM_SUB_PARABOLA) {
+    float den = l - 2.0f * c + r;
+    if (den < 0.0f) t = 0.5f * (l - r) / den;
+  } else { /* equiangular: a symmetric V through the three values */
+    float den = r >= l ? c - l : c - r;
+    if (den > 0.0f) t = 0.5f * (r - l) / den;
+  }
+  return t > 0.5f ? 0.5f : t < -0.5f ? -0.5f : t;
+}
+
+float lt_vcm_peak(const float *map, int side, int subpixel, float *dx, float *dy)
+{
+  int R = side / 2, best = 0, bd = 0;
+  float bv = -INFINITY;
+  for (int i = 0; i < side * side; i++) {
+    int ox = i % side - R, oy = i / side - R, d = ox * ox + oy * oy;
+    if (map[i] > bv || (map[i] == bv && d < bd)) {
+      bv = map[i];
+      best = i;
+      bd = d;
+    }
+  }
+  int bx = best % side, by = best / side;
+  float sx = 0.0f, sy = 0.0f;
+  const float *c = map + best;
+  if (bx > 0 && bx < side - 1 && by > 0 && by < side - 1) {
+    /* x along the peak row; y along the column interpolated at that x; x
+     * again along the row interpolated at that y. The interpolated profiles
+     * are symmetric for a cone whose axis is off the grid in both
+     * directions, where the plain peak row/column is not. */
+    float sx0 = refine(c[-1], c[0], c[1], subpixel);
+    int ci = sx0 >= 0.0f ? 1 : -1;
+    float a = fabsf(sx0), b;
+    float u = (1.0f - a) * c[-side] + a * c[-side + ci];
+    float m = (1.0f - a) * c[0] + a * c[ci];
+    float d = (1.0f - a) * c[side] + a * c[side + ci];
+    sy = refine(u, m, d, subpixel);
+    int rj = sy >= 0.0f ? side : -side;
+    b = fabsf(sy);
+    float l = (1.0f - b) * c[-1] + b * c[rj - 1];
+    float mm = (1.0f - b) * c[0] + b * c[rj];
+    float r = (1.0f - b) * c[1] + b * c[rj + 1];
+    sx = refine(l, mm, r, subpixel);
+  } else {
+    if (bx > 0 && bx < side - 1) sx = refine(c[-1], c[0], c[1], subpixel);
+    if (by > 0 && by < side - 1) sy = refine(c[-side], c[0], c[side], subpixel);
+  }
+  *dx = (float)(bx - R) + sx;
+  *dy = (float)(by - R) + sy;
+  return bv;
+}
+
+/* ---- the backend ---- */
+
+typedef struct cpu_ctx {
+  lt_vcm_params p;
+  int w, h, maxpts, side, nthreads;
+  float *mag, *F, *ncm, *acc, *wt;
+  double *cnt;
+  int *px, *py;
+  lt_vcm_vector *prev, *cur; /* last pair's vectors (temporal prior), this pair's */
+  int nprev;
+} cpu_ctx;
+
+static void cpu_destroy(void *vctx)
+{
+  cpu_ctx *c = vctx;
+  if (!c) return;
+  free(c->mag);
+  free(c->F);
+  free(c->ncm);
+  free(c->acc);
+  free(c->cnt);
+  free(c->wt);
+  free(c->px);
+  free(c->py);
+  free(c->prev);
+  free(c->cur);
+  free(c);
+}
+
+static int cpu_create(void **out, const lt_vcm_params *p, int w, int h)
+{
+  *out = NULL;
+  int e = lt_vcm_params_check(p, w, h);
+  if (e) return e;
+  cpu_ctx *c = calloc(1, sizeof *c);
+  if (!c) goto nomem;
+  c->p = *p;
+  c->w = w;
+  c->h = h;
+  c->maxpts = lt_vcm_max_points(p);
+  c->side = lt_vcm_map_side(p);
+  c->nthreads = omp_get_max_threads();
+  size_t npx = (size_t)w * h, m2 = (size_t)c->side * c->side;
+  size_t r2 = (size_t)p->coherence_radius * p->coherence_radius + 1;
+  c->mag = malloc(npx * sizeof *c->mag);
+  c->F = malloc(npx * sizeof *c->F);
+  c->ncm = malloc((size_t)c->maxpts * m2 * sizeof *c->ncm);
+  c->acc = malloc((size_t)c->nthreads * m2 * sizeof *c->acc);
+  c->cnt = malloc((size_t)c->nthreads * m2 * sizeof *c->cnt);
+  c->wt = malloc(r2 * sizeof *c->wt);
+  c->px = malloc((size_t)c->maxpts * sizeof *c->px);
+  c->py = malloc((size_t)c->maxpts * sizeof *c->py);
+  c->prev = malloc((size_t)c->maxpts * sizeof *c->prev);
+  c->cur = malloc((size_t)c->maxpts * sizeof *c->cur);
+  if (!c->mag || !c->F || !c->ncm || !c->acc || !c->cnt || !c->wt || !c->px || !c->py || !c->prev ||
+      !c->cur)
+    goto nomem;
+  lt_vcm_weight_table(p, c->wt);
+  *out = c;
+  return 0;
+nomem:
+  lt_error("vcm: out of memory for %dx%d frames, %d points", w, h, lt_vcm_max_points(p));
+  cpu_destroy(c);
+  return LT_ERR_NOMEM;
+}
+
+/* Weighted mean of the previous vectors around (x, y); 0 when none is near. */
+static int temporal_predict(const cpu_ctx *c, int x, int y, float *vx, float *vy)
+{
+  int R = c->p.coherence_radius;
+  float sw = 0.0f, sx = 0.0f, sy = 0.0f;
+  for (int k = 0; k < c->nprev; k++) {
+    int ex = (int)c->prev[k].x - x, ey = (int)c->prev[k].y - y, d2 = ex * ex + ey * ey;
+    if (d2 > R * R) continue;
+    float wv = c->wt[d2];
+    sw += wv;
+    sx += wv * c->prev[k].dx;
+    sy += wv * c->prev[k].dy;
+  }
+  if (!(sw > 0.0f)) return 0;
+  *vx = sx / sw;
+  *vy = sy / sw;
+  return 1;
+}
+
+/* V_i(o) = sum_j w_ij s_j(o) / C(o), C(o) = sum of w_ij over the j whose
+ * search rectangle holds o; 0 where C(o) < LT_VCM_MIN_SUPPORT sum_j w_ij.
+ * Weights are multiples of 2^-16, so C in double is exact in any order. */
+static void vcm_point(const cpu_ctx *c, int n, int i, float *acc, double *cnt, lt_vcm_vector *out)
+{
+  int R = c->p.coherence_radius, M = c->side, m2 = M * M, S2 = c->p.search / 2;
+  double sw = 0.0, full = 0.0;
+  for (int o = 0; o < m2; o++) {
+    acc[o] = 0.0f;
+    cnt[o] = 0.0;
+  }
+  for (int j = 0; j < n; j++) {
+    int ex = c->px[j] - c->px[i], ey = c->py[j] - c->py[i], d2 = ex * ex + ey * ey;
+    if (d2 > R * R) continue;
+    float wv = c->wt[d2];
+    const float *s = c->ncm + (size_t)j * m2;
+    sw += wv;
+    for (int o = 0; o < m2; o++) acc[o] += wv * s[o];
+    int r[4];
+    lt_vcm_search_rect(&c->p, c->w, c->h, c->px[j], c->py[j], r);
+    if (r[0] == -S2 && r[1] == S2 && r[2] == -S2 && r[3] == S2) {
+      full += wv;
+      continue;
+    }
+    for (int oy = r[2]; oy <= r[3]; oy++)
+      for (int ox = r[0]; ox <= r[1]; ox++) cnt[(oy + S2) * M + ox + S2] += wv;
+  }
+  double cmin = LT_VCM_MIN_SUPPORT * sw;
+  for (int o = 0; o < m2; o++) {
+    double cw = full + cnt[o];
+    acc[o] = cw >= cmin && cw > 0.0 ? acc[o] / (float)cw : 0.0f;
+  }
+  float lam = c->p.temporal_weight, vx, vy, norm = 1.0f;
+  if (lam > 0.0f && temporal_predict(c, c->px[i], c->py[i], &vx, &vy)) {
+    float irho2 = 1.0f / (c->p.temporal_radius * c->p.temporal_radius);
+    for (int o = 0; o < m2; o++) {
+      float ex = (float)(o % M - S2) - vx, ey = (float)(o / M - S2) - vy;
+      float q = 1.0f - (ex * ex + ey * ey) * irho2;
+      if (q > 0.0f) acc[o] += lam * q;
+    }
+    norm = 1.0f + lam;
+  }
+  float dx, dy, v = lt_vcm_peak(acc, M, c->p.subpixel, &dx, &dy);
+  out->x = (float)c->px[i];
+  out->y = (float)c->py[i];
+  out->dx = dx;
+  out->dy = dy;
+  out->score = v / norm;
+}
+
+static int cpu_pair(void *vctx, const float *I0, const float *I1, lt_vcm_vector *out, int cap,
+                    int *nout)
+{
+  cpu_ctx *c = vctx;
+  int w = c->w, h = c->h, M = c->side;
+  size_t m2 = (size_t)M * M;
+  lt_vcm_sobel(I0, w, h, c->mag);
+  lt_vcm_strength(c->mag, I0, I1, w, h, &c->p, c->F);
+  int n = lt_vcm_select(c->F, w, h, &c->p, c->px, c->py);
+  int nt = omp_get_max_threads() < c->nthreads ? omp_get_max_threads() : c->nthreads;
+#pragma omp parallel for schedule(dynamic, 8) num_threads(nt)
+  for (int i = 0; i < n; i++)
+    lt_vcm_ncm(I0, I1, w, h, c->px[i], c->py[i], &c->p, c->ncm + (size_t)i * m2);
+#pragma omp parallel num_threads(nt)
+  {
+    float *acc = c->acc + (size_t)omp_get_thread_num() * m2;
+    double *cnt = c->cnt + (size_t)omp_get_thread_num() * m2;
+#pragma omp for schedule(dynamic, 8)
+    for (int i = 0; i < n; i++) vcm_point(c, n, i, acc, cnt, &c->cur[i]);
+  }
+  int k = n < cap ? n : cap;
+  memcpy(out, c->cur, (size_t)k * sizeof *out);
+  lt_vcm_vector *t = c->prev; /* this field is the next pair's prior */
+  c->prev = c->cur;
+  c->cur = t;
+  c->nprev = n;
+  *nout = k;
+  return 0;
+}
+
+const lt_vcm_backend lt_vcm_backend_cpu = {"cpu", cpu_create, cpu_destroy, cpu_pair};

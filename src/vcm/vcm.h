@@ -1,0 +1,132 @@
+/* vcm.h - Vector Coherence Mapping (seeds/002 section 6; Quek and Bryll 1998):
+ * sparse motion vectors between two frames, as a table of stages that a CPU
+ * and a CUDA backend fill (lt_vcm_backend_cpu here, lt_vcm_backend_cuda in
+ * cuda/vcm/vcm_cuda.h).
+ *
+ * Frames are single-channel float, row-major, row 0 = top, values 0..255.
+ * A vector (x, y, dx, dy) says that the interest point at pixel (x, y) of
+ * frame t is at (x + dx, y + dy) in frame t+1 (x right, y down, pixels).
+ * Points come out in a fixed order: sub-window by sub-window in row-major
+ * order, inside a sub-window strongest first; both backends give the same
+ * points in the same order. The choices behind the stages are documented at
+ * the top of vcm.c. */
+#ifndef LT_VCM_H
+#define LT_VCM_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define LT_VCM_MAX_K 16      /* most points per sub-window */
+#define LT_VCM_MAX_PATCH 31  /* largest (odd) patch side */
+#define LT_VCM_MAX_SEARCH 128 /* largest (even) search side */
+
+/* How a sum of absolute differences d becomes a similarity in [0,1]
+ * (best offset of an NCM = 1; offsets whose patch leaves frame t+1 = 0). */
+typedef enum {
+  LT_VCM_SIM_MINMAX = 0, /* (dmax - d) / (dmax - dmin) over the NCM's offsets */
+  LT_VCM_SIM_MINMAX2,    /* the same, squared: a sharper peak */
+  LT_VCM_SIM_EXP,        /* exp(-(d - dmin) / (patch^2 * sim_h)) */
+} lt_vcm_similarity;
+
+/* Weight of a neighbour at distance r (r <= coherence_radius; w(0) = 1). */
+typedef enum {
+  LT_VCM_W_GAUSS = 0, /* exp(-r^2 / (2 s^2)), s = coherence_radius / 2 */
+  LT_VCM_W_LINEAR,    /* 1 - r / (coherence_radius + 1) */
+  LT_VCM_W_UNIFORM,   /* 1 */
+} lt_vcm_weighting;
+
+/* Sub-pixel refinement of the VCM peak, per axis through the peak and its
+ * two neighbours. */
+typedef enum {
+  LT_VCM_SUB_PARABOLA = 0, /* parabola vertex */
+  LT_VCM_SUB_EQUIANGULAR,  /* symmetric V (equal slopes): suits SAD-based maps */
+} lt_vcm_subpixel;
+
+/* An offset o takes part in V_i only where the neighbours whose search area
+ * holds o carry at least this fraction of the weight (near the border). */
+#define LT_VCM_MIN_SUPPORT 0.25
+
+typedef struct lt_vcm_params {
+  int grid_x, grid_y;      /* sub-windows across and down (32 x 32) */
+  int points_per_cell;     /* K strongest points per sub-window (2; 1..LT_VCM_MAX_K) */
+  int patch;               /* correlation patch side P, odd (5) */
+  int search;              /* search side S, even (64): offsets -S/2..+S/2 both axes */
+  int coherence_radius;    /* neighbours within this many pixels vote (20) */
+  float min_strength;      /* fuzzy-AND value a point needs, of [0,1] (0.05) */
+  float min_contrast;      /* and |I1-I0| and Sobel/8 of at least this many grey levels (2) */
+  int similarity;          /* lt_vcm_similarity (LT_VCM_SIM_MINMAX2) */
+  float sim_h;             /* grey levels per pixel for LT_VCM_SIM_EXP (16) */
+  int weighting;           /* lt_vcm_weighting (LT_VCM_W_LINEAR) */
+  float temporal_weight;   /* weight of the previous pair's field as a prior (0 = off) */
+  float temporal_radius;   /* prior support around the predicted vector, pixels (3) */
+  int subpixel;            /* lt_vcm_subpixel (LT_VCM_SUB_EQUIANGULAR) */
+} lt_vcm_params;
+
+typedef struct lt_vcm_vector {
+  float x, y;   /* interest point in frame t (integer pixel) */
+  float dx, dy; /* motion to frame t+1, sub-pixel */
+  float score;  /* VCM peak / sum of the votes' weights, 0..1 (higher = more coherent) */
+} lt_vcm_vector;
+
+/* The stage table. create allocates everything the pairs need (returns 0 or
+ * a negative lt_err after one lt_error; *ctx NULL on failure); destroy
+ * accepts NULL; pair allocates nothing: it writes at most cap vectors to out,
+ * their number to *n, and returns 0 or a negative lt_err. With
+ * temporal_weight > 0 a context remembers the last pair's vectors, so pairs
+ * must be given in order (t, t+1), (t+1, t+2), ... */
+typedef struct lt_vcm_backend {
+  const char *name;
+  int (*create)(void **ctx, const lt_vcm_params *p, int w, int h);
+  void (*destroy)(void *ctx);
+  int (*pair)(void *ctx, const float *I0, const float *I1, lt_vcm_vector *out, int cap, int *n);
+} lt_vcm_backend;
+
+extern const lt_vcm_backend lt_vcm_backend_cpu;
+
+/* Defaults listed above. */
+void lt_vcm_params_default(lt_vcm_params *p);
+/* 0, or LT_ERR_USAGE (bad parameter) / LT_ERR_INPUT (frame smaller than the
+ * patch) after one lt_error. Frames smaller than the search area are fine:
+ * the search is clamped to the frame. */
+int lt_vcm_params_check(const lt_vcm_params *p, int w, int h);
+/* grid_x * grid_y * points_per_cell: the most vectors one pair gives. */
+int lt_vcm_max_points(const lt_vcm_params *p);
+/* Side of an NCM / VCM: search + 1 (offsets -search/2..search/2). */
+int lt_vcm_map_side(const lt_vcm_params *p);
+/* Neighbour weight by squared integer distance: table[r2] for r2 = 0 ..
+ * coherence_radius^2 (both backends use this table, so weights agree to
+ * the bit). */
+void lt_vcm_weight_table(const lt_vcm_params *p, float *table);
+
+/* --- the CPU stages, exposed for tests and for the CUDA backend's checks --- */
+
+/* L1 Sobel magnitude |Gx| + |Gy| with edge replication. */
+void lt_vcm_sobel(const float *img, int w, int h, float *mag);
+/* Interest strength F = min(G / Gmax, D / Dmax) (fuzzy AND), D = |I1 - I0|,
+ * maxima over the interior (pixels at least max(1, patch/2) from the border);
+ * F = 0 on the border band, where Gmax or Dmax is 0, and where the minimum
+ * rules fail (F < min_strength, D < min_contrast or G < 8 min_contrast). */
+void lt_vcm_strength(const float *mag, const float *I0, const float *I1, int w, int h,
+                     const lt_vcm_params *p, float *F);
+/* The K strongest pixels with F > 0 per sub-window, ties to the lower
+ * row-major index; writes positions to px, py (room for
+ * lt_vcm_max_points) and returns their number. */
+int lt_vcm_select(const float *F, int w, int h, const lt_vcm_params *p, int *px, int *py);
+/* NCM of the point (x, y): side*side similarities, row-major, offset
+ * (ox, oy) at [(oy + S/2) * side + ox + S/2]. */
+void lt_vcm_ncm(const float *I0, const float *I1, int w, int h, int x, int y,
+                const lt_vcm_params *p, float *ncm);
+/* Integer peak of a side*side map (ties: smaller |offset|^2, then lower
+ * index) refined along each axis through the peak and its two neighbours
+ * (lt_vcm_subpixel; shift clamped to +-0.5). Returns the peak value. */
+float lt_vcm_peak(const float *map, int side, int subpixel, float *dx, float *dy);
+/* Offsets whose displaced patch stays inside frame t+1 for the point (x, y):
+ * r = {ox_min, ox_max, oy_min, oy_max} (a rectangle within +-search/2). */
+void lt_vcm_search_rect(const lt_vcm_params *p, int w, int h, int x, int y, int r[4]);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

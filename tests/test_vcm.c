@@ -1,0 +1,505 @@
+/* test_vcm.c - the VCM CPU reference (src/vcm/vcm.c): stages on tiny inputs
+ * worked by hand, synthetic sequences with known motion (translation, also
+ * sub-pixel, rotation, zoom, two regions), Yosemite 9->10 against its ground
+ * truth, the choices of vcm.c (similarity, weighting, temporal coherence)
+ * compared on synthetic data (where they were tuned) and on Yosemite (held
+ * out), uniform and small frames, and determinism over thread counts.
+ * Data: $LT_DATA, else ../shared/data (missing data is a failure). */
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "image.h"
+#include "log.h"
+#include "test.h"
+#include "vcm/vcm.h"
+#include "vcm_common.h"
+
+static char nm[512];
+#define NAME(...) (snprintf(nm, sizeof nm, __VA_ARGS__), nm)
+
+/* ---- hand-worked stages ---- */
+
+static void test_sobel(void)
+{
+  /* impulse of 1 at (2, 2) of a 5x5 zero image: |Gx|+|Gy| is 2 at the 4-neighbours
+   * (one derivative with weight 2), 2 at the diagonals (1 + 1), 0 at the centre */
+  float img[25] = {0}, mag[25];
+  img[12] = 1.0f;
+  lt_vcm_sobel(img, 5, 5, mag);
+  int ok = mag[12] == 0 && mag[7] == 2 && mag[11] == 2 && mag[13] == 2 && mag[17] == 2 &&
+           mag[6] == 2 && mag[8] == 2 && mag[16] == 2 && mag[18] == 2 && mag[0] == 0 && mag[2] == 0;
+  T_CHECK("sobel: impulse (2 around, 0 centre and two away)", ok, "c=%g n=%g d=%g", mag[12], mag[7],
+          mag[6]);
+  /* ramp 3x: Gx = 4 * (3(x+1) - 3(x-1)) = 24 inside; edge-replicated x=0: 4*3 = 12 */
+  for (int i = 0; i < 25; i++) img[i] = 3.0f * (i % 5);
+  lt_vcm_sobel(img, 5, 5, mag);
+  T_CHECK("sobel: ramp 3x -> 24 inside, 12 at the replicated edge",
+          mag[12] == 24 && mag[0] == 12 && mag[4] == 12 && mag[22] == 24, "%g %g %g", mag[12], mag[0],
+          mag[22]);
+}
+
+static void test_strength(void)
+{
+  /* 6x6, patch 3 -> margin 1: interior is 4x4. G, I0, I1 chosen by hand. */
+  enum { W = 6, H = 6 };
+  float G[W * H], I0[W * H], I1[W * H], F[W * H];
+  for (int i = 0; i < W * H; i++) {
+    G[i] = 80.0f;
+    I0[i] = 100.0f;
+    I1[i] = 100.0f;
+  }
+  G[0] = 1000.0f;          /* border: ignored for the maxima */
+  G[1 * W + 1] = 160.0f;   /* Gmax = 160 */
+  I1[1 * W + 1] = 140.0f;  /* D = 40 = Dmax -> F = min(1, 1) = 1 */
+  I1[2 * W + 2] = 110.0f;  /* D = 10: min(80/160, 10/40) = 0.25 */
+  I1[3 * W + 3] = 130.0f;  /* D = 30: min(0.5, 0.75) = 0.5 */
+  I1[4 * W + 4] = 101.0f;  /* D = 1 < min_contrast 2 -> 0 */
+  I1[0 * W + 3] = 200.0f;  /* border band -> 0 */
+  G[2 * W + 4] = 10.0f;    /* G < 8 * 2 -> 0 even with motion */
+  I1[2 * W + 4] = 140.0f;
+  lt_vcm_params p;
+  lt_vcm_params_default(&p);
+  p.patch = 3;
+  lt_vcm_strength(G, I0, I1, W, H, &p, F);
+  int ok = F[1 * W + 1] == 1.0f && F[2 * W + 2] == 0.25f && F[3 * W + 3] == 0.5f &&
+           F[4 * W + 4] == 0 && F[3] == 0 && F[2 * W + 4] == 0 && F[1 * W + 2] == 0;
+  T_CHECK("fuzzy AND: min(G/Gmax, D/Dmax), border band, contrast rules (6x6 by hand)", ok,
+          "F11=%g F22=%g F33=%g F44=%g", F[1 * W + 1], F[2 * W + 2], F[3 * W + 3], F[4 * W + 4]);
+  p.min_strength = 0.3f;
+  lt_vcm_strength(G, I0, I1, W, H, &p, F);
+  T_CHECK("fuzzy AND: min_strength 0.3 drops the 0.25 point, keeps 0.5",
+          F[2 * W + 2] == 0 && F[3 * W + 3] == 0.5f, "F22=%g F33=%g", F[2 * W + 2], F[3 * W + 3]);
+}
+
+static void test_select(void)
+{
+  /* 4x4, grid 2x2, K 2. Cell (0,0) has a tie 0.5/0.5 behind 0.9: the lower
+   * index wins; cell (1,0) has one point; cells of row 1 none / three. */
+  float F[16] = {0.9f, 0.5f, 0.2f, 0,
+                 0.5f, 0.0f, 0,    0,
+                 0,    0,    0.1f, 0.3f,
+                 0,    0,    0.3f, 0.2f};
+  lt_vcm_params p;
+  lt_vcm_params_default(&p);
+  p.grid_x = p.grid_y = 2;
+  int px[8], py[8];
+  int n = lt_vcm_select(F, 4, 4, &p, px, py);
+  int ok = n == 5 && px[0] == 0 && py[0] == 0 && px[1] == 1 && py[1] == 0 && px[2] == 2 &&
+           py[2] == 0 && px[3] == 3 && py[3] == 2 && px[4] == 2 && py[4] == 3;
+  T_CHECK("select: K strongest per cell, cell order, ties to the lower index (4x4 by hand)", ok,
+          "n=%d (%d,%d) (%d,%d) (%d,%d) (%d,%d)", n, px[0], py[0], px[1], py[1], px[2], py[2], px[3],
+          py[3]);
+}
+
+static void test_ncm(void)
+{
+  /* 24x24 texture, I1 = I0 shifted by (+2, -1): the NCM of the centre point
+   * is 1 at offset (2, -1) (SAD 0), and matches a direct SAD computation. */
+  enum { W = 24, H = 24 };
+  float I0[W * H], I1[W * H];
+  uint32_t s = 7;
+  for (int i = 0; i < W * H; i++) I0[i] = (float)(vc_lcg(&s) % 200);
+  for (int y = 0; y < H; y++)
+    for (int x = 0; x < W; x++) {
+      int sx = x - 2, sy = y + 1;
+      I1[y * W + x] = sx >= 0 && sy < H ? I0[sy * W + sx] : 0.0f;
+    }
+  lt_vcm_params p;
+  lt_vcm_params_default(&p);
+  p.patch = 3;
+  p.search = 6; /* offsets -3..3, side 7 */
+  p.similarity = LT_VCM_SIM_MINMAX;
+  float ncm[49];
+  int x = 12, y = 12;
+  lt_vcm_ncm(I0, I1, W, H, x, y, &p, ncm);
+  float sad[49], dmin = 1e30f, dmax = 0;
+  for (int oy = -3; oy <= 3; oy++)
+    for (int ox = -3; ox <= 3; ox++) {
+      float d = 0;
+      for (int ky = -1; ky <= 1; ky++)
+        for (int kx = -1; kx <= 1; kx++)
+          d += fabsf(I0[(y + ky) * W + x + kx] - I1[(y + ky + oy) * W + x + kx + ox]);
+      sad[(oy + 3) * 7 + ox + 3] = d;
+      dmin = d < dmin ? d : dmin;
+      dmax = d > dmax ? d : dmax;
+    }
+  double worst = 0;
+  for (int i = 0; i < 49; i++) worst = fmax(worst, fabs(ncm[i] - (dmax - sad[i]) / (dmax - dmin)));
+  T_CHECK("ncm: 1 at the true offset (+2,-1), SAD 0 there", ncm[2 * 7 + 5] == 1.0f && sad[2 * 7 + 5] == 0,
+          "ncm=%g sad=%g", ncm[2 * 7 + 5], sad[2 * 7 + 5]);
+  T_CHECK("ncm: min-max similarity of the direct SAD at all 49 offsets", worst < 1e-6, "worst %g", worst);
+  /* near the border: point (1, 1) with patch 3 -> offsets < 0 leave the frame -> 0 */
+  lt_vcm_ncm(I0, I1, W, H, 1, 1, &p, ncm);
+  int zero = 1;
+  for (int oy = -3; oy <= 3; oy++)
+    for (int ox = -3; ox <= 3; ox++)
+      if ((ox < 0 || oy < 0) && ncm[(oy + 3) * 7 + ox + 3] != 0) zero = 0;
+  T_CHECK("ncm: offsets whose patch leaves frame t+1 are 0 (clamped search)", zero, "nonzero outside");
+  p.similarity = LT_VCM_SIM_EXP;
+  p.sim_h = 2.0f;
+  lt_vcm_ncm(I0, I1, W, H, x, y, &p, ncm);
+  T_NEAR("ncm: exp similarity at offset (0,0) = exp(-(d-dmin)/(9 h))", ncm[3 * 7 + 3],
+         exp(-(sad[3 * 7 + 3] - dmin) / 18.0), 1e-6, 1e-5);
+}
+
+static void test_weights_peak(void)
+{
+  lt_vcm_params p;
+  lt_vcm_params_default(&p);
+  p.coherence_radius = 4;
+  p.weighting = LT_VCM_W_GAUSS;
+  float t[17]; /* the table is rounded to multiples of 2^-16 */
+  lt_vcm_weight_table(&p, t);
+  T_CHECK("weights: gauss s = R/2: w(0) = 1, w(r=2) = e^-0.5, w(r=4) = e^-2",
+          t[0] == 1 && fabs(t[4] - exp(-0.5)) <= 0x1p-17 && fabs(t[16] - exp(-2)) <= 0x1p-17 &&
+              t[4] * 65536.0f == floorf(t[4] * 65536.0f), "%g %g %g", t[0],
+          t[4], t[16]);
+  p.weighting = LT_VCM_W_LINEAR;
+  lt_vcm_weight_table(&p, t);
+  T_CHECK("weights: linear 1 - r/(R+1): w(2) = 0.6, w(4) = 0.2",
+          fabs(t[4] - 0.6) <= 0x1p-17 && fabs(t[16] - 0.2) <= 0x1p-17, "%g %g", t[4], t[16]);
+  /* peak: map = -(ox - 0.3)^2 - (oy + 0.2)^2 on side 9 -> parabola exact */
+  float map[81];
+  for (int i = 0; i < 81; i++) {
+    double ox = i % 9 - 4, oy = i / 9 - 4;
+    map[i] = (float)(-(ox - 0.3) * (ox - 0.3) - (oy + 0.2) * (oy + 0.2));
+  }
+  float dx, dy;
+  lt_vcm_peak(map, 9, LT_VCM_SUB_PARABOLA, &dx, &dy);
+  T_CHECK("peak: parabola recovers (0.3, -0.2) exactly", fabs(dx - 0.3) < 1e-5 && fabs(dy + 0.2) < 1e-5,
+          "%g %g", dx, dy);
+  /* tie between (-2, 0) and (1, 1): the smaller |offset|^2 wins (2 < 4) */
+  for (int i = 0; i < 81; i++) map[i] = 0;
+  map[4 * 9 + 2] = 1;
+  map[5 * 9 + 5] = 1;
+  lt_vcm_peak(map, 9, LT_VCM_SUB_PARABOLA, &dx, &dy);
+  T_CHECK("peak: ties go to the smaller |offset|", dx == 1 && dy == 1, "%g %g", dx, dy);
+}
+
+/* ---- synthetic sequences ---- */
+
+static void synth_case(const char *what, const vc_motion *m, const lt_vcm_params *p, int w, int h,
+                       double noise, double bound_mean, double bound_max)
+{
+  float *I0 = malloc(sizeof(float) * w * h), *I1 = malloc(sizeof(float) * w * h);
+  int cap = lt_vcm_max_points(p);
+  lt_vcm_vector *v = malloc(sizeof *v * cap);
+  vc_make_pair(m, w, h, 11, noise, I0, I1);
+  int n = vc_run(&lt_vcm_backend_cpu, p, I0, I1, w, h, v, cap), used = 0;
+  double mx = 0, e = n > 0 ? vc_epe(m, w, h, v, n, p->coherence_radius, &mx, &used) : NAN;
+  T_CHECK(NAME("synthetic %s: %d points, mean EPE %.3f px (<= %.2f), max %.2f (<= %.1f)", what, used,
+               e, bound_mean, mx, bound_max),
+          n > cap / 2 && e <= bound_mean && mx <= bound_max, "n=%d of %d", n, cap);
+  free(I0);
+  free(I1);
+  free(v);
+}
+
+static void synth_params(lt_vcm_params *p)
+{
+  lt_vcm_params_default(p);
+  p->grid_x = p->grid_y = 16; /* 160x160 frames: 10x10 cells, like 320x320 at 32x32 */
+  p->search = 16;
+}
+
+static void test_synthetic(void)
+{
+  lt_vcm_params p;
+  synth_params(&p);
+  vc_motion m;
+  vc_motion_affine(&m, 0, 1, 3, -2);
+  synth_case("translation (3,-2)", &m, &p, 160, 160, 0, 0.05, 0.3);
+  vc_motion_affine(&m, 0, 1, 1.4, 0.7);
+  synth_case("translation (1.4,0.7) sub-pixel", &m, &p, 160, 160, 0, 0.15, 0.5);
+  vc_motion_affine(&m, 3, 1, 0, 0);
+  synth_case("rotation 3 deg (|d| <= 5.9 px)", &m, &p, 160, 160, 2, 0.3, 1.5);
+  vc_motion_affine(&m, 0, 1.04, 0, 0);
+  synth_case("zoom 1.04 (|d| <= 4.5 px)", &m, &p, 160, 160, 2, 0.3, 1.5);
+  memset(&m, 0, sizeof m);
+  m.two_regions = 1;
+  m.tl[0] = 2.5;
+  m.tl[1] = 1;
+  m.tr[0] = -2;
+  m.tr[1] = -1.5;
+  synth_case("two regions (2.5,1) | (-2,-1.5), points >= radius from the edge", &m, &p, 160, 160, 2,
+             0.2, 1.0);
+}
+
+/* ---- real data: Yosemite ---- */
+
+typedef struct yos {
+  int ok, w, h;
+  float *I8, *I9, *I10, *mask, *uv;
+} yos;
+
+static int yos_load(yos *y)
+{
+  char path[1024];
+  const char *d = vc_data_dir();
+  int w, h, fw, fh, mw, mh;
+  memset(y, 0, sizeof *y);
+  snprintf(path, sizeof path, "%s/flow/yosemite/yos8.pgm", d);
+  if (lt_image_read(path, LT_CHANNEL_LUMA, &y->I8, &w, &h)) return 0;
+  snprintf(path, sizeof path, "%s/flow/yosemite/yos9.pgm", d);
+  if (lt_image_read(path, LT_CHANNEL_LUMA, &y->I9, &w, &h)) return 0;
+  snprintf(path, sizeof path, "%s/flow/yosemite/yos10.pgm", d);
+  if (lt_image_read(path, LT_CHANNEL_LUMA, &y->I10, &w, &h)) return 0;
+  snprintf(path, sizeof path, "%s/flow/yosemite/yos9_nonsky_mask.png", d);
+  if (lt_image_read(path, LT_CHANNEL_LUMA, &y->mask, &mw, &mh)) return 0;
+  snprintf(path, sizeof path, "%s/flow/yosemite/yos9_to_yos10_gt.flo", d);
+  if (vc_read_flo(path, &y->uv, &fw, &fh)) return 0;
+  y->w = w;
+  y->h = h;
+  y->ok = fw == w && fh == h && mw == w && mh == h;
+  return y->ok;
+}
+
+static void yos_free(yos *y)
+{
+  free(y->I8);
+  free(y->I9);
+  free(y->I10);
+  free(y->mask);
+  free(y->uv);
+}
+
+/* Mean EPE (non-sky) of yos9->10 with p; optionally the pair 8->9 first
+ * (temporal coherence needs it). */
+static double yos_epe(const yos *y, const lt_vcm_params *p, int warm, int *used, double *secs)
+{
+  int cap = lt_vcm_max_points(p), n = 0;
+  lt_vcm_vector *v = malloc(sizeof *v * cap);
+  void *ctx;
+  double e = NAN;
+  if (v && lt_vcm_backend_cpu.create(&ctx, p, y->w, y->h) == 0) {
+    int err = warm ? lt_vcm_backend_cpu.pair(ctx, y->I8, y->I9, v, cap, &n) : 0;
+    double t0 = lt_now();
+    if (!err) err = lt_vcm_backend_cpu.pair(ctx, y->I9, y->I10, v, cap, &n);
+    if (secs) *secs = lt_now() - t0;
+    if (!err) e = vc_epe_field(y->uv, y->mask, y->w, v, n, used);
+    lt_vcm_backend_cpu.destroy(ctx);
+  }
+  free(v);
+  return e;
+}
+
+static void test_yosemite(const yos *y)
+{
+  lt_vcm_params p;
+  lt_vcm_params_default(&p);
+  int cap = lt_vcm_max_points(&p), used = 0, uall = 0;
+  lt_vcm_vector *v = malloc(sizeof *v * cap);
+  double t0 = lt_now();
+  int n = vc_run(&lt_vcm_backend_cpu, &p, y->I9, y->I10, y->w, y->h, v, cap);
+  double secs = lt_now() - t0;
+  double e = n > 0 ? vc_epe_field(y->uv, y->mask, y->w, v, n, &used) : NAN;
+  double eall = n > 0 ? vc_epe_field(y->uv, NULL, y->w, v, n, &uall) : NAN;
+  T_CHECK(NAME("yosemite 9->10 defaults: %d points, mean EPE %.3f px at %d non-sky points (<= 0.35), "
+               "%.3f at all; %.2f s/pair on %d threads",
+               n, e, used, eall, secs, omp_get_max_threads()),
+          n > 1000 && used > 500 && e <= 0.35, "n=%d", n);
+  free(v);
+}
+
+/* The choices of vcm.c against their alternatives: tuned on synthetic
+ * sequences (noisy rotation + two regions + zoom), reported on Yosemite. */
+static double synth_score(const lt_vcm_params *p)
+{
+  enum { W = 160, H = 160 };
+  static float I0[W * H], I1[W * H];
+  lt_vcm_vector *v = malloc(sizeof *v * lt_vcm_max_points(p));
+  vc_motion ms[3];
+  vc_motion_affine(&ms[0], 4, 1, 0.5, 0.3);
+  vc_motion_affine(&ms[1], 0, 0.95, 0, 0);
+  memset(&ms[2], 0, sizeof ms[2]);
+  ms[2].two_regions = 1;
+  ms[2].tl[0] = 3.3;
+  ms[2].tl[1] = -0.6;
+  ms[2].tr[0] = -1.2;
+  ms[2].tr[1] = 2.1;
+  double s = 0;
+  for (int k = 0; k < 3; k++) {
+    vc_make_pair(&ms[k], W, H, 101 + k, 6.0, I0, I1);
+    int n = vc_run(&lt_vcm_backend_cpu, p, I0, I1, W, H, v, lt_vcm_max_points(p)), used;
+    s += n > 0 ? vc_epe(&ms[k], W, H, v, n, 0, NULL, &used) : 1e9;
+  }
+  free(v);
+  return s / 3;
+}
+
+typedef struct choice {
+  const char *what;
+  int field; /* 0 similarity, 1 weighting, 2 sub-pixel, 3 radius */
+  int value;
+} choice;
+
+static void set_choice(lt_vcm_params *p, const choice *c)
+{
+  if (c->field == 0) p->similarity = c->value;
+  if (c->field == 1) p->weighting = c->value;
+  if (c->field == 2) p->subpixel = c->value;
+  if (c->field == 3) p->coherence_radius = c->value;
+}
+
+/* Each group: the default first, then its alternatives. The default must be
+ * within 3% of the best on the tuning set (where it was picked; smaller
+ * differences are below the noise of 3 synthetic pairs) and within 10% of the
+ * best on held-out Yosemite; the radius, a scene-dependent trade-off between
+ * smoothing and resolving motion boundaries, within 25% there (Yosemite's
+ * smooth flow prefers 32: 0.27 vs 0.31 px as measured by this test). */
+static void test_choices(const yos *y)
+{
+  static const choice groups[4][4] = {
+      {{"similarity minmax^2", 0, LT_VCM_SIM_MINMAX2},
+       {"similarity minmax", 0, LT_VCM_SIM_MINMAX},
+       {"similarity exp(h=16)", 0, LT_VCM_SIM_EXP},
+       {NULL, 0, 0}},
+      {{"weighting linear", 1, LT_VCM_W_LINEAR},
+       {"weighting gauss", 1, LT_VCM_W_GAUSS},
+       {"weighting uniform", 1, LT_VCM_W_UNIFORM},
+       {NULL, 0, 0}},
+      {{"sub-pixel equiangular", 2, LT_VCM_SUB_EQUIANGULAR},
+       {"sub-pixel parabola", 2, LT_VCM_SUB_PARABOLA},
+       {NULL, 0, 0}},
+      {{"radius 20", 3, 20}, {"radius 10", 3, 10}, {"radius 32", 3, 32}, {NULL, 0, 0}},
+  };
+  lt_vcm_params p, q;
+  lt_vcm_params_default(&p);
+  synth_params(&q);
+  int used;
+  for (int g = 0; g < 4; g++) {
+    double ts[4], hs[4], tbest = INFINITY, hbest = INFINITY;
+    int k = 0;
+    for (; k < 4 && groups[g][k].what; k++) {
+      lt_vcm_params a = p, b = q;
+      set_choice(&a, &groups[g][k]);
+      set_choice(&b, &groups[g][k]);
+      ts[k] = synth_score(&b);
+      hs[k] = yos_epe(y, &a, 0, &used, NULL);
+      printf("choice %-24s: synthetic (tuning) mean EPE %.4f, yosemite non-sky (held out) %.4f\n",
+             groups[g][k].what, ts[k], hs[k]);
+      if (k > 0) {
+        tbest = fmin(tbest, ts[k]);
+        hbest = fmin(hbest, hs[k]);
+      }
+    }
+    T_CHECK(NAME("choice %s: tuning EPE %.4f, best alternative %.4f (<= 1.03x)", groups[g][0].what,
+                 ts[0], tbest),
+            ts[0] <= 1.03 * tbest, "an alternative is better on the tuning set");
+    T_CHECK(NAME("choice %s: held-out yosemite EPE %.4f, best alternative %.4f (<= %.2fx)",
+                 groups[g][0].what, hs[0], hbest, g == 3 ? 1.25 : 1.10),
+            hs[0] <= (g == 3 ? 1.25 : 1.10) * hbest, "an alternative is better on held-out data");
+  }
+  /* temporal coherence: yosemite 8->9 then 9->10 */
+  lt_vcm_params t = p;
+  double off = yos_epe(y, &t, 1, &used, NULL);
+  t.temporal_weight = 0.5f;
+  double on = yos_epe(y, &t, 1, &used, NULL);
+  printf("choice temporal: yosemite 8->9->10 mean EPE off %.4f, weight 0.5 %.4f\n", off, on);
+  T_CHECK(NAME("choice temporal coherence: off by default; yosemite 9->10 after 8->9: weight 0.5 "
+               "%.4f, off %.4f",
+               on, off),
+          on == on && off == yos_epe(y, &p, 0, &used, NULL), "warm-up changed the temporal-off result");
+}
+
+/* ---- edge cases ---- */
+
+static void test_edges(const yos *y)
+{
+  lt_vcm_params p;
+  lt_vcm_params_default(&p);
+  int cap = lt_vcm_max_points(&p);
+  lt_vcm_vector *v = malloc(sizeof *v * cap);
+  enum { W = 64, H = 48 };
+  float flat0[W * H], flat1[W * H];
+  for (int i = 0; i < W * H; i++) {
+    flat0[i] = 90;
+    flat1[i] = 120;
+  }
+  int n = vc_run(&lt_vcm_backend_cpu, &p, flat0, flat0, W, H, v, cap);
+  T_CHECK("uniform frames: n = 0, no error", n == 0, "n=%d", n);
+  n = vc_run(&lt_vcm_backend_cpu, &p, flat0, flat1, W, H, v, cap);
+  T_CHECK("uniform frames with a brightness change: n = 0", n == 0, "n=%d", n);
+  n = vc_run(&lt_vcm_backend_cpu, &p, y->I9, y->I9, y->w, y->h, v, cap);
+  T_CHECK("static textured frame (no temporal difference): n = 0", n == 0, "n=%d", n);
+  /* 40x30 frames under a 64x64 search: the search is clamped to the frame */
+  vc_motion m;
+  vc_motion_affine(&m, 0, 1, 2, -1);
+  float I0[40 * 30], I1[40 * 30];
+  vc_make_pair(&m, 40, 30, 5, 0, I0, I1);
+  p.grid_x = p.grid_y = 4;
+  n = vc_run(&lt_vcm_backend_cpu, &p, I0, I1, 40, 30, v, cap);
+  double mx = 0, e = n > 0 ? vc_epe(&m, 40, 30, v, n, 0, &mx, NULL) : NAN;
+  T_CHECK(NAME("40x30 frames, 64x64 search (clamped): %d points, mean EPE %.3f (<= 0.2)", n, e),
+          n >= 16 && e <= 0.2, "n=%d max %g", n, mx);
+  /* frame smaller than the patch: documented error */
+  lt_log_set_level(LT_LOG_QUIET);
+  void *ctx = NULL;
+  int err = lt_vcm_backend_cpu.create(&ctx, &p, 4, 4);
+  T_CHECK("frame 4x4 smaller than the 5x5 patch: LT_ERR_INPUT, no context", err == LT_ERR_INPUT && !ctx,
+          "err=%d", err);
+  p.patch = 4;
+  err = lt_vcm_backend_cpu.create(&ctx, &p, 40, 30);
+  T_CHECK("even patch: LT_ERR_USAGE", err == LT_ERR_USAGE && !ctx, "err=%d", err);
+  lt_log_set_level(LT_LOG_NORMAL);
+  /* cap smaller than the points: the first cap, same as the full run */
+  lt_vcm_params_default(&p);
+  lt_vcm_vector few[10];
+  n = vc_run(&lt_vcm_backend_cpu, &p, y->I9, y->I10, y->w, y->h, v, cap);
+  int k = vc_run(&lt_vcm_backend_cpu, &p, y->I9, y->I10, y->w, y->h, few, 10);
+  T_CHECK("cap 10: 10 vectors, the first 10 of the full run", k == 10 && n > 10 &&
+          memcmp(few, v, sizeof few) == 0, "k=%d", k);
+  free(v);
+}
+
+static void test_threads(const yos *y)
+{
+  lt_vcm_params p;
+  lt_vcm_params_default(&p);
+  p.temporal_weight = 0.5f;
+  int cap = lt_vcm_max_points(&p), n[2] = {0, 0};
+  lt_vcm_vector *v[2];
+  int saved = omp_get_max_threads();
+  for (int t = 0; t < 2; t++) {
+    v[t] = calloc(cap, sizeof *v[t]);
+    omp_set_num_threads(t + 1);
+    void *ctx;
+    if (lt_vcm_backend_cpu.create(&ctx, &p, y->w, y->h) == 0) {
+      lt_vcm_backend_cpu.pair(ctx, y->I8, y->I9, v[t], cap, &n[t]);
+      lt_vcm_backend_cpu.pair(ctx, y->I9, y->I10, v[t], cap, &n[t]);
+      lt_vcm_backend_cpu.destroy(ctx);
+    }
+  }
+  omp_set_num_threads(saved);
+  T_CHECK("determinism: 1 and 2 OpenMP threads give the same bytes (yosemite, temporal on)",
+          n[0] > 0 && n[0] == n[1] && memcmp(v[0], v[1], sizeof *v[0] * n[0]) == 0, "n %d %d", n[0],
+          n[1]);
+  free(v[0]);
+  free(v[1]);
+}
+
+int main(void)
+{
+  test_sobel();
+  test_strength();
+  test_select();
+  test_ncm();
+  test_weights_peak();
+  test_synthetic();
+  yos y;
+  if (!yos_load(&y)) {
+    T_CHECK("yosemite data", 0, "%s/flow/yosemite not readable (set LT_DATA)", vc_data_dir());
+    yos_free(&y);
+    T_DONE();
+  }
+  test_yosemite(&y);
+  test_edges(&y);
+  test_threads(&y);
+  if (!getenv("LT_VCM_SKIP_CHOICES")) test_choices(&y);
+  yos_free(&y);
+  T_DONE();
+}

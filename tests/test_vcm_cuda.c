@@ -1,0 +1,156 @@
+/* test_vcm_cuda.c - the CUDA VCM backend (cuda/vcm/vcm.cu) against the CPU
+ * reference (src/vcm/vcm.c): the same points in the same order, vectors
+ * within tolerance, on Yosemite 9->10 (defaults), Yosemite 8->9->10 with the
+ * temporal prior, synthetic rotation, the exp similarity and parabola
+ * refinement, a 40x30 frame under a 64x64 search, search 128 (large shared
+ * memory), uniform frames (n = 0). SKIP when no CUDA device (or a CPU-only
+ * build).
+ *
+ * Tolerances. Where the similarity has no transcendental (minmax, minmax^2:
+ * the defaults) every operation of the CUDA code is the CPU's with the same
+ * rounding (no fused multiply-add, weights from one table, exact sums of
+ * weights), so vectors are expected equal: VCM_TOL_EXACT = 1e-5 px leaves
+ * room only for a compiler contracting a CPU multiply-add (-march with FMA).
+ * With the exp similarity, expf differs by an ulp between glibc and CUDA:
+ * 99% of vectors within VCM_TOL_EXP = 1e-3 px, and at most 1% may move to
+ * another integer peak of a nearly flat VCM. These were set from that
+ * reasoning, not yet from an H100 run; the first run prints the worst
+ * differences. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "image.h"
+#include "log.h"
+#include "test.h"
+#include "vcm/vcm.h"
+#include "vcm_common.h"
+
+#ifdef LT_HAVE_CUDA
+#include "../cuda/runtime.h"
+#include "../cuda/vcm/vcm_cuda.h"
+
+#define VCM_TOL_EXACT 1e-5
+#define VCM_TOL_EXP 1e-3
+
+static char nm[512];
+#define NAME(...) (snprintf(nm, sizeof nm, __VA_ARGS__), nm)
+
+/* Runs `pairs` consecutive pairs of frames[] on both backends and compares
+ * the last pair's output. */
+static void compare(const char *what, const lt_vcm_params *p, const float *const *frames, int pairs,
+                    int w, int h, double tol, double frac_within, int expect_points)
+{
+  int cap = lt_vcm_max_points(p), n[2] = {-1, -1}, err[2] = {0, 0};
+  lt_vcm_vector *v[2] = {calloc(cap, sizeof(lt_vcm_vector)), calloc(cap, sizeof(lt_vcm_vector))};
+  const lt_vcm_backend *be[2] = {&lt_vcm_backend_cpu, &lt_vcm_backend_cuda};
+  for (int b = 0; b < 2; b++) {
+    void *ctx;
+    err[b] = be[b]->create(&ctx, p, w, h);
+    for (int k = 0; k < pairs && !err[b]; k++)
+      err[b] = be[b]->pair(ctx, frames[k], frames[k + 1], v[b], cap, &n[b]);
+    if (!err[b]) be[b]->destroy(ctx);
+  }
+  if (err[0] || err[1]) {
+    T_CHECK(NAME("cuda vs cpu %s", what), 0, "errors cpu %d cuda %d", err[0], err[1]);
+    goto out;
+  }
+  int same_pts = n[0] == n[1];
+  for (int i = 0; same_pts && i < n[0]; i++)
+    same_pts = v[0][i].x == v[1][i].x && v[0][i].y == v[1][i].y;
+  T_CHECK(NAME("cuda vs cpu %s: the same %d points in the same order", what, n[0]),
+          same_pts && (expect_points ? n[0] > 0 : n[0] == 0), "n cpu %d cuda %d", n[0], n[1]);
+  if (!same_pts || n[0] == 0) goto out;
+  int within = 0, shown = 0;
+  double worst = 0, wscore = 0;
+  for (int i = 0; i < n[0]; i++) {
+    double e = fmax(fabs(v[0][i].dx - v[1][i].dx), fabs(v[0][i].dy - v[1][i].dy));
+    worst = fmax(worst, e);
+    wscore = fmax(wscore, fabs(v[0][i].score - v[1][i].score));
+    if (e <= tol)
+      within++;
+    else if (shown++ < 4)
+      printf("  mismatch %s point %d (%g,%g): cpu (%.6f,%.6f) cuda (%.6f,%.6f)\n", what, i, v[0][i].x,
+             v[0][i].y, v[0][i].dx, v[0][i].dy, v[1][i].dx, v[1][i].dy);
+  }
+  T_CHECK(NAME("cuda vs cpu %s: %d of %d vectors within %g px (need %.0f%%), worst %.2g px, worst "
+               "score diff %.2g",
+               what, within, n[0], tol, 100 * frac_within, worst, wscore),
+          within >= frac_within * n[0], "too many differ");
+out:
+  free(v[0]);
+  free(v[1]);
+}
+
+int main(void)
+{
+  int count = 0;
+  const char *why = "";
+  if (lt_cuda_probe(&count, &why) != 0 || count == 0) {
+    T_SKIP("vcm cuda vs cpu", "no CUDA device");
+    T_DONE();
+  }
+  char path[1024];
+  float *y8 = NULL, *y9 = NULL, *y10 = NULL;
+  int w = 0, h = 0;
+  snprintf(path, sizeof path, "%s/flow/yosemite/yos8.pgm", vc_data_dir());
+  int bad = lt_image_read(path, LT_CHANNEL_LUMA, &y8, &w, &h);
+  snprintf(path, sizeof path, "%s/flow/yosemite/yos9.pgm", vc_data_dir());
+  bad = bad || lt_image_read(path, LT_CHANNEL_LUMA, &y9, &w, &h);
+  snprintf(path, sizeof path, "%s/flow/yosemite/yos10.pgm", vc_data_dir());
+  bad = bad || lt_image_read(path, LT_CHANNEL_LUMA, &y10, &w, &h);
+  if (bad) {
+    T_CHECK("yosemite data", 0, "%s/flow/yosemite not readable (set LT_DATA)", vc_data_dir());
+    T_DONE();
+  }
+  lt_vcm_params p;
+  lt_vcm_params_default(&p);
+  const float *yos[3] = {y9, y10, NULL}, *yos3[3] = {y8, y9, y10};
+  compare("yosemite 9->10 defaults", &p, yos, 1, w, h, VCM_TOL_EXACT, 1.0, 1);
+  lt_vcm_params t = p;
+  t.temporal_weight = 0.5f;
+  compare("yosemite 8->9->10 temporal prior 0.5", &t, yos3, 2, w, h, VCM_TOL_EXACT, 1.0, 1);
+  t = p;
+  t.similarity = LT_VCM_SIM_EXP;
+  compare("yosemite exp similarity", &t, yos, 1, w, h, VCM_TOL_EXP, 0.99, 1);
+  t = p;
+  t.subpixel = LT_VCM_SUB_PARABOLA;
+  t.weighting = LT_VCM_W_GAUSS;
+  t.points_per_cell = 5;
+  compare("yosemite parabola, gauss weights, K 5", &t, yos, 1, w, h, VCM_TOL_EXACT, 1.0, 1);
+  t = p;
+  t.search = 128;
+  compare("yosemite search 128", &t, yos, 1, w, h, VCM_TOL_EXACT, 1.0, 1);
+
+  enum { W = 160, H = 160 };
+  static float s0[W * H], s1[W * H], f0[40 * 30], f1[40 * 30];
+  vc_motion m;
+  vc_motion_affine(&m, 3, 1, 0, 0);
+  vc_make_pair(&m, W, H, 11, 2, s0, s1);
+  const float *syn[2] = {s0, s1};
+  t = p;
+  t.grid_x = t.grid_y = 16;
+  t.search = 16;
+  compare("synthetic rotation 3 deg", &t, syn, 1, W, H, VCM_TOL_EXACT, 1.0, 1);
+  vc_motion_affine(&m, 0, 1, 2, -1);
+  vc_make_pair(&m, 40, 30, 5, 0, f0, f1);
+  const float *small[2] = {f0, f1};
+  t = p;
+  t.grid_x = t.grid_y = 4;
+  compare("40x30 frame, 64x64 search", &t, small, 1, 40, 30, VCM_TOL_EXACT, 1.0, 1);
+  for (int i = 0; i < 40 * 30; i++) f0[i] = f1[i] = 77.0f;
+  compare("uniform frames (n = 0)", &p, small, 1, 40, 30, VCM_TOL_EXACT, 1.0, 0);
+  free(y8);
+  free(y9);
+  free(y10);
+  T_DONE();
+}
+
+#else
+int main(void)
+{
+  T_SKIP("vcm cuda vs cpu", "CPU-only build (no CUDA device)");
+  T_DONE();
+}
+#endif
