@@ -1,9 +1,8 @@
-/* flow_eval.c - runs leuktrack's CPU CLG on one image pair and prints
- * "aee aae seconds" against a ground-truth .flo (optionally masked); used by
- * bench/flow_vs_opencv.py and for tuning the defaults of src/flow/clg.h.
- * Build: cc -O3 -fopenmp -Isrc -Isrc/io bench/flow_eval.c build-cpu/libleuktrack.a
- *        $(pkg-config --libs libpng ...) -lm   (the script does it)
- * Usage: flow_eval I0 I1 GT.flo MASK|- [alpha rho sigma levels warps iterations] [OUT.flo] */
+/* lt_flow_eval.c - runs leuktrack's CPU CLG on one image pair and prints
+ * "aee aae seconds" against a ground-truth .flo (optionally masked); used for
+ * tuning the defaults of src/flow/clg.h. Built by make as
+ * build/tools/lt_flow_eval (every file of data/ is a tool).
+ * Usage: lt_flow_eval I0 I1 GT.flo MASK|- [alpha rho sigma levels warps iterations] [OUT.flo] */
 #include <stdio.h>
 #include <stdlib.h>
 
