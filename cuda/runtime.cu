@@ -5,6 +5,9 @@
  * Devices under compute capability 8.0 are not counted (the binary carries
  * sm_80 and sm_90 code and compute_90 PTX). */
 #include <cuda_runtime.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 extern "C" {
 #include "error.h"
@@ -68,4 +71,92 @@ extern "C" int lt_cuda_select(int device)
   }
   lt_debug("cuda: context on device %d created in %.1f ms", device, 1e3 * (lt_now() - t0));
   return 0;
+}
+
+int lt_cuda_alloc(void **p, size_t bytes, const char *what)
+{
+  cudaError_t e = cudaMalloc(p, bytes ? bytes : 16);
+  if (e == cudaErrorMemoryAllocation) {
+    (void)cudaGetLastError();
+    lt_error("out of GPU memory allocating %s (%zu MB)", what, bytes >> 20);
+    return LT_ERR_GPU;
+  }
+  if (e != cudaSuccess) return lt_cuda_fail(e, what);
+  return 0;
+}
+
+int lt_cuda_alloc_host(void **p, size_t bytes, const char *what)
+{
+  cudaError_t e = cudaMallocHost(p, bytes ? bytes : 16);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    lt_error("out of pinned host memory allocating %s (%zu MB): %s", what, bytes >> 20, cudaGetErrorString(e));
+    return LT_ERR_GPU;
+  }
+  return 0;
+}
+
+int lt_cuda_stream(cudaStream_t *s, const char *what)
+{
+  LT_CU(cudaStreamCreateWithFlags(s, cudaStreamNonBlocking), what);
+  return 0;
+}
+
+int lt_cuda_timer_init(lt_cuda_timer *t, const char *const *names, int n)
+{
+  memset(t, 0, sizeof *t);
+  const char *tv = getenv("LT_CUDA_TIMING");
+  t->on = tv && tv[0] && strcmp(tv, "0") != 0;
+  t->names = names;
+  t->n = n < LT_CUDA_TIMER_MAX ? n : LT_CUDA_TIMER_MAX;
+  for (int k = 0; t->on && k < t->n; k++) {
+    cudaError_t e;
+    if ((e = cudaEventCreate(&t->ev[k][0])) != cudaSuccess || (e = cudaEventCreate(&t->ev[k][1])) != cudaSuccess)
+      return lt_cuda_fail(e, "creating timing events");
+  }
+  return 0;
+}
+
+void lt_cuda_timer_tic(lt_cuda_timer *t, int k, cudaStream_t s)
+{
+  if (t->on && k < t->n) cudaEventRecord(t->ev[k][0], s);
+}
+
+void lt_cuda_timer_toc(lt_cuda_timer *t, int k, cudaStream_t s)
+{
+  if (!t->on || k >= t->n) return;
+  cudaEventRecord(t->ev[k][1], s);
+  t->calls[k]++;
+}
+
+void lt_cuda_timer_collect(lt_cuda_timer *t, const int *ks, int nk)
+{
+  if (!t->on) return;
+  for (int i = 0; i < nk; i++) {
+    float ms = 0;
+    if (ks[i] < t->n && cudaEventElapsedTime(&ms, t->ev[ks[i]][0], t->ev[ks[i]][1]) == cudaSuccess)
+      t->ms[ks[i]] += ms;
+    else
+      (void)cudaGetLastError();
+  }
+}
+
+void lt_cuda_timer_print(const lt_cuda_timer *t)
+{
+  if (!t->on) return;
+  fprintf(stderr, "cuda timing (events, ms): %-14s %8s %10s %10s\n", "stage", "calls", "total_ms", "mean_us");
+  for (int k = 0; k < t->n; k++)
+    if (t->calls[k])
+      fprintf(stderr, "cuda timing (events, ms): %-14s %8ld %10.3f %10.1f\n", t->names[k], t->calls[k], t->ms[k],
+              1e3 * t->ms[k] / t->calls[k]);
+}
+
+void lt_cuda_timer_free(lt_cuda_timer *t)
+{
+  for (int k = 0; k < t->n; k++) {
+    if (t->ev[k][0]) cudaEventDestroy(t->ev[k][0]);
+    if (t->ev[k][1]) cudaEventDestroy(t->ev[k][1]);
+  }
+  (void)cudaGetLastError();
+  memset(t, 0, sizeof *t);
 }

@@ -37,29 +37,13 @@ extern "C" {
 
 #define MAX_PREFIX 4096 /* maxima copied back with the count */
 
-static const char *tnames[T_N] = {"upload", "detect(all)", "gradient", "gicov", "dilate+maxima",
+static const char *const tnames[T_N] = {"upload", "detect(all)", "gradient", "gicov", "dilate+maxima",
                                   "refine", "track", "track:window", "track:mgvf", "track:snake"};
 
-void lt_cu_tic(lt_cu_ctx *c, int k)
-{
-  if (c->timing) cudaEventRecord(c->tev[k][0], c->stream);
-}
-void lt_cu_toc(lt_cu_ctx *c, int k)
-{
-  if (!c->timing) return;
-  cudaEventRecord(c->tev[k][1], c->stream);
-  c->t_calls[k]++;
-}
+void lt_cu_tic(lt_cu_ctx *c, int k) { lt_cuda_timer_tic(&c->tm, k, c->stream); }
+void lt_cu_toc(lt_cu_ctx *c, int k) { lt_cuda_timer_toc(&c->tm, k, c->stream); }
 /* After a synchronise: add the elapsed times of the events just recorded. */
-static void timing_collect(lt_cu_ctx *c, const int *ks, int nk)
-{
-  if (!c->timing) return;
-  for (int i = 0; i < nk; i++) {
-    float ms = 0;
-    if (cudaEventElapsedTime(&ms, c->tev[ks[i]][0], c->tev[ks[i]][1]) == cudaSuccess) c->t_ms[ks[i]] += ms;
-    else (void)cudaGetLastError();
-  }
-}
+static void timing_collect(lt_cu_ctx *c, const int *ks, int nk) { lt_cuda_timer_collect(&c->tm, ks, nk); }
 
 /* The frame's float pixels (from 8-bit src8 into dst, or already in srcf)
  * and its gradient: (p[1] - p[-1]) / 2, (p[w] - p[-w]) / 2 at interior
@@ -97,12 +81,8 @@ static void cu_destroy(void *vctx)
   lt_cu_ctx *c = (lt_cu_ctx *)vctx;
   if (!c) return;
   if (c->stream) cudaStreamSynchronize(c->stream);
-  if (c->timing) {
-    fprintf(stderr, "cuda timing (events, ms): %-14s %8s %10s %10s\n", "stage", "calls", "total_ms", "mean_us");
-    for (int k = 0; k < T_N; k++)
-      if (c->t_calls[k])
-        fprintf(stderr, "cuda timing (events, ms): %-14s %8ld %10.3f %10.1f\n", tnames[k], c->t_calls[k],
-                c->t_ms[k], 1e3 * c->t_ms[k] / c->t_calls[k]);
+  if (c->tm.on) {
+    lt_cuda_timer_print(&c->tm);
     unsigned long long pr[LT_CU_PROF_N];
     if (c->d_prof && cudaMemcpy(pr, c->d_prof, sizeof pr, cudaMemcpyDeviceToHost) == cudaSuccess) {
       static const char *ph[2][4] = {{"gicov grid", "argmax+subpixel", "E window", ""},
@@ -120,11 +100,8 @@ static void cu_destroy(void *vctx)
                 (double)pr[18] / pr[22], (double)pr[19] / pr[22], (double)pr[20] / pr[22], (double)pr[21] / pr[22]);
     }
     cudaFree(c->d_prof);
-    for (int k = 0; k < T_N; k++) {
-      if (c->tev[k][0]) cudaEventDestroy(c->tev[k][0]);
-      if (c->tev[k][1]) cudaEventDestroy(c->tev[k][1]);
-    }
   }
+  lt_cuda_timer_free(&c->tm);
   cudaFree(c->d_cos);
   cudaFree(c->d_sin);
   cudaFree(c->d_dx);
@@ -167,29 +144,6 @@ static void cu_destroy(void *vctx)
   free(c);
 }
 
-/* cudaMalloc / cudaMallocHost with the "out of GPU memory" message. */
-static int dev_alloc(void **p, size_t bytes, const char *what)
-{
-  cudaError_t e = cudaMalloc(p, bytes ? bytes : 16);
-  if (e == cudaErrorMemoryAllocation) {
-    (void)cudaGetLastError();
-    lt_error("out of GPU memory allocating %s (%zu MB)", what, bytes >> 20);
-    return LT_ERR_GPU;
-  }
-  if (e != cudaSuccess) return lt_cuda_fail(e, what);
-  return 0;
-}
-static int host_alloc(void **p, size_t bytes, const char *what)
-{
-  cudaError_t e = cudaMallocHost(p, bytes ? bytes : 16);
-  if (e != cudaSuccess) {
-    (void)cudaGetLastError();
-    lt_error("out of pinned host memory allocating %s (%zu MB): %s", what, bytes >> 20, cudaGetErrorString(e));
-    return LT_ERR_GPU;
-  }
-  return 0;
-}
-
 static int cu_create(void **out, const lt_leuk_params *p, int width, int height, int max_cells)
 {
   lt_cu_ctx *c = (lt_cu_ctx *)calloc(1, sizeof *c);
@@ -203,8 +157,6 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
   c->fh = height;
   c->max_cells = max_cells;
   c->dev_cells = -1;
-  const char *tv = getenv("LT_CUDA_TIMING");
-  c->timing = tv && tv[0] && strcmp(tv, "0") != 0;
   const char *pv = getenv("LT_CUDA_PREFETCH"); /* experiment: 0 = no prefetch of the next frame */
   c->no_prefetch = pv && strcmp(pv, "0") == 0;
   lt_stencil st;
@@ -222,35 +174,35 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
     err = lt_cuda_fail(e, "creating the stream");
     goto fail;
   }
-  if ((err = dev_alloc((void **)&c->d_cos, sizeof(double) * N, "the stencils")) ||
-      (err = dev_alloc((void **)&c->d_sin, sizeof(double) * N, "the stencils")) ||
-      (err = dev_alloc((void **)&c->d_dx, sizeof(int) * N * nr, "the stencils")) ||
-      (err = dev_alloc((void **)&c->d_dy, sizeof(int) * N * nr, "the stencils")) ||
-      (err = dev_alloc((void **)&c->d_off, sizeof(int) * N * nr, "the stencils")) ||
-      (err = dev_alloc((void **)&c->d_frame, sizeof(float) * n, "the frame")) ||
-      (err = dev_alloc((void **)&c->d_frame8, n, "the frame")) ||
-      (err = dev_alloc((void **)&c->d_pref8, n, "the next frame")) ||
-      (err = host_alloc((void **)&c->h_pref8, n, "the frame staging")) ||
-      (err = dev_alloc((void **)&c->d_grad, sizeof(float2) * n, "the frame gradient")) ||
-      (err = host_alloc((void **)&c->h_framef[0], sizeof(float) * n, "the frame staging")) ||
-      (err = host_alloc((void **)&c->h_framef[1], sizeof(float) * n, "the frame staging")) ||
-      (err = host_alloc((void **)&c->h_frame8[0], n, "the frame staging")) ||
-      (err = host_alloc((void **)&c->h_frame8[1], n, "the frame staging")) ||
-      (err = dev_alloc((void **)&c->d_gx, sizeof(float) * n, "the gradient maps")) ||
-      (err = dev_alloc((void **)&c->d_gy, sizeof(float) * n, "the gradient maps")) ||
-      (err = dev_alloc((void **)&c->d_gicov, sizeof(float) * n, "the GICOV map")) ||
-      (err = dev_alloc((void **)&c->d_mg, sizeof(float) * n, "the GICOV map")) ||
-      (err = dev_alloc((void **)&c->d_dil, sizeof(float) * n, "the dilated map")) ||
-      (err = dev_alloc((void **)&c->d_ridx, n, "the radius map")) ||
-      (err = dev_alloc((void **)&c->d_maxbuf, 16 + sizeof(lt_cu_max) * c->max_cap, "the maxima list")) ||
-      (err = host_alloc((void **)&c->h_maxbuf, 16 + sizeof(lt_cu_max) * c->max_cap, "the maxima list")) ||
-      (err = dev_alloc((void **)&c->d_rin, sizeof(lt_cu_refine_in) * c->refine_cap, "the refinement jobs")) ||
-      (err = host_alloc((void **)&c->h_rin, sizeof(lt_cu_refine_in) * c->refine_cap, "the refinement jobs")) ||
-      (err = dev_alloc((void **)&c->d_rout, sizeof(lt_cu_refine_out) * c->refine_cap, "the refinement jobs")) ||
-      (err = host_alloc((void **)&c->h_rout, sizeof(lt_cu_refine_out) * c->refine_cap, "the refinement jobs")) ||
-      (err = dev_alloc((void **)&c->d_err, sizeof(lt_leuk_cell) * (1 + (max_cells > 0 ? max_cells : 1)), "the cell states")) ||
-      (err = host_alloc((void **)&c->h_err, sizeof(lt_leuk_cell) * (1 + (max_cells > 0 ? max_cells : 1)), "the cell states")) ||
-      (err = dev_alloc((void **)&c->d_iters, sizeof(int), "a counter")))
+  if ((err = lt_cuda_alloc((void **)&c->d_cos, sizeof(double) * N, "the stencils")) ||
+      (err = lt_cuda_alloc((void **)&c->d_sin, sizeof(double) * N, "the stencils")) ||
+      (err = lt_cuda_alloc((void **)&c->d_dx, sizeof(int) * N * nr, "the stencils")) ||
+      (err = lt_cuda_alloc((void **)&c->d_dy, sizeof(int) * N * nr, "the stencils")) ||
+      (err = lt_cuda_alloc((void **)&c->d_off, sizeof(int) * N * nr, "the stencils")) ||
+      (err = lt_cuda_alloc((void **)&c->d_frame, sizeof(float) * n, "the frame")) ||
+      (err = lt_cuda_alloc((void **)&c->d_frame8, n, "the frame")) ||
+      (err = lt_cuda_alloc((void **)&c->d_pref8, n, "the next frame")) ||
+      (err = lt_cuda_alloc_host((void **)&c->h_pref8, n, "the frame staging")) ||
+      (err = lt_cuda_alloc((void **)&c->d_grad, sizeof(float2) * n, "the frame gradient")) ||
+      (err = lt_cuda_alloc_host((void **)&c->h_framef[0], sizeof(float) * n, "the frame staging")) ||
+      (err = lt_cuda_alloc_host((void **)&c->h_framef[1], sizeof(float) * n, "the frame staging")) ||
+      (err = lt_cuda_alloc_host((void **)&c->h_frame8[0], n, "the frame staging")) ||
+      (err = lt_cuda_alloc_host((void **)&c->h_frame8[1], n, "the frame staging")) ||
+      (err = lt_cuda_alloc((void **)&c->d_gx, sizeof(float) * n, "the gradient maps")) ||
+      (err = lt_cuda_alloc((void **)&c->d_gy, sizeof(float) * n, "the gradient maps")) ||
+      (err = lt_cuda_alloc((void **)&c->d_gicov, sizeof(float) * n, "the GICOV map")) ||
+      (err = lt_cuda_alloc((void **)&c->d_mg, sizeof(float) * n, "the GICOV map")) ||
+      (err = lt_cuda_alloc((void **)&c->d_dil, sizeof(float) * n, "the dilated map")) ||
+      (err = lt_cuda_alloc((void **)&c->d_ridx, n, "the radius map")) ||
+      (err = lt_cuda_alloc((void **)&c->d_maxbuf, 16 + sizeof(lt_cu_max) * c->max_cap, "the maxima list")) ||
+      (err = lt_cuda_alloc_host((void **)&c->h_maxbuf, 16 + sizeof(lt_cu_max) * c->max_cap, "the maxima list")) ||
+      (err = lt_cuda_alloc((void **)&c->d_rin, sizeof(lt_cu_refine_in) * c->refine_cap, "the refinement jobs")) ||
+      (err = lt_cuda_alloc_host((void **)&c->h_rin, sizeof(lt_cu_refine_in) * c->refine_cap, "the refinement jobs")) ||
+      (err = lt_cuda_alloc((void **)&c->d_rout, sizeof(lt_cu_refine_out) * c->refine_cap, "the refinement jobs")) ||
+      (err = lt_cuda_alloc_host((void **)&c->h_rout, sizeof(lt_cu_refine_out) * c->refine_cap, "the refinement jobs")) ||
+      (err = lt_cuda_alloc((void **)&c->d_err, sizeof(lt_leuk_cell) * (1 + (max_cells > 0 ? max_cells : 1)), "the cell states")) ||
+      (err = lt_cuda_alloc_host((void **)&c->h_err, sizeof(lt_leuk_cell) * (1 + (max_cells > 0 ? max_cells : 1)), "the cell states")) ||
+      (err = lt_cuda_alloc((void **)&c->d_iters, sizeof(int), "a counter")))
     goto fail;
   /* one block per direction and frame: a cell-sized slot with the error
    * flag, then the cells (one upload clears the flag, one copy brings
@@ -273,12 +225,7 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
     err = lt_cuda_fail(e, "creating the upload stream");
     goto fail;
   }
-  if (c->timing)
-    for (int k = 0; k < T_N; k++)
-      if ((e = cudaEventCreate(&c->tev[k][0])) != cudaSuccess || (e = cudaEventCreate(&c->tev[k][1])) != cudaSuccess) {
-        err = lt_cuda_fail(e, "creating timing events");
-        goto fail;
-      }
+  if ((err = lt_cuda_timer_init(&c->tm, tnames, T_N))) goto fail;
   /* stencils: the CPU's own tables, so the geometry is identical */
   if ((e = cudaMemcpy(c->d_cos, st.cosv, sizeof(double) * N, cudaMemcpyHostToDevice)) != cudaSuccess ||
       (e = cudaMemcpy(c->d_sin, st.sinv, sizeof(double) * N, cudaMemcpyHostToDevice)) != cudaSuccess ||
@@ -315,6 +262,7 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
     k->lost_score = p->lost_fraction * p->gicov_threshold;
     k->rstep_param = p->rstep;
     /* LT_CUDA_TIMING=2: per-phase cycle counters in the tracking kernels */
+    const char *tv = getenv("LT_CUDA_TIMING");
     if (tv && !strcmp(tv, "2") &&
         cudaMalloc(&c->d_prof, sizeof(unsigned long long) * LT_CU_PROF_N) == cudaSuccess &&
         cudaMemset(c->d_prof, 0, sizeof(unsigned long long) * LT_CU_PROF_N) == cudaSuccess)
@@ -326,7 +274,7 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
     }
   }
   if ((err = lt_cu_refine_init()) || (err = lt_cu_track_setup(c))) goto fail;
-  if ((err = dev_alloc((void **)&c->d_win, sizeof(float) * 2 * (size_t)c->win_max, "the MGVF test window")))
+  if ((err = lt_cuda_alloc((void **)&c->d_win, sizeof(float) * 2 * (size_t)c->win_max, "the MGVF test window")))
     goto fail;
   lt_stencil_free(&st);
   lt_info("cuda: %dx%d frames, %d cells max, tracking windows in %s memory (%zu KB per block)", width, height,

@@ -16,6 +16,7 @@
 
 extern "C" {
 #include "leuk.h"
+#include "runtime.h"
 }
 #include "interp.h"
 
@@ -143,10 +144,7 @@ typedef struct lt_cu_ctx {
   float *d_win;         /* 2 * win_max */
   int *d_iters;
   /* timing (LT_CUDA_TIMING=1) */
-  int timing;
-  cudaEvent_t tev[T_N][2];
-  double t_ms[T_N];
-  long t_calls[T_N];
+  lt_cuda_timer tm;
   unsigned long long *d_prof; /* LT_CUDA_TIMING=2 */
 } lt_cu_ctx;
 
@@ -158,7 +156,7 @@ int lt_cu_track_setup(lt_cu_ctx *c);
 int lt_cu_track_launch(lt_cu_ctx *c, int n);
 int lt_cu_track_split_launch(lt_cu_ctx *c, int n);
 int lt_cu_mgvf_launch(lt_cu_ctx *c, int w, int h);
-/* Timing helpers (no-ops unless c->timing). */
+/* Timing helpers (no-ops unless LT_CUDA_TIMING=1; cuda/runtime.h). */
 void lt_cu_tic(lt_cu_ctx *c, int k);
 void lt_cu_toc(lt_cu_ctx *c, int k);
 
