@@ -4,10 +4,17 @@
 #   make demo       generate the synthetic sample, track it, print accuracy
 #   make bench      benchmark tables (docs/PERFORMANCE.md)
 #   make portable   self-contained binary linked against a static minimal FFmpeg
-#   make install PREFIX=/usr/local DESTDIR=
+#   make install prefix=/usr/local DESTDIR=   (bindir, mandir; also the batch and Slurm scripts)
+#   make uninstall
 #   make SANITIZE=1 check   ASan + UBSan build
 SHELL := /bin/bash
+# GNU installation directories (PREFIX is accepted as the old name of prefix)
 PREFIX ?= /usr/local
+prefix ?= $(PREFIX)
+exec_prefix ?= $(prefix)
+bindir ?= $(exec_prefix)/bin
+datarootdir ?= $(prefix)/share
+mandir ?= $(datarootdir)/man
 VERSION := 0.1.0
 BUILD ?= build
 
@@ -72,7 +79,7 @@ TOOL_SRCS := $(sort $(wildcard data/*.c))
 TOOL_BINS := $(TOOL_SRCS:data/%.c=$(BUILD)/tools/%)
 BIN := leuktrack$(if $(filter 1,$(PORTABLE)),-portable,)$(if $(filter 1,$(SANITIZE)),-san,)
 
-.PHONY: all check demo bench install clean deps portable fuzz tools found
+.PHONY: all check demo bench install uninstall clean deps portable fuzz tools found
 all: found $(BIN) tools
 
 found:
@@ -121,12 +128,22 @@ bench: deps
 	@BUILD=$(BUILD) bash scripts/bench.sh
 
 portable:
+	@test -f $(abspath ../shared/tools/ffmpeg-static)/lib/pkgconfig/libavformat.pc -o -n "$(FFMPEG_STATIC)" || \
+	  { echo "make portable: no static FFmpeg in ../shared/tools/ffmpeg-static; build one with scripts/build-ffmpeg-static.sh --prefix DIR, then make portable FFMPEG_STATIC=DIR" >&2; exit 1; }
+	@test -z "$(FFMPEG_STATIC)" -o -f "$(FFMPEG_STATIC)/lib/pkgconfig/libavformat.pc" || \
+	  { echo "make portable: FFMPEG_STATIC=$(FFMPEG_STATIC) holds no lib/pkgconfig/libavformat.pc; build it with scripts/build-ffmpeg-static.sh" >&2; exit 1; }
 	@$(MAKE) --no-print-directory PORTABLE=1 all
 
 install: $(BIN)
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
-	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/leuktrack
-	install -m 644 man/leuktrack.1 $(DESTDIR)$(PREFIX)/share/man/man1/leuktrack.1
+	install -d $(DESTDIR)$(bindir) $(DESTDIR)$(mandir)/man1
+	install -m 755 $(BIN) $(DESTDIR)$(bindir)/leuktrack
+	install -m 755 scripts/leuktrack-batch $(DESTDIR)$(bindir)/leuktrack-batch
+	install -m 755 scripts/leuktrack-slurm.sbatch $(DESTDIR)$(bindir)/leuktrack-slurm.sbatch
+	install -m 644 man/leuktrack.1 $(DESTDIR)$(mandir)/man1/leuktrack.1
+
+uninstall:
+	rm -f $(DESTDIR)$(bindir)/leuktrack $(DESTDIR)$(bindir)/leuktrack-batch \
+	  $(DESTDIR)$(bindir)/leuktrack-slurm.sbatch $(DESTDIR)$(mandir)/man1/leuktrack.1
 
 clean:
 	rm -rf build build-cpu build-san build-portable build-fuzz leuktrack leuktrack-portable leuktrack-san

@@ -22,6 +22,7 @@
 enum {
   O_OUTPUT = 'o', O_QUIET = 'q', O_VERBOSE = 'v', O_HELP = 'h', O_VERSION = 'V', O_THREADS = 'j',
   O_OVERLAY = 256, O_FRAMES, O_BACKEND, O_DEVICE, O_PROGRESS, O_NO_PROGRESS, O_STATS, O_CHANNEL, O_FPS,
+  O_ON_DAMAGE,
 };
 
 static const lt_optdef common[] = {
@@ -33,6 +34,7 @@ static const lt_optdef common[] = {
   {"threads", O_THREADS, required_argument, "N", "CPU threads (default: all cores)"},
   {"channel", O_CHANNEL, required_argument, "luma|r|g|b", "colour channel to analyse (default luma)"},
   {"fps", O_FPS, required_argument, "F", "frame rate (default: from the video)"},
+  {"on-damage", O_ON_DAMAGE, required_argument, "warn|error", "a damaged video: warn (default) or fail (exit 3)"},
   {"progress", O_PROGRESS, no_argument, NULL, "show a progress line on stderr"},
   {"no-progress", O_NO_PROGRESS, no_argument, NULL, "never show progress (default: only on a terminal)"},
   {"stats", O_STATS, optional_argument, "FILE", "print per-stage timings (to stderr or FILE)"},
@@ -179,6 +181,40 @@ static void mode_list(char *buf, size_t n)
   }
 }
 
+/* Levenshtein distance of a and b (short strings). */
+static int edit_distance(const char *a, const char *b)
+{
+  int la = (int)strlen(a), lb = (int)strlen(b);
+  if (la > 40 || lb > 40) return 99;
+  int d[41][41];
+  for (int i = 0; i <= la; i++) d[i][0] = i;
+  for (int j = 0; j <= lb; j++) d[0][j] = j;
+  for (int i = 1; i <= la; i++)
+    for (int j = 1; j <= lb; j++) {
+      int c = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+      if (d[i - 1][j] + 1 < c) c = d[i - 1][j] + 1;
+      if (d[i][j - 1] + 1 < c) c = d[i][j - 1] + 1;
+      d[i][j] = c;
+    }
+  return d[la][lb];
+}
+
+/* The option of the table closest to name (at most 2 edits, or 3 for long
+ * names), NULL if none. */
+static const char *did_you_mean(const lt_optdef *all, int nall, const char *name)
+{
+  const char *best = NULL;
+  int bd = strlen(name) >= 8 ? 4 : 3;
+  for (int i = 0; i < nall; i++) {
+    int dd = edit_distance(name, all[i].name);
+    if (dd < bd) {
+      bd = dd;
+      best = all[i].name;
+    }
+  }
+  return best;
+}
+
 /* '?' from getopt: an unknown option, one of another mode, or a value given
  * to an option that takes none. */
 static int unknown_option(const lt_mode *m, const lt_optdef *all, int nall, const char *arg)
@@ -202,6 +238,11 @@ static int unknown_option(const lt_mode *m, const lt_optdef *all, int nall, cons
       if (owner && owner != m) {
         lt_error("option '--%s' belongs to mode '%s', not '%s' (see leuktrack %s --help)", name, owner->name,
                  m->name, owner->name);
+        return LT_ERR_USAGE;
+      }
+      const char *near = did_you_mean(all, nall, name);
+      if (near) {
+        lt_error("unknown option '%s'; did you mean '--%s'? (see leuktrack %s --help)", arg, near, m->name);
         return LT_ERR_USAGE;
       }
     }
@@ -232,6 +273,7 @@ static int set_common(lt_settings *s, int c, const char *name, const char *a)
     s->channel = k == 0 ? LT_CHANNEL_LUMA : k == 1 ? LT_CHANNEL_R : k == 2 ? LT_CHANNEL_G : LT_CHANNEL_B;
     return 0;
   case O_FPS: return lt_opt_double(name, a, 1e-6, 1e7, &s->fps);
+  case O_ON_DAMAGE: return lt_opt_choice(name, a, "warn|error", &s->damage_error);
   case O_PROGRESS: s->progress = 1; return 0;
   case O_NO_PROGRESS: s->progress = 0; return 0;
   case O_STATS: s->stats = a ? a : ""; return 0; /* --stats= (empty) means stderr too */

@@ -10,6 +10,7 @@ int lt_exit_status(int err)
   case LT_ERR_OUTPUT: return LT_EXIT_OUTPUT;
   case LT_ERR_GPU: return LT_EXIT_GPU;
   case LT_ERR_INTERRUPTED: return LT_EXIT_INTERRUPTED;
+  case LT_ERR_PIPE: return LT_EXIT_PIPE;
   default: return LT_EXIT_FAILURE;
   }
 }

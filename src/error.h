@@ -14,6 +14,7 @@ enum lt_err {
   LT_ERR_GPU = -5,         /* CUDA requested but unusable, GPU error -> exit 5 */
   LT_ERR_INTERRUPTED = -6, /* SIGINT/SIGTERM                         -> exit 130 */
   LT_ERR_NOMEM = -7,       /* allocation failed                      -> exit 1 */
+  LT_ERR_PIPE = -8,        /* stdout's reader went away (| head)     -> exit 141, quietly */
 };
 
 enum lt_exit {
@@ -24,6 +25,7 @@ enum lt_exit {
   LT_EXIT_OUTPUT = 4,
   LT_EXIT_GPU = 5,
   LT_EXIT_INTERRUPTED = 130,
+  LT_EXIT_PIPE = 141,      /* 128 + SIGPIPE, what a shell shows for a tool stopped by a closed pipe */
 };
 
 /* Map an lt_err (0 or negative) to the process exit status. */

@@ -32,6 +32,7 @@ typedef struct lt_settings {
   int verbosity;             /* LT_LOG_* */
   lt_channel channel;        /* --channel */
   double fps;                /* --fps; 0 = from the input */
+  int damage_error;          /* --on-damage error: a damaged video is an error, not a warning */
 } lt_settings;
 
 /* One option of a table. id: a short option letter (common options only) or

@@ -36,6 +36,13 @@ int lt_opt_double(const char *opt, const char *s, double lo, double hi, double *
   char *end;
   errno = 0;
   double v = strtod(s, &end);
+  if (*end == ',' && end > s && strchr(end + 1, ',') == NULL) { /* 0,65: a decimal comma */
+    char why[128], dot[64];
+    snprintf(dot, sizeof dot, "%s", s);
+    *strchr(dot, ',') = '.';
+    snprintf(why, sizeof why, "not a number (use '.' as the decimal separator: %s)", dot);
+    return lt_opt_bad(opt, s, why);
+  }
   if (end == s || *end || errno || v != v) return lt_opt_bad(opt, s, "not a number");
   if (v < lo || v > hi) {
     char why[96];

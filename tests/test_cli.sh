@@ -73,6 +73,10 @@ bad=$(grep -l '#include "cli.h"' src/*/*.c src/*/*.h 2>/dev/null | tr '\n' ' ')
 grep -q '^\.SH EXIT STATUS' man/leuktrack.1 && pass "man page has EXIT STATUS" || fail "man page" "no EXIT STATUS"
 
 expect "unknown option -> 2" 2 "unknown option '--bogus'" -- "$LT" --bogus x.avi
+expect "mistyped option: did you mean" 2 "did you mean '--summary'?" -- "$LT" --sumary s.csv x.avi
+expect "decimal comma: a hint" 2 "use '.' as the decimal separator: 0.65" -- "$LT" --um-per-px 0,65 x.avi
+expect "second positional that looks like an output: a hint" 2 "did you mean -o tracks.csv?" -- "$LT" in.avi tracks.csv
+expect "--on-damage takes warn or error" 2 "expected warn or error" -- "$LT" --on-damage maybe x.avi
 expect "no input -> 2" 2 "no input video given" -- "$LT"
 expect "bad number -> 2" 2 "invalid value 'x' for --threads" -- "$LT" --threads x in.avi
 expect "out of range -> 2" 2 "invalid value '0' for --detect-every" -- "$LT" --detect-every 0 in.avi
@@ -92,6 +96,10 @@ if [ -f "$RODINIA" ]; then
   expect "full disk -> 4" 4 "/dev/full" -- "$LT" "$RODINIA" -o /dev/full
   expect "ROI outside the frame -> 2" 2 "extends past the 640x480 frame" -- "$LT" "$RODINIA" --roi 0,300,640,219 -o "$T/o.csv"
   expect "frames beyond the video -> 3" 3 "no frames in the range" -- "$LT" "$RODINIA" --frames 5:9 -o "$T/o.csv"
+  # stdout closed early (| head): a quiet stop, status 141, no "Broken pipe"
+  ( "$LT" "$RODINIA" -o - 2>"$T/pipe_err"; echo $? >"$T/pipe_rc" ) | head -c 10 >/dev/null
+  [ "$(cat "$T/pipe_rc")" = 141 ] && [ ! -s "$T/pipe_err" ] && pass "stdout closed by the reader: quiet, exit 141" \
+    || fail "closed stdout" "rc=$(cat "$T/pipe_rc") stderr: $(head -c 200 "$T/pipe_err")"
   # the reference crop: 38 detections on the real frame (issue 2)
   "$LT" "$RODINIA" --roi 0,110,640,219 -o "$T/r.csv" 2>"$T/err"; rc=$?
   n=$(($(wc -l <"$T/r.csv") - 1))
@@ -121,6 +129,24 @@ if [ -f "$MES/mesentery_green_gray8_rawvideo.avi" ]; then
   else fail "--channel g" "tracks differ or empty"; fi
 else
   skip "--channel g" "mesentery data not found"
+fi
+
+# damage: a video cut short gives fewer frames than its header announces
+if [ -f "$MES/mesentery_green_gray8_rawvideo.avi" ]; then
+  size=$(stat -c %s "$MES/mesentery_green_gray8_rawvideo.avi")
+  head -c $((size * 6 / 10)) "$MES/mesentery_green_gray8_rawvideo.avi" >"$T/cut20.avi"
+  "$LT" "$T/cut20.avi" -o "$T/cut.csv" 2>"$T/err"; rc=$?
+  [ $rc -eq 0 ] && grep -q "is damaged: .*fewer frames than the container announces" "$T/err" && [ -s "$T/cut.csv" ] \
+    && pass "a truncated AVI: warning that names the damage, output kept" || fail "truncated AVI warning" "rc=$rc $(cat "$T/err")"
+  expect "--on-damage error: a truncated AVI -> 3" 3 "is damaged" -- "$LT" "$T/cut20.avi" -o "$T/cut2.csv" --on-damage error
+  [ ! -e "$T/cut2.csv" ] && pass "--on-damage error leaves no output file" || fail "--on-damage error output" "cut2.csv exists"
+  "$LT" --channel g "$MES/mesentery_flowcatchR/MeseData_frame_%03d.png" -o "$T/m3.csv" 2>"$T/err"
+  grep -q "image files store no frame rate; t_s assumes 25 fps" "$T/err" && pass "image sequence: the default frame rate is announced" \
+    || fail "fps default warning" "$(cat "$T/err")"
+  "$LT" --channel g --fps 10 "$MES/mesentery_flowcatchR/MeseData_frame_%03d.png" -o "$T/m4.csv" 2>"$T/err"
+  ! grep -q "frame rate" "$T/err" && pass "image sequence with --fps: no warning" || fail "fps warning with --fps" "$(cat "$T/err")"
+  "$LT" --progress "$MES/mesentery_green_gray8_rawvideo.avi" -o "$T/p.csv" 2>"$T/err"
+  grep -q "done: 20 frames in" "$T/err" && pass "--progress: a completion line" || fail "--progress" "$(tr '\r' '\n' <"$T/err" | tail -3)"
 fi
 
 # formats, summary, overlay, determinism on a short synthetic clip

@@ -25,6 +25,9 @@ struct lt_loop {
   int nout;
   lt_frame prev;            /* pairs: a copy of the previous frame */
   int have_prev;
+  long decoded;             /* frames the source gave (in range or not) */
+  lt_video_damage_info damage;
+  long damage_missing;
 };
 
 void lt_loop_time(lt_loop *L, int k, double seconds)
@@ -109,6 +112,35 @@ static int copy_prev(lt_loop *L, const lt_frame *f)
   return 0;
 }
 
+/* A damaged video: one warning (or, with --on-damage error, an error) that
+ * says what was seen, and a line in --stats. */
+static int damage_check(lt_loop *L, const char *name, int frames, int at_end)
+{
+  lt_video_damage_info d;
+  lt_source_damage(L->src, &d);
+  /* exact count from the header, else (with a margin) from its duration */
+  int missing = at_end && ((d.declared > 0 && L->decoded < d.declared) ||
+                           (d.declared == 0 && d.expected > 0 && L->decoded < 0.9 * d.expected - 1));
+  if (missing && d.declared == 0) d.declared = d.expected;
+  L->damage = d;
+  L->damage_missing = missing ? d.declared - L->decoded : 0;
+  if (!d.rejected && !d.concealed && !missing) return 0;
+  char what[256];
+  snprintf(what, sizeof what, "%d packets rejected, %d frames with errors concealed by the decoder%s", d.rejected,
+           d.concealed, missing ? ", fewer frames than the container announces" : "");
+  if (missing) {
+    size_t l = strlen(what);
+    snprintf(what + l, sizeof what - l, " (%ld of %ld)", L->decoded, d.declared);
+  }
+  if (L->s->damage_error) {
+    lt_error("'%s' is damaged: %s (--on-damage error)", name, what);
+    return LT_ERR_INPUT;
+  }
+  lt_warn("'%s' is damaged: %s; results near the damage may be wrong (--on-damage error makes this an error)",
+          name, what);
+  return 0;
+}
+
 static void fmt_eta(char *b, size_t n, double s)
 {
   if (s < 0) snprintf(b, n, "?");
@@ -131,6 +163,9 @@ static int print_stats(lt_loop *L, lt_outfile *so, int frames, int steps, double
   for (int s = 0; s <= L->st->nstages && s <= MAX_STAGES; s++)
     fprintf(f, "%-14s %10.4f %12.4f\n", s == 0 ? "decode (wait)" : L->st->stage_names[s - 1], L->t[s],
             steps ? 1e3 * L->t[s] / steps : 0.0);
+  if (L->damage.rejected || L->damage.concealed || L->damage_missing)
+    fprintf(f, "decode damage: %d packets rejected, %d frames concealed, %ld declared frames missing\n",
+            L->damage.rejected, L->damage.concealed, L->damage_missing);
   if (L->st->stats) L->st->stats(L->m, f, steps);
   return so->fp ? lt_out_commit(so) : 0;
 }
@@ -150,6 +185,8 @@ int lt_loop_run(const lt_settings *s, const lt_steps *st, void *m)
   if (err) return err;
   lt_source_info in = {lt_source_name(L.src), lt_source_width(L.src), lt_source_height(L.src),
                        s->fps > 0 ? s->fps : lt_source_fps(L.src)};
+  if (s->fps <= 0 && lt_source_fps_is_default(L.src))
+    lt_warn("'%s': image files store no frame rate; t_s assumes %g fps (give --fps)", in.name, in.fps);
   if (s->stats && s->stats[0] && (err = lt_out_open(&stats_out, s->stats))) goto out;
   if ((err = st->begin(m, &L, &in))) goto out;
   begun = 1;
@@ -160,6 +197,7 @@ int lt_loop_run(const lt_settings *s, const lt_steps *st, void *m)
   if (s->frame_end >= 0 && (total <= 0 || total > s->frame_end)) total = s->frame_end;
   total -= s->frame_begin;
   double last_progress = 0;
+  int at_end = 0;
   for (;;) {
     if (lt_stop_requested) {
       lt_error("interrupted after %d frames", frames);
@@ -174,7 +212,11 @@ int lt_loop_run(const lt_settings *s, const lt_steps *st, void *m)
       err = got;
       goto out;
     }
-    if (got == 0) break;
+    L.decoded += got == 1;
+    if (got == 0) {
+      at_end = 1;
+      break;
+    }
     if (f->index < s->frame_begin) continue;
     if (s->frame_end >= 0 && f->index >= s->frame_end) break;
     if (!st->pairs || L.have_prev) {
@@ -191,12 +233,17 @@ int lt_loop_run(const lt_settings *s, const lt_steps *st, void *m)
       char extra[96] = "", eta[32] = "?", pos[64];
       if (st->progress) st->progress(m, extra, sizeof extra);
       if (total > 0 && rate > 0) fmt_eta(eta, sizeof eta, (total - frames) / rate);
-      if (total > 0) snprintf(pos, sizeof pos, "frame %d of %ld", f->index, total + s->frame_begin);
+      if (total > 0)
+        snprintf(pos, sizeof pos, "frame %d of %ld (%d%%)", f->index, total + s->frame_begin,
+                 (int)(100.0 * frames / total < 100 ? 100.0 * frames / total : 100));
       else snprintf(pos, sizeof pos, "frame %d", f->index);
       fprintf(stderr, "\rleuktrack: %s, %s%s%.1f frames/s, ETA %s ", pos, extra, extra[0] ? ", " : "", rate, eta);
     }
   }
-  if (progress) fputc('\n', stderr);
+  if (progress)
+    fprintf(stderr, "\rleuktrack: done: %d frames in %.1f s (%.1f frames/s)%24s\n", frames, lt_now() - wall0,
+            frames / (lt_now() - wall0), "");
+  if ((err = damage_check(&L, in.name, frames, at_end))) goto out;
   if (frames == 0) {
     char endbuf[16] = "";
     if (s->frame_end >= 0) snprintf(endbuf, sizeof endbuf, "%d", s->frame_end);

@@ -116,6 +116,14 @@ int lt_source_next(lt_source *s, const lt_frame **f)
   return 1;
 }
 
+int lt_source_fps_is_default(const lt_source *s) { return s->video ? lt_video_fps_is_default(s->video) : 0; }
+
+void lt_source_damage(const lt_source *s, lt_video_damage_info *d)
+{
+  memset(d, 0, sizeof *d);
+  if (s->video) lt_video_damage(s->video, d);
+}
+
 void lt_source_bytes_only(lt_source *s)
 {
   if (s->video) lt_video_bytes_only(s->video, 1);

@@ -21,6 +21,10 @@ const char *lt_source_name(const lt_source *s); /* the (first) path */
 /* As lt_video_next / lt_video_peek. */
 int lt_source_next(lt_source *s, const lt_frame **f);
 int lt_source_peek(lt_source *s, const lt_frame **f);
+/* The frame rate is a default (image sequence), see lt_video_fps_is_default. */
+int lt_source_fps_is_default(const lt_source *s);
+/* Decode damage so far (zero for image lists: a bad image is an error). */
+void lt_source_damage(const lt_source *s, lt_video_damage_info *d);
 /* 8-bit video frames as bytes only from now on (lt_video_bytes_only). */
 void lt_source_bytes_only(lt_source *s);
 void lt_source_close(lt_source *s);

@@ -60,10 +60,11 @@ int lt_out_open(lt_outfile *o, const char *path)
 int lt_out_check(lt_outfile *o)
 {
   if (o->fp && ferror(o->fp) && !o->failed) {
-    o->failed = 1;
-    lt_error("writing '%s' failed: %s", o->path, strerror(errno ? errno : EIO));
+    o->failed = errno == EPIPE && !o->tmp ? 2 : 1;
+    if (o->failed == 1) lt_error("writing '%s' failed: %s", o->path, strerror(errno ? errno : EIO));
   }
-  return o->failed ? LT_ERR_OUTPUT : 0;
+  /* a closed pipe (| head) is the reader's choice: a quiet stop */
+  return o->failed == 2 ? LT_ERR_PIPE : o->failed ? LT_ERR_OUTPUT : 0;
 }
 
 static void release(lt_outfile *o)
@@ -78,11 +79,12 @@ int lt_out_commit(lt_outfile *o)
   if (!o->fp) return 0;
   if (!o->tmp) { /* stdout or a device */
     int bad = fflush(o->fp) != 0 || ferror(o->fp);
+    int pipe_gone = o->failed == 2 || (bad && errno == EPIPE);
     if (o->direct && fclose(o->fp) != 0) bad = 1;
-    if (bad && !o->failed)
+    if (bad && !o->failed && !pipe_gone)
       lt_error("writing to '%s' failed: %s", o->direct ? o->path : "stdout", strerror(errno ? errno : EIO));
     release(o);
-    return bad ? LT_ERR_OUTPUT : 0;
+    return pipe_gone ? LT_ERR_PIPE : bad ? LT_ERR_OUTPUT : 0;
   }
   int bad = lt_out_check(o) != 0;
   if (!bad && fflush(o->fp) != 0) bad = 1;

@@ -14,13 +14,15 @@ typedef struct lt_outfile {
   char *path;  /* final name */
   char *tmp;   /* temporary name, NULL for stdout */
   FILE *fp;
-  int failed;  /* a write error happened */
+  int failed;  /* a write error happened (2: EPIPE on stdout/a pipe) */
   int direct;  /* a device/FIFO written in place (no temporary) */
 } lt_outfile;
 
 /* 0 or LT_ERR_OUTPUT (message names the path and the reason). */
 int lt_out_open(lt_outfile *o, const char *path);
-/* Marks the output failed if fp has an error; returns 0 or LT_ERR_OUTPUT. */
+/* Marks the output failed if fp has an error; returns 0, LT_ERR_OUTPUT
+ * (after a message) or LT_ERR_PIPE (stdout or a pipe whose reader went
+ * away, as with `| head`: no message, the run stops quietly). */
 int lt_out_check(lt_outfile *o);
 /* fflush + fsync + rename. 0 or LT_ERR_OUTPUT (then the temp file is removed). */
 int lt_out_commit(lt_outfile *o);

@@ -68,6 +68,9 @@ struct lt_video {
   int flushing;     /* the NULL packet has been sent */
   int pkt_pending;  /* pkt holds a packet the decoder answered EAGAIN to */
   int n_skipped;    /* packets/frames the decoder rejected */
+  int n_concealed;  /* frames the decoder returned with errors concealed */
+  long declared;    /* frames the container declares (nb_frames), 0 = unknown */
+  int fps_default;  /* the frame rate is the demuxer's default (image files) */
   int next_index;
 
   /* Raw 8-bit fast path (rawvideo gray8/pal8): packets are the pixels, no
@@ -351,7 +354,10 @@ static int decode_next(lt_video *v)
   int error_run = 0;
   for (;;) {
     int r = avcodec_receive_frame(v->dec, v->frm);
-    if (r == 0) return 1;
+    if (r == 0) {
+      if (v->frm->decode_error_flags || (v->frm->flags & AV_FRAME_FLAG_CORRUPT)) v->n_concealed++;
+      return 1;
+    }
     if (r == AVERROR_EOF) return 0;
     if (r != AVERROR(EAGAIN)) {
       skipped(v, r);
@@ -601,8 +607,11 @@ static int open_stream(lt_video *v)
   AVRational fr = st->avg_frame_rate;
   if (fr.num <= 0 || fr.den <= 0) fr = st->r_frame_rate;
   v->fps = (fr.num > 0 && fr.den > 0) ? av_q2d(fr) : 0.0;
+  /* image files store no frame rate: image2 and the *_pipe demuxers use a default */
+  const char *dn = v->fmt->iformat->name;
+  v->fps_default = !strcmp(dn, "image2") || strstr(dn, "_pipe") != NULL;
   if (st->nb_frames > 0)
-    v->frames_hint = (long)st->nb_frames;
+    v->frames_hint = v->declared = (long)st->nb_frames;
   else if (v->fmt->duration > 0 && v->fps > 0)
     v->frames_hint = (long)((double)v->fmt->duration / AV_TIME_BASE * v->fps + 0.5);
 
@@ -706,6 +715,15 @@ int lt_video_height(const lt_video *v) { return v->height; }
 double lt_video_fps(const lt_video *v) { return v->fps; }
 long lt_video_frames_hint(const lt_video *v) { return v->frames_hint; }
 void lt_video_bytes_only(lt_video *v, int on) { v->need_float = !on; }
+int lt_video_fps_is_default(const lt_video *v) { return v->fps_default; }
+
+void lt_video_damage(const lt_video *v, lt_video_damage_info *d)
+{
+  d->rejected = v->n_skipped;
+  d->concealed = v->n_concealed;
+  d->declared = v->declared;
+  d->expected = v->declared ? v->declared : v->frames_hint;
+}
 
 int lt_video_next(lt_video *v, const lt_frame **frame)
 {

@@ -64,6 +64,19 @@ int lt_video_peek(lt_video *v, const lt_frame **frame);
  * only grey8 when it is set (a GPU backend). Takes effect for the frames
  * decoded after the call. */
 void lt_video_bytes_only(lt_video *v, int on);
+/* 1 when the frame rate is only the demuxer's default (image sequences:
+ * image files store none). */
+int lt_video_fps_is_default(const lt_video *v);
+/* Damage seen so far: packets or frames the decoder rejected (skipped),
+ * frames it returned with errors concealed, and the number of frames the
+ * container declares (0 = unknown; compare with the frames decoded at the
+ * end). Read it after the last lt_video_next. */
+typedef struct lt_video_damage_info {
+  int rejected, concealed;
+  long declared;  /* nb_frames of the header, 0 = not stored */
+  long expected;  /* declared, else estimated from the duration (approximate) */
+} lt_video_damage_info;
+void lt_video_damage(const lt_video *v, lt_video_damage_info *d);
 /* Stops the decode thread and frees everything. NULL is accepted. */
 void lt_video_close(lt_video *v);
 

@@ -75,7 +75,10 @@ static int check(void *params, const lt_settings *s)
     return LT_ERR_USAGE;
   }
   if (s->ninputs > 1) {
-    lt_error("one input video expected, got %d ('%s', '%s'...)", s->ninputs, s->inputs[0], s->inputs[1]);
+    const char *b = s->inputs[1], *dot = strrchr(b, '.');
+    int looks_out = dot && (!strcmp(dot, ".csv") || !strcmp(dot, ".xml") || !strcmp(dot, ".txt"));
+    lt_error("one input video expected, got %d ('%s', '%s'...)%s%s%s", s->ninputs, s->inputs[0], b,
+             looks_out ? "; did you mean -o " : "", looks_out ? b : "", looks_out ? "?" : "");
     return LT_ERR_USAGE;
   }
   if (o->leuk.rmin > o->leuk.rmax) return lt_opt_bad("radius", "", "MIN must not exceed MAX");
