@@ -97,7 +97,8 @@ if [ -f "$RODINIA" ]; then
   expect "ROI outside the frame -> 2" 2 "extends past the 640x480 frame" -- "$LT" "$RODINIA" --roi 0,300,640,219 -o "$T/o.csv"
   expect "frames beyond the video -> 3" 3 "no frames in the range" -- "$LT" "$RODINIA" --frames 5:9 -o "$T/o.csv"
   # stdout closed early (| head): a quiet stop, status 141, no "Broken pipe"
-  ( "$LT" "$RODINIA" -o - 2>"$T/pipe_err"; echo $? >"$T/pipe_rc" ) | head -c 10 >/dev/null
+  # (the reader exits at once, long before the first row is written)
+  ( "$LT" "$RODINIA" -o - 2>"$T/pipe_err"; echo $? >"$T/pipe_rc" ) | true
   [ "$(cat "$T/pipe_rc")" = 141 ] && [ ! -s "$T/pipe_err" ] && pass "stdout closed by the reader: quiet, exit 141" \
     || fail "closed stdout" "rc=$(cat "$T/pipe_rc") stderr: $(head -c 200 "$T/pipe_err")"
   # the reference crop: 38 detections on the real frame (issue 2)
