@@ -169,6 +169,9 @@ if [ -x "$SYN" ]; then
   head -1 "$T/u.csv" | grep -q ',x_um,y_um$' && pass "--um-per-px adds x_um,y_um" || fail "um columns" "$(head -1 "$T/u.csv")"
   head -1 "$T/sum.csv" | grep -q 'mean_speed_um_s,median_speed_um_s' && [ -s "$T/sum_velocity.png" ] \
     && pass "--summary: per-track CSV with um/s and a velocity histogram PNG" || fail "--summary" "$(head -1 "$T/sum.csv")"
+  "$LT" - -o "$T/stdin.csv" --detect-every 3 <"$T/s.$VEXT" 2>"$T/err"; rc=$?
+  [ $rc -eq 0 ] && cmp -s <(cut -d, -f1,3- "$T/stdin.csv") <(cut -d, -f1,3- "$T/t1.csv") \
+    && pass "'-' reads the video from standard input (same tracks)" || fail "stdin input" "rc=$rc $(head -c 300 "$T/err")"
   n=$(ls "$T/ov" | grep -c '^frame_0000[0-9][0-9]\.png$')
   [ "$n" -eq 12 ] && pass "--overlay: one PNG per frame" || fail "--overlay" "$n PNGs"
   # speed check of the summary against the truth (independent): mean speed of

@@ -547,7 +547,9 @@ static int open_stream(lt_video *v)
 {
   char eb[128];
   const char *path = v->path;
-  int r = avformat_open_input(&v->fmt, path, NULL, NULL);
+  /* "-": standard input (FFmpeg's pipe protocol; formats that need to seek
+   * back, such as MP4 with the index at the end, cannot be read this way) */
+  int r = avformat_open_input(&v->fmt, strcmp(path, "-") ? path : "pipe:0", NULL, NULL);
   if (r < 0) {
     if (r == AVERROR_INVALIDDATA)
       lt_error("cannot open '%s': not a video file FFmpeg recognises", path);

@@ -34,7 +34,7 @@ typedef struct lt_video lt_video;
 #define LT_VIDEO_MAX_SIDE 32768
 #define LT_VIDEO_MAX_PIXELS (256LL * 1024 * 1024)
 
-/* Opens PATH, checks it has a decodable video stream of sane size, decodes
+/* Opens PATH ("-" = standard input), checks it has a decodable video stream of sane size, decodes
  * the first frame (so a file with zero decodable frames fails here with
  * LT_ERR_INPUT "... contains no decodable video frames"), and starts the
  * decode thread with a ring of RING frames (>= 2). Returns 0 or a negative
