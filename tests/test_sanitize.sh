@@ -28,7 +28,7 @@ if ! make -s SANITIZE=1 all $(ls tests/test_*.c | sed 's#^tests/#build-san/tests
   exit 1
 fi
 LT_IN_SANITIZE=1 LT_TEST_ALL=1 BUILD=build-san LT_BIN=./leuktrack-san ASAN_OPTIONS=detect_leaks=1 \
-  LT_TEST_FILTER='test_(io|leuk_stages|cli|badinput|robust|tracking)' bash tests/run.sh >"$log" 2>&1
+  LT_TEST_FILTER='test_(io|leuk_stages|cli|badinput|robust|tracking|modes|decode|tumor)' bash tests/run.sh >"$log" 2>&1
 rc=$?
 grep -E '^(PASS|FAIL|SKIP) ' "$log" | sed -E 's/^(PASS|FAIL|SKIP) /\1 san: /'
 [ $rc -eq 0 ]
