@@ -277,6 +277,9 @@ static void jacobi_sweep(lt_clg *c, const lt_grid *g, float *const f[], float *c
   double wd[3], ih[3], bb[3][3];
   size_t st[3];
   lt_flow_div_coefs(&c->p, g, ih, bb);
+  double tau = 0;
+  for (int d = 0; d < dims; d++) tau += bb[d][d];
+  tau *= 2.0;
   for (int d = 0; d < dims; d++) {
     wd[d] = (double)c->p.alpha / ((double)g->h[d] * g->h[d]);
     st[d] = lt_grid_stride(g, d);
@@ -317,6 +320,10 @@ static void jacobi_sweep(lt_clg *c, const lt_grid *g, float *const f[], float *c
         for (int e = 0; e < dims; e++)
           if (fw[e]) u += (double)f[e][i + st[e]] * ih[e];
         for (int k = 0; k < dims; k++) {
+          /* proximal term tau (w_k(i) - w_k^old(i)): keeps the Jacobi step
+           * convergent (see clg.h); the fixed point is unchanged */
+          A[k][k] += tau;
+          b[k] += tau * f[k][i];
           for (int e = 0; e < dims; e++)
             if (fw[k] && fw[e]) A[k][e] += bb[k][e];
           if (bw[k]) {

@@ -39,7 +39,14 @@
  * a consistent (symmetric, positive semi-definite) discretisation of
  * -beta grad(div w). In the collective Jacobi step the terms in w(i) go into
  * the point block (A[k][e] += beta [fw_k fw_e] / (h_k h_e), A[k][k] +=
- * beta [bw_k] / h_k^2), the others come from the previous iterate. beta = 0
+ * beta [bw_k] / h_k^2), the others come from the previous iterate. Plain
+ * point-block Jacobi diverges with this term (at the checkerboard mode the
+ * smoothness term leaves no margin and the divergence operator's symbol,
+ * up to 4 beta sum_d 1/h_d^2, exceeds twice its point block), so the step
+ * is proximal: A[k][k] += tau, b[k] += tau w_k^old(i), tau = 2 beta
+ * sum_d 1/h_d^2 (over the active axes), which makes 2 D - A positive
+ * definite (convergence of Jacobi for a symmetric positive definite
+ * system) without changing the fixed point. beta = 0
  * skips the term (plain CLG, bit-identical to the solver without it); beta
  * is on the scale of alpha (both multiply squared flow derivatives).
  *

@@ -121,6 +121,38 @@ static int check_header(const nifti_image *nim, const char *path)
   return 0;
 }
 
+/* The voxel data, read here through znzlib rather than nifti_image_load:
+ * niftilib fills a short read with zeros and replaces NaN/Inf floats by 0
+ * (with a warning at most), and both must be errors here. Sets nim->data
+ * (freed by nifti_image_free). 0 or LT_ERR_INPUT / LT_ERR_NOMEM. */
+static int load_data(nifti_image *nim, const char *path)
+{
+  const char *img = nim->iname ? nim->iname : path;
+  size_t nvox = 1;
+  for (int d = 1; d <= nim->dim[0]; d++) nvox *= (size_t)nim->dim[d];
+  const size_t bytes = nvox * (size_t)nim->nbyper;
+  void *buf = malloc(bytes ? bytes : 1);
+  if (!buf) {
+    lt_error("%s: out of memory (%zu MB of voxel data)", path, bytes >> 20);
+    return LT_ERR_NOMEM;
+  }
+  znzFile fp = znzopen(img, "rb", nifti_is_gzfile(img));
+  size_t got = 0;
+  if (!znz_isnull(fp)) {
+    if (znzseek(fp, (znz_off_t)nim->iname_offset, SEEK_SET) >= 0) got = znzread(buf, 1, bytes, fp);
+    znzclose(fp);
+  }
+  if (got != bytes) {
+    lt_error("%s: %zu of the %zu bytes of voxel data could be read (truncated or corrupt file)", img, got, bytes);
+    free(buf);
+    return LT_ERR_INPUT;
+  }
+  if (nim->byteorder != nifti_short_order() && nim->swapsize > 1) nifti_swap_Nbytes(nvox, nim->swapsize, buf);
+  free(nim->data);
+  nim->data = buf;
+  return 0;
+}
+
 static double voxel(const nifti_image *nim, size_t i)
 {
   const void *p = nim->data;
@@ -174,6 +206,15 @@ static int read_one(lt_volume *v, const char *path, int index, int nfiles)
     return LT_ERR_INPUT;
   }
   int r = check_header(nim, path);
+  /* niftilib turns a zero or non-finite voxel size into 1: look at the raw header */
+  int swapped = 0;
+  nifti_1_header *raw = r ? NULL : nifti_read_header(path, &swapped, 0);
+  for (int d = 1; raw && !r && d <= 3; d++)
+    if (!(isfinite(raw->pixdim[d]) && raw->pixdim[d] != 0.0f)) {
+      lt_error("%s: voxel size %g along axis %d in the header (must be finite and > 0)", path, raw->pixdim[d], d);
+      r = LT_ERR_INPUT;
+    }
+  free(raw);
   const int nt = nim->dim[0] >= 4 ? nim->dim[4] : 1;
   const double u = unit_mm(nim->xyz_units);
   float h[3];
@@ -214,10 +255,7 @@ static int read_one(lt_volume *v, const char *path, int index, int nfiles)
       r = LT_ERR_NOMEM;
     }
   }
-  if (!r && nifti_image_load(nim) != 0) {
-    lt_error("%s: could not read the voxel data (truncated or corrupt file)", path);
-    r = LT_ERR_INPUT;
-  }
+  if (!r) r = load_data(nim, path);
   if (!r) {
     const size_t per = (size_t)v->n[0] * v->n[1] * v->n[2], cnt = per * (size_t)nt;
     float *dst = v->data + per * (size_t)index;
