@@ -15,7 +15,7 @@
 
 /* Smooth texture in 0..255: a sum of 3D plane waves of wavelengths 5-16 mm
  * with fixed pseudo-random directions and phases. */
-static double tex3(double x, double y, double z)
+__attribute__((unused)) static double tex3(double x, double y, double z)
 {
   unsigned r = 2024;
   double s = 128;
@@ -39,7 +39,7 @@ enum { MOT_SMOOTH = 0, MOT_ROTATION = 1 };
  * compressible field, max |w_d| / h_d = amp voxels per axis; ROTATION = a
  * divergence-free swirl about the z axis, w = (dpsi/dy, -dpsi/dx, 0) with a
  * Gaussian stream function psi (max |w| ~ amp voxels in x). */
-static void motion3(int kind, const lt_grid *g, int i, int j, int k, double amp, double w[3])
+__attribute__((unused)) static void motion3(int kind, const lt_grid *g, int i, int j, int k, double amp, double w[3])
 {
   const double X = (i + 0.5) / g->n[0], Y = (j + 0.5) / g->n[1], Z = (k + 0.5) / g->n[2];
   if (kind == MOT_SMOOTH) {
@@ -60,7 +60,7 @@ static void motion3(int kind, const lt_grid *g, int i, int j, int k, double amp,
 }
 
 /* Fills I0, I1 (n floats each) and the true flow gt[3] for grid g. */
-static void make_pair3(int kind, const lt_grid *g, double amp, float *I0, float *I1, float *gt[3])
+__attribute__((unused)) static void make_pair3(int kind, const lt_grid *g, double amp, float *I0, float *I1, float *gt[3])
 {
   size_t i = 0;
   for (int k = 0; k < g->n[2]; k++)
@@ -78,7 +78,7 @@ static void make_pair3(int kind, const lt_grid *g, double amp, float *I0, float 
 /* Mean endpoint error in voxels ((e_d / h_d) per axis) over the voxels at
  * least `margin` from every border (the solver has no data where x + w
  * leaves the volume), and optionally only where mask[i] != 0. */
-static double epe_vox(const lt_grid *g, float *const f[3], float *const gt[3], int margin, const unsigned char *mask)
+__attribute__((unused)) static double epe_vox(const lt_grid *g, float *const f[3], float *const gt[3], int margin, const unsigned char *mask)
 {
   double s = 0;
   long cnt = 0;
