@@ -22,16 +22,25 @@ CC ?= gcc
 PKG_CONFIG ?= pkg-config
 PKGS := libavformat libavcodec libswscale libavutil libpng
 PORTABLE ?= 0
+# niftilib's headers include each other as "znzlib.h": its folder on the path
+NIFTI_CFLAGS ?= -I/usr/include/nifti
 ifeq ($(PORTABLE),1)
   FFMPEG_STATIC ?= $(abspath ../shared/tools/ffmpeg-static)
   PKG_STATIC := PKG_CONFIG_PATH=$(FFMPEG_STATIC)/lib/pkgconfig $(PKG_CONFIG) --static
   DEP_CFLAGS := $(shell $(PKG_STATIC) --cflags libavformat libavcodec libswscale libavutil 2>/dev/null) $(shell $(PKG_CONFIG) --cflags libpng 2>/dev/null)
   DEP_LIBS := $(shell $(PKG_STATIC) --libs libavformat libavcodec libswscale libavutil 2>/dev/null) $(shell $(PKG_CONFIG) --libs libpng 2>/dev/null) -lz
+  # niftilib static too (the GPU machine has no libnifti2): the .a files of libnifti2-dev
+  NIFTI_A := $(shell $(CC) -print-file-name=libniftiio.a) $(shell $(CC) -print-file-name=libznz.a)
+  DEP_LIBS := $(NIFTI_A) $(DEP_LIBS)
   BUILD := build-portable
 else
   DEP_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
   DEP_LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
+  # niftilib (Debian libnifti2-dev) ships no .pc file: NIfTI I/O of the 3D flow mode
+  DEP_LIBS += -lniftiio -lznz -lz
 endif
+
+DEP_CFLAGS += $(NIFTI_CFLAGS)
 
 WARN := -Wall -Wextra -Wno-unused-parameter -Wshadow -Wstrict-prototypes
 # x86-64-v2 (SSE4.2) baseline; hot loops carry an AVX2 clone chosen at run time

@@ -7,11 +7,13 @@
 #   tests: ffmpeg (CLI, to make test videos), python3 + python3-numpy (Debian's
 #          /usr/bin/python3: test checks with the standard library, the
 #          benchmark clip with numpy; python3-opencv: the independent
-#          oracle of the tumor/vcm/flow tests), clang + libclang-rt-dev +
+#          oracle of the tumor/vcm/flow tests), libnifti2-dev (NIfTI I/O), python3-nibabel
+#          (independent NIfTI reader of tests/test_nifti.sh), clang + libclang-rt-dev +
 #          libomp-dev (libFuzzer, sanitizers), valgrind
 set -euo pipefail
 pkgs=(gcc make pkg-config libavformat-dev libavcodec-dev libswscale-dev libavutil-dev libpng-dev
-      zlib1g-dev ffmpeg python3 python3-numpy python3-opencv clang libclang-rt-dev libomp-dev valgrind)
+      zlib1g-dev libnifti2-dev ffmpeg python3 python3-numpy python3-nibabel python3-opencv clang libclang-rt-dev
+      libomp-dev valgrind)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -12,10 +12,16 @@
  * (lt_gauss_kernel_make, lt_flow_pyramid). The result is meant to equal the
  * CPU's to rounding (tests/test_flow_cuda.c allows 1e-3 px).
  *
- * Jacobi: one thread per sample, one sweep per launch (ping-pong buffers).
- * The neighbours are read through the read-only cache; a shared-memory tile
- * with several sweeps fused per launch (temporal blocking) would cut global
- * traffic further and is the next step once this version is measured. */
+ * Jacobi: one thread per sample, one sweep per launch (ping-pong buffers),
+ * the divergence term (beta > 0) as in clg.c. The neighbours are read
+ * through the read-only cache; a shared-memory tile with several sweeps
+ * fused per launch (temporal blocking) would cut global traffic further and
+ * is not done yet.
+ *
+ * Launches: the whole pair after the upload is one CUDA Graph, captured at
+ * the first pair and replayed (buffers never move; every pair starts from
+ * the same ping-pong order, f_init). Per pair: 2 uploads, 1 graph launch,
+ * dims downloads; the graph's node count is lt_flow_backend.launches. */
 #include <cuda_runtime.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,9 +46,20 @@ typedef struct cu_clg {
   float *pyr0[LT_FLOW_MAX_LEVELS], *pyr1[LT_FLOW_MAX_LEVELS];
   float *s0, *s1, *w1, *avg, *tmp, *tmp2;
   float *D[4], *J[NJ], *f[3], *fn[3], *f0[3];
+  float *f_init[3], *fn_init[3]; /* ping-pong order at the start of every pair */
+  float *f_final[3];              /* where the flow ends (recorded with the graph) */
   float *arena;
   cudaStream_t st;
+  cudaGraphExec_t exec; /* the whole pair after the upload, captured at the first pair */
+  int use_graph;
+  long nlaunch; /* kernels + memcpy/memset nodes of one pair */
 } cu_clg;
+
+/* Divergence-term coefficients (clg.c jacobi_sweep), by value. */
+typedef struct divcoef {
+  double ih[3], bb[3][3], tau, beta;
+  int on;
+} divcoef;
 
 /* Flow component pointers passed by value to kernels. */
 typedef struct fields3 {
@@ -228,7 +245,7 @@ __global__ void product_kernel(const float *__restrict__ a, const float *__restr
 
 /* One collective Jacobi sweep (clg.c jacobi_sweep), double as on the CPU. */
 __global__ void jacobi_kernel(fields3 f, fields3 fn, fields3 f0, jfields J, lt_grid g, int dims, double wd0, double wd1,
-                              double wd2)
+                              double wd2, divcoef dc)
 {
   const size_t n = (size_t)g.n[0] * g.n[1] * g.n[2];
   size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
@@ -255,6 +272,34 @@ __global__ void jacobi_kernel(fields3 f, fields3 fn, fields3 f0, jfields J, lt_g
       b[k] = __dadd_rn(b[k], __dmul_rn(jke, (double)__ldg(f0.p[e] + i)));
     }
     b[k] = __dsub_rn(b[k], (double)__ldg(J.p[jx(k, dims, dims)] + i));
+  }
+  if (dc.on) {
+    int fw[3], bw[3];
+    size_t st[3];
+    for (int d = 0; d < dims; d++) {
+      fw[d] = pos[d] < g.n[d] - 1;
+      bw[d] = pos[d] > 0;
+      st[d] = stride_of(g, d);
+    }
+    double u = 0;
+    for (int e = 0; e < dims; e++)
+      if (fw[e]) u = __dadd_rn(u, __dmul_rn((double)__ldg(f.p[e] + i + st[e]), dc.ih[e]));
+    for (int k = 0; k < dims; k++) {
+      A[k][k] = __dadd_rn(A[k][k], dc.tau);
+      b[k] = __dadd_rn(b[k], __dmul_rn(dc.tau, (double)__ldg(f.p[k] + i)));
+      for (int e = 0; e < dims; e++)
+        if (fw[k] && fw[e]) A[k][e] = __dadd_rn(A[k][e], dc.bb[k][e]);
+      if (bw[k]) {
+        A[k][k] = __dadd_rn(A[k][k], dc.bb[k][k]);
+        const size_t j = i - st[k];
+        double t = -__dmul_rn((double)__ldg(f.p[k] + j), dc.ih[k]);
+        for (int e = 0; e < dims; e++)
+          if (e != k && fw[e])
+            t = __dadd_rn(t, __dmul_rn(__dsub_rn((double)__ldg(f.p[e] + j + st[e]), (double)__ldg(f.p[e] + j)), dc.ih[e]));
+        b[k] = __dsub_rn(b[k], __dmul_rn(__dmul_rn(dc.beta, dc.ih[k]), t));
+      }
+      if (fw[k]) b[k] = __dadd_rn(b[k], __dmul_rn(__dmul_rn(dc.beta, dc.ih[k]), u));
+    }
   }
   if (dims == 2) {
     double det = __dsub_rn(__dmul_rn(A[0][0], A[1][1]), __dmul_rn(A[0][1], A[0][1]));
@@ -287,12 +332,14 @@ static int gauss(cu_clg *c, const float *in, float *out, float *tmp, const lt_gr
   for (int d = 0; d < 3; d++)
     if (g->n[d] > 1 && k[d].r > 0) axes[na++] = d;
   if (na == 0) {
+    c->nlaunch++;
     LT_CU(cudaMemcpyAsync(out, in, n * sizeof(float), cudaMemcpyDeviceToDevice, c->st), "flow gauss copy");
     return 0;
   }
   const float *src = in;
   for (int i = 0; i < na; i++) {
     float *dst = (na - 1 - i) % 2 == 0 ? out : tmp;
+    c->nlaunch++;
     conv_kernel<<<blocks(n), TPB, 0, c->st>>>(src, dst, *g, axes[i], k[axes[i]]);
     src = dst;
   }
@@ -303,6 +350,7 @@ static int resample(cu_clg *c, const float *in, const lt_grid *gi, float *out, c
 {
   float f[3];
   for (int d = 0; d < 3; d++) f[d] = (float)gi->n[d] / (float)go->n[d];
+  c->nlaunch++;
   resample_kernel<<<blocks(lt_grid_size(go)), TPB, 0, c->st>>>(in, *gi, out, *go, f[0], f[1], f[2], scale);
   return launched("flow resample");
 }
@@ -321,19 +369,25 @@ static int motion_tensor(cu_clg *c, const lt_grid *g)
   int r;
   float ih[3];
   for (int d = 0; d < 3; d++) ih[d] = 1.0f / g->h[d];
+  c->nlaunch++;
   warp_kernel<<<blocks(n), TPB, 0, c->st>>>(c->s1, fields(c->f, dims), c->w1, *g, dims, ih[0], ih[1], ih[2]);
+  c->nlaunch++;
   avg_kernel<<<blocks(n), TPB, 0, c->st>>>(c->s0, c->w1, c->avg, c->D[dims], n);
   for (int d = 0; d < dims; d++) {
     if (g->n[d] < 2) {
+      c->nlaunch++;
       LT_CU(cudaMemsetAsync(c->D[d], 0, n * sizeof(float), c->st), "flow deriv");
       continue;
     }
+    c->nlaunch++;
     deriv_kernel<<<blocks(n), TPB, 0, c->st>>>(c->avg, c->D[d], *g, d, 1.0f / (12.0f * g->h[d]));
   }
+  c->nlaunch++;
   outside_kernel<<<blocks(n), TPB, 0, c->st>>>(fields(c->D, dims), fields(c->f, dims), *g, dims, c->D[dims]);
   if ((r = launched("flow motion tensor"))) return r;
   for (int a = 0; a <= dims; a++)
     for (int b = a; b <= dims; b++) {
+      c->nlaunch++;
       product_kernel<<<blocks(n), TPB, 0, c->st>>>(c->D[a], c->D[b], c->tmp, n);
       if ((r = gauss(c, c->tmp, c->J[jx_host(a, b, dims)], c->tmp2, g, c->kr))) return r;
     }
@@ -348,14 +402,24 @@ static int solve_level(cu_clg *c, const lt_grid *g)
   for (int d = 0; d < dims; d++) wd[d] = (double)c->p.alpha / ((double)g->h[d] * g->h[d]);
   jfields J;
   for (int i = 0; i < NJ; i++) J.p[i] = c->J[i];
+  divcoef dc;
+  memset(&dc, 0, sizeof dc);
+  lt_flow_div_coefs(&c->p, g, dc.ih, dc.bb);
+  for (int d = 0; d < dims; d++) dc.tau += dc.bb[d][d];
+  dc.tau *= 2.0;
+  dc.beta = (double)c->p.beta;
+  dc.on = c->p.beta > 0;
   int r;
   for (int k = 0; k < c->p.warps; k++) {
     if ((r = motion_tensor(c, g))) return r;
-    for (int d = 0; d < dims; d++)
+    for (int d = 0; d < dims; d++) {
+      c->nlaunch++;
       LT_CU(cudaMemcpyAsync(c->f0[d], c->f[d], n * sizeof(float), cudaMemcpyDeviceToDevice, c->st), "flow copy");
+    }
     for (int it = 0; it < c->p.iterations; it++) {
+      c->nlaunch++;
       jacobi_kernel<<<blocks(n), TPB, 0, c->st>>>(fields(c->f, dims), fields(c->fn, dims), fields(c->f0, dims), J, *g,
-                                                  dims, wd[0], wd[1], wd[2]);
+                                                  dims, wd[0], wd[1], wd[2], dc);
       for (int d = 0; d < dims; d++) {
         float *t = c->f[d];
         c->f[d] = c->fn[d];
@@ -367,12 +431,13 @@ static int solve_level(cu_clg *c, const lt_grid *g)
   return 0;
 }
 
-static int cu_compute_grid(cu_clg *c, const float *I0, const float *I1, float *const flow[])
+/* Everything between upload and download: device work only, on c->st
+ * (what the CUDA Graph captures). */
+static int compute_body(cu_clg *c)
 {
-  const size_t n0 = lt_grid_size(&c->lev[0]);
   int r;
-  LT_CU(cudaMemcpyAsync(c->in0, I0, n0 * sizeof(float), cudaMemcpyHostToDevice, c->st), "flow upload");
-  LT_CU(cudaMemcpyAsync(c->in1, I1, n0 * sizeof(float), cudaMemcpyHostToDevice, c->st), "flow upload");
+  c->nlaunch = 0;
+  for (int d = 0; d < c->dims; d++) c->f[d] = c->f_init[d], c->fn[d] = c->fn_init[d];
   for (int l = 1; l < c->nlev; l++) {
     const float *fine[2] = {l == 1 ? c->in0 : c->pyr0[l - 1], l == 1 ? c->in1 : c->pyr1[l - 1]};
     float *coarse[2] = {c->pyr0[l], c->pyr1[l]};
@@ -385,7 +450,10 @@ static int cu_compute_grid(cu_clg *c, const float *I0, const float *I1, float *c
     const lt_grid *g = &c->lev[l];
     const size_t n = lt_grid_size(g);
     if (l == c->nlev - 1) {
-      for (int d = 0; d < c->dims; d++) LT_CU(cudaMemsetAsync(c->f[d], 0, n * sizeof(float), c->st), "flow zero");
+      for (int d = 0; d < c->dims; d++) {
+        c->nlaunch++;
+        LT_CU(cudaMemsetAsync(c->f[d], 0, n * sizeof(float), c->st), "flow zero");
+      }
     } else {
       for (int d = 0; d < c->dims; d++) {
         if ((r = resample(c, c->f[d], &c->lev[l + 1], c->fn[d], g, 1.0f))) return r;
@@ -398,28 +466,50 @@ static int cu_compute_grid(cu_clg *c, const float *I0, const float *I1, float *c
     if ((r = gauss(c, l ? c->pyr1[l] : c->in1, c->s1, c->tmp, g, c->ks))) return r;
     if ((r = solve_level(c, g))) return r;
   }
+  for (int d = 0; d < c->dims; d++) c->f_final[d] = c->f[d];
+  return 0;
+}
+
+/* One pair: upload, the captured graph (captured at the first pair: the
+ * buffers never move and every pair starts from the same ping-pong order),
+ * download. LT_FLOW_NO_GRAPH=1 launches the kernels one by one instead. */
+static int cu_compute_grid(cu_clg *c, const float *I0, const float *I1, float *const flow[])
+{
+  const size_t n0 = lt_grid_size(&c->lev[0]);
+  int r;
+  LT_CU(cudaMemcpyAsync(c->in0, I0, n0 * sizeof(float), cudaMemcpyHostToDevice, c->st), "flow upload");
+  LT_CU(cudaMemcpyAsync(c->in1, I1, n0 * sizeof(float), cudaMemcpyHostToDevice, c->st), "flow upload");
+  if (!c->use_graph) {
+    if ((r = compute_body(c))) return r;
+  } else {
+    if (!c->exec) {
+      cudaGraph_t graph = NULL;
+      LT_CU(cudaStreamBeginCapture(c->st, cudaStreamCaptureModeThreadLocal), "flow graph capture");
+      r = compute_body(c);
+      cudaError_t e = cudaStreamEndCapture(c->st, &graph);
+      if (r) {
+        if (graph) cudaGraphDestroy(graph);
+        return r;
+      }
+      LT_CU(e, "flow graph capture");
+      e = cudaGraphInstantiate(&c->exec, graph, 0);
+      cudaGraphDestroy(graph);
+      LT_CU(e, "flow graph instantiate");
+    }
+    LT_CU(cudaGraphLaunch(c->exec, c->st), "flow graph launch");
+  }
   for (int d = 0; d < c->dims; d++)
-    LT_CU(cudaMemcpyAsync(flow[d], c->f[d], n0 * sizeof(float), cudaMemcpyDeviceToHost, c->st), "flow download");
+    LT_CU(cudaMemcpyAsync(flow[d], c->f_final[d], n0 * sizeof(float), cudaMemcpyDeviceToHost, c->st), "flow download");
   LT_CU(cudaStreamSynchronize(c->st), "flow compute");
   return 0;
 }
 
-static int kernels(lt_gauss_kernel k[3], double sigma, const lt_grid *g)
-{
-  float hmin = g->h[0];
-  for (int d = 1; d < 3; d++)
-    if (g->n[d] > 1 && g->h[d] < hmin) hmin = g->h[d];
-  for (int d = 0; d < 3; d++) {
-    int r = lt_gauss_kernel_make(&k[d], g->n[d] > 1 ? sigma * hmin / g->h[d] : 0.0);
-    if (r) return r;
-  }
-  return 0;
-}
 
 static void cu_destroy(void *ctx)
 {
   cu_clg *c = (cu_clg *)ctx;
   if (!c) return;
+  if (c->exec) cudaGraphExecDestroy(c->exec);
   if (c->arena) cudaFree(c->arena);
   if (c->st) cudaStreamDestroy(c->st);
   free(c);
@@ -439,8 +529,8 @@ static int cu_create_grid(void **out, const lt_flow_params *p, const lt_grid *g)
   c->p = *p;
   c->dims = lt_grid_dims(g);
   c->nlev = lt_flow_pyramid(p, g, c->lev);
-  if ((r = kernels(c->ks, p->sigma, g)) || (r = kernels(c->kr, p->rho, g)) ||
-      (r = kernels(c->ka, lt_flow_restrict_sigma(p->eta), g))) {
+  if ((r = lt_flow_kernels(c->ks, p->sigma, g)) || (r = lt_flow_kernels(c->kr, p->rho, g)) ||
+      (r = lt_flow_kernels(c->ka, lt_flow_restrict_sigma(p->eta), g))) {
     free(c);
     return r;
   }
@@ -464,12 +554,15 @@ static int cu_create_grid(void **out, const lt_flow_params *p, const lt_grid *g)
     c->f[i] = a, a += n;
     c->fn[i] = a, a += n;
     c->f0[i] = a, a += n;
+    c->f_init[i] = c->f[i], c->fn_init[i] = c->fn[i];
   }
   for (int l = 1; l < c->nlev; l++) {
     size_t m = lt_grid_size(&c->lev[l]);
     c->pyr0[l] = a, a += m;
     c->pyr1[l] = a, a += m;
   }
+  const char *ng = getenv("LT_FLOW_NO_GRAPH");
+  c->use_graph = !(ng && *ng && strcmp(ng, "0") != 0);
   *out = c;
   return 0;
 }
@@ -486,4 +579,12 @@ static int cu_compute(void *ctx, const float *I0, const float *I1, float *u, flo
   return cu_compute_grid((cu_clg *)ctx, I0, I1, flow);
 }
 
-extern "C" const lt_flow_backend lt_flow_backend_cuda = {"cuda", cu_create, cu_destroy, cu_compute};
+static int cu_compute_grid_v(void *ctx, const float *I0, const float *I1, float *const flow[])
+{
+  return cu_compute_grid((cu_clg *)ctx, I0, I1, flow);
+}
+
+static long cu_launches(void *ctx) { return ctx ? ((cu_clg *)ctx)->nlaunch : 0; }
+
+extern "C" const lt_flow_backend lt_flow_backend_cuda = {"cuda",         cu_create,         cu_destroy, cu_compute,
+                                                         cu_create_grid, cu_compute_grid_v, cu_launches};

@@ -55,6 +55,7 @@ void lt_flow_params_default(lt_flow_params *p)
   p->warps = LT_FLOW_DEFAULT_WARPS;
   p->iterations = LT_FLOW_DEFAULT_ITERATIONS;
   p->eta = LT_FLOW_DEFAULT_ETA;
+  p->beta = LT_FLOW_DEFAULT_BETA;
 }
 
 int lt_flow_params_check(const lt_flow_params *p)
@@ -67,6 +68,7 @@ int lt_flow_params_check(const lt_flow_params *p)
   else if (p->warps < 1 || p->warps > 1000) bad = "warps must be in 1..1000";
   else if (p->iterations < 1 || p->iterations > 100000) bad = "iterations must be in 1..100000";
   else if (!(p->eta >= 0.25f && p->eta <= 0.95f)) bad = "eta must be in 0.25..0.95";
+  else if (!(p->beta >= 0 && p->beta < 1e9f)) bad = "beta must be >= 0";
   if (bad) {
     lt_error("flow: %s", bad);
     return LT_ERR_USAGE;
@@ -102,7 +104,7 @@ lt_grid lt_clg_level_grid(const lt_clg *c, int l) { return c->lev[l]; }
 
 /* Kernels per axis: sigma given in samples of the finest grid's smallest
  * spacing, so a volume with h = (1, 1, 2) smooths z half as many samples. */
-static int kernels(lt_gauss_kernel k[3], double sigma, const lt_grid *g)
+int lt_flow_kernels(lt_gauss_kernel k[3], double sigma, const lt_grid *g)
 {
   float hmin = g->h[0];
   for (int d = 1; d < 3; d++)
@@ -112,6 +114,17 @@ static int kernels(lt_gauss_kernel k[3], double sigma, const lt_grid *g)
     if (r) return r;
   }
   return 0;
+}
+
+size_t lt_clg_bytes(const lt_flow_params *p, const lt_grid *g)
+{
+  lt_grid lev[LT_FLOW_MAX_LEVELS];
+  const int nlev = lt_flow_pyramid(p, g, lev), dims = lt_grid_dims(g);
+  const size_t nj = (size_t)(dims + 1) * (dims + 2) / 2;
+  /* CUDA's arena (8 fixed planes: the CPU's 6 and the two input frames) */
+  size_t total = lt_grid_size(g) * (8 + (size_t)(dims + 1) + nj + 3 * (size_t)dims);
+  for (int l = 1; l < nlev; l++) total += 2 * lt_grid_size(&lev[l]);
+  return total * sizeof(float);
 }
 
 int lt_clg_create(lt_clg **out, const lt_flow_params *p, const lt_grid *g)
@@ -133,8 +146,8 @@ int lt_clg_create(lt_clg **out, const lt_flow_params *p, const lt_grid *g)
   c->p = *p;
   c->dims = lt_grid_dims(g);
   c->nlev = lt_flow_pyramid(p, g, c->lev);
-  if ((r = kernels(c->ks, p->sigma, g)) || (r = kernels(c->kr, p->rho, g)) ||
-      (r = kernels(c->ka, lt_flow_restrict_sigma(p->eta), g))) {
+  if ((r = lt_flow_kernels(c->ks, p->sigma, g)) || (r = lt_flow_kernels(c->kr, p->rho, g)) ||
+      (r = lt_flow_kernels(c->ka, lt_flow_restrict_sigma(p->eta), g))) {
     free(c);
     return r;
   }
@@ -245,13 +258,28 @@ static inline void solve_small(int dims, const double A[3][3], const double b[3]
   x[2] = (c02 * b[0] + c12 * b[1] + c22 * b[2]) / det;
 }
 
-/* One collective Jacobi sweep: fn from f (see clg.h). */
+void lt_flow_div_coefs(const lt_flow_params *p, const lt_grid *g, double ih[3], double bb[3][3])
+{
+  for (int d = 0; d < 3; d++) ih[d] = 1.0 / (double)g->h[d];
+  for (int a = 0; a < 3; a++)
+    for (int b = a; b < 3; b++) bb[a][b] = bb[b][a] = (double)p->beta * ih[a] * ih[b];
+}
+
+/* One collective Jacobi sweep: fn from f (see clg.h). With beta > 0 the
+ * divergence term's point-block part enters A and the neighbours' part b
+ * (clg.h gives the discretisation); the order of the double operations
+ * here is the one cuda/flow/clg.cu repeats. */
 static void jacobi_sweep(lt_clg *c, const lt_grid *g, float *const f[], float *const fn[])
 {
   const int dims = c->dims, nx = g->n[0];
   const long rows = (long)g->n[1] * g->n[2];
-  double wd[3];
+  const int div = c->p.beta > 0;
+  double wd[3], ih[3], bb[3][3];
   size_t st[3];
+  lt_flow_div_coefs(&c->p, g, ih, bb);
+  double tau = 0;
+  for (int d = 0; d < dims; d++) tau += bb[d][d];
+  tau *= 2.0;
   for (int d = 0; d < dims; d++) {
     wd[d] = (double)c->p.alpha / ((double)g->h[d] * g->h[d]);
     st[d] = lt_grid_stride(g, d);
@@ -280,6 +308,35 @@ static void jacobi_sweep(lt_clg *c, const lt_grid *g, float *const f[], float *c
           b[k] += jke * c->f0[e][i];
         }
         b[k] -= c->J[jx(k, dims, dims)][i];
+      }
+      if (div) {
+        int fw[3], bw[3];
+        for (int d = 0; d < dims; d++) {
+          fw[d] = pos[d] < g->n[d] - 1;
+          bw[d] = pos[d] > 0;
+        }
+        /* u = sum_e [fw_e] f_e(i + s_e) / h_e: div(i) without its own sample */
+        double u = 0;
+        for (int e = 0; e < dims; e++)
+          if (fw[e]) u += (double)f[e][i + st[e]] * ih[e];
+        for (int k = 0; k < dims; k++) {
+          /* proximal term tau (w_k(i) - w_k^old(i)): keeps the Jacobi step
+           * convergent (see clg.h); the fixed point is unchanged */
+          A[k][k] += tau;
+          b[k] += tau * f[k][i];
+          for (int e = 0; e < dims; e++)
+            if (fw[k] && fw[e]) A[k][e] += bb[k][e];
+          if (bw[k]) {
+            A[k][k] += bb[k][k];
+            /* div(i - s_k) without f_k(i): -f_k(i - s_k)/h_k + sum_{e != k} forward differences */
+            const size_t j = i - st[k];
+            double t = -((double)f[k][j] * ih[k]);
+            for (int e = 0; e < dims; e++)
+              if (e != k && fw[e]) t += ((double)f[e][j + st[e]] - (double)f[e][j]) * ih[e];
+            b[k] -= (double)c->p.beta * ih[k] * t;
+          }
+          if (fw[k]) b[k] += (double)c->p.beta * ih[k] * u;
+        }
       }
       solve_small(dims, A, b, w);
       for (int k = 0; k < dims; k++) fn[k][i] = (float)w[k];
@@ -348,4 +405,14 @@ static int cpu_compute(void *ctx, const float *I0, const float *I1, float *u, fl
   return lt_clg_compute(ctx, I0, I1, flow);
 }
 
-const lt_flow_backend lt_flow_backend_cpu = {"cpu", cpu_create, cpu_destroy, cpu_compute};
+static int cpu_create_grid(void **ctx, const lt_flow_params *p, const lt_grid *g) { return lt_clg_create((lt_clg **)ctx, p, g); }
+
+static int cpu_compute_grid(void *ctx, const float *I0, const float *I1, float *const flow[])
+{
+  return lt_clg_compute(ctx, I0, I1, flow);
+}
+
+static long cpu_launches(void *ctx) { return 0; }
+
+const lt_flow_backend lt_flow_backend_cpu = {"cpu",           cpu_create,       cpu_destroy, cpu_compute,
+                                             cpu_create_grid, cpu_compute_grid, cpu_launches};

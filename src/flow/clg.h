@@ -23,8 +23,32 @@
  * (trilinear) prolongation of the flow.
  *
  * Everything below runs over the dimension-generic grid of grid.h: a 2D
- * image is the grid nx * ny * 1, a volume nx * ny * nz, with the same code
- * (the 3D divergence term of spec 4.4 is future work).
+ * image is the grid nx * ny * 1, a volume nx * ny * nz, with the same code.
+ * Anisotropic voxels: h = voxel size (mm); derivatives divide by h, the
+ * smoothness weight of axis d is alpha / h_d^2, sigma and rho are in units
+ * of the smallest spacing (a z spacing twice x's smooths half as many z
+ * samples), and the flow is in the units of h (mm for a volume; divide by
+ * h_d for voxels).
+ *
+ * Divergence (volume-preserving) term, Song and Leahy (IEEE TMI 1991) as in
+ * seeds/003: E += beta * sum_i div(i)^2 with the forward-difference
+ * divergence div(i) = sum_d [i + s_d inside] (w_d(i + s_d) - w_d(i)) / h_d
+ * (0 across the far border: Neumann, like the smoothness term). Its
+ * gradient enters the Euler-Lagrange equation of component k as
+ *   beta / h_k * ([x_k > 0] div(i - s_k) - [x_k < n_k - 1] div(i)),
+ * a consistent (symmetric, positive semi-definite) discretisation of
+ * -beta grad(div w). In the collective Jacobi step the terms in w(i) go into
+ * the point block (A[k][e] += beta [fw_k fw_e] / (h_k h_e), A[k][k] +=
+ * beta [bw_k] / h_k^2), the others come from the previous iterate. Plain
+ * point-block Jacobi diverges with this term (at the checkerboard mode the
+ * smoothness term leaves no margin and the divergence operator's symbol,
+ * up to 4 beta sum_d 1/h_d^2, exceeds twice its point block), so the step
+ * is proximal: A[k][k] += tau, b[k] += tau w_k^old(i), tau = 2 beta
+ * sum_d 1/h_d^2 (over the active axes), which makes 2 D - A positive
+ * definite (convergence of Jacobi for a symmetric positive definite
+ * system) without changing the fixed point. beta = 0
+ * skips the term (plain CLG, bit-identical to the solver without it); beta
+ * is on the scale of alpha (both multiply squared flow derivatives).
  *
  * Defaults (lt_flow_params_default): one set for all data, tuned on BOTH
  * Yosemite (yos9 -> yos10, non-sky mask) and FlyingChairs 0000000/0000001
@@ -56,6 +80,7 @@
 #define LT_FLOW_DEFAULT_WARPS 2
 #define LT_FLOW_DEFAULT_ITERATIONS 150
 #define LT_FLOW_DEFAULT_ETA 0.5f
+#define LT_FLOW_DEFAULT_BETA 0.0f
 /* The pyramid stops before an active axis gets shorter than this. */
 #define LT_FLOW_MIN_SIZE 8
 #define LT_FLOW_MAX_LEVELS 16
@@ -68,6 +93,7 @@ typedef struct lt_flow_params {
   int warps;      /* re-linearisations per level (>= 1) */
   int iterations; /* Jacobi iterations per warp (>= 1) */
   float eta;      /* pyramid downsampling factor, 0.25 .. 0.95 */
+  float beta;     /* divergence (volume-preserving) weight (>= 0; 0 = plain CLG) */
 } lt_flow_params;
 
 /* The defaults above. */
@@ -91,8 +117,17 @@ lt_grid lt_clg_level_grid(const lt_clg *c, int l);
  * that both build the same pyramid. Returns the number of levels. */
 int lt_flow_pyramid(const lt_flow_params *p, const lt_grid *g, lt_grid lev[LT_FLOW_MAX_LEVELS]);
 double lt_flow_restrict_sigma(double eta);
+/* Kernels per axis for a Gaussian of sigma in units of the smallest active
+ * spacing of g (shared by both backends). 0 or LT_ERR_USAGE. */
+int lt_flow_kernels(lt_gauss_kernel k[3], double sigma, const lt_grid *g);
+/* Coefficients of the divergence term on grid g: ih[d] = 1 / h_d and
+ * bb[a][b] = beta / (h_a h_b) (symmetric), shared with the CUDA backend. */
+void lt_flow_div_coefs(const lt_flow_params *p, const lt_grid *g, double ih[3], double bb[3][3]);
+/* Bytes a backend allocates for grid g (host for CPU, device for CUDA, both
+ * the same arena), so a caller can refuse a volume before any work. */
+size_t lt_clg_bytes(const lt_flow_params *p, const lt_grid *g);
 
-/* --- the backend stage table of the 2D flow mode --- */
+/* --- the backend stage table of the flow mode --- */
 typedef struct lt_flow_backend {
   const char *name;
   /* Allocates everything for w x h pairs. 0 or a negative lt_err. */
@@ -100,6 +135,13 @@ typedef struct lt_flow_backend {
   void (*destroy)(void *ctx); /* accepts NULL */
   /* u, v: w*h floats each (pixels, +x right, +y down). 0 or a negative lt_err. */
   int (*compute)(void *ctx, const float *I0, const float *I1, float *u, float *v);
+  /* Any grid (2D or 3D, anisotropic spacing): allocates everything for g. */
+  int (*create_grid)(void **ctx, const lt_flow_params *p, const lt_grid *g);
+  /* flow[0..dims-1]: lt_grid_size floats each, in the units of g->h. */
+  int (*compute_grid)(void *ctx, const float *I0, const float *I1, float *const flow[]);
+  /* Kernel launches (plus memcpy/memset nodes) of the last compute, 0 on
+   * the CPU: what tests and benchmarks report. */
+  long (*launches)(void *ctx);
 } lt_flow_backend;
 
 extern const lt_flow_backend lt_flow_backend_cpu;

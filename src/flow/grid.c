@@ -198,3 +198,15 @@ void lt_grid_warp(const float *in, const float *const f[], float *out, const lt_
     }
   }
 }
+
+void lt_grid_divergence(const float *const f[], float *out, float *tmp, const lt_grid *g)
+{
+  const size_t n = lt_grid_size(g);
+  const int dims = lt_grid_dims(g);
+  lt_grid_deriv(f[0], out, g, 0);
+  for (int d = 1; d < dims; d++) {
+    lt_grid_deriv(f[d], tmp, g, d);
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < n; i++) out[i] += tmp[i];
+  }
+}

@@ -72,4 +72,9 @@ void lt_grid_resample(const float *in, const lt_grid *gi, float *out, const lt_g
  * x_d + f_d / h_d), clamped at the border. */
 void lt_grid_warp(const float *in, const float *const f[], float *out, const lt_grid *g);
 
+/* out = div f = sum_d d f_d / d x_d (fourth-order central differences of
+ * lt_grid_deriv, physical units: dimensionless for a flow in mm on a grid
+ * in mm) over the active axes; tmp a scratch plane. */
+void lt_grid_divergence(const float *const f[], float *out, float *tmp, const lt_grid *g);
+
 #endif
