@@ -93,6 +93,8 @@ all: found $(BIN) tools
 
 found:
 	@echo "leuktrack build: $(FOUND); FFmpeg/libpng via pkg-config$(if $(filter 1,$(PORTABLE)), (static FFmpeg from $(FFMPEG_STATIC)),)"
+	@test -f $(patsubst -I%,%,$(firstword $(NIFTI_CFLAGS)))/nifti1_io.h || \
+	  { echo "leuktrack build: niftilib development files missing (Debian libnifti2-dev); run scripts/install-deps.sh (or make check / make demo)" >&2; exit 1; }
 	@$(PKG_CONFIG) --exists libpng $(if $(filter 1,$(PORTABLE)),,$(PKGS)) 2>/dev/null || \
 	  { echo "leuktrack build: FFmpeg or libpng development files missing; run scripts/install-deps.sh (or make check / make demo)" >&2; exit 1; }
 

@@ -29,7 +29,7 @@ expect() {
 ispng() { [ "$(head -c 8 "$1" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ]; }
 
 if ! "$PY" -c 'import numpy' 2>/dev/null; then
-  skip "tumor cli" "$PY has no numpy (the synthetic clip needs it)"
+  fail "tumor cli" "$PY has no numpy (the synthetic clip needs it; scripts/install-deps.sh installs python3-numpy)"
   exit 0
 fi
 
