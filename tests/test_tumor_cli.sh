@@ -30,7 +30,7 @@ ispng() { [ "$(head -c 8 "$1" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ]
 
 if ! "$PY" -c 'import numpy' 2>/dev/null; then
   fail "tumor cli" "$PY has no numpy (the synthetic clip needs it; scripts/install-deps.sh installs python3-numpy)"
-  exit 0
+  exit 1
 fi
 
 # ---- synthetic clip: 320x240, 30 frames, shifts up to +-10 rows / +-6 columns
