@@ -14,11 +14,13 @@ int lt_cuda_probe(int *count, const char **why);
 int lt_cuda_select(int device);
 /* cuda/MODE/: one stage table per mode (declared in the mode's header) */
 #include "leuk.h"
+#include "../cuda/vcm/vcm_cuda.h"
 static const struct {
   const char *mode;
   const void *stages;
 } cuda_tables[] = {
   {"leukocyte", &lt_leuk_backend_cuda},
+  {"vcm", &lt_vcm_backend_cuda},
 };
 #endif
 
