@@ -9,7 +9,7 @@ import sys, numpy as np
 out, W, H, N, mode = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
 a = [float(x) for x in sys.argv[6:]]
 rng = np.random.default_rng(7)
-P = 64
+P = 64 + (int(N * max(abs(x) for x in a)) if mode == 'shift' else 0)  # room for the whole motion
 TW, TH = W + 2 * P, H + 2 * P
 z = rng.standard_normal((TH, TW))
 f = np.fft.fft2(z)
