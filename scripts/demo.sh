@@ -53,6 +53,20 @@ echo "  summary.csv  per-track summary (histogram PNG next to it)"
 echo "  overlay/     frames with the tracked contours drawn"
 ls -l "$OUT" | sed 's/^/  /'
 
+# vcm: motion vectors of the same video (Vector Coherence Mapping), arrows
+# drawn on 5 pairs, and a dense .flo field per pair
+step="vcm motion vectors"
+echo
+echo "demo: [vcm] $step -> $OUT/vectors.csv, $OUT/vcm_overlay/, $OUT/vcm_flo/"
+rm -rf "$OUT/vcm_overlay" "$OUT/vcm_flo"
+./leuktrack vcm "$OUT/sample.mkv" --frames 0:6 -o "$OUT/vectors.csv" --overlay "$OUT/vcm_overlay" \
+  --flo "$OUT/vcm_flo" --stats
+[[ -s $OUT/vectors.csv ]] || { echo "demo: error: leuktrack vcm wrote no $OUT/vectors.csv" >&2; exit 1; }
+awk -F, 'NR > 1 {n++; s += sqrt($6 * $6 + $7 * $7)} END {printf "demo: vcm: %d vectors over 5 pairs, mean |motion| %.2f px\n", n, n ? s / n : 0}' \
+  "$OUT/vectors.csv"
+echo "  vectors.csv   frame,t_s,point,x_px,y_px,dx_px,dy_px,score (frame = first frame of the pair)"
+echo "  vcm_overlay/  arrows per pair;  vcm_flo/  dense field per pair (.flo)"
+
 step="tumour tracking"
 echo
 PY=${PY:-python3}

@@ -15,12 +15,14 @@ int lt_cuda_select(int device);
 /* cuda/MODE/: one stage table per mode (declared in the mode's header) */
 #include "leuk.h"
 #include "../cuda/tumor/tumor_cuda.h"
+#include "../cuda/vcm/vcm_cuda.h"
 static const struct {
   const char *mode;
   const void *stages;
 } cuda_tables[] = {
   {"leukocyte", &lt_leuk_backend_cuda},
   {"tumor", &lt_tumor_backend_cuda},
+  {"vcm", &lt_vcm_backend_cuda},
 };
 #endif
 

@@ -5,9 +5,11 @@
 
 #include "leukocyte/leuk_mode.h"
 #include "tumor/tumor_mode.h"
+#include "vcm/vcm_mode.h"
 
 const lt_mode *const lt_modes[] = {
   &lt_mode_leukocyte,
   &lt_mode_tumor,
+  &lt_mode_vcm,
 };
 const int lt_nmodes = (int)(sizeof lt_modes / sizeof lt_modes[0]);

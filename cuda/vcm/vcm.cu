@@ -54,6 +54,8 @@ struct cuda_ctx {
   int *cellidx, *cellcnt, *px, *py, *n, *nprev;
   lt_vcm_vector *prev, *cur;
   int *h_n;          /* pinned */
+  cudaEvent_t ev[4]; /* phase boundaries of the last pair (timing events) */
+  double t[3];       /* seconds per phase since create (points incl. upload, NCM, VCM) */
   size_t vcm_smem;
 };
 
@@ -426,6 +428,8 @@ static void cu_destroy(void *vctx)
   cudaFree(c->prev);
   cudaFree(c->cur);
   cudaFreeHost(c->h_n);
+  for (int k = 0; k < 4; k++)
+    if (c->ev[k]) cudaEventDestroy(c->ev[k]);
   if (c->s) cudaStreamDestroy(c->s);
   free(c);
 }
@@ -452,6 +456,7 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
   LT_CU(cudaMalloc(&c->cur, maxpts * sizeof(lt_vcm_vector)), "vcm vectors");
   LT_CU(cudaMallocHost(&c->h_n, sizeof(int)), "vcm pinned count");
   LT_CU(cudaMemset(c->nprev, 0, sizeof(int)), "vcm count");
+  for (int k = 0; k < 4; k++) LT_CU(cudaEventCreate(&c->ev[k]), "vcm timing events");
   float *wt = (float *)malloc(nwt * sizeof(float));
   if (!wt) {
     lt_error("vcm: out of memory");
@@ -513,6 +518,7 @@ static int cu_pair(void *vctx, const float *I0, const float *I1, lt_vcm_vector *
   const vcm_dev_params &d = c->d;
   size_t bytes = (size_t)d.w * d.h * sizeof(float);
   *nout = 0;
+  LT_CU(cudaEventRecord(c->ev[0], c->s), "vcm timing");
   LT_CU(cudaMemcpyAsync(c->I0, I0, bytes, cudaMemcpyHostToDevice, c->s), "vcm frame upload");
   LT_CU(cudaMemcpyAsync(c->I1, I1, bytes, cudaMemcpyHostToDevice, c->s), "vcm frame upload");
   LT_CU(cudaMemsetAsync(c->maxbits, 0, 2 * sizeof(unsigned), c->s), "vcm maxima reset");
@@ -523,13 +529,21 @@ static int cu_pair(void *vctx, const float *I0, const float *I1, lt_vcm_vector *
                                                                           c->maxbits, d, c->cellidx,
                                                                           c->cellcnt);
   compact_k<<<1, 1024, 0, c->s>>>(c->cellidx, c->cellcnt, d, c->px, c->py, c->n);
+  LT_CU(cudaEventRecord(c->ev[1], c->s), "vcm timing");
   ncm_k<<<d.maxpts, MAP_THREADS, 0, c->s>>>(c->I0, c->I1, c->px, c->py, c->n, d, c->ncm);
+  LT_CU(cudaEventRecord(c->ev[2], c->s), "vcm timing");
   vcm_k<<<d.maxpts, MAP_THREADS, c->vcm_smem, c->s>>>(c->ncm, c->px, c->py, c->n, c->wt, c->prev,
                                                       c->nprev, d, c->cur);
+  LT_CU(cudaEventRecord(c->ev[3], c->s), "vcm timing");
   LT_CU(cudaGetLastError(), "vcm kernels");
   LT_CU(cudaMemcpyAsync(c->h_n, c->n, sizeof(int), cudaMemcpyDeviceToHost, c->s), "vcm count download");
   LT_CU(cudaMemcpyAsync(c->nprev, c->n, sizeof(int), cudaMemcpyDeviceToDevice, c->s), "vcm count");
   LT_CU(cudaStreamSynchronize(c->s), "vcm pair");
+  for (int k = 0; k < 3; k++) {
+    float ms = 0.0f;
+    LT_CU(cudaEventElapsedTime(&ms, c->ev[k], c->ev[k + 1]), "vcm timing");
+    c->t[k] += 1e-3 * ms;
+  }
   int n = *c->h_n, k = n < cap ? n : cap;
   if (k > 0)
     LT_CU(cudaMemcpyAsync(out, c->cur, (size_t)k * sizeof *out, cudaMemcpyDeviceToHost, c->s),
@@ -542,4 +556,10 @@ static int cu_pair(void *vctx, const float *I0, const float *I1, lt_vcm_vector *
   return 0;
 }
 
-extern "C" const lt_vcm_backend lt_vcm_backend_cuda = {"cuda", cu_create, cu_destroy, cu_pair};
+static void cu_phases(void *vctx, double s[3])
+{
+  const cuda_ctx *c = (const cuda_ctx *)vctx;
+  for (int k = 0; k < 3; k++) s[k] = c->t[k];
+}
+
+extern "C" const lt_vcm_backend lt_vcm_backend_cuda = {"cuda", cu_create, cu_destroy, cu_pair, cu_phases};

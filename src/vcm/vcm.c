@@ -371,6 +371,7 @@ typedef struct cpu_ctx {
   int *px, *py;
   lt_vcm_vector *prev, *cur; /* last pair's vectors (temporal prior), this pair's */
   int nprev;
+  double t[3]; /* seconds per phase (points, correlation, accumulation) */
 } cpu_ctx;
 
 static void cpu_destroy(void *vctx)
@@ -502,13 +503,16 @@ static int cpu_pair(void *vctx, const float *I0, const float *I1, lt_vcm_vector 
   cpu_ctx *c = vctx;
   int w = c->w, h = c->h, M = c->side;
   size_t m2 = (size_t)M * M;
+  double t0 = lt_now();
   lt_vcm_sobel(I0, w, h, c->mag);
   lt_vcm_strength(c->mag, I0, I1, w, h, &c->p, c->F);
   int n = lt_vcm_select(c->F, w, h, &c->p, c->px, c->py);
   int nt = omp_get_max_threads() < c->nthreads ? omp_get_max_threads() : c->nthreads;
+  double t1 = lt_now();
 #pragma omp parallel for schedule(dynamic, 8) num_threads(nt)
   for (int i = 0; i < n; i++)
     lt_vcm_ncm(I0, I1, w, h, c->px[i], c->py[i], &c->p, c->ncm + (size_t)i * m2);
+  double t2 = lt_now();
 #pragma omp parallel num_threads(nt)
   {
     float *acc = c->acc + (size_t)omp_get_thread_num() * m2;
@@ -516,6 +520,10 @@ static int cpu_pair(void *vctx, const float *I0, const float *I1, lt_vcm_vector 
 #pragma omp for schedule(dynamic, 8)
     for (int i = 0; i < n; i++) vcm_point(c, n, i, acc, cnt, &c->cur[i]);
   }
+  double t3 = lt_now();
+  c->t[0] += t1 - t0;
+  c->t[1] += t2 - t1;
+  c->t[2] += t3 - t2;
   int k = n < cap ? n : cap;
   memcpy(out, c->cur, (size_t)k * sizeof *out);
   lt_vcm_vector *t = c->prev; /* this field is the next pair's prior */
@@ -526,4 +534,10 @@ static int cpu_pair(void *vctx, const float *I0, const float *I1, lt_vcm_vector 
   return 0;
 }
 
-const lt_vcm_backend lt_vcm_backend_cpu = {"cpu", cpu_create, cpu_destroy, cpu_pair};
+static void cpu_phases(void *vctx, double s[3])
+{
+  const cpu_ctx *c = vctx;
+  for (int k = 0; k < 3; k++) s[k] = c->t[k];
+}
+
+const lt_vcm_backend lt_vcm_backend_cpu = {"cpu", cpu_create, cpu_destroy, cpu_pair, cpu_phases};

@@ -80,6 +80,10 @@ typedef struct lt_vcm_backend {
   int (*create)(void **ctx, const lt_vcm_params *p, int w, int h);
   void (*destroy)(void *ctx);
   int (*pair)(void *ctx, const float *I0, const float *I1, lt_vcm_vector *out, int cap, int *n);
+  /* Seconds spent since create in the paper's three phases (seeds/002
+   * table 4): s[0] interest points (on CUDA with the frame upload), s[1]
+   * NCMs (correlation), s[2] VCMs (accumulation and peak). May be NULL. */
+  void (*phases)(void *ctx, double s[3]);
 } lt_vcm_backend;
 
 extern const lt_vcm_backend lt_vcm_backend_cpu;

@@ -1,0 +1,170 @@
+#!/usr/bin/env bash
+# test_vcm_cli.sh - `leuktrack vcm` end to end: synthetic videos with known
+# motion made here (tests/vcm/make_video.py, numpy: y4m, so that it runs
+# where the ffmpeg CLI is absent; the same frames as a PNG sequence, as a
+# list of images and, when the ffmpeg CLI exists, as FFV1 MKV must give the
+# same vectors), Yosemite 9->10 against its ground truth at the points, the
+# CSV, --overlay, --flo, --stats, --temporal, bad inputs with their exit
+# status and message, --threads 1 = 2, and CUDA = CPU when a GPU is usable.
+# Bounds (measured on this build: translation (1.25,-0.75) px/frame mean EPE
+# 0.082 px; rotation 1 deg/frame about the centre, motion up to 3.4 px, 0.082
+# px; Yosemite 9->10 non-sky 0.306 px as in vcm.c):
+#   translation mean EPE <= 0.10 px, rotation <= 0.15 px, Yosemite <= 0.35 px.
+set -u
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+LT=${LT_BIN:-./leuktrack}
+DATA=${LT_DATA:-../shared/data}
+PY=${PYTHON:-/usr/bin/python3}
+[ -x "$PY" ] || PY=python3
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+. tests/lib.sh
+
+expect() { # NAME STATUS FRAGMENT -- CMD...: exit status, one stderr fragment, one error line at most
+  local name=$1 want=$2 frag=$3
+  shift 4
+  "$@" >"$T/out" 2>"$T/err"
+  local rc=$?
+  if [ $rc -ne "$want" ]; then fail "$name" "exit $rc, want $want; stderr: $(head -c 300 "$T/err")"
+  elif ! grep -qF -- "$frag" "$T/err"; then fail "$name" "stderr lacks '$frag': $(head -c 300 "$T/err")"
+  elif [ "$(grep -c 'error:' "$T/err")" -gt 1 ]; then fail "$name" "more than one error message: $(cat "$T/err")"
+  else pass "$name"; fi
+}
+le() { awk -v a="$1" -v b="$2" 'BEGIN {exit !(a <= b)}'; }
+oracle() { "$PY" tests/vcm/oracle.py "$@" 2>&1 | awk '/^RESULT/ {$1 = ""; print substr($0, 2); next} {print "ORACLE: " $0 > "/dev/stderr"}'; }
+HDR='frame,t_s,point,x_px,y_px,dx_px,dy_px,score'
+
+if ! "$PY" -c 'import numpy' 2>/dev/null; then
+  skip "vcm synthetic videos" "$PY has no numpy"
+  exit 0
+fi
+gen() { "$PY" tests/vcm/make_video.py "$@" || fail "make_video $*" "exit $?"; }
+gen "$T/shift.y4m" 320 240 5 shift 1.25 -0.75
+gen "$T/rot.y4m" 320 240 4 rot 1.0
+gen "$T/one.y4m" 64 48 1 shift 1 0
+gen "$T/tiny.y4m" 4 4 3 shift 1 0
+gen "$T/small.y4m" 16 12 3 shift 1 0
+gen "$T/mid.y4m" 48 40 3 shift 1.5 0.5
+gen "$T/flat.y4m" 64 48 3 flat
+
+# --- translation: CSV shape and accuracy ---
+"$LT" vcm "$T/shift.y4m" -o "$T/shift.csv" 2>"$T/err"; rc=$?
+if [ $rc -eq 0 ] && [ "$(head -1 "$T/shift.csv")" = "$HDR" ]; then pass "vcm csv header $HDR"
+else fail "vcm csv header" "rc=$rc $(head -1 "$T/shift.csv" 2>/dev/null) $(cat "$T/err")"; fi
+# frame = the pair's first frame: 0..3 for 5 frames; at most 32*32*2 rows per pair; point = 0..n-1
+awk -F, 'NR > 1 {n[$1]++; if ($3 != n[$1] - 1) bad = 1} END {for (f in n) {k++; if (f < 0 || f > 3 || n[f] < 500 || n[f] > 2048) bad = 1} exit bad || k != 4}' "$T/shift.csv" \
+  && pass "vcm rows: pairs 0..3 (frame = first frame of the pair), 500..2048 points each, point = 0..n-1" \
+  || fail "vcm rows" "$(cut -d, -f1 "$T/shift.csv" | sort | uniq -c | tr '\n' ' ')"
+read -r mean max n <<<"$(oracle shift "$T/shift.csv" 1.25 -0.75)"
+if [ -n "${mean:-}" ] && le "$mean" 0.10; then pass "translation (1.25,-0.75) px: mean EPE $mean px <= 0.10 over $n vectors (max $max)"
+else fail "translation accuracy" "mean EPE ${mean:-?} > 0.10"; fi
+
+# --- rotation ---
+"$LT" vcm "$T/rot.y4m" -o "$T/rot.csv" 2>"$T/err" || fail "vcm rotation run" "$(cat "$T/err")"
+read -r mean max n vmax <<<"$(oracle rot "$T/rot.csv" 320 240 1.0)"
+if [ -n "${mean:-}" ] && le "$mean" 0.15; then pass "rotation 1 deg/frame (motion up to $vmax px): mean EPE $mean px <= 0.15 over $n vectors"
+else fail "rotation accuracy" "mean EPE ${mean:-?} > 0.15"; fi
+
+# --- the same frames through other inputs: PNG sequence (image2), image list, FFV1 ---
+oracle topng "$T/shift.y4m" "$T/f" >/dev/null
+"$LT" vcm "$T/f_%03d.png" -o "$T/seq.csv" 2>"$T/err"
+cmp -s <(cut -d, -f1,3- "$T/seq.csv") <(cut -d, -f1,3- "$T/shift.csv") \
+  && pass "PNG sequence (f_%03d.png) gives the y4m's vectors" || fail "PNG sequence" "$(diff <(cut -d, -f1,3- "$T/seq.csv") <(cut -d, -f1,3- "$T/shift.csv") | head -3) $(head -3 "$T/err")"
+"$LT" vcm "$T/f_000.png" "$T/f_001.png" "$T/f_002.png" -o "$T/list.csv" 2>"$T/err"
+cmp -s <(cut -d, -f1,3- "$T/list.csv") <(awk -F, '$1 == "frame" || $1 < 2' "$T/shift.csv" | cut -d, -f1,3-) \
+  && pass "three images given as a list: pairs 0 and 1 of the video" || fail "image list" "$(head -3 "$T/err")"
+if command -v ffmpeg >/dev/null; then
+  ffmpeg -loglevel error -y -i "$T/shift.y4m" -c:v ffv1 "$T/shift.mkv" && "$LT" vcm "$T/shift.mkv" -o "$T/mkv.csv" 2>/dev/null
+  cmp -s "$T/mkv.csv" "$T/shift.csv" && pass "FFV1 MKV of the same frames: identical CSV" || fail "FFV1 MKV" "CSV differs"
+else
+  skip "FFV1 MKV input" "no ffmpeg CLI"
+fi
+
+# --- Yosemite 9 -> 10, an image pair, against the ground truth at the points ---
+Y=$DATA/flow/yosemite
+if [ -r "$Y/yos9.pgm" ] && [ -r "$Y/yos9_to_yos10_gt.flo" ] && "$PY" -c 'import cv2' 2>/dev/null; then
+  "$LT" vcm "$Y/yos9.pgm" "$Y/yos10.pgm" -o "$T/y.csv" 2>"$T/err" || fail "yosemite run" "$(cat "$T/err")"
+  read -r mean max n <<<"$(oracle gt "$T/y.csv" "$Y/yos9_to_yos10_gt.flo" "$Y/yos9_nonsky_mask.png")"
+  if [ -n "${mean:-}" ] && le "$mean" 0.35; then pass "Yosemite 9->10 non-sky: mean EPE $mean px <= 0.35 over $n vectors"
+  else fail "Yosemite accuracy" "mean EPE ${mean:-?} > 0.35"; fi
+  if [ -x "$BUILD/tools/lt_vcm_dump" ]; then
+    "$BUILD/tools/lt_vcm_dump" "$Y/yos9.pgm" "$Y/yos10.pgm" >"$T/dump.csv"
+    cmp -s <(cut -d, -f4- "$T/y.csv" | tail -n +2) <(tail -n +2 "$T/dump.csv") \
+      && pass "the mode's vectors = the core's (lt_vcm_dump) on Yosemite" || fail "mode vs core" "vectors differ"
+  else
+    skip "mode vs core" "$BUILD/tools/lt_vcm_dump not built"
+  fi
+  # temporal coherence: 8 -> 9 -> 10 with --temporal 0.5; the 9->10 pair improves (vcm.c: 0.223 vs 0.306)
+  "$LT" vcm "$Y/yos8.pgm" "$Y/yos9.pgm" "$Y/yos10.pgm" --temporal 0.5 -o "$T/yt.csv" 2>"$T/err"
+  awk -F, 'NR == 1 || $1 == 1' "$T/yt.csv" >"$T/yt1.csv"
+  read -r tmean tmax tn <<<"$(oracle gt "$T/yt1.csv" "$Y/yos9_to_yos10_gt.flo" "$Y/yos9_nonsky_mask.png")"
+  if [ -n "${tmean:-}" ] && le "$tmean" "$(awk -v m="$mean" 'BEGIN {print m - 0.03}')"; then
+    pass "--temporal 0.5 (8->9->10): 9->10 mean EPE $tmean px, better than $mean without"
+  else fail "--temporal" "mean EPE ${tmean:-?} not below ${mean:-?} - 0.03"; fi
+else
+  skip "Yosemite ground truth" "data or $PY's cv2 missing"
+fi
+
+# --- --overlay, --flo, --stats ---
+"$LT" vcm "$T/shift.y4m" -o "$T/o.csv" --overlay "$T/ov" --flo "$T/flo" --stats 2>"$T/stats"; rc=$?
+n=$(ls "$T/ov" 2>/dev/null | grep -c '^frame_00000[0-3]\.png$')
+if [ $rc -eq 0 ] && [ "$n" -eq 4 ] && [ "$(ls "$T/ov" | wc -l)" -eq 4 ] && [ "$(oracle png "$T/ov/frame_000002.png" 320 240)" = ok ]; then
+  pass "--overlay: one 320x240 RGB PNG per pair, frame_000000..3.png"
+else fail "--overlay" "rc=$rc $n PNGs: $(ls "$T/ov" 2>/dev/null | head -5 | tr '\n' ' ')"; fi
+n=$(ls "$T/flo" 2>/dev/null | grep -c '^frame_00000[0-3]\.flo$')
+read -r fmean fmax fn known <<<"$(oracle flo "$T/flo/frame_000001.flo" 320 240 1.25 -0.75)"
+if [ "$n" -eq 4 ] && [ -n "${fmean:-}" ] && le "$fmean" 0.15 && le 0.9 "$known"; then
+  pass "--flo: 4 readable .flo (320x240); dense field mean EPE $fmean px <= 0.15, $known of pixels known"
+else fail "--flo" "$n files, mean EPE ${fmean:-?}, known ${known:-?}"; fi
+cmp -s "$T/o.csv" "$T/shift.csv" && pass "--overlay/--flo/--stats leave the CSV unchanged" || fail "csv with outputs" "differs"
+miss=""
+for st in points correlation accumulation output; do grep -qE "^$st +[0-9]" "$T/stats" || miss="$miss $st"; done
+[ -z "$miss" ] && grep -q 'ms/pair' "$T/stats" && pass "--stats: points, correlation, accumulation, output (ms/pair)" \
+  || fail "--stats" "missing:$miss $(head -12 "$T/stats")"
+"$LT" vcm "$T/shift.y4m" -o - 2>/dev/null | cmp -s - "$T/shift.csv" && pass "-o - writes the same CSV to stdout" || fail "-o -" "differs"
+
+# --- determinism ---
+"$LT" vcm --threads 1 "$T/rot.y4m" -o "$T/t1.csv" 2>/dev/null
+"$LT" vcm --threads 2 "$T/rot.y4m" -o "$T/t2.csv" 2>/dev/null
+[ -s "$T/t1.csv" ] && cmp -s "$T/t1.csv" "$T/t2.csv" && pass "identical CSV for --threads 1 and --threads 2" || fail "thread determinism" "differs"
+
+# --- bad inputs and options ---
+expect "single-frame video -> 3" 3 "only one frame" -- "$LT" vcm "$T/one.y4m" -o "$T/bad.csv"
+expect "4x4 frames, 5x5 patch -> 3" 3 "smaller than the 5x5 correlation patch" -- "$LT" vcm "$T/tiny.y4m" -o "$T/bad.csv"
+expect "grid finer than the frame -> 2" 2 "is finer than the 16x12 frames" -- "$LT" vcm "$T/small.y4m" --grid 20x4 -o "$T/bad.csv"
+[ ! -e "$T/bad.csv" ] && pass "failed runs leave no output file" || fail "failed runs" "bad.csv exists"
+# frames smaller than the search area: the search is clamped to the frame (vcm.h)
+"$LT" vcm "$T/mid.y4m" --grid 4 -o "$T/mid.csv" 2>"$T/err"; rc=$?
+read -r mean max n <<<"$(oracle shift "$T/mid.csv" 1.5 0.5 2>/dev/null)"
+[ $rc -eq 0 ] && [ -n "${mean:-}" ] && le "$mean" 0.5 && pass "48x40 frames < 64x64 search: clamped, $n vectors, mean EPE $mean px" \
+  || fail "frames smaller than the search" "rc=$rc mean=${mean:-?} $(cat "$T/err")"
+# uniform frames: no points, no rows, one warning, success
+"$LT" vcm "$T/flat.y4m" -o "$T/flat.csv" 2>"$T/err"; rc=$?
+[ $rc -eq 0 ] && [ "$(cat "$T/flat.csv")" = "$HDR" ] && [ "$(grep -c 'no interest points' "$T/err")" -eq 1 ] && ! grep -q 'error:' "$T/err" \
+  && pass "uniform frames: exit 0, header only, one warning" || fail "uniform frames" "rc=$rc $(cat "$T/err") $(wc -l <"$T/flat.csv")"
+for bad in "--grid 0:'0' for --grid" "--grid 3x:'3x' for --grid" "--grid 5000:'5000' for --grid" "--grid 4x-2:'4x-2' for --grid" \
+  "--points-per-cell 0:'0' for --points-per-cell" "--points-per-cell 17:'17' for --points-per-cell" \
+  "--patch 4:'4' for --patch" "--patch 33:'33' for --patch" "--search 63:'63' for --search" "--search 130:'130' for --search" \
+  "--coherence-radius -1:'-1' for --coherence-radius" "--coherence-radius 5000:'5000' for --coherence-radius" \
+  "--temporal -0.5:'-0.5' for --temporal" "--temporal nan:'nan' for --temporal" "--arrow-scale -2:'-2' for --arrow-scale"; do
+  opt=${bad%%:*}
+  expect "vcm $opt -> 2" 2 "invalid value ${bad#*:}" -- "$LT" vcm $opt "$T/shift.y4m" -o "$T/bad.csv"
+done
+expect "vcm without input -> 2" 2 "no input video given" -- "$LT" vcm
+expect "vcm --roi (a leukocyte option) -> 2" 2 "belongs to mode 'leukocyte'" -- "$LT" vcm --roi 0,0,5,5 "$T/shift.y4m"
+
+# --- CUDA = CPU ---
+if "$LT" vcm --backend cuda "$T/shift.y4m" -o "$T/cuda.csv" 2>"$T/err"; then
+  cmp -s "$T/cuda.csv" "$T/shift.csv" && pass "CUDA = CPU: identical CSV (translation)" || fail "CUDA vs CPU" "$(diff "$T/cuda.csv" "$T/shift.csv" | head -3)"
+  "$LT" vcm --backend cuda "$T/rot.y4m" -o "$T/cuda_rot.csv" 2>/dev/null
+  cmp -s "$T/cuda_rot.csv" "$T/t1.csv" && pass "CUDA = CPU: identical CSV (rotation)" || fail "CUDA vs CPU rotation" "differs"
+  if [ -r "$Y/yos8.pgm" ]; then
+    "$LT" vcm --backend cuda "$Y/yos8.pgm" "$Y/yos9.pgm" "$Y/yos10.pgm" --temporal 0.5 -o "$T/cyt.csv" 2>/dev/null
+    "$LT" vcm --backend cpu "$Y/yos8.pgm" "$Y/yos9.pgm" "$Y/yos10.pgm" --temporal 0.5 -o "$T/pyt.csv" 2>/dev/null
+    cmp -s "$T/cyt.csv" "$T/pyt.csv" && pass "CUDA = CPU: identical CSV (Yosemite 8-9-10, --temporal 0.5)" || fail "CUDA vs CPU temporal" "differs"
+  fi
+else
+  skip "vcm CUDA = CPU" "--backend cuda unusable: $(grep -o 'error:.*' "$T/err" | head -1)"
+fi
+[ "$failed" -eq 0 ]
