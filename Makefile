@@ -72,7 +72,7 @@ TOOL_SRCS := $(sort $(wildcard data/*.c))
 TOOL_BINS := $(TOOL_SRCS:data/%.c=$(BUILD)/tools/%)
 BIN := leuktrack$(if $(filter 1,$(PORTABLE)),-portable,)$(if $(filter 1,$(SANITIZE)),-san,)
 
-.PHONY: all check demo bench install clean deps portable fuzz tools found
+.PHONY: all check demo bench accuracy install clean deps portable fuzz tools found
 all: found $(BIN) tools
 
 found:
@@ -119,6 +119,10 @@ demo: deps
 bench: deps
 	@$(MAKE) --no-print-directory all
 	@BUILD=$(BUILD) bash scripts/bench.sh
+
+accuracy: deps
+	@$(MAKE) --no-print-directory all
+	@BUILD=$(BUILD) bash scripts/accuracy.sh
 
 portable:
 	@$(MAKE) --no-print-directory PORTABLE=1 all
