@@ -88,7 +88,7 @@ TOOL_SRCS := $(sort $(wildcard data/*.c))
 TOOL_BINS := $(TOOL_SRCS:data/%.c=$(BUILD)/tools/%)
 BIN := leuktrack$(if $(filter 1,$(PORTABLE)),-portable,)$(if $(filter 1,$(SANITIZE)),-san,)
 
-.PHONY: all check demo bench install uninstall clean deps portable fuzz tools found
+.PHONY: all check demo bench accuracy install uninstall clean deps portable fuzz tools found
 all: found $(BIN) tools
 
 found:
@@ -137,6 +137,10 @@ demo: deps
 bench: deps
 	@$(MAKE) --no-print-directory all
 	@BUILD=$(BUILD) bash scripts/bench.sh
+
+accuracy: deps
+	@$(MAKE) --no-print-directory all
+	@BUILD=$(BUILD) bash scripts/accuracy.sh
 
 portable:
 	@test -f $(abspath ../shared/tools/ffmpeg-static)/lib/pkgconfig/libavformat.pc -o -n "$(FFMPEG_STATIC)" || \

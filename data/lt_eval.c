@@ -16,7 +16,8 @@
  *   RMSE and mean |radius error| are over all matched points; false-positive
  *   points are track points matched to no truth cell; an ID switch is counted
  *   each time a truth cell is matched to a different track id than at its
- *   previous matched frame. Max speed = largest mean truth speed |(vx, vy)|
+ *   previous matched frame. A false track is a track id with more than half of
+ *   its points matched to no truth cell. Max speed = largest mean truth speed |(vx, vy)|
  *   (px/frame) among the tracked cells.
  * Output: a short table on stdout ending with the line
  *   accuracy: tracked=X/Y (P%) rmse_px=R fp_points=F id_switches=S
@@ -290,6 +291,7 @@ static int match_all(struct table *tr, struct table *gt, double gate_frac) {
 struct result {
   long truth_cells, eligible, tracked;
   long tr_points, gt_points, matched, fp_points, missed_points, id_switches;
+  long tracks, false_tracks;  /* track ids; those with more than half of their points unmatched */
   double rmse, mean_rad_err, max_speed_tracked, max_speed_eligible;
 };
 
@@ -324,6 +326,24 @@ static int evaluate(const struct table *tr, const struct table *gt, int W, int H
   res->rmse = res->matched ? sqrt(se / (double)res->matched) : NAN;
   res->mean_rad_err = res->matched ? re / (double)res->matched : NAN;
   res->max_speed_tracked = res->max_speed_eligible = NAN;
+
+  /* per track id: matched points against all its points */
+  long *tk = malloc((tr->n ? tr->n : 1) * 2 * sizeof *tk);
+  if (!tk) {
+    err("out of memory evaluating %zu track points", tr->n);
+    return -1;
+  }
+  for (size_t a = 0; a < tr->n; a++) tk[a] = tr->p[a].id * 2 + (tr->p[a].match >= 0);
+  qsort(tk, tr->n, sizeof *tk, cmp_long);
+  for (size_t a = 0; a < tr->n;) {
+    size_t b = a;
+    long nm = 0;
+    while (b < tr->n && tk[b] >> 1 == tk[a] >> 1) nm += tk[b++] & 1;
+    res->tracks++;
+    if (2 * nm < (long)(b - a)) res->false_tracks++;
+    a = b;
+  }
+  free(tk);
 
   /* per truth cell: its points in frame order */
   const struct point **byc = malloc((gt->n ? gt->n : 1) * sizeof *byc);
@@ -404,6 +424,7 @@ static void print_result(const struct result *r, double gate_frac, int W, int H,
            r->gt_points, r->matched);
     printf("  \"fp_points\": %ld,\n  \"missed_points\": %ld,\n  \"id_switches\": %ld,\n", r->fp_points,
            r->missed_points, r->id_switches);
+    printf("  \"tracks\": %ld,\n  \"false_tracks\": %ld,\n", r->tracks, r->false_tracks);
     json_num("rmse_px", r->rmse, 0);
     json_num("mean_abs_radius_err_px", r->mean_rad_err, 0);
     json_num("max_speed_tracked_px_per_frame", r->max_speed_tracked, 0);
@@ -420,6 +441,7 @@ static void print_result(const struct result *r, double gate_frac, int W, int H,
   printf("  false-positive points (unmatched)    %8ld\n", r->fp_points);
   printf("  missed truth points                  %8ld\n", r->missed_points);
   printf("  ID switches                          %8ld\n", r->id_switches);
+  printf("  tracks / false tracks (>50%% unmatched) %7ld / %ld\n", r->tracks, r->false_tracks);
   printf("  centre RMSE (px)                     %8.3f\n", r->rmse);
   printf("  mean |radius error| (px)             %8.3f\n", r->mean_rad_err);
   printf("  max speed, tracked cells (px/frame)  %8.2f  (of eligible: %.2f)\n", r->max_speed_tracked,

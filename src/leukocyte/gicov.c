@@ -39,6 +39,8 @@ void lt_leuk_params_default(lt_leuk_params *p)
   p->evolve_max_iter = 1000;
   p->search = 8;
   p->lost_fraction = 0.5;
+  p->entry_band = 1;
+  p->link_gap = 5;
 }
 
 int lt_leuk_nradii(const lt_leuk_params *p)

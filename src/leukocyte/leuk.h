@@ -53,6 +53,9 @@ typedef struct lt_leuk_params {
   /* tracking */
   int search;              /* re-localisation radius in px around the prediction: 8 */
   double lost_fraction;    /* track lost when |GICOV| < lost_fraction*threshold: 0.5 */
+  /* pipeline only (pipeline.c; no backend reads these) */
+  int entry_band;          /* 1: detect every frame in the upstream band(s) of the entry ROI */
+  int link_gap;            /* frames a lost track is kept (not written) for re-linking: 5 */
   int reference_geometry;  /* tests only: the reference's GICOV angle table (pi = 3.14159)
                               and its common border rmax+2 for all radii */
 } lt_leuk_params;

@@ -2,10 +2,14 @@
  * shared frame loop (core/loop.h): begin validates the frame size and ROIs,
  * picks the backend and opens the outputs; per frame: detect on the first
  * frame over the ROI, then track every cell, every --detect-every frames
- * detect again inside the entry ROI and start tracks for cells not already
- * tracked, write rows, end tracks that left the ROI or lost contrast; end
- * writes what needs the whole run. Stage calls go through the backend's
- * table; frames belong to the loop's source (no frame memory here). */
+ * detect again inside the entry ROI, and on the other frames inside the
+ * band(s) of the entry ROI that cells enter through (issue 15), start tracks
+ * for cells not already tracked, write rows, end tracks that left the ROI;
+ * a track that lost contrast is kept, unwritten, for up to --link-gap frames
+ * and continues under its id when the cell is found again (by its own
+ * tracking or by a detection at its place); end writes what needs the whole
+ * run. Stage calls go through the backend's table; frames belong to the
+ * loop's source (no frame memory here), so both backends get these steps. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,7 +41,9 @@ typedef struct run {
   int first;             /* index of the first frame, -1 before it */
   lt_leuk_cell *cells;   /* active */
   lt_track_info *act;    /* active, parallel to cells */
+  int *miss;             /* frames since the cell was last found, parallel to cells */
   int ncells;
+  int nshown;            /* cells[0..nshown) are found in this frame (written); the rest coast */
   lt_track_info *done;   /* ended */
   int ndone, capdone;
   int next_id;
@@ -64,23 +70,103 @@ static int finish_track(run *R, int i, int end)
   return 0;
 }
 
-/* Remove ended cells (status != ACTIVE), keeping the order. */
+static void move_cell(run *R, int to, int from)
+{
+  R->cells[to] = R->cells[from];
+  R->act[to] = R->act[from];
+  R->miss[to] = R->miss[from];
+}
+
+/* Remove ended cells, keeping the order: LEFT ends the track; LOST ends it
+ * once it has been lost for more than link_gap frames, before that the cell
+ * coasts (tracked, not written). A coasting cell that has come onto a cell
+ * tracked by another track is ended (that cell has its track). */
 static int compact(run *R)
 {
   int k = 0;
   for (int i = 0; i < R->ncells; i++) {
-    int st = R->cells[i].status;
-    if (st == LT_CELL_ACTIVE) {
-      R->cells[k] = R->cells[i];
-      R->act[k] = R->act[i];
-      k++;
-    } else {
-      int err = finish_track(R, i, st == LT_CELL_LEFT ? LT_END_LEFT : LT_END_LOST);
+    int st = R->cells[i].status, end = 0;
+    if (st == LT_CELL_ACTIVE)
+      R->miss[i] = 0;
+    else if (st == LT_CELL_LOST && R->miss[i] < R->p.link_gap)
+      R->miss[i]++;
+    else
+      end = st == LT_CELL_LEFT ? LT_END_LEFT : LT_END_LOST;
+    for (int j = 0; !end && R->miss[i] && j < R->ncells; j++)
+      if (j != i && R->cells[j].status == LT_CELL_ACTIVE &&
+          hypot(R->cells[i].xc - R->cells[j].xc, R->cells[i].yc - R->cells[j].yc) < fmax(R->cells[i].R, R->cells[j].R))
+        end = LT_END_LOST;
+    if (end) {
+      int err = finish_track(R, i, end);
       if (err) return err;
+    } else {
+      move_cell(R, k++, i);
+    }
+  }
+  R->ncells = k;
+  /* two found tracks on one cell: the younger one (higher id) ends */
+  k = 0;
+  for (int i = 0; i < R->ncells; i++) {
+    int dup = 0;
+    for (int j = 0; !dup && j < R->ncells; j++)
+      dup = j != i && !R->miss[i] && !R->miss[j] && R->act[j].id < R->act[i].id &&
+            hypot(R->cells[i].xc - R->cells[j].xc, R->cells[i].yc - R->cells[j].yc) <
+                0.5 * fmin(R->cells[i].R, R->cells[j].R);
+    if (dup) {
+      int err = finish_track(R, i, LT_END_LOST);
+      if (err) return err;
+    } else {
+      move_cell(R, k++, i);
     }
   }
   R->ncells = k;
   return 0;
+}
+
+/* Found cells first (they are written), coasting ones after; stable. */
+static void order_shown(run *R)
+{
+  lt_leuk_cell c;
+  lt_track_info t;
+  int k = 0;
+  for (int i = 0; i < R->ncells; i++) {
+    if (R->miss[i]) continue;
+    if (i != k) { /* rotate cell i down to k */
+      c = R->cells[i];
+      t = R->act[i];
+      for (int j = i; j > k; j--) move_cell(R, j, j - 1);
+      R->cells[k] = c;
+      R->act[k] = t;
+      R->miss[k] = 0;
+    }
+    k++;
+  }
+  R->nshown = k;
+}
+
+/* Median velocity of the tracks found for at least 3 frames (the flow); 0
+ * when fewer than 2 such tracks. */
+static int flow_velocity(const run *R, double *vx, double *vy)
+{
+  double xs[64], ys[64];
+  int n = 0;
+  for (int i = 0; i < R->ncells && n < 64; i++)
+    if (!R->miss[i] && R->act[i].nframes >= 3) {
+      xs[n] = R->cells[i].vx;
+      ys[n++] = R->cells[i].vy;
+    }
+  if (n < 2) return 0;
+  for (int a = 1; a < n; a++) /* insertion sort, n <= 64 */
+    for (int b = a; b > 0 && xs[b] < xs[b - 1]; b--) {
+      double t = xs[b]; xs[b] = xs[b - 1]; xs[b - 1] = t;
+    }
+  for (int a = 1; a < n; a++)
+    for (int b = a; b > 0 && ys[b] < ys[b - 1]; b--) {
+      double t = ys[b]; ys[b] = ys[b - 1]; ys[b - 1] = t;
+    }
+  *vx = n % 2 ? xs[n / 2] : 0.5 * (xs[n / 2 - 1] + xs[n / 2]);
+  *vy = n % 2 ? ys[n / 2] : 0.5 * (ys[n / 2 - 1] + ys[n / 2]);
+  return 1;
 }
 
 static int inside(const lt_rect *r, double x, double y, double rad)
@@ -104,6 +190,8 @@ static int detect_new(run *R, const lt_rect *roi)
   if (err) return err;
   lt_loop_time(R->L, ST_REFINE, lt_now() - t1);
   int first_new = R->ncells;
+  double fvx = 0, fvy = 0;
+  int have_flow = flow_velocity(R, &fvx, &fvy);
   for (int i = 0; i < nc; i++) {
     const lt_leuk_det *d = &R->dets[i];
     double rad = R->maxima[i].radius;
@@ -117,7 +205,21 @@ static int detect_new(run *R, const lt_rect *roi)
       }
     }
     if (dup >= first_new) { /* two detections of one cell: keep the stronger */
-      if (fabsf(d->gicov) > fabsf(R->cells[dup].gicov)) lt_leuk_cell_init(&R->cells[dup], d, rad);
+      if (fabsf(d->gicov) > fabsf(R->cells[dup].gicov)) {
+        double vx = R->cells[dup].vx, vy = R->cells[dup].vy;
+        lt_leuk_cell_init(&R->cells[dup], d, rad);
+        R->cells[dup].vx = vx;
+        R->cells[dup].vy = vy;
+      }
+      continue;
+    }
+    if (dup >= 0 && R->miss[dup] && (d->gicov >= 0 ? 1 : -1) == R->cells[dup].sign) {
+      /* a lost track's cell found again: the track continues from here */
+      double vx = R->cells[dup].vx, vy = R->cells[dup].vy;
+      lt_leuk_cell_init(&R->cells[dup], d, R->cells[dup].R);
+      R->cells[dup].vx = vx;
+      R->cells[dup].vy = vy;
+      R->miss[dup] = 0;
       continue;
     }
     if (dup >= 0) continue;
@@ -127,10 +229,45 @@ static int detect_new(run *R, const lt_rect *roi)
       break;
     }
     lt_leuk_cell_init(&R->cells[R->ncells], d, rad);
+    if (have_flow) { /* a new cell moves with the flow until it has its own velocity */
+      R->cells[R->ncells].vx = fvx;
+      R->cells[R->ncells].vy = fvy;
+    }
+    R->miss[R->ncells] = 0;
     lt_track_info *t = &R->act[R->ncells];
     memset(t, 0, sizeof *t);
     t->id = R->next_id++;
     R->ncells++;
+  }
+  return 0;
+}
+
+/* Detection in the band(s) of the entry ROI that cells enter through: the
+ * upstream side(s) of the flow (the median velocity of the tracks), all four
+ * sides while it is not known. A band is as deep as a detection needs for the
+ * largest radius (2 (rmax + 2) + 1 px) plus the search radius, so that a cell
+ * moving up to that many px per frame is caught fully inside it. */
+static int detect_entry(run *R)
+{
+  const lt_rect *e = &R->p.entry_roi;
+  int band = 2 * (R->p.rmax + 2) + 1 + R->p.search;
+  if (e->w < 2 * band || e->h < 2 * band) return detect_new(R, e);
+  double vx = 0, vy = 0;
+  int side[4] = {1, 1, 1, 1}; /* left, right, top, bottom */
+  if (flow_velocity(R, &vx, &vy) && hypot(vx, vy) >= 0.3) {
+    double v = hypot(vx, vy);
+    side[0] = vx > 0.3 * v;
+    side[1] = vx < -0.3 * v;
+    side[2] = vy > 0.3 * v;
+    side[3] = vy < -0.3 * v;
+  }
+  lt_rect b[4] = {{e->x, e->y, band, e->h},
+                  {e->x + e->w - band, e->y, band, e->h},
+                  {e->x, e->y, e->w, band},
+                  {e->x, e->y + e->h - band, e->w, band}};
+  for (int k = 0; k < 4; k++) {
+    int err;
+    if (side[k] && (err = detect_new(R, &b[k]))) return err;
   }
   return 0;
 }
@@ -201,9 +338,10 @@ static int begin(void *m, lt_loop *L, const lt_source_info *in)
   if (R->be->bytes_ok && !R->s->overlay_dir) lt_loop_bytes_only(L);
   R->cells = calloc(MAX_CELLS, sizeof *R->cells);
   R->act = calloc(MAX_CELLS, sizeof *R->act);
+  R->miss = calloc(MAX_CELLS, sizeof *R->miss);
   R->maxima = malloc(sizeof *R->maxima * MAX_MAXIMA);
   R->dets = malloc(sizeof *R->dets * MAX_MAXIMA);
-  if (!R->cells || !R->act || !R->maxima || !R->dets) {
+  if (!R->cells || !R->act || !R->miss || !R->maxima || !R->dets) {
     lt_error("out of memory");
     return LT_ERR_NOMEM;
   }
@@ -246,12 +384,17 @@ static int step(void *m, lt_loop *L, const lt_frame *f, const lt_frame *prev)
     R->track_frames++;
     R->cell_frames += R->ncells;
     if ((err = compact(R))) return err;
-    if ((f->index - R->first) % R->p.detect_every == 0 && (err = detect_new(R, &R->p.entry_roi))) return err;
+    if ((f->index - R->first) % R->p.detect_every == 0) {
+      if ((err = detect_new(R, &R->p.entry_roi))) return err;
+    } else if (R->p.entry_band && (err = detect_entry(R))) {
+      return err;
+    }
   }
+  order_shown(R);
   double t2 = lt_now();
-  if ((err = lt_report_frame(&R->rep, f->index, f->t_s, R->cells, R->act, R->ncells))) return err;
+  if ((err = lt_report_frame(&R->rep, f->index, f->t_s, R->cells, R->act, R->nshown))) return err;
   if (R->s->overlay_dir &&
-      (err = lt_report_overlay(R->s, &R->o, f->index, f->grey, R->fw, R->fh, R->cells, R->act, R->ncells)))
+      (err = lt_report_overlay(R->s, &R->o, f->index, f->grey, R->fw, R->fh, R->cells, R->act, R->nshown)))
     return err;
   lt_loop_time(L, ST_OUTPUT, lt_now() - t2);
   return 0;
@@ -309,6 +452,7 @@ int lt_leuk_run(const lt_settings *s, const void *opts)
   if (R.be && R.ctx) R.be->destroy(R.ctx);
   free(R.cells);
   free(R.act);
+  free(R.miss);
   free(R.maxima);
   free(R.dets);
   return err;
