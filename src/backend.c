@@ -13,12 +13,14 @@
 int lt_cuda_probe(int *count, const char **why);
 int lt_cuda_select(int device);
 /* cuda/MODE/: one stage table per mode (declared in the mode's header) */
+#include "flow/clg.h"
 #include "leuk.h"
 static const struct {
   const char *mode;
   const void *stages;
 } cuda_tables[] = {
   {"leukocyte", &lt_leuk_backend_cuda},
+  {"flow", &lt_flow_backend_cuda},
 };
 #endif
 

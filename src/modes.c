@@ -3,9 +3,11 @@
  * (mode.h) and one row here. */
 #include "mode.h"
 
+#include "flow/flow_mode.h"
 #include "leukocyte/leuk_mode.h"
 
 const lt_mode *const lt_modes[] = {
   &lt_mode_leukocyte,
+  &lt_mode_flow,
 };
 const int lt_nmodes = (int)(sizeof lt_modes / sizeof lt_modes[0]);
