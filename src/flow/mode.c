@@ -3,6 +3,7 @@
  * itself is pipeline.c. */
 #include <getopt.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "error.h"
 #include "flow/flow_mode.h"
@@ -83,8 +84,10 @@ static int check(void *params, const lt_settings *s)
   }
   if (lt_flow_params_check(&o->flow)) return LT_ERR_USAGE;
   /* two inputs: an image pair, -o is the .flo; one video (or 3+ images):
-   * every consecutive pair, -o is a folder */
-  o->folder = s->ninputs != 2;
+   * every consecutive pair, -o is a folder (also for a pair when -o names
+   * an existing folder: DIR/flow_NNNNNN.flo) */
+  struct stat st;
+  o->folder = s->ninputs != 2 || (s->output && stat(s->output, &st) == 0 && S_ISDIR(st.st_mode));
   if (o->mask && !o->ground_truth) {
     lt_error("--mask needs --ground-truth (it selects the pixels evaluated)");
     return LT_ERR_USAGE;
