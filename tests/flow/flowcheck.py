@@ -10,6 +10,10 @@ synthetic translating texture (y4m + PNG frames).
   flowcheck.py stats FLO                        -> "mean p95 max" (p95 nearest rank)
   flowcheck.py maxdiff A.flo B.flo              -> largest |difference| of u and v
   flowcheck.py size PNG                         -> "W H channels distinct_colours"
+  flowcheck.py opencv A B OUT_PREFIX THREADS     -> per OpenCV method "name ms_per_pair":
+      Farneback, DIS (medium preset), TV-L1 (if cv2.optflow exists); each flow
+      written as OUT_PREFIX_name.flo (the timing excludes reading and writing;
+      best of 3 runs after a warm-up, TV-L1 one run)
 """
 import math
 import sys
@@ -26,6 +30,38 @@ def read_flo(path):
         raise SystemExit('%s: size %d does not match %dx%d' % (path, len(raw), w, h))
     a = np.frombuffer(raw[12:], dtype='<f4').reshape(int(h), int(w), 2)
     return a[..., 0].astype(np.float64), a[..., 1].astype(np.float64)
+
+
+def write_flo(path, u, v):
+    h, w = u.shape
+    a = np.empty((h, w, 2), '<f4')
+    a[..., 0] = u
+    a[..., 1] = v
+    with open(path, 'wb') as f:
+        f.write(b'PIEH' + np.array([w, h], '<i4').tobytes() + a.tobytes())
+
+
+def opencv(a, b, pre, threads):
+    import time
+    import cv2
+    cv2.setNumThreads(threads)
+    i0 = cv2.imread(a, cv2.IMREAD_GRAYSCALE)
+    i1 = cv2.imread(b, cv2.IMREAD_GRAYSCALE)
+    methods = [
+        ('farneback', lambda: cv2.calcOpticalFlowFarneback(i0, i1, None, 0.5, 5, 15, 5, 7, 1.5, 0), 3),
+        ('dis', lambda: cv2.DISOpticalFlow_create(cv2.DISOPTICAL_FLOW_PRESET_MEDIUM).calc(i0, i1, None), 3),
+    ]
+    if hasattr(cv2, 'optflow'):
+        methods.append(('tvl1', lambda: cv2.optflow.DualTVL1OpticalFlow_create().calc(i0, i1, None), 1))
+    for name, fn, reps in methods:
+        fl = fn()
+        best = float('inf')
+        for _ in range(reps):
+            t0 = time.perf_counter()
+            fl = fn()
+            best = min(best, time.perf_counter() - t0)
+        write_flo('%s_%s.flo' % (pre, name), fl[..., 0], fl[..., 1])
+        print(name, '%.3f' % (1e3 * best))
 
 
 def texture(x, y):
@@ -85,6 +121,8 @@ def main():
         im = cv2.imread(sys.argv[2], cv2.IMREAD_UNCHANGED)
         ch = 1 if im.ndim == 2 else im.shape[2]
         print(im.shape[1], im.shape[0], ch, len(np.unique(im.reshape(-1, ch), axis=0)))
+    elif cmd == 'opencv':
+        opencv(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]))
     else:
         raise SystemExit('unknown command ' + cmd)
 
