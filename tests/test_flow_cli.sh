@@ -141,6 +141,20 @@ else
   skip "FFV1 video" "no ffmpeg CLI with an FFV1 encoder (the y4m path ran)"
 fi
 
+# SIGINT after the first pair: status 130, the finished pairs' .flo kept, the summary as .partial
+"$PY" $FC texture "$T/long" 160 120 12 $DX $DY
+"$LT" flow "$T/long.y4m" -o "$T/di" --summary "$T/int.csv" --threads 1 2>"$T/err" &
+pid=$!
+for _ in $(seq 600); do [ -f "$T/di/flow_000000.flo" ] && break; sleep 0.1; done
+kill -INT $pid 2>/dev/null
+wait $pid
+rc=$?
+nk=$(ls "$T/di" 2>/dev/null | grep -c '^flow_[0-9]*\.flo$')
+if [ $rc -eq 130 ] && [ ! -e "$T/int.csv" ] && [ "$(head -1 "$T/int.csv.partial" 2>/dev/null)" = "frame,t_s,mean_mag_px,p95_mag_px,max_mag_px" ] &&
+  [ "$nk" -ge 1 ] && [ "$nk" -lt 11 ] && [ "$(($(wc -l <"$T/int.csv.partial") - 1))" -ge 1 ] && grep -q "interrupted" "$T/err"; then
+  pass "SIGINT mid-video: exit 130, $nk finished .flo kept, summary kept as .partial ($(($(wc -l <"$T/int.csv.partial") - 1)) rows)"
+else fail "SIGINT" "rc=$rc $nk .flo; $(ls "$T" | grep int); $(head -c 300 "$T/err")"; fi
+
 # ---- bad input: one message, documented status ----
 A=$T/syn_0.png B=$T/syn_1.png G=$T/gt.flo
 "$PY" - "$T" <<'PYEOF'
