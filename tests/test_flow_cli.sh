@@ -202,7 +202,8 @@ expect "--color with -o - -> 2" 2 "--color writes a PNG" -- "$LT" flow "$A" "$B"
 expect "--ground-truth and -o - both on stdout -> 2" 2 "may use stdout" -- "$LT" flow "$A" "$B" -o - --ground-truth "$G"
 touch "$T/afile"
 expect "video -o FILE (not a folder) -> 4" 4 "exists and is not a folder" -- "$LT" flow "$T/syn.y4m" -o "$T/afile"
-expect "unwritable .flo -> 4" 4 "$T/nodir/x.flo" -- "$LT" flow "$A" "$B" -o "$T/nodir/x.flo" --iterations 1 --levels 1 --warps 1
+expect "unwritable .flo (no such folder) -> 4, before any work" 4 "cannot write the flow '$T/nodir/x.flo'" -- "$LT" flow "$A" "$B" -o "$T/nodir/x.flo"
+expect "unwritable --plot -> 4, before any work" 4 "cannot write the plot '$T/nodir/p.png'" -- "$LT" flow "$A" "$B" -o "$T/x.flo" --plot "$T/nodir/p.png"
 [ ! -e "$T/x.flo" ] && pass "no .flo left behind by the failed runs" || fail "failed runs" "$T/x.flo exists"
 # -o - writes the .flo on stdout
 "$LT" flow "$A" "$B" -o - --iterations 20 --threads 1 >"$T/so.flo" 2>/dev/null && "$LT" flow "$A" "$B" -o "$T/sf.flo" --iterations 20 --threads 1 2>/dev/null \

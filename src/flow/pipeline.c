@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "backend.h"
 #include "core/loop.h"
@@ -237,6 +238,25 @@ static int make_dir(const char *dir, const char *what)
   return 0;
 }
 
+/* A file written later (a pair's .flo, the plot): its folder must exist and
+ * be writable now, before any work. */
+static int check_writable(const char *path, const char *what)
+{
+  if (!path || !strcmp(path, "-")) return 0;
+  const char *slash = strrchr(path, '/');
+  char dir[4096];
+  if (!slash) snprintf(dir, sizeof dir, ".");
+  else if (slash == path) snprintf(dir, sizeof dir, "/");
+  else snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+  struct stat st;
+  if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || access(dir, W_OK) != 0) {
+    lt_error("cannot write %s '%s': folder '%s' %s", what, path, dir,
+             stat(dir, &st) != 0 ? strerror(errno) : !S_ISDIR(st.st_mode) ? "is not a folder" : "is not writable");
+    return LT_ERR_OUTPUT;
+  }
+  return 0;
+}
+
 static const char *backend_name(void *m) { return ((run *)m)->be ? ((run *)m)->be->name : "cpu"; }
 
 static int begin(void *m, lt_loop *L, const lt_source_info *in)
@@ -252,6 +272,8 @@ static int begin(void *m, lt_loop *L, const lt_source_info *in)
   int err;
   if (R->o.ground_truth && (err = load_ground_truth(R, in->name))) return err;
   if (R->o.folder && R->s->output && (err = make_dir(R->s->output, "output"))) return err;
+  if (!R->o.folder && (err = check_writable(R->s->output, "the flow"))) return err;
+  if ((err = check_writable(R->o.plot, "the plot"))) return err;
   if (R->s->overlay_dir && (err = make_dir(R->s->overlay_dir, "overlay"))) return err;
   if (in->fps > 0)
     lt_info("%s: %dx%d, %.3f fps", in->name, R->w, R->h, in->fps);
