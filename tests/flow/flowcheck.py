@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """flowcheck.py - independent helpers for tests/test_flow_cli.sh and
-scripts/bench_flow.sh (numpy only; cv2 for PNG): a .flo reader that parses
+scripts/bench_flow.sh (numpy; cv2 only to read PNG and for OpenCV): a .flo reader that parses
 the Middlebury layout itself, AEE/AAE, magnitude statistics, and the
 synthetic translating texture (y4m + PNG frames).
 
-  flowcheck.py texture OUT_PREFIX W H N DX DY   -> OUT_PREFIX.y4m, OUT_PREFIX_K.png
+  flowcheck.py texture OUT_PREFIX W H N DX DY   -> OUT_PREFIX.y4m, OUT_PREFIX_K.pgm
   flowcheck.py eval FLO GT.flo [MASK.png]       -> "aee aae n"
   flowcheck.py trans FLO DX DY BORDER           -> AEE against a constant flow, interior only
   flowcheck.py stats FLO                        -> "mean p95 max" (p95 nearest rank)
@@ -32,6 +32,11 @@ def read_flo(path):
     return a[..., 0].astype(np.float64), a[..., 1].astype(np.float64)
 
 
+def write_pgm(path, a):
+    with open(path, 'wb') as f:
+        f.write(b'P5\n%d %d\n255\n' % (a.shape[1], a.shape[0]) + a.astype(np.uint8).tobytes())
+
+
 def write_flo(path, u, v):
     h, w = u.shape
     a = np.empty((h, w, 2), '<f4')
@@ -45,7 +50,7 @@ def opencv(a, b, pre, threads):
     import time
     import cv2
     cv2.setNumThreads(threads)
-    i0 = cv2.imread(a, cv2.IMREAD_GRAYSCALE)
+    i0 = cv2.imread(a, cv2.IMREAD_GRAYSCALE)  # PGM, PPM (luma) or PNG
     i1 = cv2.imread(b, cv2.IMREAD_GRAYSCALE)
     methods = [
         ('farneback', lambda: cv2.calcOpticalFlowFarneback(i0, i1, None, 0.5, 5, 15, 5, 7, 1.5, 0), 3),
@@ -81,14 +86,13 @@ def main():
     if cmd == 'texture':
         pre, w, h, n, dx, dy = sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), float(sys.argv[6]), float(sys.argv[7])
         ys, xs = np.mgrid[0:h, 0:w].astype(np.float64)
-        import cv2
         with open(pre + '.y4m', 'wb') as f:
             f.write(b'YUV4MPEG2 W%d H%d F25:1 Ip A1:1 Cmono\n' % (w, h))
             for k in range(n):
                 # frame k (x) = T(x - k d): frame k+1 (x + d) = frame k (x), flow = d
                 fr = np.clip(np.rint(texture(xs - k * dx, ys - k * dy)), 0, 255).astype(np.uint8)
                 f.write(b'FRAME\n' + fr.tobytes())
-                cv2.imwrite('%s_%d.png' % (pre, k), fr)
+                write_pgm('%s_%d.pgm' % (pre, k), fr)
     elif cmd == 'eval':
         u, v = read_flo(sys.argv[2])
         gu, gv = read_flo(sys.argv[3])
