@@ -2,12 +2,13 @@
 # demo.sh - end-to-end demonstration, run by `make demo` from the repository root
 # after `make all`: generate a synthetic bright-field leukocyte video with ground
 # truth (lt_synth, 640x480, 120 frames, seed 1), track it with ./leuktrack, and
-# score the tracks against the truth (lt_eval). Then the tumour mode: a 320x240
-# fluoroscopy-like clip with known breathing-like motion
-# (scripts/make_tumor_clip.py, needs python3 with numpy), two templates cut
-# from frame 0 with --template-from, the first rows and the tracking error
-# against the known shifts. Any failing step stops the demo with a message and
-# a non-zero exit status.
+# score the tracks against the truth (lt_eval). Then one part per further
+# mode: vcm motion vectors on the same video; the tumour mode on a 320x240
+# fluoroscopy-like clip with known motion (scripts/make_tumor_clip.py, python3
+# with numpy), templates cut from frame 0, error against the known shifts;
+# optical flow on the Yosemite pair from LT_DATA (default ../shared/data)
+# against its ground truth, with the colour-coded PNG. Any failing step stops
+# the demo with a message and a non-zero exit status.
 set -euo pipefail
 
 BUILD=${BUILD:-build}
@@ -28,20 +29,32 @@ done
 mkdir -p "$OUT"
 
 step="generate synthetic video"
-echo "demo: [1/3] $step -> $OUT/sample.mkv, $OUT/truth.csv"
+echo "demo: [1/4] $step -> $OUT/sample.mkv, $OUT/truth.csv"
 "$TOOLS/lt_synth" --width $W --height $H --frames 120 --seed 1 \
   --out "$OUT/sample.mkv" --truth "$OUT/truth.csv"
 
 step="track with leuktrack"
-echo "demo: [2/3] $step"
+echo "demo: [2/4] $step"
 rm -rf "$OUT/overlay"
 ./leuktrack "$OUT/sample.mkv" -o "$OUT/tracks.csv" --summary "$OUT/summary.csv" \
   --overlay "$OUT/overlay" --stats
 
 step="evaluate against the ground truth"
-echo "demo: [3/3] $step"
+echo "demo: [3/4] $step"
 [[ -s $OUT/tracks.csv ]] || { echo "demo: error: leuktrack wrote no $OUT/tracks.csv" >&2; exit 1; }
 "$TOOLS/lt_eval" "$OUT/tracks.csv" "$OUT/truth.csv" --size ${W}x${H}
+
+step="optical flow of the Yosemite pair"
+YOS=${LT_DATA:-../shared/data}/flow/yosemite
+if [[ -f $YOS/yos9.pgm ]]; then
+  echo "demo: [4/4] $step (CLG, CPU or CUDA) against its ground truth, non-sky pixels"
+  ./leuktrack flow "$YOS/yos9.pgm" "$YOS/yos10.pgm" -o "$OUT/flow.flo" --color \
+    --ground-truth "$YOS/yos9_to_yos10_gt.flo" --mask "$YOS/yos9_nonsky_mask.png" >"$OUT/flow_eval.csv"
+  awk -F, 'NR == 2 { printf "demo: flow AEE %.3f px, AAE %.2f deg over %d pixels (OpenCV TV-L1: 0.127 px / 2.39 deg)\n", $2, $3, $4 }' \
+    "$OUT/flow_eval.csv"
+else
+  echo "demo: [4/4] $step: skipped, $YOS not found (set LT_DATA)"
+fi
 
 step="list outputs"
 echo
@@ -51,6 +64,7 @@ echo "  truth.csv    ground truth: frame,cell_id,x_px,y_px,radius_px,vx_px,vy_px
 echo "  tracks.csv   leuktrack tracks"
 echo "  summary.csv  per-track summary (histogram PNG next to it)"
 echo "  overlay/     frames with the tracked contours drawn"
+echo "  flow.flo     Yosemite 9->10 optical flow (Middlebury .flo), flow.png its colour code"
 ls -l "$OUT" | sed 's/^/  /'
 
 # vcm: motion vectors of the same video (Vector Coherence Mapping), arrows

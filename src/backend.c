@@ -13,6 +13,7 @@
 int lt_cuda_probe(int *count, const char **why);
 int lt_cuda_select(int device);
 /* cuda/MODE/: one stage table per mode (declared in the mode's header) */
+#include "flow/clg.h"
 #include "leuk.h"
 #include "../cuda/tumor/tumor_cuda.h"
 #include "../cuda/vcm/vcm_cuda.h"
@@ -23,6 +24,7 @@ static const struct {
   {"leukocyte", &lt_leuk_backend_cuda},
   {"tumor", &lt_tumor_backend_cuda},
   {"vcm", &lt_vcm_backend_cuda},
+  {"flow", &lt_flow_backend_cuda},
 };
 #endif
 

@@ -3,6 +3,7 @@
  * (mode.h) and one row here. */
 #include "mode.h"
 
+#include "flow/flow_mode.h"
 #include "leukocyte/leuk_mode.h"
 #include "tumor/tumor_mode.h"
 #include "vcm/vcm_mode.h"
@@ -11,5 +12,6 @@ const lt_mode *const lt_modes[] = {
   &lt_mode_leukocyte,
   &lt_mode_tumor,
   &lt_mode_vcm,
+  &lt_mode_flow,
 };
 const int lt_nmodes = (int)(sizeof lt_modes / sizeof lt_modes[0]);

@@ -1,0 +1,25 @@
+/* flow_mode.h - the flow mode's own options (its row of the mode table is
+ * lt_mode_flow, mode.c) and its run (pipeline.c). The computational core
+ * (CLG solver, .flo files, colour coding) is clg.h, flo.h and color.h. */
+#ifndef LT_FLOW_MODE_H
+#define LT_FLOW_MODE_H
+
+#include "flow/clg.h"
+#include "mode.h"
+
+typedef struct lt_flow_opts {
+  lt_flow_params flow;      /* --alpha --rho --sigma --levels --warps --iterations */
+  int color;                /* --color: colour-coded PNG next to each .flo */
+  const char *summary;      /* --summary FILE.csv or NULL */
+  const char *ground_truth; /* --ground-truth FILE.flo or NULL */
+  const char *mask;         /* --mask PNG or NULL (needs --ground-truth) */
+  const char *plot;         /* --plot FILE.png or NULL */
+  int folder;               /* set by check: one video (or 3+ images): -o names a folder */
+} lt_flow_opts;
+
+extern const lt_mode lt_mode_flow;
+
+/* The run (pipeline.c): the frame loop over consecutive pairs. */
+int lt_flow_run(const lt_settings *s, const void *opts);
+
+#endif

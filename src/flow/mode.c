@@ -1,0 +1,133 @@
+/* mode.c - the flow mode's row of the mode table (SPEC 4.4): its options,
+ * their defaults (the solver's tuned defaults, clg.h) and checks; the run
+ * itself is pipeline.c. */
+#include <getopt.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "error.h"
+#include "flow/flow_mode.h"
+#include "log.h"
+#include "opt.h"
+
+enum {
+  O_ALPHA = LT_OPT_MODE_BASE, O_RHO, O_SIGMA, O_LEVELS, O_WARPS, O_ITERATIONS, O_COLOR, O_SUMMARY,
+  O_GROUND_TRUTH, O_MASK, O_PLOT,
+};
+
+
+static const lt_optdef opts[] = {
+  {"alpha", O_ALPHA, required_argument, "A", "smoothness weight, > 0 (default 300; intensities 0..255)"},
+  {"rho", O_RHO, required_argument, "S", "motion-tensor integration scale, px, 0..16 (default 2)"},
+  {"sigma", O_SIGMA, required_argument, "S", "pre-smoothing of both frames, px, 0..16 (default 0.5)"},
+  {"levels", O_LEVELS, required_argument, "N", "coarse-to-fine pyramid levels, 1..16 (default 3)"},
+  {"warps", O_WARPS, required_argument, "N", "warps (re-linearisations) per level, 1..1000 (default 2)"},
+  {"iterations", O_ITERATIONS, required_argument, "N", "Jacobi iterations per warp, 1..100000 (default 150)"},
+  {"color", O_COLOR, no_argument, NULL, "also write a Middlebury colour-coded PNG next to each .flo"},
+  {"summary", O_SUMMARY, required_argument, "FILE", "per-pair CSV: frame,t_s,mean_mag_px,p95_mag_px,max_mag_px"},
+  {"ground-truth", O_GROUND_TRUTH, required_argument, "FILE", "true flow (.flo) of the first pair: print AEE and AAE on stdout"},
+  {"mask", O_MASK, required_argument, "PNG", "with --ground-truth: evaluate only where the mask is non-zero"},
+  {"plot", O_PLOT, required_argument, "FILE", "PNG plot of mean and p95 flow magnitude over the pairs"},
+};
+
+static void defaults(void *params)
+{
+  lt_flow_opts *o = params;
+  memset(o, 0, sizeof *o);
+  lt_flow_params_default(&o->flow);
+}
+
+static int set(void *params, int id, const char *name, const char *a)
+{
+  lt_flow_opts *o = params;
+  double d;
+  switch (id) {
+  case O_ALPHA:
+    if (lt_opt_double(name, a, 0.0, 1e8, &d)) return LT_ERR_USAGE;
+    if (!(d > 0)) return lt_opt_bad(name, a, "must be > 0");
+    o->flow.alpha = (float)d;
+    return 0;
+  case O_RHO:
+  case O_SIGMA:
+    /* the Gaussian's radius (3 sigma) is bounded by the solver's kernel size */
+    if (lt_opt_double(name, a, 0.0, LT_GAUSS_RMAX / 3.0, &d)) return LT_ERR_USAGE;
+    if (id == O_RHO) o->flow.rho = (float)d;
+    else o->flow.sigma = (float)d;
+    return 0;
+  case O_LEVELS: return lt_opt_int(name, a, 1, LT_FLOW_MAX_LEVELS, &o->flow.levels);
+  case O_WARPS: return lt_opt_int(name, a, 1, 1000, &o->flow.warps);
+  case O_ITERATIONS: return lt_opt_int(name, a, 1, 100000, &o->flow.iterations);
+  case O_COLOR: o->color = 1; return 0;
+  case O_SUMMARY:
+  case O_GROUND_TRUTH:
+  case O_MASK:
+  case O_PLOT:
+    if (lt_opt_nonempty(name, a)) return LT_ERR_USAGE;
+    if (id == O_SUMMARY) o->summary = a;
+    else if (id == O_GROUND_TRUTH) o->ground_truth = a;
+    else if (id == O_MASK) o->mask = a;
+    else o->plot = a;
+    return 0;
+  }
+  lt_error("internal: unhandled flow option %d", id);
+  return LT_ERR_INTERNAL;
+}
+
+static int is_stdout(const char *p) { return p && !strcmp(p, "-"); }
+
+static int check(void *params, const lt_settings *s)
+{
+  lt_flow_opts *o = params;
+  if (s->ninputs == 0) {
+    lt_error("no input given (usage: leuktrack flow [OPTIONS] A B -o OUT.flo, or VIDEO -o DIR; see --help)");
+    return LT_ERR_USAGE;
+  }
+  if (lt_flow_params_check(&o->flow)) return LT_ERR_USAGE;
+  /* two inputs: an image pair, -o is the .flo; one video (or 3+ images):
+   * every consecutive pair, -o is a folder (also for a pair when -o names
+   * an existing folder: DIR/flow_NNNNNN.flo) */
+  struct stat st;
+  o->folder = s->ninputs != 2 || (s->output && stat(s->output, &st) == 0 && S_ISDIR(st.st_mode));
+  if (o->mask && !o->ground_truth) {
+    lt_error("--mask needs --ground-truth (it selects the pixels evaluated)");
+    return LT_ERR_USAGE;
+  }
+  if (!s->output && !o->ground_truth && !o->summary && !o->plot) {
+    lt_error(o->folder ? "no output given: -o DIR for a video (one .flo per frame pair), or --summary / --ground-truth"
+                       : "no output given: -o OUT.flo for an image pair, or --summary / --ground-truth");
+    return LT_ERR_USAGE;
+  }
+  if (o->folder && is_stdout(s->output)) {
+    lt_error("-o -: a video gives one .flo per frame pair; -o must name a folder");
+    return LT_ERR_USAGE;
+  }
+  if (o->color && (!s->output || is_stdout(s->output))) {
+    lt_error("--color writes a PNG next to each .flo: give -o OUT.flo (image pair) or -o DIR (video)");
+    return LT_ERR_USAGE;
+  }
+  int on_stdout = is_stdout(s->output) + is_stdout(o->summary) + (o->ground_truth != NULL);
+  if (on_stdout > 1) {
+    lt_error("only one of -o -, --summary - and --ground-truth (which prints on stdout) may use stdout");
+    return LT_ERR_USAGE;
+  }
+  if (is_stdout(o->plot)) {
+    lt_error("--plot writes a PNG file; '-' is not accepted");
+    return LT_ERR_USAGE;
+  }
+  return 0;
+}
+
+const lt_mode lt_mode_flow = {
+  .name = "flow",
+  .purpose = "dense optical flow between consecutive frames (CLG variational flow, Middlebury .flo)",
+  .usage = "A B -o OUT.flo | VIDEO -o DIR",
+  .example = "leuktrack flow frame1.png frame2.png -o flow.flo --color",
+  .output_help = "Output: OUT.flo (image pair) or DIR/flow_NNNNNN.flo per pair NNNNNN -> NNNNNN+1 (video)",
+  .opts = opts,
+  .nopts = (int)(sizeof opts / sizeof opts[0]),
+  .params_size = sizeof(lt_flow_opts),
+  .defaults = defaults,
+  .set = set,
+  .check = check,
+  .run = lt_flow_run,
+};
