@@ -23,8 +23,8 @@ LT=${LT:-./leuktrack}
 FRAMES=${FRAMES:-60}
 REPS=${REPS:-20}
 DATA=${LT_DATA:-../shared/data}
-PY=${PY:-/usr/bin/python3}
-[ -x "$PY" ] || PY=python3
+# the first python with numpy: $PY, Debian's /usr/bin/python3, python3
+for p in ${PY:-} /usr/bin/python3 python3; do "$p" -c 'import numpy' 2>/dev/null && { PY=$p; break; }; done
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 NCPU=$(nproc)
