@@ -17,9 +17,9 @@
  * samples redundantly and writes the inner part, which is bit-identical to
  * K separate sweeps; the per-sample terms that are constant within a warp
  * (point block, determinant/cofactors, J w0, J_t) are formed once per
- * launch with the CPU's operations. 2D: 32x32 tiles, K = 4 (24x24 written
+ * launch with the CPU's operations. 2D: 32x16 tiles, K = 2 (28x12 written
  * per block); 3D: 16x8x8 tiles, K = 1 (the halo of a 3D tile costs more
- * than the launches it saves). LT_FLOW_FUSE=K and LT_FLOW_TILE=1 (2D 32x16,
+ * than the launches it saves). LT_FLOW_FUSE=K and LT_FLOW_TILE=1 (2D 32x32,
  * 3D 8x8x8) override, for measurement. The motion tensor takes 2 kernels
  * (warp+average, derivatives+outside rule+f0 copy) and the rho smoothing of
  * its components 4 at a time (the products formed in the first pass).
@@ -28,7 +28,7 @@
  * the first pair and replayed (buffers never move; every pair starts from
  * the same ping-pong order, f_init). Per pair: 2 uploads, 1 graph launch,
  * dims downloads; the graph's node count is lt_flow_backend.launches
- * (2D 640x480 defaults: 280 nodes, 228 of them Jacobi launches). */
+ * (2D 640x480 defaults: 502 nodes, 450 of them Jacobi launches). */
 #include <cuda_runtime.h>
 #include <stdlib.h>
 #include <string.h>
@@ -506,11 +506,13 @@ static void jacobi_launch(cu_clg *c, const lt_grid *g, int K, const jfields &J, 
                                                           wd[0], wd[1], wd[2], dc);
 }
 
-/* Tile shapes: 2D 32 x 32 (K <= 15), 3D 16 x 8 x 8 (K <= 3); the
- * alternatives (LT_FLOW_TILE=1): 2D 32 x 16 (K <= 7), 3D 8 x 8 x 8. */
+/* Tile shapes: 2D 32 x 16 (K <= 7), 3D 16 x 8 x 8 (K <= 3); the
+ * alternatives (LT_FLOW_TILE=1): 2D 32 x 32 (K <= 15), 3D 8 x 8 x 8.
+ * H100, 640x480 defaults: 32x16 K=2 3.34 ms, 32x32 K=4 3.67 ms, 32x32 K=3
+ * 3.43 ms; 3D 64^3: 16x8x8 K=1 8.4 ms, K=2 10.5 ms, 8x8x8 K=2 17 ms. */
 #define T2X 32
-#define T2Y 32
-#define T2YB 16
+#define T2Y 16
+#define T2YB 32
 #define T3XB 8
 #define T3X 16
 #define T3Y 8
@@ -695,12 +697,12 @@ static int cu_create_grid(void **out, const lt_flow_params *p, const lt_grid *g)
   }
   const char *ng = getenv("LT_FLOW_NO_GRAPH");
   c->use_graph = !(ng && *ng && strcmp(ng, "0") != 0);
-  /* sweeps per launch: the halo costs (T - 2K)^dims of T^dims useful
-   * samples; 2D 32x32 tiles with K = 4 (24x24 written), 3D K = 1 */
+  /* sweeps per launch: only (T - 2K)^dims of T^dims samples are written;
+   * 2D 32x16 tiles with K = 2 (28x12 written), 3D K = 1 */
   const char *tl = getenv("LT_FLOW_TILE");
   c->tile = tl && atoi(tl) == 1;
   const int kmax = c->dims == 2 ? ((c->tile ? T2YB : T2Y) - 1) / 2 : (T3Y - 1) / 2;
-  c->fuse = c->dims == 2 ? 4 : 1;
+  c->fuse = c->dims == 2 ? 2 : 1;
   const char *fz = getenv("LT_FLOW_FUSE");
   if (fz && atoi(fz) >= 1) c->fuse = atoi(fz);
   if (c->fuse > kmax) c->fuse = kmax;
