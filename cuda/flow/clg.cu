@@ -12,16 +12,23 @@
  * (lt_gauss_kernel_make, lt_flow_pyramid). The result is meant to equal the
  * CPU's to rounding (tests/test_flow_cuda.c allows 1e-3 px).
  *
- * Jacobi: one thread per sample, one sweep per launch (ping-pong buffers),
- * the divergence term (beta > 0) as in clg.c. The neighbours are read
- * through the read-only cache; a shared-memory tile with several sweeps
- * fused per launch (temporal blocking) would cut global traffic further and
- * is not done yet.
+ * Jacobi: K sweeps per launch (temporal blocking, jacobi_tile): a block
+ * loads a tile of the flow into shared memory, recomputes a halo of K
+ * samples redundantly and writes the inner part, which is bit-identical to
+ * K separate sweeps; the per-sample terms that are constant within a warp
+ * (point block, determinant/cofactors, J w0, J_t) are formed once per
+ * launch with the CPU's operations. 2D: 32x16 tiles, K = 2 (28x12 written
+ * per block); 3D: 16x8x8 tiles, K = 1 (the halo of a 3D tile costs more
+ * than the launches it saves). LT_FLOW_FUSE=K and LT_FLOW_TILE=1 (2D 32x32,
+ * 3D 8x8x8) override, for measurement. The motion tensor takes 2 kernels
+ * (warp+average, derivatives+outside rule+f0 copy) and the rho smoothing of
+ * its components 4 at a time (the products formed in the first pass).
  *
  * Launches: the whole pair after the upload is one CUDA Graph, captured at
  * the first pair and replayed (buffers never move; every pair starts from
  * the same ping-pong order, f_init). Per pair: 2 uploads, 1 graph launch,
- * dims downloads; the graph's node count is lt_flow_backend.launches. */
+ * dims downloads; the graph's node count is lt_flow_backend.launches
+ * (2D 640x480 defaults: 502 nodes, 450 of them Jacobi launches). */
 #include <cuda_runtime.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +60,8 @@ typedef struct cu_clg {
   cudaGraphExec_t exec; /* the whole pair after the upload, captured at the first pair */
   int use_graph;
   long nlaunch; /* kernels + memcpy/memset nodes of one pair */
+  int fuse;     /* Jacobi sweeps per launch (LT_FLOW_FUSE overrides) */
+  int tile;     /* 0: the default tile shape, 1: the alternative (LT_FLOW_TILE) */
 } cu_clg;
 
 /* Divergence-term coefficients (clg.c jacobi_sweep), by value. */
@@ -142,60 +151,160 @@ __device__ float sample(const float *__restrict__ a, const lt_grid &g, const flo
   return g.n[2] > 1 ? __fadd_rn(r[0], __fmul_rn(t[2], __fsub_rn(r[1], r[0]))) : r[0];
 }
 
-__global__ void conv_kernel(const float *__restrict__ in, float *__restrict__ out, lt_grid g, int d, lt_gauss_kernel k)
+/* Jacobi sweeps fused K per launch (temporal blocking): a block owns a tile
+ * of TX x TY x TZ samples (one thread each) whose inner part, K samples in
+ * from every tile face along the active axes, is what it writes; the halo
+ * around it is loaded and recomputed redundantly, so that after K sweeps in
+ * shared memory (ping-pong) the inner samples hold exactly what K separate
+ * sweeps give: at sweep s only the samples at least s in from the tile
+ * faces are computed, and they read neighbours computed at sweep s - 1 (or
+ * loaded). Every double operation is clg.c jacobi_sweep's, in its order;
+ * what does not change across the sweeps of one warp (the point block A,
+ * its determinant or cofactors, the products J w0, J_t, the divergence
+ * part of A) is computed once per launch into registers, with the same
+ * operations as the CPU computes it every sweep, so it is bit-identical. */
+template <int D, bool DIV, int TX, int TY, int TZ>
+__global__ void __launch_bounds__(TX *TY *TZ) jacobi_tile(fields3 f, fields3 fn, fields3 f0, jfields J, lt_grid g, int K,
+                                                           double wd0, double wd1, double wd2, divcoef dc)
 {
-  const size_t n = (size_t)g.n[0] * g.n[1] * g.n[2];
-  size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  int c[3];
-  coords(g, i, c);
-  const int p = c[d], nd = g.n[d], r = k.r;
-  const size_t s = stride_of(g, d);
-  const float *base = in + i - (ptrdiff_t)p * (ptrdiff_t)s;
-  const float *w = k.w + r;
-  float acc = __fmul_rn(w[0], __ldg(base + (size_t)p * s));
-  if (p - r >= 0 && p + r < nd) {
-    for (int j = 1; j <= r; j++)
-      acc = __fadd_rn(acc, __fmul_rn(w[j], __fadd_rn(__ldg(base + (size_t)(p - j) * s), __ldg(base + (size_t)(p + j) * s))));
-  } else {
-    for (int j = 1; j <= r; j++)
-      acc = __fadd_rn(acc, __fmul_rn(w[j], __fadd_rn(__ldg(base + (size_t)reflect(p - j, nd) * s),
-                                                     __ldg(base + (size_t)reflect(p + j, nd) * s))));
+  constexpr int NT = TX * TY * TZ;
+  __shared__ float sf[2][D][NT];
+  const int T[3] = {TX, TY, TZ};
+  const int t[3] = {(int)threadIdx.x, (int)threadIdx.y, (int)threadIdx.z};
+  const int bid[3] = {(int)blockIdx.x, (int)blockIdx.y, (int)blockIdx.z};
+  const int ts = (t[2] * TY + t[1]) * TX + t[0];
+  const int tst[3] = {1, TX, TX * TY};
+  int pos[3], edge = 1 << 30; /* edge: distance from the nearest tile face (active axes) */
+  bool inside = true;
+  for (int d = 0; d < 3; d++) {
+    const int h = d < D ? K : 0;
+    pos[d] = bid[d] * (T[d] - 2 * h) - h + t[d];
+    inside = inside && pos[d] >= 0 && pos[d] < g.n[d];
+    if (d < D) edge = min(edge, min(t[d], T[d] - 1 - t[d]));
   }
-  out[i] = acc;
+  const size_t i = inside ? ((size_t)pos[2] * g.n[1] + pos[1]) * g.n[0] + pos[0] : 0;
+  size_t st[3];
+  st[0] = 1, st[1] = (size_t)g.n[0], st[2] = (size_t)g.n[0] * g.n[1];
+  if (inside)
+    for (int k = 0; k < D; k++) sf[0][k][ts] = __ldg(f.p[k] + i);
+  const bool active = inside && edge >= 1; /* computed at sweep 1 at least */
+  const double wd[3] = {wd0, wd1, wd2};
+  bool fw[3], bw[3];
+  double cst[D][D], jt[D], P[D][D], det = 1.0, tau = 0.0;
+  for (int d = 0; d < D; d++) {
+    fw[d] = pos[d] < g.n[d] - 1;
+    bw[d] = pos[d] > 0;
+  }
+  if (active) {
+    double sw = 0, A[D][D];
+    for (int d = 0; d < D; d++) {
+      if (bw[d]) sw = __dadd_rn(sw, wd[d]);
+      if (fw[d]) sw = __dadd_rn(sw, wd[d]);
+    }
+#pragma unroll
+    for (int k = 0; k < D; k++) {
+#pragma unroll
+      for (int e = 0; e < D; e++) {
+        const double jke = (double)__ldg(J.p[jx(k, e, D)] + i);
+        A[k][e] = k == e ? __dadd_rn(jke, sw) : __dadd_rn(jke, 0.0);
+        cst[k][e] = __dmul_rn(jke, (double)__ldg(f0.p[e] + i));
+      }
+      jt[k] = (double)__ldg(J.p[jx(k, D, D)] + i);
+    }
+    if (DIV) {
+      tau = dc.tau;
+#pragma unroll
+      for (int k = 0; k < D; k++) {
+        A[k][k] = __dadd_rn(A[k][k], dc.tau);
+#pragma unroll
+        for (int e = 0; e < D; e++)
+          if (fw[k] && fw[e]) A[k][e] = __dadd_rn(A[k][e], dc.bb[k][e]);
+        if (bw[k]) A[k][k] = __dadd_rn(A[k][k], dc.bb[k][k]);
+      }
+    }
+    if (D == 2) {
+      det = __dsub_rn(__dmul_rn(A[0][0], A[1][1]), __dmul_rn(A[0][1], A[0][1]));
+      P[0][0] = A[0][0], P[0][1] = A[0][1], P[1][1] = A[1][1], P[1][0] = A[1][0];
+    } else {
+      const int a = 0, b = 1, c = D - 1; /* D == 3 */
+      double c00 = __dsub_rn(__dmul_rn(A[b][b], A[c][c]), __dmul_rn(A[b][c], A[b][c]));
+      double c01 = __dsub_rn(__dmul_rn(A[a][c], A[b][c]), __dmul_rn(A[a][b], A[c][c]));
+      double c02 = __dsub_rn(__dmul_rn(A[a][b], A[b][c]), __dmul_rn(A[a][c], A[b][b]));
+      double c11 = __dsub_rn(__dmul_rn(A[a][a], A[c][c]), __dmul_rn(A[a][c], A[a][c]));
+      double c12 = __dsub_rn(__dmul_rn(A[a][b], A[a][c]), __dmul_rn(A[a][a], A[b][c]));
+      double c22 = __dsub_rn(__dmul_rn(A[a][a], A[b][b]), __dmul_rn(A[a][b], A[a][b]));
+      det = __dadd_rn(__dadd_rn(__dmul_rn(A[a][a], c00), __dmul_rn(A[a][b], c01)), __dmul_rn(A[a][c], c02));
+      P[a][a] = c00, P[a][b] = c01, P[a][c] = c02;
+      P[b][a] = c01, P[b][b] = c11, P[b][c] = c12;
+      P[c][a] = c02, P[c][b] = c12, P[c][c] = c22;
+    }
+  }
+  __syncthreads();
+  for (int s = 1; s <= K; s++) {
+    const float(*src)[NT] = sf[(s - 1) & 1];
+    float(*dst)[NT] = sf[s & 1];
+    if (active && edge >= s) {
+      double b[D];
+#pragma unroll
+      for (int k = 0; k < D; k++) b[k] = 0.0;
+#pragma unroll
+      for (int d = 0; d < D; d++) {
+        if (bw[d]) {
+#pragma unroll
+          for (int k = 0; k < D; k++) b[k] = __dadd_rn(b[k], __dmul_rn(wd[d], (double)src[k][ts - tst[d]]));
+        }
+        if (fw[d]) {
+#pragma unroll
+          for (int k = 0; k < D; k++) b[k] = __dadd_rn(b[k], __dmul_rn(wd[d], (double)src[k][ts + tst[d]]));
+        }
+      }
+#pragma unroll
+      for (int k = 0; k < D; k++) {
+#pragma unroll
+        for (int e = 0; e < D; e++) b[k] = __dadd_rn(b[k], cst[k][e]);
+        b[k] = __dsub_rn(b[k], jt[k]);
+      }
+      if (DIV) {
+        double u = 0;
+#pragma unroll
+        for (int e = 0; e < D; e++)
+          if (fw[e]) u = __dadd_rn(u, __dmul_rn((double)src[e][ts + tst[e]], dc.ih[e]));
+#pragma unroll
+        for (int k = 0; k < D; k++) {
+          b[k] = __dadd_rn(b[k], __dmul_rn(tau, (double)src[k][ts]));
+          if (bw[k]) {
+            const int j = ts - tst[k];
+            double tt = -__dmul_rn((double)src[k][j], dc.ih[k]);
+#pragma unroll
+            for (int e = 0; e < D; e++)
+              if (e != k && fw[e])
+                tt = __dadd_rn(tt, __dmul_rn(__dsub_rn((double)src[e][j + tst[e]], (double)src[e][j]), dc.ih[e]));
+            b[k] = __dsub_rn(b[k], __dmul_rn(__dmul_rn(dc.beta, dc.ih[k]), tt));
+          }
+          if (fw[k]) b[k] = __dadd_rn(b[k], __dmul_rn(__dmul_rn(dc.beta, dc.ih[k]), u));
+        }
+      }
+      if (D == 2) {
+        dst[0][ts] = (float)__ddiv_rn(__dsub_rn(__dmul_rn(b[0], P[1][1]), __dmul_rn(P[0][1], b[1])), det);
+        dst[1][ts] = (float)__ddiv_rn(__dsub_rn(__dmul_rn(P[0][0], b[1]), __dmul_rn(P[0][1], b[0])), det);
+      } else {
+#pragma unroll
+        for (int k = 0; k < D; k++)
+          dst[k][ts] = (float)__ddiv_rn(
+              __dadd_rn(__dadd_rn(__dmul_rn(P[k][0], b[0]), __dmul_rn(P[k][1], b[1])), __dmul_rn(P[k][D - 1], b[D - 1])),
+              det);
+      }
+    }
+    __syncthreads();
+  }
+  if (inside && edge >= K)
+    for (int k = 0; k < D; k++) fn.p[k][i] = sf[K & 1][k][ts];
 }
 
-__global__ void deriv_kernel(const float *__restrict__ in, float *__restrict__ out, lt_grid g, int d, float inv)
-{
-  const size_t n = (size_t)g.n[0] * g.n[1] * g.n[2];
-  size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  int c[3];
-  coords(g, i, c);
-  const int p = c[d], nd = g.n[d];
-  const size_t s = stride_of(g, d);
-  const float *base = in + i - (ptrdiff_t)p * (ptrdiff_t)s;
-  float m2 = __ldg(base + (size_t)reflect(p - 2, nd) * s), m1 = __ldg(base + (size_t)reflect(p - 1, nd) * s);
-  float p1 = __ldg(base + (size_t)reflect(p + 1, nd) * s), p2 = __ldg(base + (size_t)reflect(p + 2, nd) * s);
-  out[i] = __fmul_rn(__fadd_rn(__fsub_rn(m2, p2), __fmul_rn(8.0f, __fsub_rn(p1, m1))), inv);
-}
-
-__global__ void resample_kernel(const float *__restrict__ in, lt_grid gi, float *__restrict__ out, lt_grid go, float f0,
-                                float f1, float f2, float scale)
-{
-  const size_t n = (size_t)go.n[0] * go.n[1] * go.n[2];
-  size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  int c[3];
-  coords(go, i, c);
-  float p[3] = {__fsub_rn(__fmul_rn(__fadd_rn((float)c[0], 0.5f), f0), 0.5f),
-                __fsub_rn(__fmul_rn(__fadd_rn((float)c[1], 0.5f), f1), 0.5f),
-                __fsub_rn(__fmul_rn(__fadd_rn((float)c[2], 0.5f), f2), 0.5f)};
-  out[i] = __fmul_rn(scale, sample(in, gi, p));
-}
-
-__global__ void warp_kernel(const float *__restrict__ in, fields3 f, float *__restrict__ out, lt_grid g, int dims, float ih0,
-                            float ih1, float ih2)
+/* warp_kernel + avg_kernel in one: avg = (s0 + I1(x + w0)) / 2,
+ * D_t = I1(x + w0) - s0 (the warped frame itself is not kept). */
+__global__ void warp_avg_kernel(const float *__restrict__ s1, fields3 f, const float *__restrict__ s0, float *__restrict__ avg,
+                                float *__restrict__ dt, lt_grid g, int dims, float ih0, float ih1, float ih2)
 {
   const size_t n = (size_t)g.n[0] * g.n[1] * g.n[2];
   size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
@@ -205,153 +314,147 @@ __global__ void warp_kernel(const float *__restrict__ in, fields3 f, float *__re
   const float ih[3] = {ih0, ih1, ih2};
   float p[3] = {(float)c[0], (float)c[1], (float)c[2]};
   for (int d = 0; d < dims; d++) p[d] = __fadd_rn(p[d], __fmul_rn(f.p[d][i], ih[d]));
-  out[i] = sample(in, g, p);
+  const float w1 = sample(s1, g, p), a = s0[i];
+  avg[i] = __fmul_rn(0.5f, __fadd_rn(a, w1));
+  dt[i] = __fsub_rn(w1, a);
 }
 
-/* avg = (s0 + w1) / 2, D_t = w1 - s0 */
-__global__ void avg_kernel(const float *__restrict__ s0, const float *__restrict__ w1, float *__restrict__ avg,
-                           float *__restrict__ dt, size_t n)
-{
-  size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  avg[i] = __fmul_rn(0.5f, __fadd_rn(s0[i], w1[i]));
-  dt[i] = __fsub_rn(w1[i], s0[i]);
-}
-
-/* Zero every derivative where x + w0 leaves the grid (clg.c motion_tensor). */
-__global__ void outside_kernel(fields3 D, fields3 f, lt_grid g, int dims, float *__restrict__ dt)
+/* deriv_kernel for every active axis + outside_kernel, and f0 = f (the
+ * linearisation point of this warp). */
+__global__ void deriv_outside_kernel(const float *__restrict__ avg, fields3 D, fields3 f, fields3 f0, float *__restrict__ dt,
+                                     lt_grid g, int dims, float inv0, float inv1, float inv2)
 {
   const size_t n = (size_t)g.n[0] * g.n[1] * g.n[2];
   size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   int c[3];
   coords(g, i, c);
+  const float inv[3] = {inv0, inv1, inv2};
+  float dv[3] = {0.0f, 0.0f, 0.0f};
   int out = 0;
   for (int d = 0; d < dims; d++) {
-    float q = __fadd_rn((float)c[d], __fdiv_rn(f.p[d][i], g.h[d]));
+    const int p = c[d], nd = g.n[d];
+    if (nd >= 2) {
+      const size_t s = stride_of(g, d);
+      const float *base = avg + i - (ptrdiff_t)p * (ptrdiff_t)s;
+      float m2 = __ldg(base + (size_t)reflect(p - 2, nd) * s), m1 = __ldg(base + (size_t)reflect(p - 1, nd) * s);
+      float p1 = __ldg(base + (size_t)reflect(p + 1, nd) * s), p2 = __ldg(base + (size_t)reflect(p + 2, nd) * s);
+      dv[d] = __fmul_rn(__fadd_rn(__fsub_rn(m2, p2), __fmul_rn(8.0f, __fsub_rn(p1, m1))), inv[d]);
+    }
+    const float fd = f.p[d][i];
+    f0.p[d][i] = fd;
+    float q = __fadd_rn((float)c[d], __fdiv_rn(fd, g.h[d]));
     out |= !(q >= 0.0f && q <= (float)(g.n[d] - 1));
   }
-  if (out) {
-    for (int d = 0; d < dims; d++) D.p[d][i] = 0.0f;
-    dt[i] = 0.0f;
-  }
+  for (int d = 0; d < dims; d++) D.p[d][i] = out ? 0.0f : dv[d];
+  if (out) dt[i] = 0.0f;
 }
 
-__global__ void product_kernel(const float *__restrict__ a, const float *__restrict__ b, float *__restrict__ out, size_t n)
+/* Up to 4 planes at once: one pass of conv_kernel along axis d (d < 0: no
+ * convolution, a copy), the source value being a[c][i] or, with PROD, the
+ * product a[c][i] * b[c][i] (product_kernel's value, formed at each tap). */
+#define MC 4
+typedef struct multi {
+  const float *a[MC], *b[MC];
+  float *o[MC];
+} multi;
+
+template <bool PROD>
+__device__ __forceinline__ float mval(const multi &m, int c, size_t j)
 {
-  size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) out[i] = __fmul_rn(a[i], b[i]);
+  return PROD ? __fmul_rn(__ldg(m.a[c] + j), __ldg(m.b[c] + j)) : __ldg(m.a[c] + j);
 }
 
-/* One collective Jacobi sweep (clg.c jacobi_sweep), double as on the CPU. */
-__global__ void jacobi_kernel(fields3 f, fields3 fn, fields3 f0, jfields J, lt_grid g, int dims, double wd0, double wd1,
-                              double wd2, divcoef dc)
+template <bool PROD>
+__global__ void conv_multi_kernel(multi m, int nc, lt_grid g, int d, lt_gauss_kernel k)
 {
   const size_t n = (size_t)g.n[0] * g.n[1] * g.n[2];
   size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
-  int pos[3];
-  coords(g, i, pos);
-  const double wd[3] = {wd0, wd1, wd2};
-  double sw = 0, A[3][3], b[3] = {0, 0, 0}, w[3];
-  for (int d = 0; d < dims; d++) {
-    const size_t s = stride_of(g, d);
-    if (pos[d] > 0) {
-      sw = __dadd_rn(sw, wd[d]);
-      for (int k = 0; k < dims; k++) b[k] = __dadd_rn(b[k], __dmul_rn(wd[d], (double)__ldg(f.p[k] + i - s)));
-    }
-    if (pos[d] < g.n[d] - 1) {
-      sw = __dadd_rn(sw, wd[d]);
-      for (int k = 0; k < dims; k++) b[k] = __dadd_rn(b[k], __dmul_rn(wd[d], (double)__ldg(f.p[k] + i + s)));
-    }
+  if (d < 0) {
+#pragma unroll
+    for (int c = 0; c < MC; c++)
+      if (c < nc) m.o[c][i] = mval<PROD>(m, c, i);
+    return;
   }
-  for (int k = 0; k < dims; k++) {
-    for (int e = 0; e < dims; e++) {
-      double jke = (double)__ldg(J.p[jx(k, e, dims)] + i);
-      A[k][e] = k == e ? __dadd_rn(jke, sw) : __dadd_rn(jke, 0.0);
-      b[k] = __dadd_rn(b[k], __dmul_rn(jke, (double)__ldg(f0.p[e] + i)));
+  int cc[3];
+  coords(g, i, cc);
+  const int p = cc[d], nd = g.n[d], r = k.r;
+  const size_t s = stride_of(g, d);
+  const size_t b0 = i - (size_t)p * s;
+  const float *w = k.w + r;
+  const bool interior = p - r >= 0 && p + r < nd;
+#pragma unroll
+  for (int c = 0; c < MC; c++) {
+    if (c >= nc) break;
+    float acc = __fmul_rn(w[0], mval<PROD>(m, c, b0 + (size_t)p * s));
+    if (interior) {
+      for (int j = 1; j <= r; j++)
+        acc = __fadd_rn(acc, __fmul_rn(w[j], __fadd_rn(mval<PROD>(m, c, b0 + (size_t)(p - j) * s),
+                                                       mval<PROD>(m, c, b0 + (size_t)(p + j) * s))));
+    } else {
+      for (int j = 1; j <= r; j++)
+        acc = __fadd_rn(acc, __fmul_rn(w[j], __fadd_rn(mval<PROD>(m, c, b0 + (size_t)reflect(p - j, nd) * s),
+                                                       mval<PROD>(m, c, b0 + (size_t)reflect(p + j, nd) * s))));
     }
-    b[k] = __dsub_rn(b[k], (double)__ldg(J.p[jx(k, dims, dims)] + i));
+    m.o[c][i] = acc;
   }
-  if (dc.on) {
-    int fw[3], bw[3];
-    size_t st[3];
-    for (int d = 0; d < dims; d++) {
-      fw[d] = pos[d] < g.n[d] - 1;
-      bw[d] = pos[d] > 0;
-      st[d] = stride_of(g, d);
-    }
-    double u = 0;
-    for (int e = 0; e < dims; e++)
-      if (fw[e]) u = __dadd_rn(u, __dmul_rn((double)__ldg(f.p[e] + i + st[e]), dc.ih[e]));
-    for (int k = 0; k < dims; k++) {
-      A[k][k] = __dadd_rn(A[k][k], dc.tau);
-      b[k] = __dadd_rn(b[k], __dmul_rn(dc.tau, (double)__ldg(f.p[k] + i)));
-      for (int e = 0; e < dims; e++)
-        if (fw[k] && fw[e]) A[k][e] = __dadd_rn(A[k][e], dc.bb[k][e]);
-      if (bw[k]) {
-        A[k][k] = __dadd_rn(A[k][k], dc.bb[k][k]);
-        const size_t j = i - st[k];
-        double t = -__dmul_rn((double)__ldg(f.p[k] + j), dc.ih[k]);
-        for (int e = 0; e < dims; e++)
-          if (e != k && fw[e])
-            t = __dadd_rn(t, __dmul_rn(__dsub_rn((double)__ldg(f.p[e] + j + st[e]), (double)__ldg(f.p[e] + j)), dc.ih[e]));
-        b[k] = __dsub_rn(b[k], __dmul_rn(__dmul_rn(dc.beta, dc.ih[k]), t));
-      }
-      if (fw[k]) b[k] = __dadd_rn(b[k], __dmul_rn(__dmul_rn(dc.beta, dc.ih[k]), u));
-    }
-  }
-  if (dims == 2) {
-    double det = __dsub_rn(__dmul_rn(A[0][0], A[1][1]), __dmul_rn(A[0][1], A[0][1]));
-    w[0] = __ddiv_rn(__dsub_rn(__dmul_rn(b[0], A[1][1]), __dmul_rn(A[0][1], b[1])), det);
-    w[1] = __ddiv_rn(__dsub_rn(__dmul_rn(A[0][0], b[1]), __dmul_rn(A[0][1], b[0])), det);
-  } else {
-    double c00 = __dsub_rn(__dmul_rn(A[1][1], A[2][2]), __dmul_rn(A[1][2], A[1][2]));
-    double c01 = __dsub_rn(__dmul_rn(A[0][2], A[1][2]), __dmul_rn(A[0][1], A[2][2]));
-    double c02 = __dsub_rn(__dmul_rn(A[0][1], A[1][2]), __dmul_rn(A[0][2], A[1][1]));
-    double c11 = __dsub_rn(__dmul_rn(A[0][0], A[2][2]), __dmul_rn(A[0][2], A[0][2]));
-    double c12 = __dsub_rn(__dmul_rn(A[0][1], A[0][2]), __dmul_rn(A[0][0], A[1][2]));
-    double c22 = __dsub_rn(__dmul_rn(A[0][0], A[1][1]), __dmul_rn(A[0][1], A[0][1]));
-    double det = __dadd_rn(__dadd_rn(__dmul_rn(A[0][0], c00), __dmul_rn(A[0][1], c01)), __dmul_rn(A[0][2], c02));
-    w[0] = __ddiv_rn(__dadd_rn(__dadd_rn(__dmul_rn(c00, b[0]), __dmul_rn(c01, b[1])), __dmul_rn(c02, b[2])), det);
-    w[1] = __ddiv_rn(__dadd_rn(__dadd_rn(__dmul_rn(c01, b[0]), __dmul_rn(c11, b[1])), __dmul_rn(c12, b[2])), det);
-    w[2] = __ddiv_rn(__dadd_rn(__dadd_rn(__dmul_rn(c02, b[0]), __dmul_rn(c12, b[1])), __dmul_rn(c22, b[2])), det);
-  }
-  for (int k = 0; k < dims; k++) fn.p[k][i] = (float)w[k];
+}
+
+/* resample_kernel for up to 3 planes of one grid. */
+__global__ void resample_multi_kernel(fields3 in, lt_grid gi, fields3 out, lt_grid go, int nc, float f0, float f1, float f2,
+                                      float scale)
+{
+  const size_t n = (size_t)go.n[0] * go.n[1] * go.n[2];
+  size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  int c[3];
+  coords(go, i, c);
+  float p[3] = {__fsub_rn(__fmul_rn(__fadd_rn((float)c[0], 0.5f), f0), 0.5f),
+                __fsub_rn(__fmul_rn(__fadd_rn((float)c[1], 0.5f), f1), 0.5f),
+                __fsub_rn(__fmul_rn(__fadd_rn((float)c[2], 0.5f), f2), 0.5f)};
+  for (int k = 0; k < nc; k++) out.p[k][i] = __fmul_rn(scale, sample(in.p[k], gi, p));
 }
 
 static inline unsigned blocks(size_t n) { return (unsigned)((n + TPB - 1) / TPB); }
 
 static int launched(const char *what) { LT_CU(cudaGetLastError(), what); return 0; }
 
-/* lt_grid_gauss: ping-pong so that the last pass lands in out. */
-static int gauss(cu_clg *c, const float *in, float *out, float *tmp, const lt_grid *g, const lt_gauss_kernel k[])
+/* lt_grid_gauss of nc <= MC planes at once (ping-pong so that the last pass
+ * lands in out[c], through tmp[c]); with PROD the input of plane c is the
+ * product a[c] * b[c]. No axis to smooth: one copy (or product) pass. */
+static int gauss_multi(cu_clg *c, bool prod, const float *const a[], const float *const b[], float *const out[],
+                       float *const tmp[], int nc, const lt_grid *g, const lt_gauss_kernel k[])
 {
   const size_t n = lt_grid_size(g);
   int axes[3], na = 0;
   for (int d = 0; d < 3; d++)
     if (g->n[d] > 1 && k[d].r > 0) axes[na++] = d;
-  if (na == 0) {
+  multi m;
+  memset(&m, 0, sizeof m);
+  for (int i = 0; i < nc; i++) m.a[i] = a[i], m.b[i] = prod ? b[i] : NULL;
+  for (int i = 0; i < (na ? na : 1); i++) {
+    for (int j = 0; j < nc; j++) m.o[j] = (na - 1 - i) % 2 == 0 || na == 0 ? out[j] : tmp[j];
+    const int d = na ? axes[i] : -1;
+    const lt_gauss_kernel &kk = k[na ? axes[i] : 0];
     c->nlaunch++;
-    LT_CU(cudaMemcpyAsync(out, in, n * sizeof(float), cudaMemcpyDeviceToDevice, c->st), "flow gauss copy");
-    return 0;
-  }
-  const float *src = in;
-  for (int i = 0; i < na; i++) {
-    float *dst = (na - 1 - i) % 2 == 0 ? out : tmp;
-    c->nlaunch++;
-    conv_kernel<<<blocks(n), TPB, 0, c->st>>>(src, dst, *g, axes[i], k[axes[i]]);
-    src = dst;
+    if (prod && i == 0)
+      conv_multi_kernel<true><<<blocks(n), TPB, 0, c->st>>>(m, nc, *g, d, kk);
+    else
+      conv_multi_kernel<false><<<blocks(n), TPB, 0, c->st>>>(m, nc, *g, d, kk);
+    for (int j = 0; j < nc; j++) m.a[j] = m.o[j];
   }
   return launched("flow gauss");
 }
 
-static int resample(cu_clg *c, const float *in, const lt_grid *gi, float *out, const lt_grid *go, float scale)
+static int resample_multi(cu_clg *c, float *const in[], const lt_grid *gi, float *const out[], const lt_grid *go, int nc)
 {
   float f[3];
+  fields3 fi = {{NULL, NULL, NULL}}, fo = {{NULL, NULL, NULL}};
   for (int d = 0; d < 3; d++) f[d] = (float)gi->n[d] / (float)go->n[d];
+  for (int k = 0; k < nc; k++) fi.p[k] = in[k], fo.p[k] = out[k];
   c->nlaunch++;
-  resample_kernel<<<blocks(lt_grid_size(go)), TPB, 0, c->st>>>(in, *gi, out, *go, f[0], f[1], f[2], scale);
+  resample_multi_kernel<<<blocks(lt_grid_size(go)), TPB, 0, c->st>>>(fi, *gi, fo, *go, nc, f[0], f[1], f[2], 1.0f);
   return launched("flow resample");
 }
 
@@ -362,41 +465,61 @@ static fields3 fields(float *const p[], int dims)
   return f;
 }
 
+/* clg.c motion_tensor: warp + average + D_t (1 kernel), derivatives +
+ * outside rule + f0 = f (1 kernel), then the tensor products smoothed by
+ * rho, MC components per batch (the product formed in the first pass). */
 static int motion_tensor(cu_clg *c, const lt_grid *g)
 {
   const size_t n = lt_grid_size(g);
   const int dims = c->dims;
   int r;
-  float ih[3];
-  for (int d = 0; d < 3; d++) ih[d] = 1.0f / g->h[d];
+  float ih[3], inv[3];
+  for (int d = 0; d < 3; d++) ih[d] = 1.0f / g->h[d], inv[d] = 1.0f / (12.0f * g->h[d]);
   c->nlaunch++;
-  warp_kernel<<<blocks(n), TPB, 0, c->st>>>(c->s1, fields(c->f, dims), c->w1, *g, dims, ih[0], ih[1], ih[2]);
+  warp_avg_kernel<<<blocks(n), TPB, 0, c->st>>>(c->s1, fields(c->f, dims), c->s0, c->avg, c->D[dims], *g, dims, ih[0], ih[1],
+                                                ih[2]);
   c->nlaunch++;
-  avg_kernel<<<blocks(n), TPB, 0, c->st>>>(c->s0, c->w1, c->avg, c->D[dims], n);
-  for (int d = 0; d < dims; d++) {
-    if (g->n[d] < 2) {
-      c->nlaunch++;
-      LT_CU(cudaMemsetAsync(c->D[d], 0, n * sizeof(float), c->st), "flow deriv");
-      continue;
-    }
-    c->nlaunch++;
-    deriv_kernel<<<blocks(n), TPB, 0, c->st>>>(c->avg, c->D[d], *g, d, 1.0f / (12.0f * g->h[d]));
-  }
-  c->nlaunch++;
-  outside_kernel<<<blocks(n), TPB, 0, c->st>>>(fields(c->D, dims), fields(c->f, dims), *g, dims, c->D[dims]);
+  deriv_outside_kernel<<<blocks(n), TPB, 0, c->st>>>(c->avg, fields(c->D, dims), fields(c->f, dims), fields(c->f0, dims),
+                                                     c->D[dims], *g, dims, inv[0], inv[1], inv[2]);
   if ((r = launched("flow motion tensor"))) return r;
+  /* free planes now: tmp, tmp2, avg, w1 */
+  float *const tmp[MC] = {c->tmp, c->tmp2, c->avg, c->w1};
+  const float *pa[NJ], *pb[NJ];
+  float *po[NJ];
+  int nj = 0;
   for (int a = 0; a <= dims; a++)
-    for (int b = a; b <= dims; b++) {
-      c->nlaunch++;
-      product_kernel<<<blocks(n), TPB, 0, c->st>>>(c->D[a], c->D[b], c->tmp, n);
-      if ((r = gauss(c, c->tmp, c->J[jx_host(a, b, dims)], c->tmp2, g, c->kr))) return r;
-    }
-  return launched("flow tensor products");
+    for (int b = a; b <= dims; b++, nj++) pa[nj] = c->D[a], pb[nj] = c->D[b], po[nj] = c->J[jx_host(a, b, dims)];
+  for (int s = 0; s < nj; s += MC) {
+    const int nc = nj - s < MC ? nj - s : MC;
+    if ((r = gauss_multi(c, true, pa + s, pb + s, po + s, tmp, nc, g, c->kr))) return r;
+  }
+  return 0;
 }
+
+template <int D, bool DIV, int TX, int TY, int TZ>
+static void jacobi_launch(cu_clg *c, const lt_grid *g, int K, const jfields &J, const double wd[3], const divcoef &dc)
+{
+  dim3 blk(TX, TY, TZ);
+  dim3 grd((unsigned)((g->n[0] + TX - 2 * K - 1) / (TX - 2 * K)), (unsigned)((g->n[1] + TY - 2 * K - 1) / (TY - 2 * K)),
+           D == 3 ? (unsigned)((g->n[2] + TZ - 2 * K - 1) / (TZ - 2 * K)) : 1u);
+  jacobi_tile<D, DIV, TX, TY, TZ><<<grd, blk, 0, c->st>>>(fields(c->f, D), fields(c->fn, D), fields(c->f0, D), J, *g, K,
+                                                          wd[0], wd[1], wd[2], dc);
+}
+
+/* Tile shapes: 2D 32 x 16 (K <= 7), 3D 16 x 8 x 8 (K <= 3); the
+ * alternatives (LT_FLOW_TILE=1): 2D 32 x 32 (K <= 15), 3D 8 x 8 x 8.
+ * H100, 640x480 defaults: 32x16 K=2 3.34 ms, 32x32 K=4 3.67 ms, 32x32 K=3
+ * 3.43 ms; 3D 64^3: 16x8x8 K=1 8.4 ms, K=2 10.5 ms, 8x8x8 K=2 17 ms. */
+#define T2X 32
+#define T2Y 16
+#define T2YB 32
+#define T3XB 8
+#define T3X 16
+#define T3Y 8
+#define T3Z 8
 
 static int solve_level(cu_clg *c, const lt_grid *g)
 {
-  const size_t n = lt_grid_size(g);
   const int dims = c->dims;
   double wd[3] = {0, 0, 0};
   for (int d = 0; d < dims; d++) wd[d] = (double)c->p.alpha / ((double)g->h[d] * g->h[d]);
@@ -410,21 +533,30 @@ static int solve_level(cu_clg *c, const lt_grid *g)
   dc.beta = (double)c->p.beta;
   dc.on = c->p.beta > 0;
   int r;
-  for (int k = 0; k < c->p.warps; k++) {
+  for (int w = 0; w < c->p.warps; w++) {
     if ((r = motion_tensor(c, g))) return r;
-    for (int d = 0; d < dims; d++) {
+    for (int it = 0; it < c->p.iterations;) {
+      const int K = c->p.iterations - it < c->fuse ? c->p.iterations - it : c->fuse;
       c->nlaunch++;
-      LT_CU(cudaMemcpyAsync(c->f0[d], c->f[d], n * sizeof(float), cudaMemcpyDeviceToDevice, c->st), "flow copy");
-    }
-    for (int it = 0; it < c->p.iterations; it++) {
-      c->nlaunch++;
-      jacobi_kernel<<<blocks(n), TPB, 0, c->st>>>(fields(c->f, dims), fields(c->fn, dims), fields(c->f0, dims), J, *g,
-                                                  dims, wd[0], wd[1], wd[2], dc);
+      if (dims == 2 && !c->tile) {
+        if (dc.on) jacobi_launch<2, true, T2X, T2Y, 1>(c, g, K, J, wd, dc);
+        else jacobi_launch<2, false, T2X, T2Y, 1>(c, g, K, J, wd, dc);
+      } else if (dims == 2) {
+        if (dc.on) jacobi_launch<2, true, T2X, T2YB, 1>(c, g, K, J, wd, dc);
+        else jacobi_launch<2, false, T2X, T2YB, 1>(c, g, K, J, wd, dc);
+      } else if (!c->tile) {
+        if (dc.on) jacobi_launch<3, true, T3X, T3Y, T3Z>(c, g, K, J, wd, dc);
+        else jacobi_launch<3, false, T3X, T3Y, T3Z>(c, g, K, J, wd, dc);
+      } else {
+        if (dc.on) jacobi_launch<3, true, T3XB, T3Y, T3Z>(c, g, K, J, wd, dc);
+        else jacobi_launch<3, false, T3XB, T3Y, T3Z>(c, g, K, J, wd, dc);
+      }
       for (int d = 0; d < dims; d++) {
         float *t = c->f[d];
         c->f[d] = c->fn[d];
         c->fn[d] = t;
       }
+      it += K;
     }
     if ((r = launched("flow jacobi"))) return r;
   }
@@ -438,13 +570,13 @@ static int compute_body(cu_clg *c)
   int r;
   c->nlaunch = 0;
   for (int d = 0; d < c->dims; d++) c->f[d] = c->f_init[d], c->fn[d] = c->fn_init[d];
+  /* both frames at once; free planes: tmp, tmp2 (results), avg, w1 (scratch) */
+  float *const res[2] = {c->tmp2, c->tmp}, *const scr[2] = {c->avg, c->w1};
   for (int l = 1; l < c->nlev; l++) {
     const float *fine[2] = {l == 1 ? c->in0 : c->pyr0[l - 1], l == 1 ? c->in1 : c->pyr1[l - 1]};
     float *coarse[2] = {c->pyr0[l], c->pyr1[l]};
-    for (int k = 0; k < 2; k++) {
-      if ((r = gauss(c, fine[k], c->tmp2, c->tmp, &c->lev[l - 1], c->ka))) return r;
-      if ((r = resample(c, c->tmp2, &c->lev[l - 1], coarse[k], &c->lev[l], 1.0f))) return r;
-    }
+    if ((r = gauss_multi(c, false, fine, NULL, res, scr, 2, &c->lev[l - 1], c->ka))) return r;
+    if ((r = resample_multi(c, res, &c->lev[l - 1], coarse, &c->lev[l], 2))) return r;
   }
   for (int l = c->nlev - 1; l >= 0; l--) {
     const lt_grid *g = &c->lev[l];
@@ -455,15 +587,17 @@ static int compute_body(cu_clg *c)
         LT_CU(cudaMemsetAsync(c->f[d], 0, n * sizeof(float), c->st), "flow zero");
       }
     } else {
+      /* physical units: the flow keeps its values, only the grid changes */
+      if ((r = resample_multi(c, c->f, &c->lev[l + 1], c->fn, g, c->dims))) return r;
       for (int d = 0; d < c->dims; d++) {
-        if ((r = resample(c, c->f[d], &c->lev[l + 1], c->fn[d], g, 1.0f))) return r;
         float *t = c->f[d];
         c->f[d] = c->fn[d];
         c->fn[d] = t;
       }
     }
-    if ((r = gauss(c, l ? c->pyr0[l] : c->in0, c->s0, c->tmp, g, c->ks))) return r;
-    if ((r = gauss(c, l ? c->pyr1[l] : c->in1, c->s1, c->tmp, g, c->ks))) return r;
+    const float *src[2] = {l ? c->pyr0[l] : c->in0, l ? c->pyr1[l] : c->in1};
+    float *const dst[2] = {c->s0, c->s1}, *const scr2[2] = {c->tmp, c->tmp2};
+    if ((r = gauss_multi(c, false, src, NULL, dst, scr2, 2, g, c->ks))) return r;
     if ((r = solve_level(c, g))) return r;
   }
   for (int d = 0; d < c->dims; d++) c->f_final[d] = c->f[d];
@@ -563,6 +697,15 @@ static int cu_create_grid(void **out, const lt_flow_params *p, const lt_grid *g)
   }
   const char *ng = getenv("LT_FLOW_NO_GRAPH");
   c->use_graph = !(ng && *ng && strcmp(ng, "0") != 0);
+  /* sweeps per launch: only (T - 2K)^dims of T^dims samples are written;
+   * 2D 32x16 tiles with K = 2 (28x12 written), 3D K = 1 */
+  const char *tl = getenv("LT_FLOW_TILE");
+  c->tile = tl && atoi(tl) == 1;
+  const int kmax = c->dims == 2 ? ((c->tile ? T2YB : T2Y) - 1) / 2 : (T3Y - 1) / 2;
+  c->fuse = c->dims == 2 ? 2 : 1;
+  const char *fz = getenv("LT_FLOW_FUSE");
+  if (fz && atoi(fz) >= 1) c->fuse = atoi(fz);
+  if (c->fuse > kmax) c->fuse = kmax;
   *out = c;
   return 0;
 }
