@@ -1,7 +1,8 @@
 /* lt_flow3d.c - 3D CLG flow on one pair of a NIfTI volume sequence (time
  * points T and T+1), written as a NIfTI displacement field; prints the
  * seconds per pair, graph nodes per pair and the mean |w| (voxels). Used by
- * tests/test_nifti.sh and for timings until the 3D flow mode lands. Built by
+ * tests/test_nifti.sh and for timings of the solver alone (the product's
+ * command is `leuktrack flow --3d`). Built by
  * make as build/tools/lt_flow3d. Intensities are scaled so that the maximum
  * over both time points is 255 (the solver's alpha assumes 0..255).
  * Usage: lt_flow3d [--cuda] [--alpha A] [--beta B] [--voxel] [-t T] -o OUT.nii[.gz] IN.nii[.gz]... */
@@ -10,10 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend.h"
 #include "error.h"
 #include "flow/clg.h"
 #include "flow/volume.h"
 #include "log.h"
+#include "mode.h"
 
 int main(int argc, char **argv)
 {
@@ -25,12 +28,9 @@ int main(int argc, char **argv)
   lt_disp_space space = LT_DISP_WORLD_MM;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--cuda")) {
-#ifdef LT_HAVE_CUDA
-      be = &lt_flow_backend_cuda;
-#else
-      fprintf(stderr, "lt_flow3d: built without CUDA\n");
-      return 2;
-#endif
+      const void *st;
+      if (lt_backend_stages("flow", LT_BACKEND_CUDA, 0, &lt_flow_backend_cpu, &st)) return 2;
+      be = st;
     } else if (!strcmp(argv[i], "--alpha") && i + 1 < argc) p.alpha = (float)atof(argv[++i]);
     else if (!strcmp(argv[i], "--beta") && i + 1 < argc) p.beta = (float)atof(argv[++i]);
     else if (!strcmp(argv[i], "--voxel")) space = LT_DISP_VOXEL_MM;

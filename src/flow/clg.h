@@ -145,10 +145,9 @@ typedef struct lt_flow_backend {
 } lt_flow_backend;
 
 extern const lt_flow_backend lt_flow_backend_cpu;
-#ifdef LT_HAVE_CUDA
 /* cuda/flow/clg.cu: the same arithmetic, IEEE-rounded operation by operation
  * (no FMA contraction), on the GPU; every buffer allocated by create. */
 extern const lt_flow_backend lt_flow_backend_cuda;
-#endif
+
 
 #endif

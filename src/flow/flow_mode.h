@@ -15,11 +15,15 @@ typedef struct lt_flow_opts {
   const char *mask;         /* --mask PNG or NULL (needs --ground-truth) */
   const char *plot;         /* --plot FILE.png or NULL */
   int folder;               /* set by check: one video (or 3+ images): -o names a folder */
+  int three_d;              /* --3d: NIfTI volume sequence (volrun.c) */
+  int voxel_axes;           /* --displacement voxel: components along i, j, k (else world mm) */
 } lt_flow_opts;
 
 extern const lt_mode lt_mode_flow;
 
 /* The run (pipeline.c): the frame loop over consecutive pairs. */
 int lt_flow_run(const lt_settings *s, const void *opts);
+/* --3d (volrun.c): every consecutive pair of a NIfTI volume sequence. */
+int lt_flow_run_3d(const lt_settings *s, const lt_flow_opts *o);
 
 #endif

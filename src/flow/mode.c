@@ -12,7 +12,7 @@
 
 enum {
   O_ALPHA = LT_OPT_MODE_BASE, O_RHO, O_SIGMA, O_LEVELS, O_WARPS, O_ITERATIONS, O_COLOR, O_SUMMARY,
-  O_GROUND_TRUTH, O_MASK, O_PLOT,
+  O_GROUND_TRUTH, O_MASK, O_PLOT, O_3D, O_BETA, O_DISPLACEMENT,
 };
 
 
@@ -28,6 +28,9 @@ static const lt_optdef opts[] = {
   {"ground-truth", O_GROUND_TRUTH, required_argument, "FILE", "true flow (.flo) of the first pair: print AEE and AAE on stdout"},
   {"mask", O_MASK, required_argument, "PNG", "with --ground-truth: evaluate only where the mask is non-zero"},
   {"plot", O_PLOT, required_argument, "FILE", "PNG plot of mean and p95 flow magnitude over the pairs"},
+  {"3d", O_3D, no_argument, NULL, "3D motion of a NIfTI volume sequence (a 4D file or several 3D files)"},
+  {"beta", O_BETA, required_argument, "B", "--3d: weight of the volume-preserving (divergence) term (default 0)"},
+  {"displacement", O_DISPLACEMENT, required_argument, "world|voxel", "--3d: components in world mm (default) or along the voxel axes"},
 };
 
 static void defaults(void *params)
@@ -58,6 +61,12 @@ static int set(void *params, int id, const char *name, const char *a)
   case O_WARPS: return lt_opt_int(name, a, 1, 1000, &o->flow.warps);
   case O_ITERATIONS: return lt_opt_int(name, a, 1, 100000, &o->flow.iterations);
   case O_COLOR: o->color = 1; return 0;
+  case O_3D: o->three_d = 1; return 0;
+  case O_BETA:
+    if (lt_opt_double(name, a, 0.0, 1e8, &d)) return LT_ERR_USAGE;
+    o->flow.beta = (float)d;
+    return 0;
+  case O_DISPLACEMENT: return lt_opt_choice(name, a, "world|voxel", &o->voxel_axes);
   case O_SUMMARY:
   case O_GROUND_TRUTH:
   case O_MASK:
@@ -83,6 +92,25 @@ static int check(void *params, const lt_settings *s)
     return LT_ERR_USAGE;
   }
   if (lt_flow_params_check(&o->flow)) return LT_ERR_USAGE;
+  if (o->three_d) {
+    if (o->ground_truth || o->mask || o->plot) {
+      lt_error("--ground-truth, --mask and --plot are for 2D flow; not with --3d");
+      return LT_ERR_USAGE;
+    }
+    if (!s->output && !o->summary) {
+      lt_error("no output given: -o OUT.nii.gz (one pair) or -o DIR (a sequence), or --summary");
+      return LT_ERR_USAGE;
+    }
+    if (o->color && !s->output) {
+      lt_error("--color with --3d writes a mid-slice PNG next to each field: give -o");
+      return LT_ERR_USAGE;
+    }
+    return 0;
+  }
+  if (o->flow.beta != 0 || o->voxel_axes) {
+    lt_error("--beta and --displacement are for --3d");
+    return LT_ERR_USAGE;
+  }
   /* two inputs: an image pair, -o is the .flo; one video (or 3+ images):
    * every consecutive pair, -o is a folder (also for a pair when -o names
    * an existing folder: DIR/flow_NNNNNN.flo) */
@@ -117,10 +145,16 @@ static int check(void *params, const lt_settings *s)
   return 0;
 }
 
+static int run(const lt_settings *s, const void *params)
+{
+  const lt_flow_opts *o = params;
+  return o->three_d ? lt_flow_run_3d(s, o) : lt_flow_run(s, params);
+}
+
 const lt_mode lt_mode_flow = {
   .name = "flow",
   .purpose = "dense optical flow between consecutive frames (CLG variational flow, Middlebury .flo)",
-  .usage = "A B -o OUT.flo | VIDEO -o DIR",
+  .usage = "A B -o OUT.flo | VIDEO -o DIR | --3d VOLUMES... -o OUT",
   .example = "leuktrack flow frame1.png frame2.png -o flow.flo --color",
   .output_help = "Output: OUT.flo (image pair) or DIR/flow_NNNNNN.flo per pair NNNNNN -> NNNNNN+1 (video)",
   .opts = opts,
@@ -129,5 +163,5 @@ const lt_mode lt_mode_flow = {
   .defaults = defaults,
   .set = set,
   .check = check,
-  .run = lt_flow_run,
+  .run = run,
 };
