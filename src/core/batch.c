@@ -109,9 +109,10 @@ int lt_batch_run(const lt_cli *c)
   for (int i = 0; !err && i < n; i++)
     for (int k = 0; k < i; k++)
       if (!strcmp(b.jobs[i].name, b.jobs[k].name)) {
-        lt_error("--jobs: inputs '%s' and '%s' would both write %s/%s.*; give distinct file names (or use "
+        lt_error("--jobs: inputs '%s' and '%s' would both write %s%s%s.*; give distinct file names (or use "
                  "leuktrack-batch, which names outputs by path)",
-                 s->inputs[k], s->inputs[i], s->output, b.jobs[i].name);
+                 s->inputs[k], s->inputs[i], s->output, s->output[strlen(s->output) - 1] == '/' ? "" : "/",
+                 b.jobs[i].name);
         err = LT_ERR_USAGE;
         break;
       }
