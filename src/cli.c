@@ -451,7 +451,11 @@ int lt_cli_parse(int argc, char **argv, lt_cli *c)
   const lt_mode *m = c->mode;
   c->params = calloc(1, m->params_size ? m->params_size : 1);
   c->inputs = calloc((size_t)argc + 1, sizeof *c->inputs);
-  c->given = calloc((size_t)argc + 1, sizeof *c->given);
+  /* bundled short options ("-qv") give several options per word: at most
+   * one per character */
+  size_t nopt = 1;
+  for (int i = 0; i < argc; i++) nopt += strlen(argv[i]);
+  c->given = calloc(nopt, sizeof *c->given);
   char **av = malloc(sizeof *av * ((size_t)argc + 1));
   lt_optdef *all = malloc(sizeof *all * (size_t)(NCOMMON + m->nopts));
   struct option *lo = malloc(sizeof *lo * (size_t)(NCOMMON + m->nopts + 1));
