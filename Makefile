@@ -149,16 +149,19 @@ portable:
 	  { echo "make portable: FFMPEG_STATIC=$(FFMPEG_STATIC) holds no lib/pkgconfig/libavformat.pc; build it with scripts/build-ffmpeg-static.sh" >&2; exit 1; }
 	@$(MAKE) --no-print-directory PORTABLE=1 all
 
-install: $(BIN)
+install: $(BIN) $(BUILD)/tools/lt_merge
 	install -d $(DESTDIR)$(bindir) $(DESTDIR)$(mandir)/man1
 	install -m 755 $(BIN) $(DESTDIR)$(bindir)/leuktrack
 	install -m 755 scripts/leuktrack-batch $(DESTDIR)$(bindir)/leuktrack-batch
 	install -m 755 scripts/leuktrack-slurm.sbatch $(DESTDIR)$(bindir)/leuktrack-slurm.sbatch
+	install -m 755 scripts/leuktrack-merge.sbatch $(DESTDIR)$(bindir)/leuktrack-merge.sbatch
+	install -m 755 $(BUILD)/tools/lt_merge $(DESTDIR)$(bindir)/leuktrack-merge
 	install -m 644 man/leuktrack.1 $(DESTDIR)$(mandir)/man1/leuktrack.1
 
 uninstall:
 	rm -f $(DESTDIR)$(bindir)/leuktrack $(DESTDIR)$(bindir)/leuktrack-batch \
-	  $(DESTDIR)$(bindir)/leuktrack-slurm.sbatch $(DESTDIR)$(mandir)/man1/leuktrack.1
+	  $(DESTDIR)$(bindir)/leuktrack-slurm.sbatch $(DESTDIR)$(bindir)/leuktrack-merge \
+	  $(DESTDIR)$(bindir)/leuktrack-merge.sbatch $(DESTDIR)$(mandir)/man1/leuktrack.1
 
 clean:
 	rm -rf build build-cpu build-san build-portable build-fuzz leuktrack leuktrack-portable leuktrack-san

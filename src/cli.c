@@ -22,7 +22,7 @@
 enum {
   O_OUTPUT = 'o', O_QUIET = 'q', O_VERBOSE = 'v', O_HELP = 'h', O_VERSION = 'V', O_THREADS = 'j',
   O_OVERLAY = 256, O_FRAMES, O_BACKEND, O_DEVICE, O_PROGRESS, O_NO_PROGRESS, O_STATS, O_CHANNEL, O_FPS,
-  O_ON_DAMAGE,
+  O_ON_DAMAGE, O_JOBS,
 };
 
 static const lt_optdef common[] = {
@@ -35,6 +35,7 @@ static const lt_optdef common[] = {
   {"channel", O_CHANNEL, required_argument, "luma|r|g|b", "colour channel to analyse (default luma)"},
   {"fps", O_FPS, required_argument, "F", "frame rate (default: from the video)"},
   {"on-damage", O_ON_DAMAGE, required_argument, "warn|error", "a damaged video: warn (default) or fail (exit 3)"},
+  {"jobs", O_JOBS, required_argument, "K", "several inputs: run K at once, outputs into -o DIR/ (see BATCH in leuktrack(1))"},
   {"progress", O_PROGRESS, no_argument, NULL, "show a progress line on stderr"},
   {"no-progress", O_NO_PROGRESS, no_argument, NULL, "never show progress (default: only on a terminal)"},
   {"stats", O_STATS, optional_argument, "FILE", "print per-stage timings (to stderr or FILE)"},
@@ -274,6 +275,7 @@ static int set_common(lt_settings *s, int c, const char *name, const char *a)
     return 0;
   case O_FPS: return lt_opt_double(name, a, 1e-6, 1e7, &s->fps);
   case O_ON_DAMAGE: return lt_opt_choice(name, a, "warn|error", &s->damage_error);
+  case O_JOBS: return lt_opt_int(name, a, 1, 1024, &s->jobs);
   case O_PROGRESS: s->progress = 1; return 0;
   case O_NO_PROGRESS: s->progress = 0; return 0;
   case O_STATS: s->stats = a ? a : ""; return 0; /* --stats= (empty) means stderr too */
@@ -288,8 +290,139 @@ void lt_cli_free(lt_cli *c)
 {
   free(c->params);
   free(c->inputs);
+  free(c->given);
+  for (int i = 0; i < c->nowned; i++) free(c->owned[i]);
+  free(c->owned);
   c->params = NULL;
   c->inputs = NULL;
+  c->given = NULL;
+  c->owned = NULL;
+  c->ngiven = c->nowned = 0;
+}
+
+/* -o names a folder: ends with '/' or is an existing directory. */
+static int is_folder(const char *p)
+{
+  struct stat st;
+  size_t n = p ? strlen(p) : 0;
+  return n > 0 && (p[n - 1] == '/' || (stat(p, &st) == 0 && S_ISDIR(st.st_mode)));
+}
+
+/* Batch mode (core/batch.h): --jobs, or several inputs with -o DIR/ for a
+ * mode that takes exactly one input ("INPUT"). A mode whose usage allows
+ * several inputs as one run (vcm's image pairs) batches only with --jobs.
+ * Returns 1 batch, 0 not, or LT_ERR_USAGE after a message. */
+static int batch_wanted(const lt_mode *m, const lt_settings *s)
+{
+  int one = !strncmp(m->usage, "INPUT", 5);
+  int want = s->jobs > 0 || (s->ninputs > 1 && is_folder(s->output) && !strcmp(m->usage, "INPUT"));
+  if (!want) return 0;
+  if (!one) {
+    lt_error("--jobs: mode '%s' takes %s per run; it cannot run a batch of inputs", m->name, m->usage);
+    return LT_ERR_USAGE;
+  }
+  if (s->ninputs == 0) {
+    lt_error("--jobs: no inputs given");
+    return LT_ERR_USAGE;
+  }
+  if (!is_folder(s->output)) {
+    lt_error("--jobs: -o must name a folder for the outputs (ending in '/', e.g. -o results/), got %s%s%s",
+             s->output ? "'" : "", s->output ? s->output : "none", s->output ? "'" : "");
+    return LT_ERR_USAGE;
+  }
+  return 1;
+}
+
+static char *own(lt_cli *c, char *p)
+{
+  if (!p) return NULL;
+  c->owned[c->nowned++] = p;
+  return p;
+}
+
+/* The per-input value of an output path option (see lt_cli_for_input). */
+static char *derive_path(const char *v, const char *metavar, const char *name)
+{
+  size_t n = strlen(v), ln = strlen(name);
+  const char *brace = strstr(v, "{}");
+  char *r;
+  if (brace) {
+    int k = 0;
+    for (const char *p = brace; (p = strstr(p, "{}")); p += 2) k++;
+    r = malloc(n + (size_t)k * ln + 1);
+    if (!r) return NULL;
+    char *o = r;
+    for (const char *p = v; *p;) {
+      if (p[0] == '{' && p[1] == '}') {
+        memcpy(o, name, ln);
+        o += ln;
+        p += 2;
+      } else *o++ = *p++;
+    }
+    *o = 0;
+    return r;
+  }
+  r = malloc(n + ln + 3);
+  if (!r) return NULL;
+  if (!strcmp(metavar, "DIR")) {
+    sprintf(r, "%s%s%s", v, n && v[n - 1] == '/' ? "" : "/", name);
+    return r;
+  }
+  const char *slash = strrchr(v, '/');
+  size_t d = slash ? (size_t)(slash - v + 1) : 0;
+  memcpy(r, v, d);
+  sprintf(r + d, "%s.%s", name, v + d);
+  return r;
+}
+
+static int is_output_metavar(const char *a)
+{
+  return a && (!strcmp(a, "DIR") || !strcmp(a, "FILE") || !strncmp(a, "FILE.", 5));
+}
+
+int lt_cli_for_input(const lt_cli *c, int k, const char *outdir, const char *name, lt_cli *out)
+{
+  memset(out, 0, sizeof *out);
+  const lt_mode *m = c->mode;
+  out->mode = m;
+  out->mode_given = c->mode_given;
+  out->s.frame_end = -1;
+  out->s.progress = -1;
+  out->params = calloc(1, m->params_size ? m->params_size : 1);
+  out->inputs = calloc(2, sizeof *out->inputs);
+  out->owned = calloc((size_t)c->ngiven + 1, sizeof *out->owned);
+  if (!out->params || !out->inputs || !out->owned) {
+    lt_error("out of memory preparing input '%s'", c->inputs[k]);
+    return LT_ERR_NOMEM;
+  }
+  if (m->defaults) m->defaults(out->params);
+  const char *ext = "csv";
+  int err = 0;
+  for (int i = 0; !err && i < c->ngiven; i++) {
+    const lt_optdef *d = c->given[i].def;
+    const char *a = c->given[i].arg;
+    if (d->id == O_OUTPUT || d->id == O_JOBS) continue;
+    if (!strcmp(d->name, "format") && a) ext = !strcmp(a, "trackmate") ? "xml" : !strcmp(a, "ctc") ? "txt" : "csv";
+    if (a && a[0] && is_output_metavar(d->arg) && !(a = own(out, derive_path(a, d->arg, name)))) {
+      lt_error("out of memory preparing input '%s'", c->inputs[k]);
+      return LT_ERR_NOMEM;
+    }
+    err = d->id >= LT_OPT_MODE_BASE ? m->set(out->params, d->id, d->name, a) : set_common(&out->s, d->id, d->name, a);
+  }
+  if (err) return err;
+  size_t n = strlen(outdir) + strlen(name) + strlen(ext) + 3;
+  char *o = own(out, malloc(n));
+  if (!o) {
+    lt_error("out of memory preparing input '%s'", c->inputs[k]);
+    return LT_ERR_NOMEM;
+  }
+  snprintf(o, n, "%s%s%s.%s", outdir, outdir[strlen(outdir) - 1] == '/' ? "" : "/", name, ext);
+  out->s.output = o;
+  out->s.progress = 0;
+  out->inputs[0] = c->inputs[k];
+  out->s.inputs = out->inputs;
+  out->s.ninputs = 1;
+  return m->check ? m->check(out->params, &out->s) : 0;
 }
 
 int lt_cli_parse(int argc, char **argv, lt_cli *c)
@@ -318,10 +451,15 @@ int lt_cli_parse(int argc, char **argv, lt_cli *c)
   const lt_mode *m = c->mode;
   c->params = calloc(1, m->params_size ? m->params_size : 1);
   c->inputs = calloc((size_t)argc + 1, sizeof *c->inputs);
+  /* bundled short options ("-qv") give several options per word: at most
+   * one per character */
+  size_t nopt = 1;
+  for (int i = 0; i < argc; i++) nopt += strlen(argv[i]);
+  c->given = calloc(nopt, sizeof *c->given);
   char **av = malloc(sizeof *av * ((size_t)argc + 1));
   lt_optdef *all = malloc(sizeof *all * (size_t)(NCOMMON + m->nopts));
   struct option *lo = malloc(sizeof *lo * (size_t)(NCOMMON + m->nopts + 1));
-  if (!c->params || !c->inputs || !av || !all || !lo) {
+  if (!c->params || !c->inputs || !c->given || !av || !all || !lo) {
     free(av);
     free(all);
     free(lo);
@@ -372,10 +510,11 @@ int lt_cli_parse(int argc, char **argv, lt_cli *c)
     } else if (ch == ':') {
       lt_error("option '%s' needs a value", av[optind - 1]);
       err = LT_ERR_USAGE;
-    } else if (ch >= LT_OPT_MODE_BASE) {
-      err = m->set(c->params, ch, name, optarg);
     } else {
-      err = set_common(s, ch, name, optarg);
+      for (int i = 0; i < nall; i++)
+        if (all[i].id == ch) c->given[c->ngiven].def = i < NCOMMON ? &common[i] : &m->opts[i - NCOMMON];
+      c->given[c->ngiven++].arg = optarg;
+      err = ch >= LT_OPT_MODE_BASE ? m->set(c->params, ch, name, optarg) : set_common(s, ch, name, optarg);
     }
   }
   for (int i = optind; !err && i < ac; i++) c->inputs[s->ninputs++] = av[i]; /* after "--" */
@@ -383,6 +522,10 @@ int lt_cli_parse(int argc, char **argv, lt_cli *c)
   free(all);
   free(lo);
   if (err) return err;
+  int b = batch_wanted(m, s);
+  if (b < 0) return b;
+  c->batch = b;
+  if (b) return 0; /* the mode's check runs per input (lt_cli_for_input) */
   return m->check ? m->check(c->params, s) : 0;
 }
 

@@ -15,6 +15,7 @@ enum lt_err {
   LT_ERR_INTERRUPTED = -6, /* SIGINT/SIGTERM                         -> exit 130 */
   LT_ERR_NOMEM = -7,       /* allocation failed                      -> exit 1 */
   LT_ERR_PIPE = -8,        /* stdout's reader went away (| head)     -> exit 141, quietly */
+  LT_ERR_SOME = -9,        /* batch (--jobs): some inputs failed     -> exit 1 */
 };
 
 enum lt_exit {

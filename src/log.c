@@ -8,6 +8,9 @@
 #include <unistd.h>
 
 static int g_level = LT_LOG_NORMAL;
+static _Thread_local const char *t_tag;
+
+void lt_log_set_thread_tag(const char *tag) { t_tag = tag; }
 
 void lt_log_set_level(int level) { g_level = level; }
 int lt_log_level(void) { return g_level; }
@@ -21,14 +24,15 @@ static int use_colour(void)
 
 static void emit(const char *tag, const char *colour, const char *fmt, va_list ap)
 {
-  char buf[2048];
+  char buf[2048], who[300] = "leuktrack: ";
   vsnprintf(buf, sizeof buf, fmt, ap);
+  if (t_tag) snprintf(who, sizeof who, "leuktrack: %s: ", t_tag);
   if (tag && use_colour())
-    fprintf(stderr, "leuktrack: %s%s\033[0m: %s\n", colour, tag, buf);
+    fprintf(stderr, "%s%s%s\033[0m: %s\n", who, colour, tag, buf);
   else if (tag)
-    fprintf(stderr, "leuktrack: %s: %s\n", tag, buf);
+    fprintf(stderr, "%s%s: %s\n", who, tag, buf);
   else
-    fprintf(stderr, "leuktrack: %s\n", buf);
+    fprintf(stderr, "%s%s\n", who, buf);
 }
 
 void lt_error(const char *fmt, ...)

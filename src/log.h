@@ -18,6 +18,11 @@ void lt_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* only with -vv. */
 void lt_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Tag the calling thread's messages: "leuktrack: TAG: error: ..." (NULL =
+ * none). The batch runner (core/batch.h) tags each input's messages with its
+ * NAME, since several inputs run at once. */
+void lt_log_set_thread_tag(const char *tag);
+
 /* Monotonic wall clock in seconds. */
 double lt_now(void);
 

@@ -1,9 +1,11 @@
-/* main.c - argv -> mode and options (cli.c) -> the mode's run -> exit status. */
+/* main.c - argv -> mode and options (cli.c) -> the mode's run (or, for a
+ * batch of inputs, core/batch.c) -> exit status. */
 #include <omp.h>
 #include <signal.h>
 #include <string.h>
 
 #include "cli.h"
+#include "core/batch.h"
 #include "core/loop.h"
 #include "error.h"
 #include "log.h"
@@ -30,7 +32,7 @@ int main(int argc, char **argv)
   sigaction(SIGINT, &sa, NULL);
   sigaction(SIGTERM, &sa, NULL);
   signal(SIGPIPE, SIG_IGN);
-  r = c.mode->run(&c.s, c.params);
+  r = c.batch ? lt_batch_run(&c) : c.mode->run(&c.s, c.params);
   lt_cli_free(&c);
   return lt_exit_status(r);
 }

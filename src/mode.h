@@ -33,6 +33,7 @@ typedef struct lt_settings {
   lt_channel channel;        /* --channel */
   double fps;                /* --fps; 0 = from the input */
   int damage_error;          /* --on-damage error: a damaged video is an error, not a warning */
+  int jobs;                  /* --jobs K: batch of inputs, K at once (core/batch.h); 0 = not given */
 } lt_settings;
 
 /* One option of a table. id: a short option letter (common options only) or
@@ -43,7 +44,10 @@ typedef struct lt_optdef {
   const char *name;
   int id;
   int has_arg;
-  const char *arg;  /* metavariable for --help ("N", "FILE"), NULL without value */
+  /* metavariable for --help ("N", "FILE"), NULL without value. It also says
+   * what the value is to the batch runner (core/batch.h): "FILE", "FILE.EXT"
+   * or "DIR" is an output path, derived per input when several inputs run. */
+  const char *arg;
   const char *help;
 } lt_optdef;
 #define LT_OPT_MODE_BASE 1000
@@ -51,7 +55,10 @@ typedef struct lt_optdef {
 typedef struct lt_mode {
   const char *name;
   const char *purpose;      /* one line, for `leuktrack --help` */
-  const char *usage;        /* after "leuktrack MODE [OPTIONS] ", e.g. "INPUT" */
+  /* after "leuktrack MODE [OPTIONS] ", e.g. "INPUT". A usage that starts
+   * with "INPUT" means one run takes one input: such a mode can run a batch
+   * (--jobs, core/batch.h); one that needs two inputs ("A B") cannot. */
+  const char *usage;
   const char *example;      /* one command line */
   const char *output_help;  /* one line describing the main output, or NULL */
   const lt_optdef *opts;

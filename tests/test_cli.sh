@@ -67,8 +67,9 @@ done
 # the mode word after options that take a value, and the explicit default
 expect "mode word after an option's value: options checked against that mode" 2 "invalid value '0' for --detect-every" \
   -- "$LT" --frames 0:5 leukocyte --detect-every 0 in.avi
-# no file under src/MODE/ includes the command-line parser
-bad=$(grep -l '#include "cli.h"' src/*/*.c src/*/*.h 2>/dev/null | tr '\n' ' ')
+# no file under src/MODE/ includes the command-line parser (src/core/batch.c, the
+# batch runner of the house like main.c, replays command lines per input)
+bad=$(grep -l '#include "cli.h"' src/*/*.c src/*/*.h 2>/dev/null | grep -v '^src/core/batch\.[ch]$' | tr '\n' ' ')
 [ -z "$bad" ] && pass "no mode file includes cli.h" || fail "mode files include cli.h" "$bad"
 grep -q '^\.SH EXIT STATUS' man/leuktrack.1 && pass "man page has EXIT STATUS" || fail "man page" "no EXIT STATUS"
 
