@@ -1,7 +1,9 @@
 /* vcm.cu - the CUDA backend of Vector Coherence Mapping (seeds/002 section 6),
  * matching the CPU reference src/vcm/vcm.c stage by stage.
  *
- * One pair = 2 uploads, 1 memset, 5 kernels, 2 small downloads on one stream:
+ * One pair = 1 upload (I1; I0 too unless it is the last pair's I1, whose copy
+ * is kept: vcm.h), 1 memset, 5 kernels, 1 download and one synchronisation
+ * on one stream:
  *   strength_k  Sobel |Gx|+|Gy| of I0 -> mag, interior maxima of mag and
  *               |I1-I0| (atomicMax on the float bits: non-negative floats
  *               order like their bit patterns);
@@ -11,12 +13,16 @@
  *               arg-max (F desc, index asc) = the CPU's selection;
  *   compact_k   one block: prefix sum of the per-cell counts -> the point
  *               list in cell order and n (stays on the device);
- *   ncm_k       one block per point: SAD over the clamped search rectangle
+ *   ncm_k       one block per point: I1's window under the clamped search
+ *               rectangle and the patch in shared memory, SADs in registers
  *               (patch pixels summed in the CPU's order), block min/max,
  *               similarity;
- *   vcm_k       one block per point: weighted sum of the neighbours' NCMs and
- *               the support C(o) in shared memory, temporal prior, block
- *               arg-max with the CPU's tie-break, sub-pixel refinement.
+ *   vcm_k       one block per point: the neighbour list by block ballot (in
+ *               point order = the CPU's summation order), the weighted sum of
+ *               their NCMs and the support C(o) in registers, temporal prior,
+ *               block arg-max with the CPU's tie-break, sub-pixel refinement.
+ *               (Before: every thread of every block walked all n points and
+ *               the sums lived in shared memory: 1.04 ms of 2.5 ms per pair.)
  * Products are written with __fmul_rn/__fadd_rn where the CPU has a multiply
  * followed by an add, so no fused multiply-add changes the rounding. The
  * weight table comes from lt_vcm_weight_table (host), so weights are equal
@@ -56,7 +62,9 @@ struct cuda_ctx {
   int *h_n;          /* pinned */
   cudaEvent_t ev[4]; /* phase boundaries of the last pair (timing events) */
   double t[3];       /* seconds per phase since create (points incl. upload, NCM, VCM) */
-  size_t vcm_smem;
+  size_t vcm_smem, ncm_smem;
+  int kpt;                 /* offsets per thread of the map kernels (5, 17 or 66) */
+  const float *last_I1;    /* host pointer of the last pair's I1 (its copy is in I1) */
 };
 
 /* ---- stage 1: interest strength and points ---- */
@@ -188,31 +196,44 @@ __device__ __forceinline__ void search_rect(const vcm_dev_params &d, int x, int 
   r[3] = d.h - 1 - hp - y < R ? d.h - 1 - hp - y : R;
 }
 
-__global__ void ncm_k(const float *__restrict__ I0, const float *__restrict__ I1,
-                      const int *__restrict__ px, const int *__restrict__ py, const int *n,
-                      vcm_dev_params d, float *__restrict__ ncm)
+/* One block per point. The part of I1 that the clamped search rectangle
+ * touches ((S + P)^2 at most) and the patch of I0 are staged in shared
+ * memory; each thread keeps its KPT offsets' SADs in registers (offset
+ * o = threadIdx.x + k * MAP_THREADS), patch pixels summed in the CPU's
+ * row-major order, then the block's min/max and the similarity. */
+template <int KPT>
+__global__ void __launch_bounds__(MAP_THREADS)
+ncm_k(const float *__restrict__ I0, const float *__restrict__ I1, const int *__restrict__ px,
+      const int *__restrict__ py, const int *n, vcm_dev_params d, float *__restrict__ ncm)
 {
+  extern __shared__ float win[]; /* the I1 window */
   __shared__ float patch[LT_VCM_MAX_PATCH * LT_VCM_MAX_PATCH];
   __shared__ float rmin[MAP_THREADS / 32], rmax[MAP_THREADS / 32];
   int i = blockIdx.x;
   if (i >= *n) return;
   int x = px[i], y = py[i], P = d.patch, hp = P / 2, R = d.search / 2, M = d.side, r[4];
   search_rect(d, x, y, r);
+  int ww = r[1] - r[0] + P, wh = r[3] - r[2] + P; /* window: offsets' patches */
+  int wx0 = x - hp + r[0], wy0 = y - hp + r[2];
   for (int t = threadIdx.x; t < P * P; t += blockDim.x)
     patch[t] = I0[(size_t)(y + t / P - hp) * d.w + x + t % P - hp];
+  for (int t = threadIdx.x; t < ww * wh; t += blockDim.x)
+    win[t] = I1[(size_t)(wy0 + t / ww) * d.w + wx0 + t % ww];
   __syncthreads();
-  float *out = ncm + (size_t)i * M * M, lo = INFINITY, hi = 0.0f;
-  for (int o = threadIdx.x; o < M * M; o += blockDim.x) {
+  float sad[KPT], lo = INFINITY, hi = 0.0f;
+#pragma unroll
+  for (int k = 0; k < KPT; k++) {
+    int o = threadIdx.x + k * MAP_THREADS;
     int ox = o % M - R, oy = o / M - R;
     float s = 0.0f;
-    if (ox >= r[0] && ox <= r[1] && oy >= r[2] && oy <= r[3]) {
-      const float *base = I1 + (size_t)(y - hp + oy) * d.w + x - hp + ox;
+    if (o < M * M && ox >= r[0] && ox <= r[1] && oy >= r[2] && oy <= r[3]) {
+      const float *base = win + (oy - r[2]) * ww + (ox - r[0]);
       for (int ky = 0; ky < P; ky++)
-        for (int kx = 0; kx < P; kx++) s += fabsf(patch[ky * P + kx] - base[(size_t)ky * d.w + kx]);
+        for (int kx = 0; kx < P; kx++) s += fabsf(patch[ky * P + kx] - base[ky * ww + kx]);
       lo = fminf(lo, s);
       hi = fmaxf(hi, s);
     }
-    out[o] = s;
+    sad[k] = s;
   }
   for (int o = 16; o > 0; o >>= 1) {
     lo = fminf(lo, __shfl_down_sync(0xffffffffu, lo, o));
@@ -224,20 +245,24 @@ __global__ void ncm_k(const float *__restrict__ I0, const float *__restrict__ I1
   }
   __syncthreads();
   float dmin = rmin[0], dmax = rmax[0];
-  for (int k = 1; k < (int)blockDim.x / 32; k++) {
+  for (int k = 1; k < MAP_THREADS / 32; k++) {
     dmin = fminf(dmin, rmin[k]);
     dmax = fmaxf(dmax, rmax[k]);
   }
-  float span = dmax - dmin;
-  for (int o = threadIdx.x; o < M * M; o += blockDim.x) {
+  float span = dmax - dmin, *out = ncm + (size_t)i * M * M;
+#pragma unroll
+  for (int k = 0; k < KPT; k++) {
+    int o = threadIdx.x + k * MAP_THREADS;
+    if (o >= M * M) break;
     int ox = o % M - R, oy = o / M - R;
-    if (!(ox >= r[0] && ox <= r[1] && oy >= r[2] && oy <= r[3])) continue; /* stays 0 */
-    float c = out[o], s = 0.0f;
-    if (d.similarity == LT_VCM_SIM_EXP)
-      s = expf(-(c - dmin) / d.tau);
-    else if (span > 0.0f) {
-      s = (dmax - c) / span;
-      if (d.similarity == LT_VCM_SIM_MINMAX2) s = __fmul_rn(s, s);
+    float c = sad[k], s = 0.0f;
+    if (ox >= r[0] && ox <= r[1] && oy >= r[2] && oy <= r[3]) {
+      if (d.similarity == LT_VCM_SIM_EXP)
+        s = expf(-(c - dmin) / d.tau);
+      else if (span > 0.0f) {
+        s = (dmax - c) / span;
+        if (d.similarity == LT_VCM_SIM_MINMAX2) s = __fmul_rn(s, s);
+      }
     }
     out[o] = s;
   }
@@ -317,38 +342,87 @@ __device__ __forceinline__ bool peak_better(float va, int da, int ia, float vb, 
   return va > vb || (va == vb && (da < db || (da == db && ia < ib)));
 }
 
-__global__ void vcm_k(const float *__restrict__ ncm, const int *__restrict__ px,
-                      const int *__restrict__ py, const int *n, const float *__restrict__ wt,
-                      const lt_vcm_vector *__restrict__ prev, const int *nprev, vcm_dev_params d,
-                      lt_vcm_vector *__restrict__ out)
+/* One block per point i. The neighbours j (within the radius, i itself
+ * included) are found MAP_THREADS points at a time with a block-wide ballot
+ * and prefix, which keeps them in ascending j order = the CPU's summation
+ * order; their weights and search rectangles go to shared memory. Each
+ * thread then adds the neighbours' NCM values at its KPT offsets
+ * (o = threadIdx.x + k * MAP_THREADS: coalesced reads, L2-resident maps)
+ * into registers, with the support C(o) in double as the CPU does (exact:
+ * weights are multiples of 2^-16). The finished VCM goes to shared memory
+ * for the arg-max (the CPU's tie-break) and sub-pixel refinement. */
+template <int KPT>
+__global__ void __launch_bounds__(MAP_THREADS)
+vcm_k(const float *__restrict__ ncm, const int *__restrict__ px, const int *__restrict__ py,
+      const int *n, const float *__restrict__ wt, const lt_vcm_vector *__restrict__ prev,
+      const int *nprev, vcm_dev_params d, lt_vcm_vector *__restrict__ out)
 {
-  extern __shared__ double smem[];
-  __shared__ float bv_s[MAP_THREADS / 32];
-  __shared__ int bd_s[MAP_THREADS / 32], bi_s[MAP_THREADS / 32];
+  extern __shared__ float map[];
+  __shared__ float bv_s[MAP_THREADS / 32], nb_w[MAP_THREADS];
+  __shared__ int bd_s[MAP_THREADS / 32], bi_s[MAP_THREADS / 32], wcnt[MAP_THREADS / 32];
+  __shared__ int nb_j[MAP_THREADS], nb_full[MAP_THREADS];
+  __shared__ int4 nb_r[MAP_THREADS];
   int i = blockIdx.x, np = *n;
   if (i >= np) return;
   int M = d.side, m2 = M * M, S2 = d.search / 2, R = d.radius;
-  double *cnt = smem;
-  float *acc = (float *)(smem + m2);
-  for (int o = threadIdx.x; o < m2; o += blockDim.x) {
-    acc[o] = 0.0f;
-    cnt[o] = 0.0;
-  }
+  int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   int xi = px[i], yi = py[i];
-  double sw = 0.0;
-  for (int j = 0; j < np; j++) {
-    int ex = px[j] - xi, ey = py[j] - yi, d2 = ex * ex + ey * ey;
-    if (d2 > R * R) continue;
-    float wv = wt[d2];
-    const float *s = ncm + (size_t)j * m2;
-    int r[4];
-    search_rect(d, px[j], py[j], r);
-    sw += wv;
-    for (int o = threadIdx.x; o < m2; o += blockDim.x) {
-      acc[o] = __fadd_rn(acc[o], __fmul_rn(wv, s[o]));
-      int ox = o % M - S2, oy = o / M - S2;
-      if (ox >= r[0] && ox <= r[1] && oy >= r[2] && oy <= r[3]) cnt[o] += (double)wv;
+  float acc[KPT];
+  double cnt[KPT];
+#pragma unroll
+  for (int k = 0; k < KPT; k++) {
+    acc[k] = 0.0f;
+    cnt[k] = 0.0;
+  }
+  double sw = 0.0, full = 0.0;
+  for (int base = 0; base < np; base += MAP_THREADS) {
+    int j = base + threadIdx.x, d2 = 0;
+    bool near = false;
+    if (j < np) {
+      int ex = px[j] - xi, ey = py[j] - yi;
+      d2 = ex * ex + ey * ey;
+      near = d2 <= R * R;
     }
+    unsigned ball = __ballot_sync(0xffffffffu, near);
+    if (lane == 0) wcnt[warp] = __popc(ball);
+    __syncthreads();
+    int at = 0, tot = 0;
+    for (int k = 0; k < MAP_THREADS / 32; k++) {
+      at += k < warp ? wcnt[k] : 0;
+      tot += wcnt[k];
+    }
+    if (near) {
+      at += __popc(ball & ((1u << lane) - 1u));
+      int r[4];
+      search_rect(d, px[j], py[j], r);
+      nb_j[at] = j;
+      nb_w[at] = wt[d2];
+      nb_full[at] = r[0] == -S2 && r[1] == S2 && r[2] == -S2 && r[3] == S2;
+      nb_r[at] = make_int4(r[0], r[1], r[2], r[3]);
+    }
+    __syncthreads();
+    for (int q = 0; q < tot; q++) {
+      float wv = nb_w[q];
+      const float *s = ncm + (size_t)nb_j[q] * m2;
+      sw += wv;
+#pragma unroll
+      for (int k = 0; k < KPT; k++) {
+        int o = threadIdx.x + k * MAP_THREADS;
+        if (o < m2) acc[k] = __fadd_rn(acc[k], __fmul_rn(wv, __ldg(s + o)));
+      }
+      if (nb_full[q]) {
+        full += wv;
+        continue;
+      }
+      int4 r = nb_r[q];
+#pragma unroll
+      for (int k = 0; k < KPT; k++) {
+        int o = threadIdx.x + k * MAP_THREADS;
+        int ox = o % M - S2, oy = o / M - S2;
+        if (o < m2 && ox >= r.x && ox <= r.y && oy >= r.z && oy <= r.w) cnt[k] += (double)wv;
+      }
+    }
+    __syncthreads(); /* the list is rewritten by the next chunk */
   }
   double cmin = LT_VCM_MIN_SUPPORT * sw;
   float vx = 0.0f, vy = 0.0f, norm = 1.0f;
@@ -356,18 +430,21 @@ __global__ void vcm_k(const float *__restrict__ ncm, const int *__restrict__ px,
   if (prior) norm = __fadd_rn(1.0f, d.lam);
   float best = -INFINITY;
   int bd = 0, bi = 0;
-  for (int o = threadIdx.x; o < m2; o += blockDim.x) {
-    double cw = cnt[o];
-    float v = cw >= cmin && cw > 0.0 ? __fdiv_rn(acc[o], (float)cw) : 0.0f;
+#pragma unroll
+  for (int k = 0; k < KPT; k++) {
+    int o = threadIdx.x + k * MAP_THREADS;
+    if (o >= m2) break;
+    double cw = full + cnt[k];
+    float v = cw >= cmin && cw > 0.0 ? __fdiv_rn(acc[k], (float)cw) : 0.0f;
     int ox = o % M - S2, oy = o / M - S2;
     if (prior) {
       float fx = __fsub_rn((float)ox, vx), fy = __fsub_rn((float)oy, vy);
       float q = __fsub_rn(1.0f, __fmul_rn(__fadd_rn(__fmul_rn(fx, fx), __fmul_rn(fy, fy)), d.irho2));
       if (q > 0.0f) v = __fadd_rn(v, __fmul_rn(d.lam, q));
     }
-    acc[o] = v;
+    map[o] = v;
     int dd = ox * ox + oy * oy;
-    if (peak_better(v, dd, o, best, bd, bi) || o == (int)threadIdx.x) {
+    if (peak_better(v, dd, o, best, bd, bi) || k == 0) {
       best = v;
       bd = dd;
       bi = o;
@@ -382,21 +459,21 @@ __global__ void vcm_k(const float *__restrict__ ncm, const int *__restrict__ px,
       bi = i2;
     }
   }
-  if (threadIdx.x % 32 == 0) {
-    bv_s[threadIdx.x / 32] = best;
-    bd_s[threadIdx.x / 32] = bd;
-    bi_s[threadIdx.x / 32] = bi;
+  if (lane == 0) {
+    bv_s[warp] = best;
+    bd_s[warp] = bd;
+    bi_s[warp] = bi;
   }
   __syncthreads();
   if (threadIdx.x != 0) return;
-  for (int k = 1; k < (int)blockDim.x / 32; k++)
+  for (int k = 1; k < MAP_THREADS / 32; k++)
     if (peak_better(bv_s[k], bd_s[k], bi_s[k], best, bd, bi)) {
       best = bv_s[k];
       bd = bd_s[k];
       bi = bi_s[k];
     }
   float dx, dy;
-  peak_refine(acc, M, bi, d.subpixel, &dx, &dy);
+  peak_refine(map, M, bi, d.subpixel, &dx, &dy);
   lt_vcm_vector v;
   v.x = (float)xi;
   v.y = (float)yi;
@@ -456,6 +533,8 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
   LT_CU(cudaMalloc(&c->cur, maxpts * sizeof(lt_vcm_vector)), "vcm vectors");
   LT_CU(cudaMallocHost(&c->h_n, sizeof(int)), "vcm pinned count");
   LT_CU(cudaMemset(c->nprev, 0, sizeof(int)), "vcm count");
+  LT_CU(cudaMemset(c->prev, 0, maxpts * sizeof(lt_vcm_vector)), "vcm vectors");
+  LT_CU(cudaMemset(c->cur, 0, maxpts * sizeof(lt_vcm_vector)), "vcm vectors");
   for (int k = 0; k < 4; k++) LT_CU(cudaEventCreate(&c->ev[k]), "vcm timing events");
   float *wt = (float *)malloc(nwt * sizeof(float));
   if (!wt) {
@@ -466,9 +545,20 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
   cudaError_t e = cudaMemcpy(c->wt, wt, nwt * sizeof(float), cudaMemcpyHostToDevice);
   free(wt);
   LT_CU(e, "vcm weight upload");
-  c->vcm_smem = m2 * (sizeof(double) + sizeof(float));
+  c->kpt = m2 <= 5 * MAP_THREADS ? 5 : m2 <= 17 * MAP_THREADS ? 17 : 66;
+  if (m2 > 66 * MAP_THREADS) {
+    lt_error("vcm: search %d too large for the CUDA backend", p->search);
+    return LT_ERR_USAGE;
+  }
+  c->vcm_smem = m2 * sizeof(float);
+  c->ncm_smem = (size_t)(p->search + p->patch) * (p->search + p->patch) * sizeof(float);
+  const void *kv = c->kpt == 5 ? (const void *)vcm_k<5> : c->kpt == 17 ? (const void *)vcm_k<17> : (const void *)vcm_k<66>;
+  const void *kn = c->kpt == 5 ? (const void *)ncm_k<5> : c->kpt == 17 ? (const void *)ncm_k<17> : (const void *)ncm_k<66>;
   if (c->vcm_smem > 48 * 1024)
-    LT_CU(cudaFuncSetAttribute(vcm_k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)c->vcm_smem),
+    LT_CU(cudaFuncSetAttribute(kv, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)c->vcm_smem),
+          "vcm shared memory for this search size");
+  if (c->ncm_smem > 48 * 1024)
+    LT_CU(cudaFuncSetAttribute(kn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)c->ncm_smem),
           "vcm shared memory for this search size");
   return 0;
 }
@@ -519,7 +609,13 @@ static int cu_pair(void *vctx, const float *I0, const float *I1, lt_vcm_vector *
   size_t bytes = (size_t)d.w * d.h * sizeof(float);
   *nout = 0;
   LT_CU(cudaEventRecord(c->ev[0], c->s), "vcm timing");
-  LT_CU(cudaMemcpyAsync(c->I0, I0, bytes, cudaMemcpyHostToDevice, c->s), "vcm frame upload");
+  if (I0 == c->last_I1 && I0 != I1) { /* the last pair's I1 is on the device (vcm.h) */
+    float *t = c->I0;
+    c->I0 = c->I1;
+    c->I1 = t;
+  } else
+    LT_CU(cudaMemcpyAsync(c->I0, I0, bytes, cudaMemcpyHostToDevice, c->s), "vcm frame upload");
+  c->last_I1 = NULL; /* until this upload has been made */
   LT_CU(cudaMemcpyAsync(c->I1, I1, bytes, cudaMemcpyHostToDevice, c->s), "vcm frame upload");
   LT_CU(cudaMemsetAsync(c->maxbits, 0, 2 * sizeof(unsigned), c->s), "vcm maxima reset");
   dim3 tb(32, 8), gb((d.w + 31) / 32, (d.h + 7) / 8);
@@ -530,25 +626,37 @@ static int cu_pair(void *vctx, const float *I0, const float *I1, lt_vcm_vector *
                                                                           c->cellcnt);
   compact_k<<<1, 1024, 0, c->s>>>(c->cellidx, c->cellcnt, d, c->px, c->py, c->n);
   LT_CU(cudaEventRecord(c->ev[1], c->s), "vcm timing");
-  ncm_k<<<d.maxpts, MAP_THREADS, 0, c->s>>>(c->I0, c->I1, c->px, c->py, c->n, d, c->ncm);
-  LT_CU(cudaEventRecord(c->ev[2], c->s), "vcm timing");
-  vcm_k<<<d.maxpts, MAP_THREADS, c->vcm_smem, c->s>>>(c->ncm, c->px, c->py, c->n, c->wt, c->prev,
-                                                      c->nprev, d, c->cur);
+#define LT_VCM_MAPS(K)                                                                                  \
+  do {                                                                                                  \
+    ncm_k<K><<<d.maxpts, MAP_THREADS, c->ncm_smem, c->s>>>(c->I0, c->I1, c->px, c->py, c->n, d, c->ncm); \
+    LT_CU(cudaEventRecord(c->ev[2], c->s), "vcm timing");                                              \
+    vcm_k<K><<<d.maxpts, MAP_THREADS, c->vcm_smem, c->s>>>(c->ncm, c->px, c->py, c->n, c->wt, c->prev, \
+                                                           c->nprev, d, c->cur);                       \
+  } while (0)
+  if (c->kpt == 5)
+    LT_VCM_MAPS(5);
+  else if (c->kpt == 17)
+    LT_VCM_MAPS(17);
+  else
+    LT_VCM_MAPS(66);
+#undef LT_VCM_MAPS
   LT_CU(cudaEventRecord(c->ev[3], c->s), "vcm timing");
   LT_CU(cudaGetLastError(), "vcm kernels");
   LT_CU(cudaMemcpyAsync(c->h_n, c->n, sizeof(int), cudaMemcpyDeviceToHost, c->s), "vcm count download");
   LT_CU(cudaMemcpyAsync(c->nprev, c->n, sizeof(int), cudaMemcpyDeviceToDevice, c->s), "vcm count");
+  /* all slots in the same trip (one synchronisation): at most cap, past n unspecified */
+  int all = d.maxpts < cap ? d.maxpts : cap;
+  if (all > 0)
+    LT_CU(cudaMemcpyAsync(out, c->cur, (size_t)all * sizeof *out, cudaMemcpyDeviceToHost, c->s),
+          "vcm vector download");
   LT_CU(cudaStreamSynchronize(c->s), "vcm pair");
+  c->last_I1 = I1;
   for (int k = 0; k < 3; k++) {
     float ms = 0.0f;
     LT_CU(cudaEventElapsedTime(&ms, c->ev[k], c->ev[k + 1]), "vcm timing");
     c->t[k] += 1e-3 * ms;
   }
   int n = *c->h_n, k = n < cap ? n : cap;
-  if (k > 0)
-    LT_CU(cudaMemcpyAsync(out, c->cur, (size_t)k * sizeof *out, cudaMemcpyDeviceToHost, c->s),
-          "vcm vector download");
-  LT_CU(cudaStreamSynchronize(c->s), "vcm pair");
   lt_vcm_vector *t = c->prev; /* this field is the next pair's prior */
   c->prev = c->cur;
   c->cur = t;

@@ -74,7 +74,11 @@ typedef struct lt_vcm_vector {
  * accepts NULL; pair allocates nothing: it writes at most cap vectors to out,
  * their number to *n, and returns 0 or a negative lt_err. With
  * temporal_weight > 0 a context remembers the last pair's vectors, so pairs
- * must be given in order (t, t+1), (t+1, t+2), ... */
+ * must be given in order (t, t+1), (t+1, t+2), ... A backend may keep its
+ * copy of the last pair's I1: when a pair's I0 is the same pointer as the
+ * last pair's I1, that buffer must still hold the same frame (the CUDA
+ * backend then uploads only I1); a caller that rewrites a buffer in place
+ * passes it as I0 only after giving the new frame as I1 first. */
 typedef struct lt_vcm_backend {
   const char *name;
   int (*create)(void **ctx, const lt_vcm_params *p, int w, int h);
