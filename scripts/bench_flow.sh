@@ -112,3 +112,7 @@ clip 640 480 "$CLIP_FRAMES" "${cpu_configs[@]}"
 [ ${#gpu_configs[@]} -gt 0 ] && clip 640 480 "$GPU_FRAMES" "${gpu_configs[@]}"
 if [ "$HD" = 1 ] && [ ${#gpu_configs[@]} -gt 0 ]; then clip 1920 1080 "$(( GPU_FRAMES < 31 ? GPU_FRAMES : 31 ))" "${gpu_configs[@]}"; fi
 echo "AEE of the clips: against the known (1.3, -0.7) px, 8 px border excluded, first pair"
+
+# 3D (flow --3d): 128^3 by default (FLOW3D_SIZES="128 256" for both), CPU and CUDA
+echo
+SIZES=${FLOW3D_SIZES:-128} LT=$LT bash scripts/bench_flow3d.sh
