@@ -32,12 +32,26 @@ ifeq ($(PORTABLE),1)
   # niftilib static too (the GPU machine has no libnifti2): the .a files of libnifti2-dev
   NIFTI_A := $(shell $(CC) -print-file-name=libniftiio.a) $(shell $(CC) -print-file-name=libznz.a)
   DEP_LIBS := $(NIFTI_A) $(DEP_LIBS)
+  # libtiff (CTC label masks) static when its .a and those of every library
+  # `pkg-config --static --libs libtiff-4` names exist; else the portable
+  # binary has no TIFF output (--format ctc -o DIR/ stops with an error).
+  TIFF_STATIC_LIBS := $(shell $(PKG_CONFIG) --static --libs-only-l libtiff-4 2>/dev/null)
+  TIFF_STATIC_A := $(foreach l,$(patsubst -l%,%,$(filter-out -lm -lpthread -lc -ldl,$(TIFF_STATIC_LIBS))),$(shell f=$$($(CC) -print-file-name=lib$(l).a); [ -f "$$f" ] && echo "$$f" || echo MISSING))
+  ifneq ($(TIFF_STATIC_LIBS),)
+    ifeq ($(filter MISSING,$(TIFF_STATIC_A)),)
+      DEP_CFLAGS += $(shell $(PKG_CONFIG) --cflags libtiff-4) -DLT_HAVE_TIFF
+      DEP_LIBS := $(TIFF_STATIC_A) $(DEP_LIBS)
+    endif
+  endif
   BUILD := build-portable
 else
   DEP_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
   DEP_LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
   # niftilib (Debian libnifti2-dev) ships no .pc file: NIfTI I/O of the 3D flow mode
   DEP_LIBS += -lniftiio -lznz -lz
+  # libtiff (Debian libtiff-dev): the CTC label masks of --format ctc -o DIR/
+  DEP_CFLAGS += $(shell $(PKG_CONFIG) --cflags libtiff-4 2>/dev/null) -DLT_HAVE_TIFF
+  DEP_LIBS += $(shell $(PKG_CONFIG) --libs libtiff-4 2>/dev/null || echo -ltiff)
 endif
 
 DEP_CFLAGS += $(NIFTI_CFLAGS)

@@ -3,23 +3,32 @@
 # needs to build and test. With --if-missing it does nothing when everything
 # is already there (what `make check` and `make demo` call).
 #   build: gcc make pkg-config libavformat-dev libavcodec-dev libswscale-dev
-#          libavutil-dev libpng-dev zlib1g-dev
+#          libavutil-dev libpng-dev zlib1g-dev libtiff-dev (CTC label masks)
 #   tests: ffmpeg (CLI, to make test videos), python3 + python3-numpy (Debian's
 #          /usr/bin/python3: test checks with the standard library, the
 #          benchmark clip with numpy; python3-opencv: the independent
 #          oracle of the tumor/vcm/flow tests), libnifti2-dev (NIfTI I/O), python3-nibabel
 #          (independent NIfTI reader of tests/test_nifti.sh), clang + libclang-rt-dev +
-#          libomp-dev (libFuzzer, sanitizers), valgrind
+#          libomp-dev (libFuzzer, sanitizers), valgrind; python3-venv + a venv
+#          build/venv with pytrackmate and py-ctcmetrics from PyPI (the
+#          TrackMate and Cell Tracking Challenge readers of
+#          tests/test_leuk_outputs.sh; --if-missing makes it when absent)
 set -euo pipefail
 pkgs=(gcc make pkg-config libavformat-dev libavcodec-dev libswscale-dev libavutil-dev libpng-dev
-      zlib1g-dev libnifti2-dev ffmpeg python3 python3-numpy python3-nibabel python3-opencv clang libclang-rt-dev
+      libtiff-dev zlib1g-dev libnifti2-dev ffmpeg python3 python3-numpy python3-nibabel python3-opencv python3-venv clang libclang-rt-dev
       libomp-dev valgrind)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
-if [ "${1:-}" = "--if-missing" ] && [ ${#missing[@]} -eq 0 ]; then exit 0; fi
-if [ ${#missing[@]} -eq 0 ]; then echo "install-deps: all packages present"; exit 0; fi
+venv() {
+  if [ ! -x build/venv/bin/python ] || ! build/venv/bin/python -c 'import pytrackmate, ctc_metrics' 2>/dev/null; then
+    echo "install-deps: python venv build/venv with pytrackmate, py-ctcmetrics (PyPI)"
+    python3 -m venv build/venv && build/venv/bin/pip install -q pytrackmate py-ctcmetrics
+  fi
+}
+if [ "${1:-}" = "--if-missing" ] && [ ${#missing[@]} -eq 0 ]; then venv; exit 0; fi
+if [ ${#missing[@]} -eq 0 ]; then echo "install-deps: all packages present"; venv; exit 0; fi
 echo "install-deps: installing ${missing[*]}"
 SUDO=
 [ "$(id -u)" -ne 0 ] && SUDO=sudo
@@ -27,3 +36,4 @@ export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 echo "install-deps: done"
+venv

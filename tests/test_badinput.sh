@@ -180,6 +180,8 @@ opt_frames_beyond     | $LT $V -o $O --frames 100:            | 3 | no frames in
 opt_gicov_negative    | $LT $V -o $O --gicov-threshold -1     | 2 | invalid value '-1' for --gicov-threshold |
 opt_gicov_nan         | $LT $V -o $O --gicov-threshold nan    | 2 | invalid value 'nan' for --gicov-threshold: not a number |
 opt_um_per_px_0       | $LT $V -o $O --um-per-px 0            | 2 | invalid value '0' for --um-per-px |
+opt_adherent_speed_neg | $LT $V -o $O --adherent-speed -1     | 2 | invalid value '-1' for --adherent-speed |
+opt_adherent_time_abc | $LT $V -o $O --adherent-time abc      | 2 | invalid value 'abc' for --adherent-time: not a number |
 opt_fps_negative      | $LT $V -o $O --fps -3                 | 2 | invalid value '-3' for --fps |
 opt_fps_overflow      | $LT $V -o $O --fps 1e400              | 2 | invalid value '1e400' for --fps |
 opt_search_negative   | $LT $V -o $O --search -1              | 2 | invalid value '-1' for --search |
@@ -197,6 +199,7 @@ opt_two_inputs        | $LT $V $V -o $O                       | 2 | one input vi
 opt_mode_unknown      | $LT bogusmode $V -o $O                | 2 | mode 'bogusmode' is not available |
 opt_backend_cuda      | $LT $V -o $O --backend cuda           | 5 | --backend cuda: | nogpu
 out_missing_dir       | $LT $V -o /nonexistent/dir/x.csv      | 4 | cannot write '/nonexistent/dir/x.csv': No such file or directory |
+out_ctc_dir_missing   | $LT $V --format ctc -o /nonexistent/ctc/ | 4 | cannot create the CTC folder '/nonexistent/ctc' |
 out_readonly_dir      | $LT $V -o $T/rodir/x.csv              | 4 | cannot write '$T/rodir/x.csv': Permission denied | noroot
 out_is_directory      | $LT $V -o $T/outdir                   | 4 | '$T/outdir' |
 out_dev_full          | $LT $V -o $DEVFULL                    | 4 | No space left on device | full

@@ -14,6 +14,8 @@ typedef struct lt_leuk_opts {
   int format;            /* LT_FORMAT_* */
   const char *summary;   /* --summary FILE or NULL */
   double um_per_px;      /* 0 = not given */
+  double adherent_speed; /* --adherent-speed, um/s (px/frame without a scale and frame rate); default 2 */
+  double adherent_time;  /* --adherent-time, s (frames without a frame rate); default 10 */
 } lt_leuk_opts;
 
 extern const lt_mode lt_mode_leukocyte;

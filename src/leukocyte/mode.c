@@ -10,7 +10,7 @@
 
 enum {
   O_FORMAT = LT_OPT_MODE_BASE, O_ROI, O_ENTRY_ROI, O_DETECT_EVERY, O_RADIUS, O_GICOV_THRESHOLD, O_SEARCH,
-  O_UM_PER_PX, O_SUMMARY, O_ENTRY_BAND, O_LINK_GAP,
+  O_UM_PER_PX, O_SUMMARY, O_ENTRY_BAND, O_LINK_GAP, O_ADHERENT_SPEED, O_ADHERENT_TIME,
 };
 
 static const lt_optdef opts[] = {
@@ -23,8 +23,10 @@ static const lt_optdef opts[] = {
   {"entry-band", O_ENTRY_BAND, required_argument, "0|1", "1: detect every frame in the band(s) of the entry ROI that cells enter through (default 1)"},
   {"link-gap", O_LINK_GAP, required_argument, "N", "frames a lost track waits to be found again under its id (default 5, 0 = off)"},
   {"search", O_SEARCH, required_argument, "N", "re-localisation radius per frame, px (default 8)"},
-  {"um-per-px", O_UM_PER_PX, required_argument, "S", "pixel size in micrometres (adds um columns)"},
-  {"summary", O_SUMMARY, required_argument, "FILE", "per-track summary CSV (+ FILE's velocity histogram PNG)"},
+  {"um-per-px", O_UM_PER_PX, required_argument, "S", "pixel size in micrometres (csv: adds um columns; trackmate: the file is in microns)"},
+  {"summary", O_SUMMARY, required_argument, "FILE", "per-track summary CSV (+ FILE's velocity histogram PNG and _population.csv)"},
+  {"adherent-speed", O_ADHERENT_SPEED, required_argument, "V", "--summary: a track slower than V is adherent, um/s (px/frame without --um-per-px and a frame rate; default 2)"},
+  {"adherent-time", O_ADHERENT_TIME, required_argument, "S", "--summary: ...when tracked for at least S seconds (frames without a frame rate; default 30)"},
 };
 
 static void defaults(void *params)
@@ -32,6 +34,8 @@ static void defaults(void *params)
   lt_leuk_opts *o = params;
   memset(o, 0, sizeof *o);
   lt_leuk_params_default(&o->leuk);
+  o->adherent_speed = 2.0;
+  o->adherent_time = 30.0;
 }
 
 static int set(void *params, int id, const char *name, const char *a)
@@ -62,6 +66,8 @@ static int set(void *params, int id, const char *name, const char *a)
   case O_LINK_GAP: return lt_opt_int(name, a, 0, 1000, &o->leuk.link_gap);
   case O_SEARCH: return lt_opt_int(name, a, 0, 100, &o->leuk.search);
   case O_UM_PER_PX: return lt_opt_double(name, a, 1e-6, 1e6, &o->um_per_px);
+  case O_ADHERENT_SPEED: return lt_opt_double(name, a, 0.0, 1e6, &o->adherent_speed);
+  case O_ADHERENT_TIME: return lt_opt_double(name, a, 0.0, 1e9, &o->adherent_time);
   case O_SUMMARY:
     if (lt_opt_nonempty(name, a)) return LT_ERR_USAGE;
     o->summary = a;
@@ -86,9 +92,8 @@ static int check(void *params, const lt_settings *s)
     return LT_ERR_USAGE;
   }
   if (o->leuk.rmin > o->leuk.rmax) return lt_opt_bad("radius", "", "MIN must not exceed MAX");
-  if (o->format != LT_FORMAT_CSV && o->um_per_px > 0)
-    lt_warn("--um-per-px only adds columns to the csv format; ignored for --format %s",
-            o->format == LT_FORMAT_CTC ? "ctc" : "trackmate");
+  if (o->format == LT_FORMAT_CTC && o->um_per_px > 0)
+    lt_warn("--um-per-px: the CTC format is in pixels; the scale is used only by --summary");
   return 0;
 }
 

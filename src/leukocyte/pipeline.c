@@ -449,6 +449,7 @@ int lt_leuk_run(const lt_settings *s, const void *opts)
   for (int i = 0; i < R.ndone; i++) lt_track_free(&R.done[i]);
   for (int i = 0; i < R.ncells; i++) lt_track_free(&R.act[i]);
   free(R.done);
+  lt_report_free(&R.rep);
   if (R.be && R.ctx) R.be->destroy(R.ctx);
   free(R.cells);
   free(R.act);

@@ -13,7 +13,12 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
 #include <sys/stat.h>
+#include <unistd.h>
+#ifdef LT_HAVE_TIFF
+#include <tiffio.h>
+#endif
 
 #include "draw.h"
 #include "error.h"
@@ -35,9 +40,13 @@ int lt_track_add(lt_track_info *t, int frame, double x, double y, double radius,
       if (!s || !ids) return LT_ERR_NOMEM;
       t->cap_speeds = cap;
     }
-    t->speeds[t->nspeeds++] = d / (gap > 0 ? gap : 1);
+    t->speeds[t->nspeeds] = d / (gap > 0 ? gap : 1);
+    if (t->speeds[t->nspeeds] > t->maxspeed) t->maxspeed = t->speeds[t->nspeeds];
+    t->nspeeds++;
   } else {
     t->first = frame;
+    t->firstx = x;
+    t->firsty = y;
     t->spot_ids = malloc(sizeof(int) * 17);
     t->speeds = malloc(sizeof(double) * 16);
     if (!t->spot_ids || !t->speeds) return LT_ERR_NOMEM;
@@ -57,8 +66,10 @@ void lt_track_free(lt_track_info *t)
   if (!t) return;
   free(t->speeds);
   free(t->spot_ids);
+  free(t->segs);
   t->speeds = NULL;
   t->spot_ids = NULL;
+  t->segs = NULL;
 }
 
 static double mean_radius(const lt_leuk_cell *c)
@@ -70,7 +81,8 @@ static double mean_radius(const lt_leuk_cell *c)
 
 /* Values per row: the CSV columns (x_um, y_um only with a scale), then the
  * TrackMate spot id. */
-enum { V_FRAME, V_T, V_ID, V_X, V_Y, V_R, V_GICOV, V_XUM, V_YUM, V_SPOT, NV };
+enum { V_FRAME, V_T, V_ID, V_X, V_Y, V_R, V_GICOV, V_XUM, V_YUM, V_SPOT, V_LABEL, V_SNAX,
+       NV = V_SNAX + LT_LEUK_SNAXELS };
 static const lt_col csv_cols[] = {{"frame", -1}, {"t_s", 6},       {"track_id", -1},
                                   {"x_px", 3},   {"y_px", 3},      {"radius_px", 3},
                                   {"gicov", 4},  {"x_um", 4},      {"y_um", 4}};
@@ -81,13 +93,127 @@ static void write_trackmate(void *user, FILE *f, int frame, const double *v, int
   const double s = r->lo->um_per_px, k = s > 0 ? s : 1.0;
   if (n == 0) return;
   fprintf(f, "      <SpotsInFrame frame=\"%d\">\n", frame);
-  for (int i = 0; i < n; i++, v += nv)
+  for (int i = 0; i < n; i++, v += nv) {
     fprintf(f,
             "        <Spot ID=\"%d\" name=\"ID%d\" QUALITY=\"%.4f\" POSITION_X=\"%.4f\" POSITION_Y=\"%.4f\" "
-            "POSITION_Z=\"0.0\" POSITION_T=\"%.6f\" FRAME=\"%d\" RADIUS=\"%.4f\" VISIBILITY=\"1\" />\n",
+            "POSITION_Z=\"0.0\" POSITION_T=\"%.6f\" FRAME=\"%d\" RADIUS=\"%.4f\" VISIBILITY=\"1\" "
+            "ROI_N_POINTS=\"%d\">",
             (int)v[V_SPOT], (int)v[V_SPOT], fabs(v[V_GICOV]), v[V_X] * k, v[V_Y] * k,
-            r->fps > 0 ? v[V_T] : (double)frame, frame, v[V_R] * k);
+            r->fps > 0 ? v[V_T] : (double)frame, frame, v[V_R] * k, LT_LEUK_SNAXELS);
+    /* the contour: the snaxels relative to the centre, in the model's units */
+    for (int j = 0; j < LT_LEUK_SNAXELS; j++) {
+      double t = lt_snaxel_angle(j), rj = v[V_SNAX + j] * k;
+      fprintf(f, "%s%.4f %.4f", j ? " " : "", rj * cos(t), rj * sin(t));
+    }
+    fputs("</Spot>\n", f);
+  }
   fputs("      </SpotsInFrame>\n", f);
+}
+
+/* Writes s as an XML attribute value (escaped). */
+static void xml_attr(FILE *f, const char *s)
+{
+  for (; *s; s++) {
+    switch (*s) {
+    case '&': fputs("&amp;", f); break;
+    case '<': fputs("&lt;", f); break;
+    case '>': fputs("&gt;", f); break;
+    case '"': fputs("&quot;", f); break;
+    case '\'': fputs("&apos;", f); break;
+    case '\n': fputs("&#10;", f); break;
+    case '\t': fputs("&#9;", f); break;
+    case '\r': fputs("&#13;", f); break;
+    default:
+      if ((unsigned char)*s >= 0x20) fputc(*s, f);
+    }
+  }
+}
+
+#ifdef LT_HAVE_TIFF
+static char *mask_path(const lt_report *r, int frame, int digits)
+{
+  size_t n = strlen(r->ctc_dir) + 32;
+  char *p = malloc(n);
+  if (p) snprintf(p, n, "%s/mask%0*d.tif", r->ctc_dir, digits, frame);
+  return p;
+}
+
+/* Fills the tracked contour (the 20-point polygon) with its CTC label:
+ * pixels whose centre lies inside (even-odd rule). */
+static void fill_contour(uint16_t *m, int w, int h, const double *v, uint16_t label)
+{
+  double px[LT_LEUK_SNAXELS], py[LT_LEUK_SNAXELS];
+  double x0 = 1e30, x1 = -1e30, y0 = 1e30, y1 = -1e30;
+  for (int j = 0; j < LT_LEUK_SNAXELS; j++) {
+    double t = lt_snaxel_angle(j);
+    px[j] = v[V_X] + v[V_SNAX + j] * cos(t);
+    py[j] = v[V_Y] + v[V_SNAX + j] * sin(t);
+    if (px[j] < x0) x0 = px[j];
+    if (px[j] > x1) x1 = px[j];
+    if (py[j] < y0) y0 = py[j];
+    if (py[j] > y1) y1 = py[j];
+  }
+  int ya = (int)floor(y0) < 0 ? 0 : (int)floor(y0), yb = (int)ceil(y1) >= h ? h - 1 : (int)ceil(y1);
+  int xa = (int)floor(x0) < 0 ? 0 : (int)floor(x0), xb = (int)ceil(x1) >= w ? w - 1 : (int)ceil(x1);
+  for (int y = ya; y <= yb; y++)
+    for (int x = xa; x <= xb; x++) {
+      int in = 0;
+      for (int i = 0, j = LT_LEUK_SNAXELS - 1; i < LT_LEUK_SNAXELS; j = i++)
+        if ((py[i] > y) != (py[j] > y) && x < (px[j] - px[i]) * (y - py[i]) / (py[j] - py[i]) + px[i]) in = !in;
+      if (in) m[(size_t)y * w + x] = label;
+    }
+}
+
+static int write_mask_tiff(const char *path, const uint16_t *m, int w, int h)
+{
+  TIFF *t = TIFFOpen(path, "w");
+  if (!t) return -1;
+  TIFFSetField(t, TIFFTAG_IMAGEWIDTH, (uint32_t)w);
+  TIFFSetField(t, TIFFTAG_IMAGELENGTH, (uint32_t)h);
+  TIFFSetField(t, TIFFTAG_BITSPERSAMPLE, 16);
+  TIFFSetField(t, TIFFTAG_SAMPLESPERPIXEL, 1);
+  TIFFSetField(t, TIFFTAG_SAMPLEFORMAT, SAMPLEFORMAT_UINT);
+  TIFFSetField(t, TIFFTAG_PHOTOMETRIC, PHOTOMETRIC_MINISBLACK);
+  TIFFSetField(t, TIFFTAG_PLANARCONFIG, PLANARCONFIG_CONTIG);
+  TIFFSetField(t, TIFFTAG_COMPRESSION, COMPRESSION_ADOBE_DEFLATE);
+  TIFFSetField(t, TIFFTAG_ROWSPERSTRIP, (uint32_t)(h < 64 ? h : 64));
+  int bad = 0;
+  for (int y = 0; y < h && !bad; y++)
+    if (TIFFWriteScanline(t, (void *)(m + (size_t)y * w), (uint32_t)y, 0) < 0) bad = 1;
+  TIFFClose(t);
+  return bad ? -1 : 0;
+}
+#endif
+
+/* --format ctc with a folder: the 16-bit label image of every processed
+ * frame (0 background, label of the track's segment inside its contour). */
+static void write_ctc_masks(void *user, FILE *f, int frame, const double *v, int n, int nv)
+{
+#ifdef LT_HAVE_TIFF
+  lt_report *r = user;
+  if (r->mask_err) return;
+  if (frame >= 1000 && r->ctc_digits < 4) r->ctc_digits = 4; /* earlier names are renamed at the end */
+  memset(r->mask, 0, sizeof(uint16_t) * (size_t)r->width * r->height);
+  for (int i = 0; i < n; i++, v += nv) fill_contour(r->mask, r->width, r->height, v, (uint16_t)v[V_LABEL]);
+  char *p = mask_path(r, frame, r->ctc_digits);
+  if (!p || write_mask_tiff(p, r->mask, r->width, r->height)) {
+    lt_error("cannot write the CTC mask '%s': %s", p ? p : "(no memory)", strerror(errno));
+    r->mask_err = LT_ERR_OUTPUT;
+  }
+  free(p);
+#else
+  (void)user;
+#endif
+}
+
+/* -o names a folder: it ends with '/' or is an existing directory. */
+static int is_folder(const char *p)
+{
+  struct stat st;
+  size_t n = p ? strlen(p) : 0;
+  if (n == 0 || !strcmp(p, "-")) return 0;
+  if (p[n - 1] == '/') return 1;
+  return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 static void write_nothing(void *user, FILE *f, int frame, const double *v, int n, int nv) {}
@@ -104,9 +230,48 @@ int lt_report_open(lt_report *r, lt_loop *L, const lt_settings *s, const lt_leuk
   r->height = height;
   r->fps = fps;
   r->next_spot = 1;
+  r->first_frame = r->last_frame = -1;
+  r->ctc_digits = 3;
+  r->next_gap_label = 65535;
   int err;
-  if (!(r->out = lt_loop_output(L, s->output, &err))) return err;
+  const char *outpath = s->output;
+  if (lo->format == LT_FORMAT_CTC && is_folder(s->output)) {
+#ifndef LT_HAVE_TIFF
+    lt_error("--format ctc -o %s: this leuktrack was built without libtiff (a portable build on a machine "
+             "without static libtiff), so it cannot write the maskTTT.tif label images; give -o a file name "
+             "for res_track.txt alone, or build with libtiff-dev installed",
+             s->output);
+    return LT_ERR_USAGE;
+#else
+    size_t n = strlen(s->output);
+    r->ctc_dir = malloc(n + 1);
+    r->ctc_track_path = malloc(n + 16);
+    r->mask = calloc((size_t)width * height, sizeof(uint16_t));
+    if (!r->ctc_dir || !r->ctc_track_path || !r->mask) return LT_ERR_NOMEM;
+    memcpy(r->ctc_dir, s->output, n + 1);
+    while (n > 1 && r->ctc_dir[n - 1] == '/') r->ctc_dir[--n] = 0;
+    if (mkdir(r->ctc_dir, 0777) != 0 && errno != EEXIST) {
+      lt_error("cannot create the CTC folder '%s': %s", r->ctc_dir, strerror(errno));
+      return LT_ERR_OUTPUT;
+    }
+    snprintf(r->ctc_track_path, n + 16, "%s/res_track.txt", r->ctc_dir);
+    outpath = r->ctc_track_path;
+#endif
+  } else if (lo->format == LT_FORMAT_CTC) {
+    lt_warn("--format ctc: -o %s is a file, so only res_track.txt is written there; give -o DIR/ for "
+            "res_track.txt and the maskTTT.tif label images the CTC tools need",
+            s->output && strcmp(s->output, "-") ? s->output : "(stdout)");
+  }
+  if (!(r->out = lt_loop_output(L, outpath, &err))) return err;
   if (lo->summary && !(r->sum = lt_loop_output(L, lo->summary, &err))) return err;
+  if (lo->summary && strcmp(lo->summary, "-")) {
+    size_t n = strlen(lo->summary);
+    if (!(r->pop_path = malloc(n + 24))) return LT_ERR_NOMEM;
+    memcpy(r->pop_path, lo->summary, n + 1);
+    if (n > 4 && !strcmp(r->pop_path + n - 4, ".csv")) r->pop_path[n - 4] = 0;
+    strcat(r->pop_path, "_population.csv");
+    if (!(r->pop = lt_loop_output(L, r->pop_path, &err))) return err;
+  }
   if (s->overlay_dir && mkdir(s->overlay_dir, 0777) != 0 && errno != EEXIST) {
     lt_error("cannot create overlay folder '%s': %s", s->overlay_dir, strerror(errno));
     return LT_ERR_OUTPUT;
@@ -138,9 +303,36 @@ int lt_report_open(lt_report *r, lt_loop *L, const lt_settings *s, const lt_leuk
   }
   int ncols = lo->um_per_px > 0 ? 9 : 7;
   err = lt_rows_start(&r->rows, r->out, csv_cols, ncols, NV,
-                      lo->format == LT_FORMAT_CSV ? NULL : lo->format == LT_FORMAT_TRACKMATE ? write_trackmate : write_nothing, r);
+                      lo->format == LT_FORMAT_CSV         ? NULL
+                      : lo->format == LT_FORMAT_TRACKMATE ? write_trackmate
+                      : r->ctc_dir                        ? write_ctc_masks
+                                                          : write_nothing,
+                      r);
   r->rows_on = err == 0;
   return err;
+}
+
+/* CTC bookkeeping before t records `frame`: a new segment at the first
+ * frame (label id + 1) and after a gap (the next label from 65535 down),
+ * else the current segment grows. */
+static int track_segment(lt_report *r, lt_track_info *t, int frame)
+{
+  if (t->nsegs > 0 && frame == t->last + 1) {
+    t->segs[3 * (t->nsegs - 1) + 2] = frame;
+    return 0;
+  }
+  if (t->nsegs == t->cap_segs) {
+    int cap = t->cap_segs ? 2 * t->cap_segs : 2;
+    int *g = realloc(t->segs, sizeof(int) * 3 * cap);
+    if (!g) return LT_ERR_NOMEM;
+    t->segs = g;
+    t->cap_segs = cap;
+  }
+  int label = t->nsegs == 0 ? t->id + 1 : r->next_gap_label--;
+  int *g = t->segs + 3 * t->nsegs++;
+  g[0] = label;
+  g[1] = g[2] = frame;
+  return 0;
 }
 
 int lt_report_frame(lt_report *r, int frame, double t_s, const lt_leuk_cell *cells,
@@ -150,6 +342,8 @@ int lt_report_frame(lt_report *r, int frame, double t_s, const lt_leuk_cell *cel
   double *v = lt_rows_frame(&r->rows, frame, n, &err);
   if (!v) return err;
   const double s = r->lo->um_per_px;
+  if (r->first_frame < 0) r->first_frame = frame;
+  r->last_frame = frame;
   for (int i = 0; i < n; i++, v += NV) {
     const lt_leuk_cell *c = &cells[i];
     v[V_FRAME] = frame;
@@ -162,6 +356,12 @@ int lt_report_frame(lt_report *r, int frame, double t_s, const lt_leuk_cell *cel
     v[V_GICOV] = c->gicov;
     v[V_XUM] = c->xc * s;
     v[V_YUM] = c->yc * s;
+    for (int j = 0; j < LT_LEUK_SNAXELS; j++) v[V_SNAX + j] = c->r[j];
+    if ((err = track_segment(r, &info[i], frame))) {
+      lt_error("out of memory recording track %d", info[i].id);
+      return err;
+    }
+    v[V_LABEL] = info[i].segs[3 * (info[i].nsegs - 1)];
     err = lt_track_add(&info[i], frame, v[V_X], v[V_Y], v[V_R], (int)v[V_SPOT]);
     if (err) {
       lt_error("out of memory recording track %d", info[i].id);
@@ -204,25 +404,52 @@ static char *hist_path(const char *summary)
   return p;
 }
 
+/* Rolling/adherent rule (man page): a track with at least 2 steps whose mean
+ * speed is below --adherent-speed is "adherent" when it was followed for at
+ * least --adherent-time, else "unclassified" (slow but seen too briefly); a
+ * track at or above the speed is "rolling"; fewer than 2 steps:
+ * "unclassified". Speeds in um/s with a scale and a frame rate, else
+ * px/frame; times in s with a frame rate, else frames. */
+enum { CL_ROLLING, CL_ADHERENT, CL_UNCLASSIFIED };
+static const char *const class_names[] = {"rolling", "adherent", "unclassified"};
+
+static int classify(const lt_track_info *t, double mean_speed_unit, double span_unit, const lt_leuk_opts *o)
+{
+  if (t->nspeeds < 2) return CL_UNCLASSIFIED;
+  if (mean_speed_unit >= o->adherent_speed) return CL_ROLLING;
+  return span_unit >= o->adherent_time ? CL_ADHERENT : CL_UNCLASSIFIED;
+}
+
 static int write_summary(lt_report *r, lt_track_info *all, int nall)
 {
   const lt_leuk_opts *o = r->lo;
-  int phys = o->um_per_px > 0 && r->fps > 0;
+  int phys = o->um_per_px > 0 && r->fps > 0, scale = o->um_per_px > 0, timed = r->fps > 0;
   double k = phys ? o->um_per_px * r->fps : 1.0; /* px/frame -> um/s */
   FILE *f = r->sum->fp;
   int err;
-  fprintf(f, "track_id,first_frame,last_frame,frames,path_px,mean_speed_px_frame,median_speed_px_frame,mean_radius_px,end%s\n",
+  fprintf(f, "track_id,first_frame,last_frame,frames,path_px,mean_speed_px_frame,median_speed_px_frame,mean_radius_px,end%s",
           phys ? ",mean_speed_um_s,median_speed_um_s" : "");
+  /* appended columns (after the ones above, so existing readers keep working) */
+  fprintf(f, ",duration_frames,net_displacement_px,max_speed_px_frame,straightness,class%s%s%s\n",
+          timed ? ",duration_s" : "", scale ? ",path_um,net_displacement_um,mean_radius_um" : "",
+          phys ? ",max_speed_um_s" : "");
   double *means = malloc(sizeof(double) * (nall > 0 ? nall : 1));
-  int nm = 0;
-  if (!means) return LT_ERR_NOMEM;
+  double *rollv = malloc(sizeof(double) * (nall > 0 ? nall : 1));
+  int nm = 0, nroll = 0, ncls[3] = {0, 0, 0}, entered = 0;
+  if (!means || !rollv) {
+    free(means);
+    free(rollv);
+    return LT_ERR_NOMEM;
+  }
   for (int i = 0; i < nall; i++) {
     lt_track_info *t = &all[i];
+    double mean = 0, med = 0;
     fprintf(f, "%d,%d,%d,%d,%.3f,", t->id, t->first, t->last, t->nframes, t->path);
     if (t->nspeeds > 0) {
       double sum = 0;
       for (int j = 0; j < t->nspeeds; j++) sum += t->speeds[j];
-      double mean = sum / t->nspeeds, med = median(t->speeds, t->nspeeds);
+      mean = sum / t->nspeeds;
+      med = median(t->speeds, t->nspeeds);
       fprintf(f, "%.4f,%.4f,%.3f,%s", mean, med, t->sum_radius / t->nframes, end_name(t->end));
       if (phys) fprintf(f, ",%.4f,%.4f", mean * k, med * k);
       if (t->nspeeds >= 2) means[nm++] = mean * k;
@@ -230,9 +457,59 @@ static int write_summary(lt_report *r, lt_track_info *all, int nall)
       fprintf(f, ",,%.3f,%s", t->sum_radius / t->nframes, end_name(t->end));
       if (phys) fputs(",,", f);
     }
+    int span = t->last - t->first;
+    double net = hypot(t->lastx - t->firstx, t->lasty - t->firsty);
+    int cl = classify(t, mean * k, timed ? span / r->fps : (double)span, o);
+    ncls[cl]++;
+    if (cl == CL_ROLLING) {
+      rollv[nroll++] = mean * k;
+      if (t->first > r->first_frame) entered++;
+    }
+    fprintf(f, ",%d,%.3f,", span, net);
+    if (t->nspeeds > 0) fprintf(f, "%.4f", t->maxspeed);
+    fputc(',', f);
+    if (t->path > 0) fprintf(f, "%.4f", net / t->path);
+    fprintf(f, ",%s", class_names[cl]);
+    if (timed) fprintf(f, ",%.6f", span / r->fps);
+    if (scale)
+      fprintf(f, ",%.4f,%.4f,%.4f", t->path * o->um_per_px, net * o->um_per_px,
+              t->sum_radius / t->nframes * o->um_per_px);
+    if (phys) {
+      fputc(',', f);
+      if (t->nspeeds > 0) fprintf(f, "%.4f", t->maxspeed * k);
+    }
     fputc('\n', f);
   }
-  err = lt_out_check(r->sum);
+  /* the population: rolling flux = rolling tracks that began after the first
+   * processed frame (entered the field), per minute of the processed span */
+  int nfr = r->first_frame < 0 ? 0 : r->last_frame - r->first_frame + 1;
+  double minutes = timed ? nfr / r->fps / 60.0 : 0;
+  double rmed = nroll ? median(rollv, nroll) : 0;
+  if (timed && minutes > 0)
+    lt_info("summary: %d rolling, %d adherent, %d unclassified tracks; rolling flux %.2f cells/min (%d entered in "
+            "%.1f s)%s",
+            ncls[0], ncls[1], ncls[2], entered / minutes, entered, minutes * 60, phys ? "" : " (speeds in px/frame)");
+  else
+    lt_info("summary: %d rolling, %d adherent, %d unclassified tracks; %d rolling cells entered in %d frames "
+            "(no frame rate: no flux per minute)",
+            ncls[0], ncls[1], ncls[2], entered, nfr);
+  if (r->pop) {
+    FILE *p = r->pop->fp;
+    fprintf(p, "frames,duration_s,tracks,rolling,adherent,unclassified,rolling_entered,rolling_flux_per_min,"
+               "median_rolling_speed,speed_unit,adherent_speed,adherent_time,time_unit\n");
+    fprintf(p, "%d,", nfr);
+    if (timed) fprintf(p, "%.6f", nfr / r->fps);
+    fprintf(p, ",%d,%d,%d,%d,%d,", nall, ncls[0], ncls[1], ncls[2], entered);
+    if (timed && minutes > 0) fprintf(p, "%.4f", entered / minutes);
+    fputc(',', p);
+    if (nroll) fprintf(p, "%.4f", rmed);
+    fprintf(p, ",%s,%g,%g,%s\n", phys ? "um/s" : "px/frame", o->adherent_speed, o->adherent_time,
+            timed ? "s" : "frames");
+  }
+  free(rollv);
+  err = 0;
+  if (r->pop) err = lt_out_check(r->pop);
+  if (!err) err = lt_out_check(r->sum);
   if (!err) {
     double hi = 0;
     for (int i = 0; i < nm; i++)
@@ -254,6 +531,106 @@ static int write_summary(lt_report *r, lt_track_info *all, int nall)
   }
   free(means);
   return err;
+}
+
+/* TrackMate's Settings as its TmXmlWriter writes them (TmXmlReader
+ * dereferences ImageData, BasicSettings, InitialSpotFilter,
+ * SpotFilterCollection, TrackFilterCollection, DetectorSettings,
+ * TrackerSettings and AnalyzerCollection): the image the spots belong to
+ * (basename + absolute folder; nframes counts the video's frames up to the
+ * last processed one, so FRAME indices stay the video's; tstart/tend the
+ * processed range), a MANUAL detector and tracker (leuktrack made the spots
+ * and links; TrackMate only shows and edits them), no filters. */
+static void write_tm_settings(const lt_report *r, FILE *f)
+{
+  const lt_leuk_opts *o = r->lo;
+  const char *in = r->input ? r->input : "-";
+  int is_stdin = !strcmp(in, "-");
+  const char *base = strrchr(in, '/');
+  base = base ? base + 1 : in;
+  char folder[PATH_MAX] = "";
+  if (!is_stdin) {
+    size_t dn = (size_t)(base - in);
+    char *dir = malloc(dn + 2);
+    if (dir) {
+      if (dn == 0) strcpy(dir, ".");
+      else {
+        memcpy(dir, in, dn);
+        dir[dn] = 0;
+      }
+      if (!realpath(dir, folder)) folder[0] = 0;
+      else if (strcmp(folder, "/")) strcat(folder, "/");
+      free(dir);
+    }
+  }
+  double px = o->um_per_px > 0 ? o->um_per_px : 1.0;
+  int t0 = r->first_frame < 0 ? 0 : r->first_frame, t1 = r->last_frame < 0 ? 0 : r->last_frame;
+  fputs("  <Settings>\n    <ImageData filename=\"", f);
+  xml_attr(f, is_stdin ? "stdin" : base);
+  fputs("\" folder=\"", f);
+  xml_attr(f, folder);
+  fprintf(f,
+          "\" width=\"%d\" height=\"%d\" nslices=\"1\" nframes=\"%d\" pixelwidth=\"%g\" pixelheight=\"%g\" "
+          "voxeldepth=\"%g\" timeinterval=\"%g\" />\n",
+          r->width, r->height, t1 + 1, px, px, px, r->fps > 0 ? 1.0 / r->fps : 1.0);
+  fprintf(f,
+          "    <BasicSettings xstart=\"0\" xend=\"%d\" ystart=\"0\" yend=\"%d\" zstart=\"0\" zend=\"0\" "
+          "tstart=\"%d\" tend=\"%d\" />\n",
+          r->width - 1, r->height - 1, t0, t1);
+  fprintf(f,
+          "    <DetectorSettings DETECTOR_NAME=\"MANUAL_DETECTOR\" RADIUS=\"%g\" />\n"
+          "    <InitialSpotFilter feature=\"QUALITY\" value=\"0.0\" isabove=\"true\" />\n"
+          "    <SpotFilterCollection />\n"
+          "    <TrackerSettings TRACKER_NAME=\"MANUAL_TRACKER\" />\n"
+          "    <TrackFilterCollection />\n"
+          "    <AnalyzerCollection>\n"
+          "      <SpotAnalyzers />\n"
+          "      <EdgeAnalyzers>\n        <Analyzer key=\"Edge target\" />\n      </EdgeAnalyzers>\n"
+          "      <TrackAnalyzers>\n        <Analyzer key=\"Track index\" />\n      </TrackAnalyzers>\n"
+          "    </AnalyzerCollection>\n  </Settings>\n</TrackMate>\n",
+          0.5 * (o->leuk.rmin + o->leuk.rmax) * px);
+}
+
+/* res_track.txt "L B E P", one line per gap-free segment; renames the masks
+ * to 4 digits when frames past 999 were written. */
+static int write_ctc_tracks(lt_report *r, FILE *f, const lt_track_info *all, int nall)
+{
+  if (r->mask_err) return r->mask_err;
+  int maxid = 0;
+  for (int i = 0; i < nall; i++)
+    if (all[i].id + 1 > maxid) maxid = all[i].id + 1;
+  if (maxid > r->next_gap_label) {
+    lt_error("--format ctc: %d tracks and %d gap continuations do not fit in 16-bit labels", maxid,
+             65535 - r->next_gap_label);
+    return LT_ERR_OUTPUT;
+  }
+  for (int i = 0; i < nall; i++)
+    for (int k = 0; k < all[i].nsegs; k++) {
+      const int *g = all[i].segs + 3 * k;
+      fprintf(f, "%d %d %d %d\n", g[0], g[1], g[2], k ? g[-3] : 0);
+    }
+#ifdef LT_HAVE_TIFF
+  if (r->ctc_dir && r->ctc_digits == 4)
+    for (int fr = r->first_frame; fr >= 0 && fr <= r->last_frame && fr < 1000; fr++) {
+      char *a = mask_path(r, fr, 3), *b = mask_path(r, fr, 4);
+      int bad = !a || !b || rename(a, b) != 0;
+      if (bad) lt_error("cannot rename the CTC mask '%s': %s", a ? a : "?", strerror(errno));
+      free(a);
+      free(b);
+      if (bad) return LT_ERR_OUTPUT;
+    }
+#endif
+  return 0;
+}
+
+void lt_report_free(lt_report *r)
+{
+  free(r->ctc_dir);
+  free(r->ctc_track_path);
+  free(r->pop_path);
+  free(r->mask);
+  r->ctc_dir = r->ctc_track_path = r->pop_path = NULL;
+  r->mask = NULL;
 }
 
 int lt_report_finish(lt_report *r, lt_track_info *all, int nall)
@@ -279,15 +656,11 @@ int lt_report_finish(lt_report *r, lt_track_info *all, int nall)
     fputs("    </AllTracks>\n    <FilteredTracks>\n", f);
     for (int i = 0; i < nall; i++)
       if (all[i].nframes >= 2) fprintf(f, "      <TrackID TRACK_ID=\"%d\" />\n", all[i].id);
-    fprintf(f,
-            "    </FilteredTracks>\n  </Model>\n  <Settings>\n"
-            "    <ImageData filename=\"%s\" folder=\"\" width=\"%d\" height=\"%d\" nslices=\"1\" nframes=\"%d\" "
-            "pixelwidth=\"%g\" pixelheight=\"%g\" voxeldepth=\"1.0\" timeinterval=\"%g\" />\n  </Settings>\n</TrackMate>\n",
-            r->input, r->width, r->height, r->rows.frames, o->um_per_px > 0 ? o->um_per_px : 1.0,
-            o->um_per_px > 0 ? o->um_per_px : 1.0, r->fps > 0 ? 1.0 / r->fps : 1.0);
+    fputs("    </FilteredTracks>\n  </Model>\n", f);
+    write_tm_settings(r, f);
   } else if (o->format == LT_FORMAT_CTC) {
-    /* L B E P: label (track id + 1; 0 is background), begin, end, parent. */
-    for (int i = 0; i < nall; i++) fprintf(f, "%d %d %d 0\n", all[i].id + 1, all[i].first, all[i].last);
+    int cerr = write_ctc_tracks(r, f, all, nall);
+    if (cerr) return cerr;
   }
   int err = lt_out_check(r->out);
   if (!err && o->summary) err = write_summary(r, all, nall);

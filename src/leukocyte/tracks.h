@@ -4,6 +4,7 @@
 #ifndef LT_TRACKS_H
 #define LT_TRACKS_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "core/loop.h"
@@ -25,6 +26,13 @@ typedef struct lt_track_info {
   int nspeeds, cap_speeds;
   int *spot_ids;             /* trackmate spot ids, one per tracked frame */
   int end;                   /* LT_END_* */
+  /* CTC: the track's gap-free segments (a gap = frames the track was kept
+   * unwritten, --link-gap): label, begin, end each; the first segment's
+   * label is id + 1, later ones count down from 65535 (parent = the
+   * segment before). */
+  int *segs, nsegs, cap_segs;
+  double maxspeed;           /* px/frame, largest step speed */
+  double firstx, firsty;     /* position in the first tracked frame, px */
 } lt_track_info;
 
 typedef struct lt_report {
@@ -39,6 +47,15 @@ typedef struct lt_report {
   lt_rows rows;              /* per-frame rows, written by a writer thread */
   int rows_on;
   int next_spot;
+  int first_frame, last_frame; /* processed range seen so far (-1: none) */
+  char *ctc_dir;             /* --format ctc with -o DIR/: the folder of res_track.txt + masks */
+  int ctc_digits;            /* digits of maskTTT.tif (3, 4 once a frame >= 1000 arrives) */
+  int next_gap_label;        /* CTC label of the next segment after a gap (65535 down) */
+  uint16_t *mask;            /* CTC label image of the frame being written (writer thread) */
+  int mask_err;              /* first mask write error (writer thread) */
+  char *ctc_track_path;      /* DIR/res_track.txt */
+  char *pop_path;            /* --summary's population CSV (<summary>_population.csv) */
+  lt_outfile *pop;
 } lt_report;
 
 /* Opens -o and --summary through the loop (which commits them) and the
@@ -57,6 +74,9 @@ int lt_report_finish(lt_report *r, lt_track_info *all, int nall);
 /* Interrupt or error: stop the writer; -o keeps NAME.partial with the
  * complete rows so far (csv). */
 void lt_report_abort(lt_report *r);
+
+/* Frees what lt_report_open allocated (after the loop committed the files). */
+void lt_report_free(lt_report *r);
 
 /* Append a speed sample / spot id (grows arrays); 0 or LT_ERR_NOMEM. */
 int lt_track_add(lt_track_info *t, int frame, double x, double y, double radius, int spot_id);
