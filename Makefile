@@ -173,7 +173,7 @@ clean:
 # `make npp-bench` in a CUDA build on a machine with NPP; static NPP when
 # its archives are there. Not part of `all` (CPU-only builds unaffected).
 NPP_DIR ?= $(patsubst %/bin/nvcc,%,$(NVCC))
-NPP_LIBS = $(if $(wildcard $(NPP_DIR)/lib64/libnppif_static.a),-lnppif_static -lnppc_static -lculibos,-lnppif -lnppc)
+NPP_LIBS = $(if $(wildcard $(NPP_DIR)/lib64/libnppist_static.a),-lnppist_static -lnppc_static -lculibos,-lnppist -lnppc)
 npp-bench: $(BUILD)/tools/lt_npp_bench
 $(BUILD)/tools/lt_npp_bench: data/lt_npp_bench.cu
 	@test -n "$(NVCC)" || { echo "npp-bench: needs nvcc and NPP" >&2; exit 1; }

@@ -8,7 +8,8 @@
  *   lt_npp_bench CLIP.y4m TPL.txt V H FRAMES NAME
  * TPL.txt: "x y w h" per template, cut from frame 0. Prints
  * "NAME us_per_frame kernel_us_per_frame". Built only in CUDA builds with
- * NPP present (make npp-bench): links libnppif + libnppc. */
+ * NPP present (make npp-bench): links libnppist (where NPP keeps
+ * the cross-correlations) + libnppc. */
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>

@@ -13,7 +13,8 @@
 # Templates: cut from frame 0 (--template-from) at deterministic positions
 # spread over the frame with the whole shift range inside.
 # Env: LT (binary), FRAMES (default 200), PY (python3 with numpy, + cv2 for
-# the peer), BACKENDS ("cpu:1 cpu:N cuda:1" style).
+# the peer), BACKENDS ("cpu:1 cpu:N cuda:1" style), NPP_BENCH (the NPP peer
+# tool, default lt_npp_bench next to $LT; make npp-bench builds it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 LT=${LT:-./leuktrack}
