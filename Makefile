@@ -182,3 +182,15 @@ clean:
 
 # Optional rule sets (fuzzing): mk/*.mk
 -include $(wildcard mk/*.mk)
+
+# The NVIDIA NPP peer of the tumour benchmark (scripts/bench_tumor.sh):
+# `make npp-bench` in a CUDA build on a machine with NPP; static NPP when
+# its archives are there. Not part of `all` (CPU-only builds unaffected).
+NPP_DIR ?= $(patsubst %/bin/nvcc,%,$(NVCC))
+NPP_LIBS = $(if $(wildcard $(NPP_DIR)/lib64/libnppist_static.a),-lnppist_static -lnppc_static -lculibos,-lnppist -lnppc)
+npp-bench: $(BUILD)/tools/lt_npp_bench
+$(BUILD)/tools/lt_npp_bench: data/lt_npp_bench.cu
+	@test -n "$(NVCC)" || { echo "npp-bench: needs nvcc and NPP" >&2; exit 1; }
+	@mkdir -p $(dir $@)
+	$(NVCC) -O3 -std=c++17 $< -o $@ -L$(NPP_DIR)/lib64 $(NPP_LIBS)
+.PHONY: npp-bench

@@ -21,7 +21,7 @@ FUZZ_SMOKE_TIME ?= 8
 FUZZ_TIME ?= 300
 # -close_fd_mask=3: the code under test prints; libFuzzer keeps its own output.
 FUZZ_RUN_FLAGS ?= -close_fd_mask=3 -timeout=10 -rss_limit_mb=2560 -malloc_limit_mb=2048 -print_final_stats=1
-FUZZ_HARNESSES := fuzz_cli fuzz_image fuzz_video fuzz_flo fuzz_nifti
+FUZZ_HARNESSES := fuzz_cli fuzz_image fuzz_video fuzz_flo fuzz_nifti fuzz_tumor_list
 # the parser with every mode's table: the whole library (the modes' run
 # functions are linked but never called)
 FUZZ_SRC_fuzz_cli := $(filter-out src/main.c,$(shell find src -name '*.c' | sort))
@@ -29,11 +29,13 @@ FUZZ_SRC_fuzz_image := src/io/image.c src/log.c src/error.c
 FUZZ_SRC_fuzz_video := src/io/video.c src/log.c src/error.c
 FUZZ_SRC_fuzz_flo := src/flow/flo.c src/io/outfile.c src/log.c src/error.c
 FUZZ_SRC_fuzz_nifti := src/flow/volume.c src/log.c src/error.c
+FUZZ_SRC_fuzz_tumor_list := src/tumor/list.c src/log.c src/error.c
 FUZZ_MAXLEN_fuzz_cli := 512
 FUZZ_MAXLEN_fuzz_image := 16384
 FUZZ_MAXLEN_fuzz_video := 65536
 FUZZ_MAXLEN_fuzz_flo := 4096
 FUZZ_MAXLEN_fuzz_nifti := 8192
+FUZZ_MAXLEN_fuzz_tumor_list := 12288
 FUZZ_EXTRA_fuzz_cli = -dict=$(FUZZ_BUILD)/cli.dict
 FUZZ_FFMPEG := $(shell command -v ffmpeg 2>/dev/null)
 FF := $(FUZZ_FFMPEG) -nostdin -hide_banner -loglevel error -y
@@ -54,7 +56,7 @@ fuzz-seeds: $(FUZZ_BUILD)/seeds/.done
 
 $(FUZZ_BUILD)/seeds/.done: mk/fuzz.mk scripts/nifti_seeds.py src/cli.c $(wildcard src/*/mode.c)
 	@rm -rf $(FUZZ_BUILD)/seeds && mkdir -p $(FUZZ_BUILD)/seeds/fuzz_cli $(FUZZ_BUILD)/seeds/fuzz_image $(FUZZ_BUILD)/seeds/fuzz_video $(FUZZ_BUILD)/seeds/fuzz_flo \
-	  $(FUZZ_BUILD)/seeds/fuzz_nifti
+	  $(FUZZ_BUILD)/seeds/fuzz_nifti $(FUZZ_BUILD)/seeds/fuzz_tumor_list
 	@s=$(FUZZ_BUILD)/seeds/fuzz_cli; i=0; \
 	for a in 'in.avi|-o|out.csv' 'in.avi|--roi|0,0,50,50|--entry-roi=5,5,40,40' \
 	  '--frames|3:|in.avi|--frames=:9' '--radius=8:20|--detect-every|5|x' '-qvj2|x|--stats' \
@@ -67,6 +69,9 @@ $(FUZZ_BUILD)/seeds/.done: mk/fuzz.mk scripts/nifti_seeds.py src/cli.c $(wildcar
 	  echo "$$w" >> $(FUZZ_BUILD)/cli.dict; done
 	@printf 'PIEH\002\0\0\0\001\0\0\0\0\0\200?\0\0\0@\0\0@@\0\0\200@' > $(FUZZ_BUILD)/seeds/fuzz_flo/tiny.flo
 	@python3 scripts/nifti_seeds.py $(FUZZ_BUILD)/seeds/fuzz_nifti
+	@s=$(FUZZ_BUILD)/seeds/fuzz_tumor_list; \
+	printf 'file,x,y\n# c\na.png,10,20\n\n/abs/b.pgm,-3,4\r\n' > $$s/ok.csv; \
+	printf 'a,b,c.png,1,2\nx.png,1\n' > $$s/bad.csv; printf 'a.png,1,2\nb.png,3,4\nc.png,5,6\n' > $$s/three.csv
 	@s=$(FUZZ_BUILD)/seeds/fuzz_image; \
 	printf 'P5\n4 3\n255\n' > $$s/p5.pgm; printf '\001\002\003abcdefghi' >> $$s/p5.pgm; \
 	printf 'P5 2 2 65535\n' > $$s/p5_16.pgm; printf '\0\1\2\3\377\377\200\0' >> $$s/p5_16.pgm; \
@@ -115,6 +120,7 @@ fuzz-smoke: fuzz-build fuzz-seeds
 	$(call fuzz_run,fuzz_video,$(FUZZ_SMOKE_TIME))
 	$(call fuzz_run,fuzz_flo,$(FUZZ_SMOKE_TIME))
 	$(call fuzz_run,fuzz_nifti,$(FUZZ_SMOKE_TIME))
+	$(call fuzz_run,fuzz_tumor_list,$(FUZZ_SMOKE_TIME))
 
 fuzz: fuzz-build fuzz-seeds
 	$(call fuzz_run,fuzz_cli,$(FUZZ_TIME))
@@ -122,3 +128,4 @@ fuzz: fuzz-build fuzz-seeds
 	$(call fuzz_run,fuzz_video,$(FUZZ_TIME))
 	$(call fuzz_run,fuzz_flo,$(FUZZ_TIME))
 	$(call fuzz_run,fuzz_nifti,$(FUZZ_TIME))
+	$(call fuzz_run,fuzz_tumor_list,$(FUZZ_TIME))

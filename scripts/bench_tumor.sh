@@ -13,7 +13,8 @@
 # Templates: cut from frame 0 (--template-from) at deterministic positions
 # spread over the frame with the whole shift range inside.
 # Env: LT (binary), FRAMES (default 200), PY (python3 with numpy, + cv2 for
-# the peer), BACKENDS ("cpu:1 cpu:N cuda:1" style).
+# the peer), BACKENDS ("cpu:1 cpu:N cuda:1" style), NPP_BENCH (the NPP peer
+# tool, default lt_npp_bench next to $LT; make npp-bench builds it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 LT=${LT:-./leuktrack}
@@ -120,4 +121,17 @@ PYEOF
 else
   echo "peer: OpenCV not available to $PY (skipped)"
 fi
-echo "peer: NVIDIA NPP nppiCrossCorrValid_NormLevel: not measured by this script"
+# NPP peer: the lt_npp_bench tool (data/lt_npp_bench.cu, `make npp-bench`),
+# found as $NPP_BENCH or next to $LT.
+NPPB=${NPP_BENCH:-$(dirname "$LT")/lt_npp_bench}
+if [ $cuda -eq 1 ] && [ -x "$NPPB" ]; then
+  echo "peer: NVIDIA NPP nppiCrossCorrValid_NormLevel_32f_C1R_Ctx over the same search windows (float frame up, one call per template, maps down), us/frame"
+  printf '%-10s %12s %12s %10s\n' config frame_us kernels_us peak_r0
+  for c in "${configs[@]}"; do
+    read -r h w n V H <<<"$c"
+    tpl_args $h $w $n $V $H >/dev/null
+    "$NPPB" "$T/clip.y4m" "$T/tpl.txt" $V $H "$FRAMES" "${h}x${w}/${n}" | awk '{printf "%-10s %12s %12s %10s\n", $1, $2, $3, $4}'
+  done
+else
+  echo "peer: NVIDIA NPP: lt_npp_bench not built (make npp-bench on a machine with NPP) or no GPU (skipped)"
+fi

@@ -9,7 +9,7 @@
 set -u
 cd "$(dirname "$0")/.."
 . tests/lib.sh
-harnesses=(fuzz_cli fuzz_image fuzz_video fuzz_flo fuzz_nifti)
+harnesses=(fuzz_cli fuzz_image fuzz_video fuzz_flo fuzz_nifti fuzz_tumor_list)
 
 cc=$(command -v clang || command -v clang-14 || true)
 probe=$(mktemp -d "${TMPDIR:-/tmp}/lt_fuzzprobe.XXXXXX")

@@ -73,6 +73,31 @@ static double run_case(const char *name, const float *f0, const float *f1, int f
       }
     }
     if (d > TOL_TUMOR_CUDA) printf("# %s: worst at %ld: cuda %.7f exact %.7f\n", name, at, gs[at], ex[at]);
+    /* the peaks found on the GPU: the same as peak.c on the GPU's own maps,
+     * and the same shifts as on the exact maps */
+    lt_tumor_peak *gp = calloc(K, sizeof *gp);
+    float *gs2 = malloc(sizeof(float) * n), *exf = malloc(sizeof(float) * n);
+    for (long i = 0; i < n; i++) exf[i] = (float)ex[i];
+    int bad = lt_tumor_backend_cuda.match_peaks(ctx, f1, NULL, gs2, gp) != 0;
+    for (int k = 0; k < K && !bad; k++) {
+      lt_tumor_peak hp, xp;
+      int e1 = lt_tumor_peak_one(&s, gs, k, &hp), e2 = lt_tumor_peak_one(&s, exf, k, &xp);
+      if (e1 != e2 || hp.dy != gp[k].dy || hp.dx != gp[k].dx || hp.score != gp[k].score ||
+          fabs(hp.dy_sub - gp[k].dy_sub) > 1e-12 || fabs(hp.dx_sub - gp[k].dx_sub) > 1e-12 || xp.dy != gp[k].dy ||
+          xp.dx != gp[k].dx || hp.row != gp[k].row || hp.col != gp[k].col) {
+        printf("# %s: template %d: gpu peak %d,%d %.7f (%.6f,%.6f), host on gpu maps %d,%d %.7f (%.6f,%.6f), exact %d,%d\n",
+               name, k, gp[k].dy, gp[k].dx, gp[k].score, gp[k].dy_sub, gp[k].dx_sub, hp.dy, hp.dx, hp.score,
+               hp.dy_sub, hp.dx_sub, xp.dy, xp.dx);
+        bad = 1;
+      }
+    }
+    for (long i = 0; i < n && !bad; i++) bad = gs2[i] != gs[i];
+    char pn[160];
+    snprintf(pn, sizeof pn, "%s_gpu_peaks", name);
+    T_CHECK(pn, !bad, "GPU peak search differs from peak.c (or maps differ between match and match_peaks)");
+    free(gp);
+    free(gs2);
+    free(exf);
   }
   lt_tumor_backend_cuda.destroy(ctx);
   for (int k = 0; k < K; k++) free((void *)tp[k].px);
@@ -80,6 +105,92 @@ static double run_case(const char *name, const float *f0, const float *f1, int f
   free(ex);
   free(gs);
   return d;
+}
+
+/* The 8-bit path with the prefetch: three byte frames matched in the order
+ * A (prefetching B), B (prefetched; prefetching C), C (prefetched), A again
+ * (nothing prefetched), C with a stale prefetch of B; every map within the
+ * tolerance of the exact maps of the same frames as floats, the peaks equal
+ * to peak.c on the downloaded maps. */
+static void bytes_case(const char *name, const float *f0, int fw, int fh, int K, int tw, int th, int V, int H)
+{
+  const size_t np = (size_t)fw * fh;
+  unsigned char *b[3];
+  float *fl[3];
+  for (int i = 0; i < 3; i++) {
+    b[i] = malloc(np);
+    fl[i] = malloc(sizeof(float) * np);
+    for (int y = 0; y < fh; y++)
+      for (int x = 0; x < fw; x++) {
+        int sy = y - i < 0 ? 0 : y - i, sx = x + 2 * i >= fw ? fw - 1 : x + 2 * i;
+        float v = f0[(size_t)sy * fw + sx] + (float)((y * 3 + x * 5 + i) % 7) - 3.0f;
+        v = v < 0 ? 0 : v > 255 ? 255 : v;
+        b[i][(size_t)y * fw + x] = (unsigned char)lrintf(v);
+        fl[i][(size_t)y * fw + x] = (float)b[i][(size_t)y * fw + x];
+      }
+  }
+  lt_tumor_template *tp = calloc(K, sizeof *tp);
+  for (int k = 0; k < K; k++) {
+    int x = (k * 97) % (fw - tw + 1), y = (k * 61) % (fh - th + 1);
+    if (k == 0) x = 1; /* some shifts leave the frame */
+    float *px = malloc(sizeof(float) * tw * th);
+    for (int r = 0; r < th; r++) memcpy(px + (size_t)r * tw, fl[0] + (size_t)(y + r) * fw + x, sizeof(float) * tw);
+    tp[k] = (lt_tumor_template){px, tw, th, x, y};
+  }
+  lt_tumor_setup s = {fw, fh, K, tp, V, H};
+  const long n = (long)K * lt_tumor_npos(&s);
+  double *ex = malloc(sizeof(double) * n);
+  float *gs = malloc(sizeof(float) * n);
+  lt_tumor_peak *gp = calloc(K, sizeof *gp);
+  void *ctx = NULL;
+  int e = lt_tumor_backend_cuda.create(&ctx, &s);
+  const int order[5] = {0, 1, 2, 0, 2}, pref[5] = {1, 2, -1, -1, 1};
+  double worst = e ? INFINITY : 0;
+  int peaks_bad = e != 0;
+  for (int j = 0; j < 5 && !e; j++) {
+    const int f = order[j];
+    if (pref[j] >= 0) e = lt_tumor_backend_cuda.prefetch(ctx, b[pref[j]]);
+    if (!e) e = lt_tumor_backend_cuda.match_peaks(ctx, NULL, b[f], gs, gp);
+    if (e) {
+      worst = INFINITY;
+      break;
+    }
+    lt_tumor_corr_exact(&s, fl[f], ex);
+    for (long i = 0; i < n; i++) {
+      double v = fabs(gs[i] - ex[i]);
+      if (!(v <= worst)) worst = v != v ? INFINITY : v;
+    }
+    for (int k = 0; k < K; k++) {
+      lt_tumor_peak hp;
+      lt_tumor_peak_one(&s, gs, k, &hp);
+      if (hp.dy != gp[k].dy || hp.dx != gp[k].dx || hp.score != gp[k].score || hp.dy_sub != gp[k].dy_sub ||
+          hp.dx_sub != gp[k].dx_sub)
+        peaks_bad++;
+    }
+  }
+  /* without the maps: the same peaks */
+  if (!e) {
+    lt_tumor_peak *gp2 = calloc(K, sizeof *gp2);
+    e = lt_tumor_backend_cuda.match_peaks(ctx, NULL, b[2], NULL, gp2);
+    for (int k = 0; k < K && !e; k++) peaks_bad += memcmp(&gp[k], &gp2[k], sizeof *gp2) != 0;
+    if (e) peaks_bad++;
+    free(gp2);
+  }
+  lt_tumor_backend_cuda.destroy(ctx);
+  char nm[160];
+  snprintf(nm, sizeof nm, "%s_bytes_maps", name);
+  T_CHECK(nm, worst <= TOL_TUMOR_CUDA, "max |cuda - exact| %.3g over 5 byte frames (with prefetch)", worst);
+  snprintf(nm, sizeof nm, "%s_bytes_peaks", name);
+  T_CHECK(nm, peaks_bad == 0, "%d peak(s) differ from peak.c on the GPU maps", peaks_bad);
+  for (int k = 0; k < K; k++) free((void *)tp[k].px);
+  free(tp);
+  free(ex);
+  free(gs);
+  free(gp);
+  for (int i = 0; i < 3; i++) {
+    free(b[i]);
+    free(fl[i]);
+  }
 }
 
 int main(void)
@@ -132,6 +243,11 @@ int main(void)
              st.compile_s, st.cache_hit ? " (cache hit)" : "");
     }
   }
+  setenv("LT_TUMOR_NVRTC", "1", 1);
+  bytes_case("tumor_cuda_p1", f0, fw, fh, 12, 54, 53, 18, 9);
+  bytes_case("tumor_cuda_p4", f0, fw, fh, 11, 116, 156, 9, 3);
+  setenv("LT_TUMOR_NVRTC", "0", 1);
+  bytes_case("tumor_cuda_generic_p2", f0, fw, fh, 13, 21, 23, 11, 5);
   /* the cache: p1 again hits it; a corrupted entry is detected and rebuilt */
   setenv("LT_TUMOR_NVRTC", "1", 1);
   lt_tumor_stats st;

@@ -3,10 +3,15 @@
  * CPU exact implementation is the specification).
  *
  * Per frame: the union of the templates' search regions (clipped to the
- * frame) is copied, as B - 128, into a pinned staging buffer and uploaded;
- * one launch of the partial-sum kernel covers every template, shift block
- * and tile group (corr_kernel.cuh), one launch of lt_tumor_reduce adds the
- * groups in a fixed order (deterministic) and forms r; the scores come back.
+ * frame) goes up - for 8-bit frames as bytes, only the rows of the
+ * windows copied into double-buffered pinned staging, converted to B - 128
+ * on the GPU, and for the next frame already during this one's work
+ * (prefetch, second stream); other frames as B - 128 floats. One launch of
+ * the partial-sum kernel covers every template, shift block and tile group
+ * (corr_kernel.cuh); one launch of lt_tumor_finish adds the groups in a
+ * fixed order (deterministic), forms r and finds each template's peak with
+ * its sub-pixel offset; only the peaks come back (the maps when asked), with
+ * one synchronisation per frame.
  * The templates (centred, float), their per-tile sums of Tc, sum Tc and
  * sum Tc^2 (double) are uploaded once by create(), which also allocates
  * everything. The partial kernel is the NVRTC-specialised one when
@@ -50,18 +55,25 @@ struct lt_tk_red {
   int K, V, H, nx, npos, ngroups_max, group_tiles, tlw, tlh, roi_x, roi_y, roi_w, roi_h;
 };
 
-__global__ void lt_tumor_reduce(lt_tk_red r)
+/* Template k's per-frame result (downloaded instead of the maps). */
+struct lt_tk_pk {
+  int dy, dx, found, pad;
+  float score, pad2;
+  double dy_sub, dx_sub;
+};
+
+/* r at shift index pos of template k (groups added in order); *inside = 0
+ * (and -1 returned) when the window leaves the ROI, i.e. the frame. */
+__device__ float lt_tk_score(const lt_tk_red &r, int k, int pos, bool *inside)
 {
-  const long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-  if (q >= (long long)r.K * r.npos) return;
-  const int k = (int)(q / r.npos), pos = (int)(q % r.npos);
   const int w = r.tdim[4 * k], h = r.tdim[4 * k + 1], x = r.tdim[4 * k + 2], y = r.tdim[4 * k + 3];
   const int dy = pos / r.nx - r.V, dx = pos % r.nx - r.H;
   const int wr = y + dy - r.roi_y, wc = x + dx - r.roi_x;
   if (wr < 0 || wc < 0 || wr + h > r.roi_h || wc + w > r.roi_w) {
-    r.scores[q] = -1.0f; /* LT_TUMOR_OUTSIDE */
-    return;
+    *inside = false;
+    return -1.0f; /* LT_TUMOR_OUTSIDE */
   }
+  *inside = true;
   const int ntiles = ((w + r.tlw - 1) / r.tlw) * ((h + r.tlh - 1) / r.tlh);
   const int ng = (ntiles + r.group_tiles - 1) / r.group_tiles;
   double s1 = 0, s2 = 0, sc = 0;
@@ -79,7 +91,81 @@ __global__ void lt_tumor_reduce(lt_tk_red r)
     v = cross / sqrt(r.ta[k] * bb);
     v = v > 1.0 ? 1.0 : v < -1.0 ? -1.0 : v;
   }
-  r.scores[q] = (float)v;
+  return (float)v;
+}
+
+/* peak.c's vertex() */
+__device__ double lt_tk_vertex(double sm, double s0, double sp)
+{
+  double curv = sm - 2.0 * s0 + sp;
+  if (!(curv < 0.0)) return 0.0;
+  double d = 0.5 * (sm - sp) / curv;
+  return d > 0.5 ? 0.5 : d < -0.5 ? -0.5 : d;
+}
+
+#define LT_TK_FIN_THREADS 256
+/* Block k: template k's map (written to r.scores), then its peak exactly as
+ * lt_tumor_peak_one (first best in scan order among inside shifts, separable
+ * parabola refinement from the same float scores). */
+__global__ void __launch_bounds__(LT_TK_FIN_THREADS) lt_tumor_finish(lt_tk_red r, lt_tk_pk *pk)
+{
+  __shared__ float bv[LT_TK_FIN_THREADS];
+  __shared__ int bi[LT_TK_FIN_THREADS];
+  const int k = blockIdx.x;
+  float *map = r.scores + (long long)k * r.npos;
+  float best = -2.0f;
+  int at = -1;
+  for (int pos = threadIdx.x; pos < r.npos; pos += blockDim.x) {
+    bool in;
+    const float v = lt_tk_score(r, k, pos, &in);
+    map[pos] = v;
+    if (in && (at < 0 || v > best)) {
+      best = v;
+      at = pos;
+    }
+  }
+  bv[threadIdx.x] = best;
+  bi[threadIdx.x] = at;
+  __syncthreads();
+  for (int s = blockDim.x / 2; s > 0; s /= 2) {
+    if (threadIdx.x < s) {
+      const float v2 = bv[threadIdx.x + s];
+      const int i2 = bi[threadIdx.x + s], i1 = bi[threadIdx.x];
+      if (i2 >= 0 && (i1 < 0 || v2 > bv[threadIdx.x] || (v2 == bv[threadIdx.x] && i2 < i1))) {
+        bv[threadIdx.x] = v2;
+        bi[threadIdx.x] = i2;
+      }
+    }
+    __syncthreads();
+  }
+  if (threadIdx.x != 0) return;
+  lt_tk_pk o;
+  o.pad = 0;
+  o.pad2 = 0.0f;
+  o.found = bi[0] >= 0;
+  o.dy = o.dx = 0;
+  o.score = -1.0f;
+  if (o.found) {
+    o.dy = bi[0] / r.nx - r.V;
+    o.dx = bi[0] % r.nx - r.H;
+    o.score = bv[0];
+  }
+  o.dy_sub = o.dy;
+  o.dx_sub = o.dx;
+  if (o.found) {
+    const int w = r.tdim[4 * k], h = r.tdim[4 * k + 1], x = r.tdim[4 * k + 2], y = r.tdim[4 * k + 3];
+    const int V = r.V, H = r.H;
+    /* neighbour (dy, dx): in the shift range and its window inside */
+#define LT_TK_NB(DY, DX, OUT)                                                                             \
+  ((DY) >= -V && (DY) <= V && (DX) >= -H && (DX) <= H && y + (DY) - r.roi_y >= 0 &&                       \
+   x + (DX) - r.roi_x >= 0 && y + (DY) - r.roi_y + h <= r.roi_h && x + (DX) - r.roi_x + w <= r.roi_w && \
+   ((OUT) = (double)map[((DY) + V) * r.nx + ((DX) + H)], true))
+    double sm, sp;
+    if (LT_TK_NB(o.dy, o.dx - 1, sm) && LT_TK_NB(o.dy, o.dx + 1, sp)) o.dx_sub += lt_tk_vertex(sm, o.score, sp);
+    if (LT_TK_NB(o.dy - 1, o.dx, sm) && LT_TK_NB(o.dy + 1, o.dx, sp)) o.dy_sub += lt_tk_vertex(sm, o.score, sp);
+#undef LT_TK_NB
+  }
+  pk[k] = o;
 }
 
 typedef struct cuda_ctx {
@@ -89,6 +175,14 @@ typedef struct cuda_ctx {
   int tlw, tlh, sx, sy, nsb, ngroups, group_tiles;
   size_t smem;
   float *h_roi, *d_roi, *d_scores, *d_tc;
+  /* the 8-bit path: double-buffered pinned staging and device regions, the
+   * prefetch of the next frame on ustream */
+  unsigned char *h_st8[2], *d_roi8[2];
+  cudaEvent_t ev_up[2], ev_read[2]; /* upload into buffer i done; last kernel reading it done */
+  cudaStream_t ustream;
+  int cur8, pref_buf, no_prefetch;
+  const unsigned char *pref_req, *pref_src;
+  lt_tk_pk *h_pk, *d_pk;
   double *d_part, *d_tile_tc, *d_sum_tc, *d_ta;
   long long *d_tc_off;
   int *d_tdim, *d_tile_off;
@@ -115,6 +209,16 @@ static void cuda_destroy(void *p)
   cudaFree(c->d_tc_off);
   cudaFree(c->d_tdim);
   cudaFree(c->d_tile_off);
+  if (c->ustream) cudaStreamSynchronize(c->ustream);
+  for (int i = 0; i < 2; i++) {
+    cudaFreeHost(c->h_st8[i]);
+    cudaFree(c->d_roi8[i]);
+    if (c->ev_up[i]) cudaEventDestroy(c->ev_up[i]);
+    if (c->ev_read[i]) cudaEventDestroy(c->ev_read[i]);
+  }
+  cudaFreeHost(c->h_pk);
+  cudaFree(c->d_pk);
+  if (c->ustream) cudaStreamDestroy(c->ustream);
   if (c->stream) cudaStreamDestroy(c->stream);
   if (c->have_lib) cudaLibraryUnload(c->lib);
   free(c->geom);
@@ -278,6 +382,10 @@ static int cuda_create(void **out, const lt_tumor_setup *s)
     c->geom[k].px = NULL;
   }
   c->s.tpl = c->geom;
+  {
+    const char *pv = getenv("LT_TUMOR_PREFETCH"); /* experiment: 0 = no prefetch of the next frame */
+    c->no_prefetch = pv && strcmp(pv, "0") == 0;
+  }
   int dev = 0, sms = 1;
   cudaError_t de = cudaGetDevice(&dev);
   if (de == cudaSuccess) de = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
@@ -296,6 +404,17 @@ static int cuda_create(void **out, const lt_tumor_setup *s)
     if (ce == cudaSuccess) ce = cudaMalloc((void **)&c->d_roi, sizeof(float) * roi_n);
     if (ce == cudaSuccess) ce = cudaMalloc((void **)&c->d_part, sizeof(double) * part_n);
     if (ce == cudaSuccess) ce = cudaMalloc((void **)&c->d_scores, sizeof(float) * (size_t)c->K * c->npos);
+    if (ce == cudaSuccess) ce = cudaStreamCreateWithFlags(&c->ustream, cudaStreamNonBlocking);
+    for (int i = 0; i < 2 && ce == cudaSuccess; i++) {
+      ce = cudaMallocHost((void **)&c->h_st8[i], roi_n);
+      if (ce == cudaSuccess) ce = cudaMalloc((void **)&c->d_roi8[i], roi_n);
+      if (ce == cudaSuccess) ce = cudaMemset(c->d_roi8[i], 0, roi_n);
+      if (ce == cudaSuccess) ce = cudaEventCreateWithFlags(&c->ev_up[i], cudaEventDisableTiming);
+      if (ce == cudaSuccess) ce = cudaEventCreateWithFlags(&c->ev_read[i], cudaEventDisableTiming);
+      if (ce == cudaSuccess) memset(c->h_st8[i], 0, roi_n); /* parts outside every window stay 0 */
+    }
+    if (ce == cudaSuccess) ce = cudaMallocHost((void **)&c->h_pk, sizeof(lt_tk_pk) * c->K);
+    if (ce == cudaSuccess) ce = cudaMalloc((void **)&c->d_pk, sizeof(lt_tk_pk) * c->K);
     if (ce != cudaSuccess) {
       e = lt_cuda_fail(ce, "tumor CUDA buffers");
       goto fail;
@@ -321,20 +440,14 @@ fail:
   return e;
 }
 
-static int cuda_match(void *p, const float *frame, float *scores)
+/* Launches the partial-sum kernel over the region (floats in d_roi, or
+ * bytes in roi8) and lt_tumor_finish (maps in d_scores, peaks in d_pk). */
+static int launch(cuda_ctx *c, const unsigned char *roi8)
 {
-  cuda_ctx *c = (cuda_ctx *)p;
   if (c->roi_w > 0 && c->roi_h > 0) {
-    for (int r = 0; r < c->roi_h; r++) {
-      const float *src = frame + (size_t)(c->roi_y + r) * c->s.frame_w + c->roi_x;
-      float *dst = c->h_roi + (size_t)r * c->roi_w;
-      for (int j = 0; j < c->roi_w; j++) dst[j] = src[j] - 128.0f;
-    }
-    LT_CU(cudaMemcpyAsync(c->d_roi, c->h_roi, sizeof(float) * c->roi_w * c->roi_h, cudaMemcpyHostToDevice,
-                          c->stream),
-          "tumor frame upload");
     lt_tk_params kp;
     kp.roi = c->d_roi;
+    kp.roi8 = roi8;
     kp.roi_x = c->roi_x;
     kp.roi_y = c->roi_y;
     kp.roi_w = c->roi_w;
@@ -383,12 +496,132 @@ static int cuda_match(void *p, const float *frame, float *scores)
   r.roi_y = c->roi_y;
   r.roi_w = c->roi_w;
   r.roi_h = c->roi_h;
-  const long long total = (long long)c->K * c->npos;
-  lt_tumor_reduce<<<(unsigned)((total + 255) / 256), 256, 0, c->stream>>>(r);
-  LT_CU(cudaGetLastError(), "tumor reduce kernel");
-  LT_CU(cudaMemcpyAsync(scores, c->d_scores, sizeof(float) * total, cudaMemcpyDeviceToHost, c->stream),
+  lt_tumor_finish<<<(unsigned)c->K, LT_TK_FIN_THREADS, 0, c->stream>>>(r, c->d_pk);
+  LT_CU(cudaGetLastError(), "tumor finish kernel");
+  return 0;
+}
+
+/* The float path: the region as B - 128 floats, uploaded on the stream. */
+static int upload_float(cuda_ctx *c, const float *frame)
+{
+  if (c->roi_w <= 0 || c->roi_h <= 0) return 0;
+  for (int r = 0; r < c->roi_h; r++) {
+    const float *src = frame + (size_t)(c->roi_y + r) * c->s.frame_w + c->roi_x;
+    float *dst = c->h_roi + (size_t)r * c->roi_w;
+    for (int j = 0; j < c->roi_w; j++) dst[j] = src[j] - 128.0f;
+  }
+  LT_CU(cudaMemcpyAsync(c->d_roi, c->h_roi, sizeof(float) * c->roi_w * c->roi_h, cudaMemcpyHostToDevice, c->stream),
+        "tumor frame upload");
+  return 0;
+}
+
+/* Copies the rows of every template's search window (clipped to the frame)
+ * from the 8-bit frame into staging buffer dst (ROI layout); the rest of the
+ * region is never read by a window that counts. */
+static void stage8(const cuda_ctx *c, const unsigned char *frame8, unsigned char *dst)
+{
+  const int fw = c->s.frame_w, fh = c->s.frame_h, V = c->s.shift_v, H = c->s.shift_h;
+  for (int k = 0; k < c->K; k++) {
+    const lt_tumor_template *t = &c->geom[k];
+    int x0 = t->x - H, x1 = t->x + H + t->w, y0 = t->y - V, y1 = t->y + V + t->h;
+    x0 = x0 < 0 ? 0 : x0;
+    y0 = y0 < 0 ? 0 : y0;
+    x1 = x1 > fw ? fw : x1;
+    y1 = y1 > fh ? fh : y1;
+    if (x1 <= x0 || y1 <= y0) continue;
+    for (int y = y0; y < y1; y++)
+      memcpy(dst + (size_t)(y - c->roi_y) * c->roi_w + (x0 - c->roi_x), frame8 + (size_t)y * fw + x0,
+             (size_t)(x1 - x0));
+  }
+}
+
+/* Buffer i's staging is free (its last upload done), then fills it with
+ * frame8 and uploads it on stream st after the last kernel reading d_roi8[i]. */
+static int upload8(cuda_ctx *c, int i, const unsigned char *frame8, cudaStream_t st)
+{
+  LT_CU(cudaEventSynchronize(c->ev_up[i]), "waiting for a tumor frame upload");
+  stage8(c, frame8, c->h_st8[i]);
+  LT_CU(cudaStreamWaitEvent(st, c->ev_read[i], 0), "ordering the tumor frame uploads");
+  LT_CU(cudaMemcpyAsync(c->d_roi8[i], c->h_st8[i], (size_t)c->roi_w * c->roi_h, cudaMemcpyHostToDevice, st),
+        "tumor frame upload");
+  LT_CU(cudaEventRecord(c->ev_up[i], st), "tumor frame upload");
+  return 0;
+}
+
+static int cuda_match(void *p, const float *frame, float *scores)
+{
+  cuda_ctx *c = (cuda_ctx *)p;
+  int e = upload_float(c, frame);
+  if (!e) e = launch(c, NULL);
+  if (e) return e;
+  LT_CU(cudaMemcpyAsync(scores, c->d_scores, sizeof(float) * (size_t)c->K * c->npos, cudaMemcpyDeviceToHost,
+                        c->stream),
         "tumor scores download");
   LT_CU(cudaStreamSynchronize(c->stream), "tumor frame");
+  return 0;
+}
+
+static int cuda_prefetch(void *p, const unsigned char *frame8)
+{
+  cuda_ctx *c = (cuda_ctx *)p;
+  if (!c->no_prefetch) c->pref_req = frame8;
+  return 0;
+}
+
+/* One frame: the region up (8-bit: only the windows' rows, or nothing when
+ * the prefetch already sent it), two kernels, the peaks (and the maps when
+ * asked) down, the next frame's upload started on the second stream while
+ * this one computes, one synchronisation. */
+static int cuda_match_peaks(void *p, const float *frame, const unsigned char *frame8, float *scores,
+                            lt_tumor_peak *peaks)
+{
+  cuda_ctx *c = (cuda_ctx *)p;
+  const int have_roi = c->roi_w > 0 && c->roi_h > 0;
+  const unsigned char *roi8 = NULL;
+  int e = 0, buf = -1;
+  const unsigned char *pref = c->pref_req;
+  c->pref_req = NULL;
+  if (frame8 && have_roi) {
+    if (frame8 == c->pref_src) { /* already on its way into d_roi8[pref_buf] */
+      buf = c->pref_buf;
+      LT_CU(cudaStreamWaitEvent(c->stream, c->ev_up[buf], 0), "waiting for the prefetched frame");
+    } else {
+      buf = c->cur8 ^ 1;
+      if ((e = upload8(c, buf, frame8, c->stream))) return e;
+    }
+    c->cur8 = buf;
+    roi8 = c->d_roi8[buf];
+  } else if (!frame8 && (e = upload_float(c, frame)))
+    return e;
+  c->pref_src = NULL;
+  if ((e = launch(c, roi8))) return e;
+  if (buf >= 0) LT_CU(cudaEventRecord(c->ev_read[buf], c->stream), "tumor kernels");
+  LT_CU(cudaMemcpyAsync(c->h_pk, c->d_pk, sizeof(lt_tk_pk) * c->K, cudaMemcpyDeviceToHost, c->stream),
+        "tumor peaks download");
+  if (scores)
+    LT_CU(cudaMemcpyAsync(scores, c->d_scores, sizeof(float) * (size_t)c->K * c->npos, cudaMemcpyDeviceToHost,
+                          c->stream),
+          "tumor scores download");
+  if (pref && have_roi && pref != frame8) { /* the next frame travels while this one computes */
+    const int nb = (buf >= 0 ? buf : c->cur8) ^ 1;
+    if ((e = upload8(c, nb, pref, c->ustream))) return e;
+    c->pref_src = pref;
+    c->pref_buf = nb;
+  }
+  LT_CU(cudaStreamSynchronize(c->stream), "tumor frame");
+  for (int k = 0; k < c->K; k++) {
+    const lt_tk_pk *q = &c->h_pk[k];
+    lt_tumor_peak *o = &peaks[k];
+    memset(o, 0, sizeof *o);
+    o->tpl = k;
+    o->dy = q->dy;
+    o->dx = q->dx;
+    o->row = c->geom[k].y + q->dy;
+    o->col = c->geom[k].x + q->dx;
+    o->score = q->score;
+    o->dy_sub = q->dy_sub;
+    o->dx_sub = q->dx_sub;
+  }
   return 0;
 }
 
@@ -398,5 +631,5 @@ static void cuda_stats(const void *p, lt_tumor_stats *st)
 }
 
 extern "C" const lt_tumor_backend lt_tumor_backend_cuda = {
-    "cuda", cuda_create, cuda_destroy, cuda_match, cuda_stats,
+    "cuda", cuda_create, cuda_destroy, cuda_match, cuda_stats, cuda_match_peaks, cuda_prefetch,
 };

@@ -21,12 +21,13 @@
  * zeros; values stay small), and adds them in double to the window's sums
  * relative to c0 (its top-left pixel): S1 = sum (B - c0), S2 = sum (B - c0)^2,
  * SC = sum Tc (B - c0) (needs sum Tc over the tile, precomputed). Output:
- * part[((k*ngroups_max + g)*3 + q)*npos + pos]; lt_tumor_reduce (corr.cu)
- * adds the groups in order and forms r. */
+ * part[((k*ngroups_max + g)*3 + q)*npos + pos]; lt_tumor_finish (corr.cu)
+ * adds the groups in order, forms r and finds each template's peak. */
 LT_TUMOR_KERNEL_CODE(
 
 struct lt_tk_params {
-  const float *roi;        /* search-region union, roi_w x roi_h, row-major */
+  const float *roi;        /* search-region union, roi_w x roi_h, row-major, B - 128 */
+  const unsigned char *roi8; /* or, when not null, the same region as 8-bit bytes B */
   int roi_x, roi_y, roi_w, roi_h;
   const float *tc;         /* centred templates (T - mean T), concatenated */
   const long long *tc_off; /* per template: offset into tc */
@@ -37,6 +38,12 @@ struct lt_tk_params {
   int V, H, nx, npos, ngroups_max, group_tiles;
   int tlw, tlh, sx, sy;    /* run-time tile and shift-block sizes (generic) */
 };
+
+/* Pixel i of the region as B - 128 (bytes converted here: the same float). */
+__device__ __forceinline__ float lt_tk_px(const lt_tk_params &p, long long i)
+{
+  return p.roi8 ? (float)p.roi8[i] - 128.0f : p.roi[i];
+}
 
 /* Sums over one cw x ch tile; CW/CH > 0 fix the loop bounds at compile time. */
 template <int CW, int CH>
@@ -85,7 +92,7 @@ __device__ void lt_tk_partial(const lt_tk_params &p, float *smem)
   const bool valid = dx <= p.H && dy <= p.V;
   const int wr = y + dy - p.roi_y, wc = x + dx - p.roi_x; /* window origin in the ROI */
   const bool inside = valid && wr >= 0 && wc >= 0 && wr + h <= p.roi_h && wc + w <= p.roi_w;
-  const float c0 = inside ? p.roi[(long long)wr * p.roi_w + wc] : 0.0f;
+  const float c0 = inside ? lt_tk_px(p, (long long)wr * p.roi_w + wc) : 0.0f;
   const int rw = tlw + sx - 1, rh = tlh + sy - 1; /* staged frame region */
   float *reg = smem, *tt = smem + rw * rh;
   const float *tc = p.tc + p.tc_off[k];
@@ -99,7 +106,7 @@ __device__ void lt_tk_partial(const lt_tk_params &p, float *smem)
     __syncthreads(); /* the previous tile's readers are done */
     for (int q = threadIdx.x; q < rw * rh; q += nthr) {
       const int a = ry + q / rw, b = rx + q % rw;
-      reg[q] = (a >= 0 && b >= 0 && a < p.roi_h && b < p.roi_w) ? p.roi[(long long)a * p.roi_w + b] : 0.0f;
+      reg[q] = (a >= 0 && b >= 0 && a < p.roi_h && b < p.roi_w) ? lt_tk_px(p, (long long)a * p.roi_w + b) : 0.0f;
     }
     for (int q = threadIdx.x; q < cw * ch; q += nthr) tt[q] = tc[(long long)(oy + q / cw) * w + ox + q % cw];
     __syncthreads();

@@ -132,6 +132,16 @@ typedef struct lt_tumor_backend {
   void (*destroy)(void *ctx);
   int (*match)(void *ctx, const float *frame, float *scores);
   void (*stats)(const void *ctx, lt_tumor_stats *st);
+  /* Optional (NULL in the CPU backends): every template's peak computed by
+   * the backend, the same as lt_tumor_peak_one on the scores match() gives
+   * (a template without an inside shift: score -1, shifts 0). frame8, when
+   * not NULL, holds the same frame as bytes (frame may then be NULL);
+   * scores, when not NULL, also receives the maps. */
+  int (*match_peaks)(void *ctx, const float *frame, const unsigned char *frame8, float *scores,
+                     lt_tumor_peak *peaks);
+  /* Optional: the next frame's bytes, to be uploaded while the next
+   * match_peaks call's predecessor works (valid until that call). */
+  int (*prefetch)(void *ctx, const unsigned char *frame8);
 } lt_tumor_backend;
 
 /* The fast CPU implementation behind the table. */

@@ -35,6 +35,7 @@
 #include "log.h"
 #include "rows.h"
 #include "tumor/corr.h"
+#include "tumor/list.h"
 #include "tumor_mode.h"
 
 enum { ST_MATCH, ST_PEAK, ST_OUTPUT, ST_N };
@@ -71,6 +72,7 @@ typedef struct run {
   float *scores;            /* ntpl * npos */
   unsigned char *inside;    /* ntpl * npos */
   lt_tumor_peak *peaks;     /* ntpl */
+  unsigned char *has;       /* ntpl: 1 when some shift of the template is inside the frame */
   lt_rows rows, srows;
   lt_outfile *out, *sout;
   int rows_on, srows_on;
@@ -145,7 +147,7 @@ static void exact_stats(const void *c, lt_tumor_stats *st)
   snprintf(st->kernel, sizeof st->kernel, "exact: corr2 by the definition per window (double)");
 }
 
-static const lt_tumor_backend exact_backend = {"cpu-exact", exact_create, exact_destroy, exact_match, exact_stats};
+static const lt_tumor_backend exact_backend = {"cpu-exact", exact_create, exact_destroy, exact_match, exact_stats, NULL, NULL};
 
 /* ---- gathering the templates */
 
@@ -182,82 +184,14 @@ static int load_file(run *R, const char *path, int x, int y)
   return add_template(R, px, w, h, x, y, path, -1);
 }
 
-/* file,x,y per line; '#' comments and blank lines skipped, an optional
- * header line "file,x,y"; relative paths relative to the list's folder. */
+static int list_add(void *u, const char *path, int x, int y)
+{
+  return load_file((run *)u, path, x, y);
+}
+
 static int load_list(run *R, const char *list)
 {
-  FILE *f = fopen(list, "r");
-  if (!f) {
-    lt_error("cannot read template list '%s': %s", list, strerror(errno));
-    return LT_ERR_INPUT;
-  }
-  const char *slash = strrchr(list, '/');
-  size_t dirlen = slash ? (size_t)(slash - list) + 1 : 0;
-  char line[4096];
-  int lineno = 0, n = 0, err = 0;
-  while (fgets(line, sizeof line, f)) {
-    lineno++;
-    size_t len = strlen(line);
-    if (len == sizeof line - 1 && line[len - 1] != '\n') {
-      lt_error("template list '%s', line %d: line too long", list, lineno);
-      err = LT_ERR_INPUT;
-      break;
-    }
-    while (len && (line[len - 1] == '\n' || line[len - 1] == '\r' || line[len - 1] == ' ')) line[--len] = 0;
-    char *p = line;
-    while (*p == ' ' || *p == '\t') p++;
-    if (!*p || *p == '#') continue;
-    if (n == 0 && !strcmp(p, "file,x,y")) continue;
-    char *c2 = strrchr(p, ',');
-    char *c1 = NULL;
-    if (c2) {
-      *c2 = 0;
-      c1 = strrchr(p, ',');
-      *c2 = ',';
-    }
-    char *e1, *e2;
-    long x = 0, y = 0;
-    int ok = c1 && c1 > p;
-    if (ok) {
-      errno = 0;
-      x = strtol(c1 + 1, &e1, 10);
-      ok = e1 != c1 + 1 && e1 == c2 && !errno;
-      y = strtol(c2 + 1, &e2, 10);
-      ok = ok && e2 != c2 + 1 && !*e2 && !errno && labs(x) <= 4 * 65536 && labs(y) <= 4 * 65536;
-    }
-    if (!ok) {
-      lt_error("template list '%s', line %d: expected file,x,y (x,y integers), got '%.80s'", list, lineno, p);
-      err = LT_ERR_INPUT;
-      break;
-    }
-    *c1 = 0;
-    size_t fl = strlen(p);
-    char *path = malloc(dirlen + fl + 1);
-    if (!path) {
-      err = LT_ERR_NOMEM;
-      lt_error("out of memory");
-      break;
-    }
-    if (p[0] == '/') memcpy(path, p, fl + 1);
-    else {
-      memcpy(path, list, dirlen);
-      memcpy(path + dirlen, p, fl + 1);
-    }
-    err = load_file(R, path, (int)x, (int)y);
-    free(path);
-    if (err) break;
-    n++;
-  }
-  if (!err && ferror(f)) {
-    lt_error("cannot read template list '%s': read error", list);
-    err = LT_ERR_INPUT;
-  }
-  fclose(f);
-  if (!err && n == 0) {
-    lt_error("template list '%s' names no templates (expected file,x,y lines)", list);
-    err = LT_ERR_INPUT;
-  }
-  return err;
+  return lt_tumor_list_read(list, list_add, R);
 }
 
 /* --template-from: a second pass over the input up to the last FRAME named;
@@ -431,6 +365,16 @@ static int begin(void *m, lt_loop *L, const lt_source_info *in)
       for (int dx = -R->setup.shift_h; dx <= R->setup.shift_h; dx++)
         R->inside[(size_t)k * R->npos + (size_t)(dy + R->setup.shift_v) * (2 * R->setup.shift_h + 1) +
                   (dx + R->setup.shift_h)] = (unsigned char)lt_tumor_inside(&R->setup, k, dy, dx);
+  R->has = calloc(R->ntpl, 1);
+  if (!R->has) {
+    lt_error("out of memory");
+    return LT_ERR_NOMEM;
+  }
+  for (size_t i = 0; i < ns; i++)
+    if (R->inside[i]) R->has[i / R->npos] = 1;
+  /* a backend that finds the peaks itself reads the bytes of 8-bit frames
+   * (floats only for overlays) */
+  if (R->be->match_peaks && !R->s->overlay_dir) lt_loop_bytes_only(L);
   if ((err = R->be->create(&R->ctx, &R->setup))) {
     R->ctx = NULL;
     return err;
@@ -526,13 +470,31 @@ static int step(void *m, lt_loop *L, const lt_frame *f, const lt_frame *prev)
     return LT_ERR_INPUT;
   }
   double t0 = lt_now();
-  if ((err = R->be->match(R->ctx, f->grey, R->scores))) return err;
+  if (R->be->match_peaks) {
+    const lt_frame *nf; /* the next frame, when decoded already, travels during this one's work */
+    if (R->be->prefetch && lt_loop_peek(L, &nf) == 1 && nf->grey8 && (err = R->be->prefetch(R->ctx, nf->grey8)))
+      return err;
+    if ((err = R->be->match_peaks(R->ctx, f->grey, f->grey8, R->srows_on ? R->scores : NULL, R->peaks)))
+      return err;
+  } else if ((err = R->be->match(R->ctx, f->grey, R->scores)))
+    return err;
   double t1 = lt_now();
   lt_loop_time(L, ST_MATCH, t1 - t0);
   if (R->nmatch++ == 0) R->match_first_s = t1 - t0;
   else R->match_rest_s += t1 - t0;
   lt_tumor_peak best;
-  if ((err = lt_tumor_peak_best(&R->setup, R->scores, &best, R->peaks))) return err;
+  if (R->be->match_peaks) { /* as lt_tumor_peak_best: ties to the lowest index */
+    int found = 0;
+    memset(&best, 0, sizeof best);
+    best.score = -1.0f;
+    for (int k = 0; k < R->ntpl; k++)
+      if (R->has[k] && (!found || R->peaks[k].score > best.score)) {
+        best = R->peaks[k];
+        found = 1;
+      }
+    if (!found) return LT_ERR_INPUT;
+  } else if ((err = lt_tumor_peak_best(&R->setup, R->scores, &best, R->peaks)))
+    return err;
   R->last = best;
   double t2 = lt_now();
   lt_loop_time(L, ST_PEAK, t2 - t1);
@@ -689,6 +651,7 @@ int lt_tumor_run(const lt_settings *s, const void *opts)
   free(R.scores);
   free(R.inside);
   free(R.peaks);
+  free(R.has);
   free(R.plot);
   return err;
 }
