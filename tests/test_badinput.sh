@@ -102,6 +102,13 @@ if [[ $have_ffmpeg == 1 ]]; then
   ff -f lavfi -i testsrc=s=64x64:d=0.5:r=10 "$T/seq/img_%03d.png"
   ff -f lavfi -i testsrc=s=80x80:d=0.1:r=10 -frames:v 1 "$T/seq/img_006.png"
 fi
+# tumor templates (PGM) and lists; flow/vcm pairs
+{ printf 'P5\n10 10\n255\n'; for i in $(seq 0 99); do printf "\\$(printf %03o $(((i * 37) % 256)))"; done; } >"$T/tpl.pgm"
+{ printf 'P5\n10 10\n255\n'; head -c 100 /dev/zero | tr '\0' '\011'; } >"$T/flat.pgm"
+{ printf 'P5\n100 100\n255\n'; head -c 10000 /dev/urandom; } >"$T/big.pgm"
+{ printf 'P5\n10 10\n255\n'; head -c 20 /dev/zero; } >"$T/cut.pgm"
+: >"$T/empty_list.csv"
+printf 'tpl.pgm,3\n' >"$T/bad_list.csv"
 devfull=
 if [[ -w /dev ]]; then # root: a private node, so that a bug cannot replace /dev/full
   mknod -m 666 "$T/full" c 1 7 2>/dev/null && devfull=$T/full
@@ -199,6 +206,20 @@ opt_two_inputs        | $LT $V $V -o $O                       | 2 | one input vi
 opt_mode_unknown      | $LT bogusmode $V -o $O                | 2 | mode 'bogusmode' is not available |
 opt_backend_cuda      | $LT $V -o $O --backend cuda           | 5 | --backend cuda: | nogpu
 out_missing_dir       | $LT $V -o /nonexistent/dir/x.csv      | 4 | cannot write '/nonexistent/dir/x.csv': No such file or directory |
+tumor_no_template     | $LT tumor $V -o $O                    | 2 | no templates given |
+tumor_tpl_missing     | $LT tumor $V -o $O --template $T/nope.pgm@5,5 | 3 | cannot open '$T/nope.pgm': No such file or directory |
+tumor_tpl_truncated   | $LT tumor $V -o $O --template $T/cut.pgm@5,5 | 3 | '$T/cut.pgm' is truncated |
+tumor_tpl_too_big     | $LT tumor $V -o $O --template $T/big.pgm@0,0 | 3 | is larger than the 64x64 frame |
+tumor_tpl_outside     | $LT tumor $V -o $O --template $T/tpl.pgm@200,200 | 2 | every window leaves the 64x64 frame |
+tumor_tpl_flat        | $LT tumor $V -o $O --template $T/flat.pgm@5,5 | 3 | is flat (zero variance) |
+tumor_list_empty      | $LT tumor $V -o $O --templates $T/empty_list.csv | 3 | names no templates |
+tumor_list_malformed  | $LT tumor $V -o $O --templates $T/bad_list.csv | 3 | line 1: expected file,x,y |
+tumor_shift_absurd    | $LT tumor $V -o $O --template $T/tpl.pgm@5,5 --shift 5000,5000 | 2 | --shift |
+vcm_one_frame         | $LT vcm --frames 0:1 $V -o $O         | 3 | this mode works on frame pairs |
+vcm_grid_too_fine     | $LT vcm $V -o $O --grid 100           | 2 | is finer than the 64x64 frames |
+vcm_patch_even        | $LT vcm $V -o $O --patch 4            | 2 | the patch side must be odd |
+flow_pair_sizes       | $LT flow $V $T/tpl.pgm -o $T/x.flo    | 3 | all images of a sequence must have one size |
+flow_iterations_0     | $LT flow $V -o $T/fd --iterations 0   | 2 | invalid value '0' for --iterations |
 out_ctc_dir_missing   | $LT $V --format ctc -o /nonexistent/ctc/ | 4 | cannot create the CTC folder '/nonexistent/ctc' |
 out_readonly_dir      | $LT $V -o $T/rodir/x.csv              | 4 | cannot write '$T/rodir/x.csv': Permission denied | noroot
 out_is_directory      | $LT $V -o $T/outdir                   | 4 | '$T/outdir' |
