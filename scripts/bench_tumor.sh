@@ -14,7 +14,8 @@
 # spread over the frame with the whole shift range inside.
 # Env: LT (binary), FRAMES (default 200), PY (python3 with numpy, + cv2 for
 # the peer), BACKENDS ("cpu:1 cpu:N cuda:1" style), NPP_BENCH (the NPP peer
-# tool, default lt_npp_bench next to $LT; make npp-bench builds it).
+# tool, default lt_npp_bench next to $LT; make npp-bench builds it), PEERS (0: only
+# the leuktrack table - no NVRTC compile table, no OpenCV/NPP peers).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 LT=${LT:-./leuktrack}
@@ -67,6 +68,7 @@ for c in "${configs[@]}"; do
   done
 done
 
+[ "${PEERS:-1}" = 0 ] && exit 0
 if [ $cuda -eq 1 ]; then
   echo
   echo "NVRTC specialisation per configuration (cold cache = compile, warm = cache load), ms:"
