@@ -44,15 +44,128 @@ extern "C" {
 __global__ void lt_tumor_generic(lt_tk_params p)
 {
   extern __shared__ float lt_tk_smem[];
-  lt_tk_main<0, 0, 0, 0, 0, 0>(p, lt_tk_smem);
+  lt_tk_partial<0, 0, 0, 0, 0, 0>(p, lt_tk_smem);
+}
+
+struct lt_tk_red {
+  const double *part;
+  const int *tdim;
+  const double *sum_tc, *ta; /* per template */
+  float *scores;
+  int K, V, H, nx, npos, ngroups_max, group_tiles, tlw, tlh, roi_x, roi_y, roi_w, roi_h;
+};
+
+/* Template k's per-frame result (downloaded instead of the maps). */
+struct lt_tk_pk {
+  int dy, dx, found, pad;
+  float score, pad2;
+  double dy_sub, dx_sub;
+};
+
+/* r at shift index pos of template k (groups added in order); *inside = 0
+ * (and -1 returned) when the window leaves the ROI, i.e. the frame. */
+__device__ float lt_tk_score(const lt_tk_red &r, int k, int pos, bool *inside)
+{
+  const int w = r.tdim[4 * k], h = r.tdim[4 * k + 1], x = r.tdim[4 * k + 2], y = r.tdim[4 * k + 3];
+  const int dy = pos / r.nx - r.V, dx = pos % r.nx - r.H;
+  const int wr = y + dy - r.roi_y, wc = x + dx - r.roi_x;
+  if (wr < 0 || wc < 0 || wr + h > r.roi_h || wc + w > r.roi_w) {
+    *inside = false;
+    return -1.0f; /* LT_TUMOR_OUTSIDE */
+  }
+  *inside = true;
+  const int ntiles = ((w + r.tlw - 1) / r.tlw) * ((h + r.tlh - 1) / r.tlh);
+  const int ng = (ntiles + r.group_tiles - 1) / r.group_tiles;
+  double s1 = 0, s2 = 0, sc = 0;
+  for (int g = 0; g < ng; g++) {
+    const double *p = r.part + ((long long)k * r.ngroups_max + g) * 3 * r.npos + pos;
+    s1 += p[0];
+    s2 += p[r.npos];
+    sc += p[2 * r.npos];
+  }
+  const double n = (double)w * h, flat = 1e-6 * n; /* LT_TUMOR_FLAT_VAR */
+  double bb = s2 - s1 * s1 / n;
+  const double cross = sc - (s1 / n) * r.sum_tc[k];
+  double v = 0.0;
+  if (r.ta[k] > flat && bb > flat) {
+    v = cross / sqrt(r.ta[k] * bb);
+    v = v > 1.0 ? 1.0 : v < -1.0 ? -1.0 : v;
+  }
+  return (float)v;
+}
+
+/* peak.c's vertex() */
+__device__ double lt_tk_vertex(double sm, double s0, double sp)
+{
+  double curv = sm - 2.0 * s0 + sp;
+  if (!(curv < 0.0)) return 0.0;
+  double d = 0.5 * (sm - sp) / curv;
+  return d > 0.5 ? 0.5 : d < -0.5 ? -0.5 : d;
 }
 
 #define LT_TK_FIN_THREADS 256
-/* The two-kernel path's second kernel (LT_TUMOR_FUSED=0): block k finishes
- * template k. */
-__global__ void __launch_bounds__(LT_TK_FIN_THREADS) lt_tumor_finish(lt_tk_params p)
+/* Block k: template k's map (written to r.scores), then its peak exactly as
+ * lt_tumor_peak_one (first best in scan order among inside shifts, separable
+ * parabola refinement from the same float scores). */
+__global__ void __launch_bounds__(LT_TK_FIN_THREADS) lt_tumor_finish(lt_tk_red r, lt_tk_pk *pk)
 {
-  lt_tk_finish_block(p, blockIdx.x);
+  __shared__ float bv[LT_TK_FIN_THREADS];
+  __shared__ int bi[LT_TK_FIN_THREADS];
+  const int k = blockIdx.x;
+  float *map = r.scores + (long long)k * r.npos;
+  float best = -2.0f;
+  int at = -1;
+  for (int pos = threadIdx.x; pos < r.npos; pos += blockDim.x) {
+    bool in;
+    const float v = lt_tk_score(r, k, pos, &in);
+    map[pos] = v;
+    if (in && (at < 0 || v > best)) {
+      best = v;
+      at = pos;
+    }
+  }
+  bv[threadIdx.x] = best;
+  bi[threadIdx.x] = at;
+  __syncthreads();
+  for (int s = blockDim.x / 2; s > 0; s /= 2) {
+    if (threadIdx.x < s) {
+      const float v2 = bv[threadIdx.x + s];
+      const int i2 = bi[threadIdx.x + s], i1 = bi[threadIdx.x];
+      if (i2 >= 0 && (i1 < 0 || v2 > bv[threadIdx.x] || (v2 == bv[threadIdx.x] && i2 < i1))) {
+        bv[threadIdx.x] = v2;
+        bi[threadIdx.x] = i2;
+      }
+    }
+    __syncthreads();
+  }
+  if (threadIdx.x != 0) return;
+  lt_tk_pk o;
+  o.pad = 0;
+  o.pad2 = 0.0f;
+  o.found = bi[0] >= 0;
+  o.dy = o.dx = 0;
+  o.score = -1.0f;
+  if (o.found) {
+    o.dy = bi[0] / r.nx - r.V;
+    o.dx = bi[0] % r.nx - r.H;
+    o.score = bv[0];
+  }
+  o.dy_sub = o.dy;
+  o.dx_sub = o.dx;
+  if (o.found) {
+    const int w = r.tdim[4 * k], h = r.tdim[4 * k + 1], x = r.tdim[4 * k + 2], y = r.tdim[4 * k + 3];
+    const int V = r.V, H = r.H;
+    /* neighbour (dy, dx): in the shift range and its window inside */
+#define LT_TK_NB(DY, DX, OUT)                                                                             \
+  ((DY) >= -V && (DY) <= V && (DX) >= -H && (DX) <= H && y + (DY) - r.roi_y >= 0 &&                       \
+   x + (DX) - r.roi_x >= 0 && y + (DY) - r.roi_y + h <= r.roi_h && x + (DX) - r.roi_x + w <= r.roi_w && \
+   ((OUT) = (double)map[((DY) + V) * r.nx + ((DX) + H)], true))
+    double sm, sp;
+    if (LT_TK_NB(o.dy, o.dx - 1, sm) && LT_TK_NB(o.dy, o.dx + 1, sp)) o.dx_sub += lt_tk_vertex(sm, o.score, sp);
+    if (LT_TK_NB(o.dy - 1, o.dx, sm) && LT_TK_NB(o.dy + 1, o.dx, sp)) o.dy_sub += lt_tk_vertex(sm, o.score, sp);
+#undef LT_TK_NB
+  }
+  pk[k] = o;
 }
 
 typedef struct cuda_ctx {
@@ -67,8 +180,7 @@ typedef struct cuda_ctx {
   unsigned char *h_st8[2], *d_roi8[2];
   cudaEvent_t ev_up[2], ev_read[2]; /* upload into buffer i done; last kernel reading it done */
   cudaStream_t ustream;
-  int cur8, pref_buf, no_prefetch, fused;
-  unsigned int *d_count; /* fused: per template, blocks done (0 between launches) */
+  int cur8, pref_buf, no_prefetch;
   const unsigned char *pref_req, *pref_src;
   lt_tk_pk *h_pk, *d_pk;
   double *d_part, *d_tile_tc, *d_sum_tc, *d_ta;
@@ -97,7 +209,6 @@ static void cuda_destroy(void *p)
   cudaFree(c->d_tc_off);
   cudaFree(c->d_tdim);
   cudaFree(c->d_tile_off);
-  cudaFree(c->d_count);
   if (c->ustream) cudaStreamSynchronize(c->ustream);
   for (int i = 0; i < 2; i++) {
     cudaFreeHost(c->h_st8[i]);
@@ -123,8 +234,6 @@ static int pow2ceil(int v)
 
 static void plan(cuda_ctx *c, int sm_count)
 {
-  const char *bv = getenv("LT_TUMOR_BPS"); /* experiment: target blocks per SM (default 4) */
-  const long bps = bv && atoi(bv) > 0 && atoi(bv) <= 64 ? atoi(bv) : 4;
   int maxw = 1, maxh = 1, max_tiles = 1;
   for (int k = 0; k < c->K; k++) {
     maxw = c->geom[k].w > maxw ? c->geom[k].w : maxw;
@@ -141,7 +250,7 @@ static void plan(cuda_ctx *c, int sm_count)
     int t = ((c->geom[k].w + c->tlw - 1) / c->tlw) * ((c->geom[k].h + c->tlh - 1) / c->tlh);
     max_tiles = t > max_tiles ? t : max_tiles;
   }
-  long want = (bps * sm_count + (long)c->K * c->nsb - 1) / ((long)c->K * c->nsb);
+  long want = (4L * sm_count + (long)c->K * c->nsb - 1) / ((long)c->K * c->nsb);
   int ng = (int)(want < 1 ? 1 : want > 64 ? 64 : want);
   if (ng > max_tiles) ng = max_tiles;
   c->group_tiles = (max_tiles + ng - 1) / ng;
@@ -276,8 +385,6 @@ static int cuda_create(void **out, const lt_tumor_setup *s)
   {
     const char *pv = getenv("LT_TUMOR_PREFETCH"); /* experiment: 0 = no prefetch of the next frame */
     c->no_prefetch = pv && strcmp(pv, "0") == 0;
-    const char *fv = getenv("LT_TUMOR_FUSED"); /* 0 = the two-kernel path (partial, then finish) */
-    c->fused = !(fv && strcmp(fv, "0") == 0);
   }
   int dev = 0, sms = 1;
   cudaError_t de = cudaGetDevice(&dev);
@@ -308,8 +415,6 @@ static int cuda_create(void **out, const lt_tumor_setup *s)
     }
     if (ce == cudaSuccess) ce = cudaMallocHost((void **)&c->h_pk, sizeof(lt_tk_pk) * c->K);
     if (ce == cudaSuccess) ce = cudaMalloc((void **)&c->d_pk, sizeof(lt_tk_pk) * c->K);
-    if (ce == cudaSuccess) ce = cudaMalloc((void **)&c->d_count, sizeof(unsigned int) * c->K);
-    if (ce == cudaSuccess) ce = cudaMemset(c->d_count, 0, sizeof(unsigned int) * c->K);
     if (ce != cudaSuccess) {
       e = lt_cuda_fail(ce, "tumor CUDA buffers");
       goto fail;
@@ -325,8 +430,8 @@ static int cuda_create(void **out, const lt_tumor_setup *s)
     c->st.specialised = e == 0;
     e = 0;
   }
-  snprintf(c->st.kernel, sizeof c->st.kernel, "cuda %s%s: tiles %dx%d, shift blocks %dx%d, %d group(s) of %d tiles",
-           c->st.specialised ? "nvrtc" : "generic", c->fused ? " fused" : "", c->tlw, c->tlh, c->sx, c->sy, c->ngroups, c->group_tiles);
+  snprintf(c->st.kernel, sizeof c->st.kernel, "cuda %s: tiles %dx%d, shift blocks %dx%d, %d group(s) of %d tiles",
+           c->st.specialised ? "nvrtc" : "generic", c->tlw, c->tlh, c->sx, c->sy, c->ngroups, c->group_tiles);
   c->st.setup_s = lt_now() - t0;
   *out = c;
   return 0;
@@ -335,53 +440,64 @@ fail:
   return e;
 }
 
-/* Launches the kernel over the region (floats in d_roi, or bytes in roi8;
- * maps in d_scores, peaks in d_pk): fused, one launch (partial sums, and
- * the last block of each template finishes it); else the partial-sum kernel
- * and lt_tumor_finish. With an empty region every window is outside: the
- * partial blocks read nothing. */
+/* Launches the partial-sum kernel over the region (floats in d_roi, or
+ * bytes in roi8) and lt_tumor_finish (maps in d_scores, peaks in d_pk). */
 static int launch(cuda_ctx *c, const unsigned char *roi8)
 {
-  lt_tk_params kp;
-  kp.roi = c->d_roi;
-  kp.roi8 = roi8;
-  kp.roi_x = c->roi_x;
-  kp.roi_y = c->roi_y;
-  kp.roi_w = c->roi_w;
-  kp.roi_h = c->roi_h;
-  kp.tc = c->d_tc;
-  kp.tc_off = c->d_tc_off;
-  kp.tdim = c->d_tdim;
-  kp.tile_tc = c->d_tile_tc;
-  kp.tile_off = c->d_tile_off;
-  kp.part = c->d_part;
-  kp.V = c->s.shift_v;
-  kp.H = c->s.shift_h;
-  kp.nx = 2 * c->s.shift_h + 1;
-  kp.npos = c->npos;
-  kp.ngroups_max = c->ngroups;
-  kp.group_tiles = c->group_tiles;
-  kp.tlw = c->tlw;
-  kp.tlh = c->tlh;
-  kp.sx = c->sx;
-  kp.sy = c->sy;
-  kp.sum_tc = c->d_sum_tc;
-  kp.ta = c->d_ta;
-  kp.scores = c->d_scores;
-  kp.pk = c->d_pk;
-  kp.count = c->fused ? c->d_count : NULL;
-  dim3 grid(c->ngroups, c->nsb, c->K), block(c->sx * c->sy);
-  if (c->have_lib) {
-    void *args[] = {&kp};
-    LT_CU(cudaLaunchKernel((const void *)c->spec, grid, block, args, c->smem, c->stream), "tumor kernel (nvrtc)");
-  } else {
-    lt_tumor_generic<<<grid, block, c->smem, c->stream>>>(kp);
-    LT_CU(cudaGetLastError(), "tumor kernel (generic)");
+  if (c->roi_w > 0 && c->roi_h > 0) {
+    lt_tk_params kp;
+    kp.roi = c->d_roi;
+    kp.roi8 = roi8;
+    kp.roi_x = c->roi_x;
+    kp.roi_y = c->roi_y;
+    kp.roi_w = c->roi_w;
+    kp.roi_h = c->roi_h;
+    kp.tc = c->d_tc;
+    kp.tc_off = c->d_tc_off;
+    kp.tdim = c->d_tdim;
+    kp.tile_tc = c->d_tile_tc;
+    kp.tile_off = c->d_tile_off;
+    kp.part = c->d_part;
+    kp.V = c->s.shift_v;
+    kp.H = c->s.shift_h;
+    kp.nx = 2 * c->s.shift_h + 1;
+    kp.npos = c->npos;
+    kp.ngroups_max = c->ngroups;
+    kp.group_tiles = c->group_tiles;
+    kp.tlw = c->tlw;
+    kp.tlh = c->tlh;
+    kp.sx = c->sx;
+    kp.sy = c->sy;
+    dim3 grid(c->ngroups, c->nsb, c->K), block(c->sx * c->sy);
+    if (c->have_lib) {
+      void *args[] = {&kp};
+      LT_CU(cudaLaunchKernel((const void *)c->spec, grid, block, args, c->smem, c->stream), "tumor kernel (nvrtc)");
+    } else {
+      lt_tumor_generic<<<grid, block, c->smem, c->stream>>>(kp);
+      LT_CU(cudaGetLastError(), "tumor kernel (generic)");
+    }
   }
-  if (!c->fused) {
-    lt_tumor_finish<<<(unsigned)c->K, LT_TK_FIN_THREADS, 0, c->stream>>>(kp);
-    LT_CU(cudaGetLastError(), "tumor finish kernel");
-  }
+  lt_tk_red r;
+  r.part = c->d_part;
+  r.tdim = c->d_tdim;
+  r.sum_tc = c->d_sum_tc;
+  r.ta = c->d_ta;
+  r.scores = c->d_scores;
+  r.K = c->K;
+  r.V = c->s.shift_v;
+  r.H = c->s.shift_h;
+  r.nx = 2 * c->s.shift_h + 1;
+  r.npos = c->npos;
+  r.ngroups_max = c->ngroups;
+  r.group_tiles = c->group_tiles;
+  r.tlw = c->tlw;
+  r.tlh = c->tlh;
+  r.roi_x = c->roi_x;
+  r.roi_y = c->roi_y;
+  r.roi_w = c->roi_w;
+  r.roi_h = c->roi_h;
+  lt_tumor_finish<<<(unsigned)c->K, LT_TK_FIN_THREADS, 0, c->stream>>>(r, c->d_pk);
+  LT_CU(cudaGetLastError(), "tumor finish kernel");
   return 0;
 }
 

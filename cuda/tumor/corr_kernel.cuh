@@ -25,13 +25,6 @@
  * adds the groups in order, forms r and finds each template's peak. */
 LT_TUMOR_KERNEL_CODE(
 
-/* Template k's per-frame result (downloaded instead of the maps). */
-struct lt_tk_pk {
-  int dy, dx, found, pad;
-  float score, pad2;
-  double dy_sub, dx_sub;
-};
-
 struct lt_tk_params {
   const float *roi;        /* search-region union, roi_w x roi_h, row-major, B - 128 */
   const unsigned char *roi8; /* or, when not null, the same region as 8-bit bytes B */
@@ -44,12 +37,7 @@ struct lt_tk_params {
   double *part;            /* partial sums, layout above */
   int V, H, nx, npos, ngroups_max, group_tiles;
   int tlw, tlh, sx, sy;    /* run-time tile and shift-block sizes (generic) */
-  const double *sum_tc, *ta; /* per template: sum Tc, sum Tc^2 */
-  float *scores;           /* per template: the map of r (npos floats) */
-  lt_tk_pk *pk;     /* per template: the peak */
-  unsigned int *count;     /* per template: blocks done (fused: not null, zero between launches) */
 };
-
 
 /* Pixel i of the region as B - 128 (bytes converted here: the same float). */
 __device__ __forceinline__ float lt_tk_px(const lt_tk_params &p, long long i)
@@ -141,151 +129,12 @@ __device__ void lt_tk_partial(const lt_tk_params &p, float *smem)
     S2 += (double)s2 + 2.0 * e * (double)s1 + n_t * e * e;
     SC += (double)sc + e * ttc[t];
   }
-  if (valid) {
-    const int pos = (dy + p.V) * p.nx + (dx + p.H);
-    double *out = p.part + ((long long)k * p.ngroups_max + g) * 3 * p.npos + pos;
-    out[0] = S1;
-    out[p.npos] = S2;
-    out[2 * p.npos] = SC;
-  }
-}
-
-/* r at shift index pos of template k (groups added in order); *inside =
- * false (and -1 returned) when the window leaves the ROI, i.e. the frame.
- * Partial sums read through L2 (__ldcg): other blocks of this launch wrote them. */
-__device__ float lt_tk_score(const lt_tk_params &r, int k, int pos, bool *inside)
-{
-  const int w = r.tdim[4 * k], h = r.tdim[4 * k + 1], x = r.tdim[4 * k + 2], y = r.tdim[4 * k + 3];
-  const int dy = pos / r.nx - r.V, dx = pos % r.nx - r.H;
-  const int wr = y + dy - r.roi_y, wc = x + dx - r.roi_x;
-  if (wr < 0 || wc < 0 || wr + h > r.roi_h || wc + w > r.roi_w) {
-    *inside = false;
-    return -1.0f; /* LT_TUMOR_OUTSIDE */
-  }
-  *inside = true;
-  const int ntiles = ((w + r.tlw - 1) / r.tlw) * ((h + r.tlh - 1) / r.tlh);
-  const int ng = (ntiles + r.group_tiles - 1) / r.group_tiles;
-  double s1 = 0, s2 = 0, sc = 0;
-  for (int g = 0; g < ng; g++) {
-    const double *q = r.part + ((long long)k * r.ngroups_max + g) * 3 * r.npos + pos;
-    s1 += __ldcg(q);
-    s2 += __ldcg(q + r.npos);
-    sc += __ldcg(q + 2 * r.npos);
-  }
-  const double n = (double)w * h, flat = 1e-6 * n; /* LT_TUMOR_FLAT_VAR */
-  double bb = s2 - s1 * s1 / n;
-  const double cross = sc - (s1 / n) * r.sum_tc[k];
-  double v = 0.0;
-  if (r.ta[k] > flat && bb > flat) {
-    v = cross / sqrt(r.ta[k] * bb);
-    v = v > 1.0 ? 1.0 : v < -1.0 ? -1.0 : v;
-  }
-  return (float)v;
-}
-
-/* peak.c's vertex() */
-__device__ double lt_tk_vertex(double sm, double s0, double sp)
-{
-  double curv = sm - 2.0 * s0 + sp;
-  if (!(curv < 0.0)) return 0.0;
-  double d = 0.5 * (sm - sp) / curv;
-  return d > 0.5 ? 0.5 : d < -0.5 ? -0.5 : d;
-}
-
-/* Neighbour (dy, dx) of template k's peak: in the shift range and its window
- * inside; its score in *out. */
-__device__ bool lt_tk_nb(const lt_tk_params &r, int k, const float *map, int dy, int dx, double *out)
-{
-  const int w = r.tdim[4 * k], h = r.tdim[4 * k + 1], x = r.tdim[4 * k + 2], y = r.tdim[4 * k + 3];
-  if (dy < -r.V || dy > r.V || dx < -r.H || dx > r.H) return false;
-  if (y + dy - r.roi_y < 0 || x + dx - r.roi_x < 0 || y + dy - r.roi_y + h > r.roi_h ||
-      x + dx - r.roi_x + w > r.roi_w)
-    return false;
-  *out = (double)map[(dy + r.V) * r.nx + (dx + r.H)];
-  return true;
-}
-
-/* The whole block (blockDim.x a power of two <= 256): template k's map
- * (written to r.scores), then its peak exactly as lt_tumor_peak_one (first
- * best in scan order among inside shifts - the result does not depend on
- * the block size -, separable parabola refinement from the same float
- * scores) into r.pk[k]. */
-__device__ void lt_tk_finish_block(const lt_tk_params &r, int k)
-{
-  __shared__ float bv[256];
-  __shared__ int bi[256];
-  float *map = r.scores + (long long)k * r.npos;
-  float best = -2.0f;
-  int at = -1;
-  for (int pos = threadIdx.x; pos < r.npos; pos += blockDim.x) {
-    bool in;
-    const float v = lt_tk_score(r, k, pos, &in);
-    map[pos] = v;
-    if (in && (at < 0 || v > best)) {
-      best = v;
-      at = pos;
-    }
-  }
-  bv[threadIdx.x] = best;
-  bi[threadIdx.x] = at;
-  __syncthreads();
-  for (int s = blockDim.x / 2; s > 0; s /= 2) {
-    if (threadIdx.x < s) {
-      const float v2 = bv[threadIdx.x + s];
-      const int i2 = bi[threadIdx.x + s], i1 = bi[threadIdx.x];
-      if (i2 >= 0 && (i1 < 0 || v2 > bv[threadIdx.x] || (v2 == bv[threadIdx.x] && i2 < i1))) {
-        bv[threadIdx.x] = v2;
-        bi[threadIdx.x] = i2;
-      }
-    }
-    __syncthreads();
-  }
-  if (threadIdx.x != 0) return;
-  lt_tk_pk o;
-  o.pad = 0;
-  o.pad2 = 0.0f;
-  o.found = bi[0] >= 0;
-  o.dy = o.dx = 0;
-  o.score = -1.0f;
-  if (o.found) {
-    o.dy = bi[0] / r.nx - r.V;
-    o.dx = bi[0] % r.nx - r.H;
-    o.score = bv[0];
-  }
-  o.dy_sub = o.dy;
-  o.dx_sub = o.dx;
-  if (o.found) {
-    double sm, sp;
-    if (lt_tk_nb(r, k, map, o.dy, o.dx - 1, &sm) && lt_tk_nb(r, k, map, o.dy, o.dx + 1, &sp))
-      o.dx_sub += lt_tk_vertex(sm, o.score, sp);
-    if (lt_tk_nb(r, k, map, o.dy - 1, o.dx, &sm) && lt_tk_nb(r, k, map, o.dy + 1, o.dx, &sp))
-      o.dy_sub += lt_tk_vertex(sm, o.score, sp);
-  }
-  r.pk[k] = o;
-}
-
-/* The kernel: partial sums of block (g, sb, k); when p.count is set (fused),
- * the last block of template k to finish (threadfence reduction pattern)
- * also adds the groups in order and finds the peak, so one launch does the
- * frame; results are those of the two-kernel path bit for bit. */
-template <int TW, int TH, int TLW, int TLH, int SX, int SY>
-__device__ void lt_tk_main(const lt_tk_params &p, float *smem)
-{
-  __shared__ bool last;
-  lt_tk_partial<TW, TH, TLW, TLH, SX, SY>(p, smem);
-  if (!p.count) return;
-  const int k = blockIdx.z;
-  __threadfence();
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    const unsigned int done = atomicAdd(p.count + k, 1u);
-    last = done == gridDim.x * gridDim.y - 1;
-    if (last) p.count[k] = 0; /* every block of k has counted: ready for the next launch */
-  }
-  __syncthreads();
-  if (!last) return;
-  __threadfence();
-  lt_tk_finish_block(p, k);
+  if (!valid) return;
+  const int pos = (dy + p.V) * p.nx + (dx + p.H);
+  double *out = p.part + ((long long)k * p.ngroups_max + g) * 3 * p.npos + pos;
+  out[0] = S1;
+  out[p.npos] = S2;
+  out[2 * p.npos] = SC;
 }
 
 )

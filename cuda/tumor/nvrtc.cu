@@ -205,7 +205,7 @@ int lt_tk_nvrtc_get(const char *ksrc, const lt_tk_spec *sp, cudaLibrary_t *lib, 
   }
   snprintf(src, cap,
            "%s\nextern \"C\" __global__ void __launch_bounds__(%d) lt_tumor_spec(lt_tk_params p)\n"
-           "{\n  extern __shared__ float lt_tk_smem[];\n  lt_tk_main<%d, %d, %d, %d, %d, %d>(p, lt_tk_smem);\n}\n",
+           "{\n  extern __shared__ float lt_tk_smem[];\n  lt_tk_partial<%d, %d, %d, %d, %d, %d>(p, lt_tk_smem);\n}\n",
            ksrc, sp->sx * sp->sy, sp->tw, sp->th, sp->tlw, sp->tlh, sp->sx, sp->sy);
   char keystr[256];
   snprintf(keystr, sizeof keystr, "%s tw=%d th=%d tlw=%d tlh=%d sx=%d sy=%d nvrtc=%d.%d src=%016llx", arch,
