@@ -184,9 +184,18 @@ int lt_loop_run(const lt_settings *s, const lt_steps *st, void *m)
   err = lt_source_open(&L.src, s->inputs, s->ninputs, s->channel, 4);
   if (err) return err;
   lt_source_info in = {lt_source_name(L.src), lt_source_width(L.src), lt_source_height(L.src),
-                       s->fps > 0 ? s->fps : lt_source_fps(L.src)};
-  if (s->fps <= 0 && lt_source_fps_is_default(L.src))
-    lt_warn("'%s': image files store no frame rate; t_s assumes %g fps (give --fps)", in.name, in.fps);
+                       s->fps > 0 ? s->fps : lt_source_fps(L.src), lt_source_um_per_px(L.src),
+                       lt_source_meta_origin(L.src)};
+  const char *fps_from = lt_source_fps_origin(L.src);
+  int fps_default = s->fps <= 0 && lt_source_fps_is_default(L.src);
+  if (s->fps > 0) lt_info("frame rate %g fps from --fps", in.fps);
+  else if (fps_default) lt_info("frame rate %g fps: a default (the input stores none)", in.fps);
+  else if (fps_from) lt_info("frame rate %g fps from %s", in.fps, fps_from);
+  else lt_info("frame rate unknown (give --fps)");
+  if (fps_default)
+    lt_warn("'%s': %s; t_s assumes %g fps (give --fps)", in.name,
+            lt_source_is_tiff(L.src) ? "the TIFF stack stores no frame interval" : "image files store no frame rate",
+            in.fps);
   if (s->stats && s->stats[0] && (err = lt_out_open(&stats_out, s->stats))) goto out;
   if ((err = st->begin(m, &L, &in))) goto out;
   begun = 1;

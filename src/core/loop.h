@@ -28,7 +28,9 @@ typedef struct lt_loop lt_loop;
 typedef struct lt_source_info {
   const char *name;   /* the (first) input path */
   int width, height;
-  double fps;         /* --fps, else the container's, else 0 (unknown) */
+  double fps;         /* --fps, else the container's or the TIFF metadata's, else 0 (unknown) */
+  double um_per_px;   /* pixel size from a TIFF stack's metadata, 0 = unknown */
+  const char *um_per_px_from; /* where um_per_px came from ("the TIFF's ImageJ metadata"), or NULL */
 } lt_source_info;
 
 typedef struct lt_steps {

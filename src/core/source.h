@@ -1,7 +1,9 @@
 /* source.h - one "source of frames" for every mode: a video (anything FFmpeg
  * decodes, including image2 patterns such as IM0_%02d.jpg, with its decode
  * thread and ring, io/video.h) or a list of image files (a pair A B or a
- * sequence, each read through FFmpeg, all of one size). Frames are
+ * sequence, each read through FFmpeg, all of one size), or a multi-page TIFF
+ * stack (ImageJ, OME-TIFF: one page per frame, read with libtiff one page at a
+ * time; frame rate and pixel size from its metadata). Frames are
  * single-channel float 0..255 (+ bytes when 8-bit), row 0 = top. */
 #ifndef LT_SOURCE_H
 #define LT_SOURCE_H
@@ -23,6 +25,14 @@ int lt_source_next(lt_source *s, const lt_frame **f);
 int lt_source_peek(lt_source *s, const lt_frame **f);
 /* The frame rate is a default (image sequence), see lt_video_fps_is_default. */
 int lt_source_fps_is_default(const lt_source *s);
+/* Where the frame rate came from: "the container", "the TIFF's ImageJ
+ * metadata", "the OME-TIFF metadata"; NULL when it is a default or unknown. */
+const char *lt_source_fps_origin(const lt_source *s);
+/* Pixel size in micrometres from a TIFF stack's metadata (0 = unknown), and
+ * where it came from ("the TIFF's ImageJ metadata"; NULL when unknown). */
+double lt_source_um_per_px(const lt_source *s);
+int lt_source_is_tiff(const lt_source *s); /* a multi-page TIFF stack */
+const char *lt_source_meta_origin(const lt_source *s);
 /* Decode damage so far (zero for image lists: a bad image is an error). */
 void lt_source_damage(const lt_source *s, lt_video_damage_info *d);
 /* 8-bit video frames as bytes only from now on (lt_video_bytes_only). */

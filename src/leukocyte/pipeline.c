@@ -326,6 +326,12 @@ static int begin(void *m, lt_loop *L, const lt_source_info *in)
   if ((err = validate_rect("roi", &R->p.roi, R->fw, R->fh, min_side)) ||
       (err = validate_rect("entry-roi", &R->p.entry_roi, R->fw, R->fh, min_side)))
     return err;
+  if (R->o.um_per_px <= 0 && in->um_per_px > 0) { /* --um-per-px overrides */
+    R->o.um_per_px = in->um_per_px;
+    lt_info("pixel size %g um from %s", in->um_per_px, in->um_per_px_from ? in->um_per_px_from : "the input");
+  } else if (R->o.um_per_px > 0) {
+    lt_info("pixel size %g um from --um-per-px", R->o.um_per_px);
+  }
   if (in->fps > 0)
     lt_info("%s: %dx%d, %.3f fps", in->name, R->fw, R->fh, in->fps);
   else
