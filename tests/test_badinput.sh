@@ -109,6 +109,17 @@ fi
 { printf 'P5\n10 10\n255\n'; head -c 20 /dev/zero; } >"$T/cut.pgm"
 : >"$T/empty_list.csv"
 printf 'tpl.pgm,3\n' >"$T/bad_list.csv"
+# multi-page TIFF stacks (libtiff, src/core/source.c): made by lt_tiffstack
+TSTACK=$BUILD/tools/lt_tiffstack
+have_tiff=0
+if [[ -x $TSTACK ]] && "$TSTACK" "$V" "$T/stack.tif" --finterval 0.5 2>/dev/null; then
+  have_tiff=1
+  "$TSTACK" "$V" "$T/stack_sizes.tif" --resize-page 3 2>/dev/null
+  sz=$(stat -c %s "$T/stack.tif")
+  head -c $((sz * 3 / 4)) "$T/stack.tif" >"$T/stack_cut.tif"
+  head -c 3000 "$T/stack.tif" >"$T/stack_cut0.tif"
+  "$TSTACK" "$V" "$T/stack_one.tif" --pages 1 2>/dev/null
+fi
 devfull=
 if [[ -w /dev ]]; then # root: a private node, so that a bug cannot replace /dev/full
   mknod -m 666 "$T/full" c 1 7 2>/dev/null && devfull=$T/full
@@ -125,7 +136,7 @@ devnull=${devnull:-}
 # Flags: partial = $O.partial may remain (failure after rows were written);
 # output = $O may exist (it was complete before a later output failed);
 # noroot = skip when running as root; nogpu = skip when a CUDA GPU is visible;
-# ffmpeg = needs the ffmpeg CLI; full/null = needs the device nodes;
+# ffmpeg = needs the ffmpeg CLI; tiff = needs lt_tiffstack (libtiff); full/null = needs the device nodes;
 # stdout = stdout is redirected by the command itself.
 # Fragments use $T/$V/$O literally; they are expanded before matching.
 table=$(cat <<'EOF'
@@ -159,6 +170,12 @@ in_pixfmt_yuva420p    | $LT $T/yuva420p.mkv -o $O             | 0 | | ffmpeg
 in_pixfmt_monob       | $LT $T/monob.nut -o $O                | 0 | | ffmpeg
 in_pixfmt_grayf32     | $LT $T/grayf32.nut -o $O              | 0 | | ffmpeg
 in_pixfmt_rgb48_avi   | $LT $T/rgb48.avi -o $O                | 3 | '$T/rgb48.avi': cannot open the rawvideo decoder | ffmpeg
+in_tiff_stack         | $LT $T/stack.tif -o $O                | 0 | | tiff
+in_tiff_page_sizes    | $LT $T/stack_sizes.tif -o $O          | 3 | '$T/stack_sizes.tif': page 4 is 62x64 but page 1 is 64x64 | tiff,partial
+in_tiff_truncated     | $LT $T/stack_cut.tif -o $O            | 0 | '$T/stack_cut.tif' is damaged: | tiff
+in_tiff_truncated_err | $LT $T/stack_cut.tif -o $O --on-damage error | 3 | '$T/stack_cut.tif' is damaged: | tiff,partial
+in_tiff_cut_page1     | $LT $T/stack_cut0.tif -o $O           | 3 | '$T/stack_cut0.tif': damaged TIFF, its first page cannot be read | tiff
+in_tiff_single_page   | $LT $T/stack_one.tif -o $O            | 0 | | tiff
 in_size_change        | $LT $T/seq/img_%03d.png -o $O         | 3 | frame 5 is 80x80 but the first frame was 64x64 | ffmpeg,partial
 opt_threads_0         | $LT $V -o $O --threads 0              | 2 | invalid value '0' for --threads: must be between 1 and 4096 |
 opt_threads_text      | $LT $V -o $O --threads x              | 2 | invalid value 'x' for --threads: not an integer |
@@ -250,6 +267,7 @@ while IFS='|' read -r name cmd want frag flags; do
   case ",$flags," in *,noroot,*) [[ $is_root == 1 ]] && { skip "$name" "running as root"; continue; } ;; esac
   case ",$flags," in *,nogpu,*) [[ $has_gpu == 1 ]] && { skip "$name" "a CUDA GPU is visible"; continue; } ;; esac
   case ",$flags," in *,ffmpeg,*) [[ $have_ffmpeg == 0 ]] && { skip "$name" "no ffmpeg CLI"; continue; } ;; esac
+  case ",$flags," in *,tiff,*) [[ $have_tiff == 0 ]] && { skip "$name" "no lt_tiffstack (built without libtiff)"; continue; } ;; esac
   case ",$flags," in *,full,*) [[ -z $devfull ]] && { skip "$name" "cannot make a /dev/full node"; continue; } ;; esac
   case ",$flags," in *,null,*) [[ -z $devnull ]] && { skip "$name" "cannot make a /dev/null node"; continue; } ;; esac
   frag=${frag//\$T/$T}
