@@ -125,13 +125,19 @@ static int damage_check(lt_loop *L, const char *name, int frames, int at_end)
   L->damage = d;
   L->damage_missing = missing ? d.declared - L->decoded : 0;
   if (!d.rejected && !d.concealed && !missing) return 0;
-  char what[256];
-  snprintf(what, sizeof what, "%d packets rejected, %d frames with errors concealed by the decoder%s", d.rejected,
-           d.concealed, missing ? ", fewer frames than the container announces" : "");
-  if (missing) {
-    size_t l = strlen(what);
-    snprintf(what + l, sizeof what - l, " (%ld of %ld)", L->decoded, d.declared);
-  }
+  /* only what was seen: "2 unreadable packets, 3 frames with errors concealed by the
+   * decoder, fewer frames than the container announces (13 of 20)" */
+  char what[256] = "";
+  size_t l = 0;
+  if (d.rejected)
+    l += snprintf(what + l, sizeof what - l, "%d unreadable packet%s or page%s", d.rejected, d.rejected == 1 ? "" : "s",
+                  d.rejected == 1 ? "" : "s");
+  if (d.concealed && l < sizeof what)
+    l += snprintf(what + l, sizeof what - l, "%s%d frame%s with errors concealed by the decoder", l ? ", " : "",
+                  d.concealed, d.concealed == 1 ? "" : "s");
+  if (missing && l < sizeof what)
+    snprintf(what + l, sizeof what - l, "%sfewer frames than the container announces (%ld of %ld)", l ? ", " : "",
+             L->decoded, d.declared);
   if (L->s->damage_error) {
     lt_error("'%s' is damaged: %s (--on-damage error)", name, what);
     return LT_ERR_INPUT;
