@@ -5,3 +5,18 @@ failed=0
 pass() { echo "PASS $1"; }
 fail() { echo "FAIL $1: $2"; failed=$((failed + 1)); }
 skip() { echo "SKIP $1: $2"; }
+# expect NAME STATUS FRAGMENT -- CMD...: the command exits with STATUS, its
+# stderr contains FRAGMENT (grep -F), and it says "error:" exactly once when
+# it fails (at most once when it succeeds). Uses $T/out and $T/err.
+expect() {
+  local name=$1 want=$2 frag=$3
+  shift 4
+  "$@" >"$T/out" 2>"$T/err"
+  local rc=$? nerr
+  nerr=$(grep -c 'error:' "$T/err")
+  if [ $rc -ne "$want" ]; then fail "$name" "exit $rc, want $want; stderr: $(head -c 300 "$T/err")"
+  elif ! grep -qF -- "$frag" "$T/err"; then fail "$name" "stderr lacks '$frag': $(head -c 300 "$T/err")"
+  elif [ "$nerr" -gt 1 ] || { [ "$want" -ne 0 ] && [ "$nerr" -ne 1 ]; }; then
+    fail "$name" "not exactly one error message: $(cat "$T/err")"
+  else pass "$name"; fi
+}

@@ -11,17 +11,6 @@ T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 . tests/lib.sh
 
-# expect NAME STATUS FRAGMENT -- CMD...: exit status and a stderr fragment
-expect() {
-  local name=$1 want=$2 frag=$3
-  shift 4
-  "$@" >"$T/out" 2>"$T/err"
-  local rc=$?
-  if [ $rc -ne "$want" ]; then fail "$name" "exit $rc, want $want; stderr: $(head -c 300 "$T/err")"
-  elif ! grep -qF -- "$frag" "$T/err"; then fail "$name" "stderr lacks '$frag': $(head -c 300 "$T/err")"
-  elif [ "$(grep -c 'error:' "$T/err")" -gt 1 ]; then fail "$name" "more than one error message: $(cat "$T/err")"
-  else pass "$name"; fi
-}
 
 "$LT" --help >"$T/help" 2>"$T/err"; rc=$?
 [ $rc -eq 0 ] && grep -q '^Usage: leuktrack' "$T/help" && [ ! -s "$T/err" ] && pass "--help: usage on stdout, exit 0" || fail "--help" "rc=$rc"

@@ -19,15 +19,6 @@ if [ -z "$PY" ]; then
   fail "flow --3d" "no python3 with numpy and nibabel (scripts/install-deps.sh installs python3-nibabel)"
   exit 1
 fi
-expect() { # NAME STATUS FRAGMENT -- CMD...
-  local name=$1 want=$2 frag=$3
-  shift 4
-  "$@" >"$T/out" 2>"$T/err"
-  local rc=$?
-  if [ $rc -ne "$want" ]; then fail "$name" "exit $rc, want $want; stderr: $(head -c 300 "$T/err")"
-  elif ! grep -qF -- "$frag" "$T/err"; then fail "$name" "stderr lacks '$frag': $(head -c 300 "$T/err")"
-  else pass "$name"; fi
-}
 
 # a pair: time point 1 = time point 0 moved by (1.5, -1.0, 0.5) voxels (Fourier shift of a smooth periodic texture)
 "$PY" - "$T" <<'PY'

@@ -22,16 +22,6 @@ T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 . tests/lib.sh
 
-expect() {
-  local name=$1 want=$2 frag=$3
-  shift 4
-  "$@" >"$T/out" 2>"$T/err"
-  local rc=$?
-  if [ $rc -ne "$want" ]; then fail "$name" "exit $rc, want $want; stderr: $(head -c 300 "$T/err")"
-  elif ! grep -qF -- "$frag" "$T/err"; then fail "$name" "stderr lacks '$frag': $(head -c 300 "$T/err")"
-  elif [ "$(grep -c 'error:' "$T/err")" -ne 1 ]; then fail "$name" "not exactly one error message: $(cat "$T/err")"
-  else pass "$name"; fi
-}
 # lt_cmp NAME A B CONDITION: awk condition on a and b
 cmpnum() { awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= t) }'; }
 

@@ -16,16 +16,6 @@ T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 . tests/lib.sh
 
-expect() {
-  local name=$1 want=$2 frag=$3
-  shift 4
-  "$@" >"$T/out" 2>"$T/err"
-  local rc=$?
-  if [ $rc -ne "$want" ]; then fail "$name" "exit $rc, want $want; stderr: $(head -c 300 "$T/err")"
-  elif ! grep -qF -- "$frag" "$T/err"; then fail "$name" "stderr lacks '$frag': $(head -c 300 "$T/err")"
-  elif [ "$(grep -c 'error:' "$T/err")" -gt 1 ]; then fail "$name" "more than one error message: $(cat "$T/err")"
-  else pass "$name"; fi
-}
 ispng() { [ "$(head -c 8 "$1" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ]; }
 
 if ! "$PY" -c 'import numpy' 2>/dev/null; then

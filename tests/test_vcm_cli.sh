@@ -22,16 +22,6 @@ T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 . tests/lib.sh
 
-expect() { # NAME STATUS FRAGMENT -- CMD...: exit status, one stderr fragment, one error line at most
-  local name=$1 want=$2 frag=$3
-  shift 4
-  "$@" >"$T/out" 2>"$T/err"
-  local rc=$?
-  if [ $rc -ne "$want" ]; then fail "$name" "exit $rc, want $want; stderr: $(head -c 300 "$T/err")"
-  elif ! grep -qF -- "$frag" "$T/err"; then fail "$name" "stderr lacks '$frag': $(head -c 300 "$T/err")"
-  elif [ "$(grep -c 'error:' "$T/err")" -gt 1 ]; then fail "$name" "more than one error message: $(cat "$T/err")"
-  else pass "$name"; fi
-}
 le() { awk -v a="$1" -v b="$2" 'BEGIN {exit !(a <= b)}'; }
 oracle() { "$PY" tests/vcm/oracle.py "$@" 2>&1 | awk '/^RESULT/ {$1 = ""; print substr($0, 2); next} {print "ORACLE: " $0 > "/dev/stderr"}'; }
 HDR='frame,t_s,point,x_px,y_px,dx_px,dy_px,score'
