@@ -85,31 +85,9 @@ static int outputs_commit(lt_loop *L)
 
 static int copy_prev(lt_loop *L, const lt_frame *f)
 {
-  size_t np = (size_t)f->width * f->height;
-  if (!L->prev.grey_buf) {
-    L->prev.grey_buf = malloc(np * sizeof(float));
-    L->prev.grey8_buf = malloc(np);
-    if (!L->prev.grey_buf || !L->prev.grey8_buf) {
-      lt_error("out of memory (previous frame)");
-      return LT_ERR_NOMEM;
-    }
-  }
-  L->prev.grey = NULL;
-  if (f->grey) {
-    memcpy(L->prev.grey_buf, f->grey, np * sizeof(float));
-    L->prev.grey = L->prev.grey_buf;
-  }
-  L->prev.grey8 = NULL;
-  if (f->grey8) {
-    memcpy(L->prev.grey8_buf, f->grey8, np);
-    L->prev.grey8 = L->prev.grey8_buf;
-  }
-  L->prev.index = f->index;
-  L->prev.t_s = f->t_s;
-  L->prev.width = f->width;
-  L->prev.height = f->height;
-  L->have_prev = 1;
-  return 0;
+  int err = lt_frame_copy(&L->prev, f, "the previous frame");
+  if (!err) L->have_prev = 1;
+  return err;
 }
 
 /* A damaged video: one warning (or, with --on-damage error, an error) that
@@ -282,8 +260,7 @@ out:
   if (begun && st->abort) st->abort(m, &L);
   outputs_abort(&L);
   lt_out_abort(&stats_out, 0);
-  free(L.prev.grey_buf);
-  free(L.prev.grey8_buf);
+  lt_frame_release(&L.prev);
   lt_source_close(L.src);
   return err;
 }

@@ -45,6 +45,53 @@ struct lt_source {
 
 /* ---- multi-page TIFF stacks (ImageJ, OME-TIFF) through libtiff ------- */
 
+/* Owned pixel buffers of a frame for w x h (allocated on the first call;
+ * grey points at them). 0 or LT_ERR_NOMEM after one message naming what. */
+int lt_frame_own(lt_frame *f, int w, int h, const char *what)
+{
+  if (!f->grey_buf) {
+    size_t np = (size_t)w * h;
+    f->grey_buf = malloc(np * sizeof(float));
+    f->grey8_buf = malloc(np);
+    if (!f->grey_buf || !f->grey8_buf) {
+      lt_error("out of memory for %s (%dx%d)", what, w, h);
+      return LT_ERR_NOMEM;
+    }
+  }
+  f->grey = f->grey_buf;
+  f->width = w;
+  f->height = h;
+  return 0;
+}
+
+int lt_frame_copy(lt_frame *dst, const lt_frame *src, const char *what)
+{
+  int err = lt_frame_own(dst, src->width, src->height, what);
+  if (err) return err;
+  size_t np = (size_t)src->width * src->height;
+  dst->grey = NULL;
+  if (src->grey) {
+    memcpy(dst->grey_buf, src->grey, np * sizeof(float));
+    dst->grey = dst->grey_buf;
+  }
+  dst->grey8 = NULL;
+  if (src->grey8) {
+    memcpy(dst->grey8_buf, src->grey8, np);
+    dst->grey8 = dst->grey8_buf;
+  }
+  dst->index = src->index;
+  dst->t_s = src->t_s;
+  return 0;
+}
+
+void lt_frame_release(lt_frame *f)
+{
+  free(f->grey_buf);
+  free(f->grey8_buf);
+  f->grey = f->grey_buf = NULL;
+  f->grey8 = f->grey8_buf = NULL;
+}
+
 static int is_tiff_name(const char *p)
 {
   const char *d = strrchr(p, '.');
@@ -196,22 +243,17 @@ static int tiff_page(lt_source *s, int page, int quiet)
     lt_error("'%s': page %d has unsupported size %ux%u", name, page + 1, w, h);
     return LT_ERR_INPUT;
   }
-  if (!s->frame.grey) {
+  if (!s->frame.grey_buf) {
     s->width = (int)w;
     s->height = (int)h;
-    size_t np = (size_t)w * h;
-    s->frame.grey = malloc(np * sizeof(float));
-    s->frame.grey8_buf = malloc(np);
-    if (!s->frame.grey || !s->frame.grey8_buf) {
-      lt_error("out of memory for a %ux%u TIFF page", w, h);
-      return LT_ERR_NOMEM;
-    }
+    int err = lt_frame_own(&s->frame, (int)w, (int)h, "a TIFF page");
+    if (err) return err;
   } else if ((int)w != s->width || (int)h != s->height) {
     lt_error("'%s': page %d is %ux%u but page 1 is %dx%d: all pages of a TIFF stack must have one size", name,
              page + 1, w, h, s->width, s->height);
     return LT_ERR_INPUT;
   }
-  float *dst = s->frame.grey;
+  float *dst = s->frame.grey_buf;
   uint8_t *d8 = s->frame.grey8_buf;
   int rgb = photo == PHOTOMETRIC_RGB && spp >= 3;
   int plain = !TIFFIsTiled(t) && planar == PLANARCONFIG_CONTIG && fmt == SAMPLEFORMAT_UINT &&
@@ -415,26 +457,15 @@ static int read_image(lt_source *s, int i, int check_size)
     r = LT_ERR_INPUT;
   }
   if (r == 1) {
-    size_t np = (size_t)f->width * f->height;
-    if (!s->frame.grey) {
+    if (!s->frame.grey_buf) {
       s->width = f->width;
       s->height = f->height;
-      s->frame.grey = malloc(np * sizeof(float));
-      s->frame.grey8_buf = malloc(np);
-      if (!s->frame.grey || !s->frame.grey8_buf) {
-        lt_error("out of memory for a %dx%d image", f->width, f->height);
-        lt_video_close(v);
-        return LT_ERR_NOMEM;
-      }
     }
-    memcpy(s->frame.grey, f->grey, np * sizeof(float));
-    s->frame.grey8 = NULL;
-    if (f->grey8) {
-      memcpy(s->frame.grey8_buf, f->grey8, np);
-      s->frame.grey8 = s->frame.grey8_buf;
+    int err = lt_frame_copy(&s->frame, f, "an image");
+    if (err) {
+      lt_video_close(v);
+      return err;
     }
-    s->frame.width = f->width;
-    s->frame.height = f->height;
     s->frame.index = i;
     s->frame.t_s = s->fps > 0 ? i / s->fps : i;
     r = 0;
@@ -569,7 +600,6 @@ void lt_source_close(lt_source *s)
   free(s->scan);
   free(s->rgba);
 #endif
-  free(s->frame.grey);
-  free(s->frame.grey8_buf);
+  lt_frame_release(&s->frame);
   free(s);
 }

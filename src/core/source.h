@@ -39,4 +39,13 @@ void lt_source_damage(const lt_source *s, lt_video_damage_info *d);
 void lt_source_bytes_only(lt_source *s);
 void lt_source_close(lt_source *s);
 
+/* Frames with pixel buffers of their own (grey_buf, grey8_buf): the image
+ * list and TIFF readers' current frame, the loop's previous frame.
+ * lt_frame_own allocates them for w x h on the first call (grey = grey_buf);
+ * lt_frame_copy copies src (grey and/or grey8, index, t_s) into them;
+ * lt_frame_release frees them. 0 or LT_ERR_NOMEM after one message. */
+int lt_frame_own(lt_frame *f, int w, int h, const char *what);
+int lt_frame_copy(lt_frame *dst, const lt_frame *src, const char *what);
+void lt_frame_release(lt_frame *f);
+
 #endif
