@@ -20,6 +20,7 @@
 #include "flow/grid.h"
 #include "image.h"
 #include "log.h"
+#include "flow_common.h"
 #include "test.h"
 
 static const char *data_dir(void)
@@ -246,23 +247,6 @@ static void test_color(void)
           "centre %d %d %d rim %d %d %d", ctr[0], ctr[1], ctr[2], rim[0], rim[1], rim[2]);
 }
 
-/* Smooth aperiodic texture: a sum of sinusoids, evaluated at (x - dx, y - dy)
- * for the moved frame, so the shift is exact (no interpolation). */
-static float texture(double x, double y)
-{
-  double s = 128;
-  unsigned r = 12345;
-  for (int k = 0; k < 24; k++) {
-    r = r * 1103515245u + 12345u;
-    double fq = 0.04 + 0.5 * ((r >> 8) % 1000) / 1000.0;
-    r = r * 1103515245u + 12345u;
-    double th = 6.2831853 * ((r >> 8) % 1000) / 1000.0;
-    r = r * 1103515245u + 12345u;
-    double ph = 6.28 * ((r >> 8) % 1000) / 1000.0;
-    s += 60.0 / (1 + k) * sin(fq * (cos(th) * x + sin(th) * y) + ph);
-  }
-  return (float)s;
-}
 
 /* EPE of the default CLG against a known translation, 8-pixel margin;
  * threads > 0 sets the OpenMP thread count; the flow is left in uo, vo when
@@ -280,8 +264,8 @@ static double translation_run(double dx, double dy, int levels, int threads, flo
   if (a && b && u && v && lt_flow_backend_cpu.create(&ctx, &p, W, H) == 0) {
     for (int y = 0; y < H; y++)
       for (int x = 0; x < W; x++) {
-        a[y * W + x] = texture(x, y);
-        b[y * W + x] = texture(x - dx, y - dy);
+        a[y * W + x] = flow_texture(x, y, 12345);
+        b[y * W + x] = flow_texture(x - dx, y - dy, 12345);
       }
     if (threads > 0) omp_set_num_threads(threads);
     if (lt_flow_backend_cpu.compute(ctx, a, b, u, v) == 0) {

@@ -17,6 +17,7 @@
 #include "flow/clg.h"
 #include "image.h"
 #include "log.h"
+#include "flow_common.h"
 #include "test.h"
 #ifdef LT_HAVE_CUDA
 #include "../cuda/runtime.h"
@@ -70,21 +71,6 @@ static int compare(const char *name, const float *I0, const float *I1, int w, in
   return r ? -1 : 0;
 }
 
-static float texture(double x, double y)
-{
-  double s = 128;
-  unsigned r = 777;
-  for (int k = 0; k < 24; k++) {
-    r = r * 1103515245u + 12345u;
-    double fq = 0.04 + 0.5 * ((r >> 8) % 1000) / 1000.0;
-    r = r * 1103515245u + 12345u;
-    double th = 6.2831853 * ((r >> 8) % 1000) / 1000.0;
-    r = r * 1103515245u + 12345u;
-    double ph = 6.28 * ((r >> 8) % 1000) / 1000.0;
-    s += 60.0 / (1 + k) * sin(fq * (cos(th) * x + sin(th) * y) + ph);
-  }
-  return (float)s;
-}
 #endif
 
 int main(void)
@@ -108,8 +94,8 @@ int main(void)
   float *a = malloc(sizeof(float) * W * H), *b = malloc(sizeof(float) * W * H);
   for (int y = 0; y < H; y++)
     for (int x = 0; x < W; x++) {
-      a[y * W + x] = texture(x, y);
-      b[y * W + x] = texture(x - 3.7, y + 2.2);
+      a[y * W + x] = flow_texture(x, y, 777);
+      b[y * W + x] = flow_texture(x - 3.7, y + 2.2, 777);
     }
   compare("synthetic shift (3.7,-2.2)", a, b, W, H);
   free(a), free(b);
