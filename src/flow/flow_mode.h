@@ -4,6 +4,9 @@
 #ifndef LT_FLOW_MODE_H
 #define LT_FLOW_MODE_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 #include "flow/clg.h"
 #include "mode.h"
 
@@ -23,6 +26,10 @@ extern const lt_mode lt_mode_flow;
 
 /* The run (pipeline.c): the frame loop over consecutive pairs. */
 int lt_flow_run(const lt_settings *s, const void *opts);
+/* The k-th smallest (1-based, 1 <= k <= n) of n non-negative floats, exactly
+ * (two radix passes over the bit patterns; hist: 65536 counters of scratch):
+ * the p95 of the flow summaries (pipeline.c, volrun.c). */
+float lt_flow_kth_smallest(const float *a, size_t n, size_t k, uint32_t *hist);
 /* --3d (volrun.c): every consecutive pair of a NIfTI volume sequence. */
 int lt_flow_run_3d(const lt_settings *s, const lt_flow_opts *o);
 

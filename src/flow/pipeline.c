@@ -77,7 +77,7 @@ typedef struct run {
 
 /* The k-th smallest (1-based) of n non-negative floats, by two radix passes
  * over the bit patterns (16 high bits, then 16 low bits). */
-static float kth_smallest(const float *a, size_t n, size_t k, uint32_t *hist)
+float lt_flow_kth_smallest(const float *a, size_t n, size_t k, uint32_t *hist)
 {
   memset(hist, 0, 65536 * sizeof *hist);
   for (size_t i = 0; i < n; i++) {
@@ -123,7 +123,7 @@ static void field_stats(run *R, double *mean, double *p95, double *max)
   size_t k = (size_t)ceil(0.95 * (double)n);
   if (k < 1) k = 1;
   *mean = s / n;
-  *p95 = kth_smallest(R->mag, n, k, R->hist);
+  *p95 = lt_flow_kth_smallest(R->mag, n, k, R->hist);
   *max = mx;
 }
 
