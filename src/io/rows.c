@@ -97,7 +97,7 @@ double *lt_rows_frame(lt_rows *w, int frame, int nrows, int *err)
     if (*err) return NULL;
     sl = &w->slots[w->head]; /* free: the writer only takes filled slots */
   }
-  size_t need = (size_t)nrows * w->nvals;
+  size_t need = (size_t)(nrows > 0 ? nrows : 1) * w->nvals; /* never a NULL buffer, even for no rows */
   if ((int)need > sl->cap) {
     double *nv = realloc(sl->vals, sizeof *nv * need);
     if (!nv) {
@@ -110,7 +110,7 @@ double *lt_rows_frame(lt_rows *w, int frame, int nrows, int *err)
   }
   sl->frame = frame;
   sl->n = nrows;
-  return sl->vals ? sl->vals : (double *)w; /* nrows == 0: any non-NULL pointer */
+  return sl->vals;
 }
 
 int lt_rows_put(lt_rows *w)
