@@ -7,7 +7,8 @@
  *    voxels, anisotropic voxels) -> mean endpoint error bounded;
  *  - the divergence term: on a divergence-free motion, beta > 0 lowers the
  *    mean |div| of the estimate at no worse endpoint error;
- *  - real data: the nibabel 4D fMRI volume deformed by a known field;
+ *  - real data: the nibabel 4D fMRI volume and the cardiac cine (stacked as
+ *    2D+t) deformed by a known field;
  *  - determinism across OpenMP thread counts;
  *  - NIfTI: reading 4D and 3D sequences, the displacement writer read back
  *    through niftilib, and every rejected input.
@@ -270,9 +271,65 @@ static void test_threads(void)
   run3_free(&a), run3_free(&b);
 }
 
-/* The real 4D fMRI volume, time point 0, moved by a known smooth field
- * (trilinear interpolation): I1 = frame 0, I0(x) = I1(x + w(x)). EPE over
- * the head (smoothed intensity > 15% of the maximum). */
+/* A real volume `vol` (dims vn, voxel size h), its region (x0,y0) + g.n
+ * scaled to 0..255 as I1, moved by a known smooth field of up to 3 voxels
+ * (trilinear interpolation): I0(x) = I1(x + w(x)). Mean EPE (voxels) over
+ * the object (smoothed intensity > `frac` of the maximum) must be <= bound. */
+static void known_motion(const char *what, const float *vol, const int vn[3], const lt_grid *gin, int x0, int y0,
+                         float alpha, double frac, long min_vox, double bound)
+{
+  lt_grid g = *gin;
+  run3 s;
+  if (run3_alloc(&s, &g)) return;
+  const size_t n = lt_grid_size(&g), nv = (size_t)vn[0] * vn[1] * vn[2];
+  float mx = 0;
+  for (size_t i = 0; i < nv; i++) mx = fmaxf(mx, vol[i]);
+  size_t i = 0;
+  for (int k = 0; k < g.n[2]; k++)
+    for (int j = 0; j < g.n[1]; j++)
+      for (int x = 0; x < g.n[0]; x++, i++)
+        s.I1[i] = 255.0f * vol[((size_t)k * vn[1] + j + y0) * vn[0] + x + x0] / mx;
+  i = 0;
+  for (int k = 0; k < g.n[2]; k++)
+    for (int j = 0; j < g.n[1]; j++)
+      for (int x = 0; x < g.n[0]; x++, i++) {
+        double w[3];
+        motion3(MOT_SMOOTH, &g, x, j, k, 3.0, w);
+        float q[3] = {(float)(x + w[0] / g.h[0]), (float)(j + w[1] / g.h[1]), (float)(k + w[2] / g.h[2])};
+        s.I0[i] = lt_grid_sample(s.I1, &g, q);
+        for (int d = 0; d < 3; d++) s.gt[d][i] = (float)w[d];
+      }
+  /* mask: the object, from the smoothed frame */
+  lt_gauss_kernel kk[3];
+  lt_flow_kernels(kk, 1.0, &g);
+  float *sm = malloc(n * sizeof *sm), *tmp = malloc(n * sizeof *tmp);
+  unsigned char *mask = malloc(n);
+  lt_grid_gauss(s.I1, sm, tmp, &g, kk);
+  long nm = 0;
+  for (i = 0; i < n; i++) nm += mask[i] = sm[i] > (float)frac * 255.0f;
+  lt_flow_params p;
+  lt_flow_params_default(&p);
+  p.alpha = alpha;
+  double t = 0;
+  int r = solve(&s, &p, &t);
+  double e = epe_vox(&g, s.f, s.gt, 2, mask);
+  for (int d = 0; d < 3; d++) memset(s.f[d], 0, n * sizeof(float));
+  double e0 = epe_vox(&g, s.f, s.gt, 2, mask);
+  char name[600];
+  snprintf(name, sizeof name,
+           "%s moved by a known field up to 3 voxels: mean EPE %.3f voxel over %ld object voxels (zero flow %.3f), alpha %g, "
+           "%.2f s on 1 thread; bound %.2f",
+           what, e, nm, e0, alpha, t, bound);
+  T_CHECK(name, r == 0 && e <= bound && nm > min_vox, "r=%d", r);
+  free(sm), free(tmp), free(mask);
+  run3_free(&s);
+}
+
+/* The real 4D fMRI volume, time point 0, its central 64 x 64 x 24 voxels
+ * (the head; keeps the test short). alpha 100: the 2D default (tuned on
+ * Yosemite/FlyingChairs) gives 0.306 voxel here, 100 gives 0.186 (200:
+ * 0.253); fMRI has little texture at 2 mm, so the data term is weak against
+ * the smoothness term. */
 static void test_real(void)
 {
   char path[512];
@@ -285,59 +342,41 @@ static void test_real(void)
               fabsf(v.h[0] - 2.0f) < 1e-6f,
           "r=%d %dx%dx%d x%d h %g %g %g", r, v.n[0], v.n[1], v.n[2], v.nt, v.h[0], v.h[1], v.h[2]);
   if (r) return;
-  /* the central 64 x 64 x 24 voxels (the head; keeps the test short) */
-  const int x0 = 32, y0 = 16;
   lt_grid g = {{64, 64, v.n[2]}, {v.h[0], v.h[1], v.h[2]}};
-  run3 s;
-  if (run3_alloc(&s, &g)) return;
-  const size_t n = lt_grid_size(&g);
-  const float *fr = lt_volume_frame(&v, 0);
-  float mx = 0;
-  for (size_t i = 0; i < lt_grid_size(&(lt_grid){{v.n[0], v.n[1], v.n[2]}, {1, 1, 1}}); i++) mx = fmaxf(mx, fr[i]);
-  /* scale to 0..255 as the solver's alpha expects */
-  size_t i = 0;
-  for (int k = 0; k < g.n[2]; k++)
-    for (int j = 0; j < g.n[1]; j++)
-      for (int x = 0; x < g.n[0]; x++, i++)
-        s.I1[i] = 255.0f * fr[((size_t)k * v.n[1] + j + y0) * v.n[0] + x + x0] / mx;
-  i = 0;
-  for (int k = 0; k < g.n[2]; k++)
-    for (int j = 0; j < g.n[1]; j++)
-      for (int x = 0; x < g.n[0]; x++, i++) {
-        double w[3];
-        motion3(MOT_SMOOTH, &g, x, j, k, 3.0, w);
-        float q[3] = {(float)(x + w[0] / g.h[0]), (float)(j + w[1] / g.h[1]), (float)(k + w[2] / g.h[2])};
-        s.I0[i] = lt_grid_sample(s.I1, &g, q);
-        for (int d = 0; d < 3; d++) s.gt[d][i] = (float)w[d];
-      }
-  /* mask: the head, from the smoothed frame */
-  lt_gauss_kernel k[3];
-  lt_flow_kernels(k, 1.0, &g);
-  float *sm = malloc(n * sizeof *sm), *tmp = malloc(n * sizeof *tmp);
-  unsigned char *mask = malloc(n);
-  lt_grid_gauss(s.I1, sm, tmp, &g, k);
-  long nm = 0;
-  for (i = 0; i < n; i++) nm += mask[i] = sm[i] > 0.15f * 255.0f;
-  lt_flow_params p;
-  lt_flow_params_default(&p);
-  /* alpha 100: the 2D default (300, tuned on Yosemite/FlyingChairs) gives
-   * 0.306 voxel here, 100 gives 0.186 (200: 0.253); fMRI has little texture
-   * at 2 mm, so the data term is weak against the smoothness term */
-  p.alpha = 100.0f;
-  double t = 0;
-  r = solve(&s, &p, &t);
-  double e = epe_vox(&g, s.f, s.gt, 2, mask);
-  for (int d = 0; d < 3; d++) memset(s.f[d], 0, n * sizeof(float));
-  double e0 = epe_vox(&g, s.f, s.gt, 2, mask);
-  char name[400];
-  snprintf(name, sizeof name,
-           "example4d t0 (central 64x64x24 of 128x96x24, 2x2x2.2 mm) moved by a known field up to 3 voxels: mean EPE %.3f voxel over %ld "
-           "head voxels (zero flow %.3f), alpha 100, %.2f s on 1 thread; bound 0.2",
-           e, nm, e0, t);
-  T_CHECK(name, r == 0 && e <= 0.2 && nm > 20000, "r=%d", r);
-  free(sm), free(tmp), free(mask);
-  run3_free(&s);
+  known_motion("example4d t0 (central 64x64x24 of 128x96x24, 2x2x2.2 mm)", lt_volume_frame(&v, 0), v.n, &g, 32, 16,
+               100.0f, 0.15, 20000, 0.2);
   lt_volume_free(&v);
+}
+
+/* The real cardiac cine (16 frames of 256 x 256, 8 bit, no pixel spacing in
+ * the DICOM) stacked as a 2D+t volume: x, y and the frame index as the third
+ * axis, spacing 1. Its central 128 x 128 x 16 voxels (the heart and the
+ * chest wall), deformed by a known smooth 3D field. Real anatomy, real
+ * noise, strong edges; the thin third axis (16) tests the pyramid's
+ * handling of a short dimension. alpha 30: measured (2026-11-23) 0.472 voxel
+ * with the 2D default 300, 0.349 with 100, 0.262 with 30, 0.226 with 10; 4
+ * warps or 400 iterations change it by < 0.03, so the remaining error is the
+ * quadratic model's, not convergence. The issue's example bound (0.2 voxel)
+ * is met on the fMRI volume, not on this one: the bound here is 0.3. */
+static void test_cardiac(void)
+{
+  char path[512];
+  snprintf(path, sizeof path, "%s/volumes/mr_heart_cine_2dt/mr_heart_16x256x256_u8.raw", data_dir());
+  const int vn[3] = {256, 256, 16};
+  const size_t nv = (size_t)vn[0] * vn[1] * vn[2];
+  unsigned char *raw = malloc(nv);
+  float *vol = malloc(nv * sizeof *vol);
+  FILE *f = fopen(path, "rb");
+  size_t got = f && raw ? fread(raw, 1, nv, f) : 0;
+  if (f) fclose(f);
+  T_CHECK("read the cardiac cine: 16 frames of 256x256 uint8 (t, y, x)", got == nv && vol, "%s: %zu bytes", path, got);
+  if (got == nv && vol) {
+    for (size_t i = 0; i < nv; i++) vol[i] = raw[i];
+    lt_grid g = {{128, 128, 16}, {1, 1, 1}};
+    known_motion("cardiac cine as 2D+t (central 128x128x16 of 256x256x16, spacing 1)", vol, vn, &g, 64, 64, 30.0f, 0.10, 50000,
+                 0.3);
+  }
+  free(raw), free(vol);
 }
 
 /* --- NIfTI --- */
@@ -576,6 +615,7 @@ int main(void)
   test_beta();
   test_threads();
   test_real();
+  test_cardiac();
   char cmd[300];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
   if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmpdir);
