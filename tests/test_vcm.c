@@ -146,6 +146,66 @@ static void test_ncm(void)
          exp(-(sad[3 * 7 + 3] - dmin) / 18.0), 1e-6, 1e-5);
 }
 
+/* The byte path the backends run: lt_vcm_round8's rounding by hand, and
+ * lt_vcm_ncm8 (16-bit SIMD SADs) equal to the float reference lt_vcm_ncm
+ * to the bit on rounded frames, for interior and border points, several
+ * search and patch sizes, a patch above 15 (its float fallback) and a
+ * search whose rows need 9 SIMD blocks. */
+static void test_ncm8(void)
+{
+  float in[8] = {-3.0f, 0.49f, 0.5f, 1.49f, 254.5f, 300.0f, NAN, 17.0f};
+  const uint8_t want[8] = {0, 0, 1, 1, 255, 255, 0, 17};
+  float rf[8];
+  uint8_t q[8];
+  lt_vcm_round8(in, 8, rf, q);
+  int ok = 1;
+  for (int i = 0; i < 8; i++) ok &= q[i] == want[i] && rf[i] == (float)want[i];
+  T_CHECK("round8: clamp to 0..255, NaN -> 0, (int)(v + 0.5)", ok, "%d %d %d %d %d %d %d %d", q[0], q[1], q[2],
+          q[3], q[4], q[5], q[6], q[7]);
+  enum { W = 200, H = 170 };
+  float *I0 = malloc(sizeof(float) * W * H), *I1 = malloc(sizeof(float) * W * H);
+  float *R0 = malloc(sizeof(float) * W * H), *R1 = malloc(sizeof(float) * W * H);
+  uint8_t *q0 = calloc(W * H + LT_VCM_PAD8, 1), *q1 = calloc(W * H + LT_VCM_PAD8, 1);
+  uint16_t *scratch = malloc(sizeof(uint16_t) * (LT_VCM_MAX_SEARCH + 1) * 144);
+  float *a = malloc(sizeof(float) * 129 * 129), *b = malloc(sizeof(float) * 129 * 129);
+  uint32_t s = 11;
+  for (int i = 0; i < W * H; i++) { /* fractional values, rounded by round8 */
+    I0[i] = (float)(vc_lcg(&s) % 25600) / 100.0f;
+    I1[i] = (float)(vc_lcg(&s) % 25600) / 100.0f;
+  }
+  lt_vcm_round8(I0, W * H, R0, q0);
+  lt_vcm_round8(I1, W * H, R1, q1);
+  const int cfg[][2] = {{5, 64}, {3, 6}, {15, 32}, {17, 20}, {7, 128}, {1, 10}};
+  const int pts[][2] = {{100, 85}, {3, 4}, {196, 166}, {20, 150}, {150, 12}, {8, 8}};
+  int bad = 0, tried = 0;
+  for (int c = 0; c < 6; c++) {
+    lt_vcm_params p;
+    lt_vcm_params_default(&p);
+    p.patch = cfg[c][0];
+    p.search = cfg[c][1];
+    int side = lt_vcm_map_side(&p);
+    for (int k = 0; k < 6; k++) {
+      int x = pts[k][0], y = pts[k][1], hp = p.patch / 2;
+      if (x < hp || y < hp || x >= W - hp || y >= H - hp) continue;
+      lt_vcm_ncm(R0, R1, W, H, x, y, &p, a);
+      lt_vcm_ncm8(q0, q1, R0, R1, W, H, x, y, &p, scratch, b);
+      bad += memcmp(a, b, sizeof(float) * side * side) != 0;
+      tried++;
+    }
+  }
+  T_CHECK(NAME("ncm8: byte SADs = float reference to the bit at %d points x 6 patch/search sizes", tried),
+          bad == 0 && tried >= 30, "%d of %d differ", bad, tried);
+  free(I0);
+  free(I1);
+  free(R0);
+  free(R1);
+  free(q0);
+  free(q1);
+  free(scratch);
+  free(a);
+  free(b);
+}
+
 static void test_weights_peak(void)
 {
   lt_vcm_params p;
@@ -488,6 +548,7 @@ int main(void)
   test_strength();
   test_select();
   test_ncm();
+  test_ncm8();
   test_weights_peak();
   test_synthetic();
   yos y;

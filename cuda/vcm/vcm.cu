@@ -2,8 +2,10 @@
  * matching the CPU reference src/vcm/vcm.c stage by stage.
  *
  * One pair = 1 upload (I1; I0 too unless it is the last pair's I1, whose copy
- * is kept: vcm.h), 1 memset, 5 kernels, 1 download and one synchronisation
- * on one stream:
+ * is kept: vcm.h) of the frame rounded to bytes on the host (lt_vcm_round8,
+ * as the CPU backend, through pinned staging: 0.3 MB at 640x480 instead of a
+ * pageable 1.2 MB of floats), 1 memset, 5 kernels, 1 download and one
+ * synchronisation on one stream:
  *   strength_k  Sobel |Gx|+|Gy| of I0 -> mag, interior maxima of mag and
  *               |I1-I0| (atomicMax on the float bits: non-negative floats
  *               order like their bit patterns);
@@ -54,7 +56,9 @@ struct cuda_ctx {
   lt_vcm_params p;
   vcm_dev_params d;
   cudaStream_t s;
-  float *I0, *I1, *mag, *ncm, *wt;
+  uint8_t *I0, *I1;  /* the pair's frames rounded to bytes (lt_vcm_round8) */
+  uint8_t *h_q[2];   /* pinned staging of the rounded frames */
+  float *mag, *ncm, *wt;
   unsigned *maxbits; /* [0] Gmax, [1] Dmax as float bits */
   float *cellf;      /* per cell K slots: F (unused beyond count) */
   int *cellidx, *cellcnt, *px, *py, *n, *nprev;
@@ -69,23 +73,24 @@ struct cuda_ctx {
 
 /* ---- stage 1: interest strength and points ---- */
 
-__global__ void strength_k(const float *__restrict__ I0, const float *__restrict__ I1,
+__global__ void strength_k(const uint8_t *__restrict__ I0, const uint8_t *__restrict__ I1,
                            vcm_dev_params d, float *__restrict__ mag, unsigned *maxbits)
 {
   int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
   float g = 0.0f, df = 0.0f;
   if (x < d.w && y < d.h) {
-    const float *a = I0 + (size_t)(y > 0 ? y - 1 : 0) * d.w;
-    const float *b = I0 + (size_t)y * d.w;
-    const float *c = I0 + (size_t)(y < d.h - 1 ? y + 1 : d.h - 1) * d.w;
+    const uint8_t *a = I0 + (size_t)(y > 0 ? y - 1 : 0) * d.w;
+    const uint8_t *b = I0 + (size_t)y * d.w;
+    const uint8_t *c = I0 + (size_t)(y < d.h - 1 ? y + 1 : d.h - 1) * d.w;
     int l = x > 0 ? x - 1 : 0, r = x < d.w - 1 ? x + 1 : d.w - 1;
-    float gx = (a[r] + 2.0f * b[r] + c[r]) - (a[l] + 2.0f * b[l] + c[l]);
-    float gy = (c[l] + 2.0f * c[x] + c[r]) - (a[l] + 2.0f * a[x] + a[r]);
+    /* the CPU's float expression on the same (integer) values: exact */
+    float gx = ((float)a[r] + 2.0f * b[r] + c[r]) - ((float)a[l] + 2.0f * b[l] + c[l]);
+    float gy = ((float)c[l] + 2.0f * c[x] + c[r]) - ((float)a[l] + 2.0f * a[x] + a[r]);
     float m = fabsf(gx) + fabsf(gy);
     mag[(size_t)y * d.w + x] = m;
     if (x >= d.margin && x < d.w - d.margin && y >= d.margin && y < d.h - d.margin) {
       g = m;
-      df = fabsf(I1[(size_t)y * d.w + x] - b[x]);
+      df = fabsf((float)I1[(size_t)y * d.w + x] - (float)b[x]);
     }
   }
   for (int o = 16; o > 0; o >>= 1) {
@@ -104,7 +109,7 @@ __device__ __forceinline__ bool better(float f, int idx, float g, int jdx)
   return f > g || (f == g && idx < jdx);
 }
 
-__global__ void select_k(const float *__restrict__ I0, const float *__restrict__ I1,
+__global__ void select_k(const uint8_t *__restrict__ I0, const uint8_t *__restrict__ I1,
                          const float *__restrict__ mag, const unsigned *__restrict__ maxbits,
                          vcm_dev_params d, int *__restrict__ cellidx, int *__restrict__ cellcnt)
 {
@@ -124,7 +129,7 @@ __global__ void select_k(const float *__restrict__ I0, const float *__restrict__
     float f = 0.0f;
     if (y >= d.margin && y < d.h - d.margin && x >= d.margin && x < d.w - d.margin &&
         gmax > 0.0f && dmax > 0.0f) {
-      float df = fabsf(I1[i] - I0[i]);
+      float df = fabsf((float)I1[i] - (float)I0[i]);
       float gn = mag[i] / gmax, dn = df / dmax;
       f = gn < dn ? gn : dn;
       if (f < d.min_strength || df < d.min_contrast || mag[i] < d.gmin) f = 0.0f;
@@ -197,17 +202,17 @@ __device__ __forceinline__ void search_rect(const vcm_dev_params &d, int x, int 
 }
 
 /* One block per point. The part of I1 that the clamped search rectangle
- * touches ((S + P)^2 at most) and the patch of I0 are staged in shared
+ * touches ((S + P)^2 bytes at most) and the patch of I0 are staged in shared
  * memory; each thread keeps its KPT offsets' SADs in registers (offset
- * o = threadIdx.x + k * MAP_THREADS), patch pixels summed in the CPU's
- * row-major order, then the block's min/max and the similarity. */
+ * o = threadIdx.x + k * MAP_THREADS) as integers (__sad: exact, as the
+ * CPU's 16-bit lanes), then the block's min/max and the similarity. */
 template <int KPT>
 __global__ void __launch_bounds__(MAP_THREADS)
-ncm_k(const float *__restrict__ I0, const float *__restrict__ I1, const int *__restrict__ px,
+ncm_k(const uint8_t *__restrict__ I0, const uint8_t *__restrict__ I1, const int *__restrict__ px,
       const int *__restrict__ py, const int *n, vcm_dev_params d, float *__restrict__ ncm)
 {
-  extern __shared__ float win[]; /* the I1 window */
-  __shared__ float patch[LT_VCM_MAX_PATCH * LT_VCM_MAX_PATCH];
+  extern __shared__ uint8_t win[]; /* the I1 window */
+  __shared__ int patch[LT_VCM_MAX_PATCH * LT_VCM_MAX_PATCH];
   __shared__ float rmin[MAP_THREADS / 32], rmax[MAP_THREADS / 32];
   int i = blockIdx.x;
   if (i >= *n) return;
@@ -227,9 +232,11 @@ ncm_k(const float *__restrict__ I0, const float *__restrict__ I1, const int *__r
     int ox = o % M - R, oy = o / M - R;
     float s = 0.0f;
     if (o < M * M && ox >= r[0] && ox <= r[1] && oy >= r[2] && oy <= r[3]) {
-      const float *base = win + (oy - r[2]) * ww + (ox - r[0]);
+      const uint8_t *base = win + (oy - r[2]) * ww + (ox - r[0]);
+      unsigned si = 0;
       for (int ky = 0; ky < P; ky++)
-        for (int kx = 0; kx < P; kx++) s += fabsf(patch[ky * P + kx] - base[ky * ww + kx]);
+        for (int kx = 0; kx < P; kx++) si = __sad(patch[ky * P + kx], base[ky * ww + kx], si);
+      s = (float)si;
       lo = fminf(lo, s);
       hi = fmaxf(hi, s);
     }
@@ -492,6 +499,7 @@ static void cu_destroy(void *vctx)
   if (c->s) cudaStreamSynchronize(c->s);
   cudaFree(c->I0);
   cudaFree(c->I1);
+  for (int k = 0; k < 2; k++) cudaFreeHost(c->h_q[k]);
   cudaFree(c->mag);
   cudaFree(c->ncm);
   cudaFree(c->wt);
@@ -517,8 +525,9 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
   size_t npx = (size_t)w * h, m2 = (size_t)c->d.side * c->d.side, maxpts = c->d.maxpts;
   size_t ncell = (size_t)p->grid_x * p->grid_y, nwt = (size_t)p->coherence_radius * p->coherence_radius + 1;
   LT_CU(cudaStreamCreateWithFlags(&c->s, cudaStreamNonBlocking), "vcm stream");
-  LT_CU(cudaMalloc(&c->I0, npx * sizeof(float)), "vcm frame buffers");
-  LT_CU(cudaMalloc(&c->I1, npx * sizeof(float)), "vcm frame buffers");
+  LT_CU(cudaMalloc(&c->I0, npx), "vcm frame buffers");
+  LT_CU(cudaMalloc(&c->I1, npx), "vcm frame buffers");
+  for (int k = 0; k < 2; k++) LT_CU(cudaMallocHost(&c->h_q[k], npx), "vcm pinned frame staging");
   LT_CU(cudaMalloc(&c->mag, npx * sizeof(float)), "vcm gradient map");
   LT_CU(cudaMalloc(&c->ncm, maxpts * m2 * sizeof(float)), "vcm NCMs");
   LT_CU(cudaMalloc(&c->wt, nwt * sizeof(float)), "vcm weights");
@@ -551,7 +560,7 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
     return LT_ERR_USAGE;
   }
   c->vcm_smem = m2 * sizeof(float);
-  c->ncm_smem = (size_t)(p->search + p->patch) * (p->search + p->patch) * sizeof(float);
+  c->ncm_smem = (size_t)(p->search + p->patch) * (p->search + p->patch);
   const void *kv = c->kpt == 5 ? (const void *)vcm_k<5> : c->kpt == 17 ? (const void *)vcm_k<17> : (const void *)vcm_k<66>;
   const void *kn = c->kpt == 5 ? (const void *)ncm_k<5> : c->kpt == 17 ? (const void *)ncm_k<17> : (const void *)ncm_k<66>;
   if (c->vcm_smem > 48 * 1024)
@@ -606,17 +615,23 @@ static int cu_pair(void *vctx, const float *I0, const float *I1, lt_vcm_vector *
 {
   cuda_ctx *c = (cuda_ctx *)vctx;
   const vcm_dev_params &d = c->d;
-  size_t bytes = (size_t)d.w * d.h * sizeof(float);
+  size_t bytes = (size_t)d.w * d.h;
   *nout = 0;
   LT_CU(cudaEventRecord(c->ev[0], c->s), "vcm timing");
+  /* rounded to bytes on the host (the CPU backend's lt_vcm_round8) into
+   * pinned staging: a quarter of the float frame, uploaded asynchronously;
+   * the staging is free again since the last pair ended synchronised */
   if (I0 == c->last_I1 && I0 != I1) { /* the last pair's I1 is on the device (vcm.h) */
-    float *t = c->I0;
+    uint8_t *t = c->I0;
     c->I0 = c->I1;
     c->I1 = t;
-  } else
-    LT_CU(cudaMemcpyAsync(c->I0, I0, bytes, cudaMemcpyHostToDevice, c->s), "vcm frame upload");
+  } else {
+    lt_vcm_round8(I0, bytes, NULL, c->h_q[0]);
+    LT_CU(cudaMemcpyAsync(c->I0, c->h_q[0], bytes, cudaMemcpyHostToDevice, c->s), "vcm frame upload");
+  }
   c->last_I1 = NULL; /* until this upload has been made */
-  LT_CU(cudaMemcpyAsync(c->I1, I1, bytes, cudaMemcpyHostToDevice, c->s), "vcm frame upload");
+  lt_vcm_round8(I1, bytes, NULL, c->h_q[1]);
+  LT_CU(cudaMemcpyAsync(c->I1, c->h_q[1], bytes, cudaMemcpyHostToDevice, c->s), "vcm frame upload");
   LT_CU(cudaMemsetAsync(c->maxbits, 0, 2 * sizeof(unsigned), c->s), "vcm maxima reset");
   dim3 tb(32, 8), gb((d.w + 31) / 32, (d.h + 7) / 8);
   strength_k<<<gb, tb, 0, c->s>>>(c->I0, c->I1, d, c->mag, c->maxbits);

@@ -64,6 +64,7 @@
 
 #include <math.h>
 #include <omp.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -266,6 +267,41 @@ void lt_vcm_search_rect(const lt_vcm_params *p, int w, int h, int x, int y, int 
   r[3] = h - 1 - hp - y < R ? h - 1 - hp - y : R;
 }
 
+/* The similarity of the SADs already in ncm over the rectangle r; 0 elsewhere
+ * (lt_vcm_ncm and lt_vcm_ncm8 share it). Row by row, one loop per kind of
+ * similarity, so the loops vectorise (division and product as written). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
+#endif
+static void ncm_similarity(float *ncm, const int r[4], const lt_vcm_params *p)
+{
+  int R = p->search / 2, M = 2 * R + 1, nx = r[1] - r[0] + 1;
+  float dmin = INFINITY, dmax = 0.0f;
+  for (int oy = r[2]; oy <= r[3]; oy++) {
+    const float *c = ncm + (size_t)(oy + R) * M + R + r[0];
+    for (int l = 0; l < nx; l++) {
+      dmin = c[l] < dmin ? c[l] : dmin;
+      dmax = c[l] > dmax ? c[l] : dmax;
+    }
+  }
+  float span = dmax - dmin, tau = (float)(p->patch * p->patch) * p->sim_h;
+  int sq = p->similarity == LT_VCM_SIM_MINMAX2;
+  for (int oy = r[2]; oy <= r[3]; oy++) {
+    float *c = ncm + (size_t)(oy + R) * M + R + r[0];
+    if (p->similarity == LT_VCM_SIM_EXP)
+      for (int l = 0; l < nx; l++) c[l] = expf(-(c[l] - dmin) / tau);
+    else if (!(span > 0.0f))
+      for (int l = 0; l < nx; l++) c[l] = 0.0f;
+    else if (sq)
+      for (int l = 0; l < nx; l++) {
+        float s = (dmax - c[l]) / span;
+        c[l] = s * s;
+      }
+    else
+      for (int l = 0; l < nx; l++) c[l] = (dmax - c[l]) / span;
+  }
+}
+
 void lt_vcm_ncm(const float *I0, const float *I1, int w, int h, int x, int y,
                 const lt_vcm_params *p, float *ncm)
 {
@@ -282,25 +318,90 @@ void lt_vcm_ncm(const float *I0, const float *I1, int w, int h, int x, int y,
         for (int ox = oxa; ox <= oxb; ox++) out[ox] += fabsf(v - row[ox]);
       }
     }
-  float dmin = INFINITY, dmax = 0.0f;
-  for (int oy = oya; oy <= oyb; oy++)
-    for (int ox = oxa; ox <= oxb; ox++) {
-      float d = ncm[(oy + R) * M + ox + R];
-      dmin = d < dmin ? d : dmin;
-      dmax = d > dmax ? d : dmax;
-    }
-  float span = dmax - dmin, tau = (float)(p->patch * p->patch) * p->sim_h;
-  for (int oy = oya; oy <= oyb; oy++)
-    for (int ox = oxa; ox <= oxb; ox++) {
-      float *c = &ncm[(oy + R) * M + ox + R], s = 0.0f;
-      if (p->similarity == LT_VCM_SIM_EXP)
-        s = expf(-(*c - dmin) / tau);
-      else if (span > 0.0f) {
-        s = (dmax - *c) / span;
-        if (p->similarity == LT_VCM_SIM_MINMAX2) s = s * s;
+  ncm_similarity(ncm, r, p);
+}
+
+void lt_vcm_round8(const float *src, size_t n, float *rf, uint8_t *q)
+{
+#pragma omp parallel for schedule(static)
+  for (size_t i = 0; i < n; i++) {
+    float v = src[i], c = v > 0.0f ? (v < 255.0f ? v : 255.0f) : 0.0f; /* NaN -> 0 */
+    int k = (int)(c + 0.5f);
+    q[i] = (uint8_t)k;
+    if (rf) rf[i] = (float)k;
+  }
+}
+
+/* SADs of the P x P patch of q0 around (x, y) against q1 at the offsets
+ * (oxa + l, oy), l < 16 NB, oy = oya..oyb, into sad[(oy - oya) * 16 NB + l]:
+ * AVX2, 16 lanes of 16 bits per register (P^2 * 255 < 65536 for P <= 15),
+ * the NB accumulators of a row of offsets in registers. Lanes past the
+ * rectangle read up to 15 bytes beyond it (LT_VCM_PAD8 covers the last
+ * row) and are not used. */
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define HAVE_SAD_AVX2 1
+__attribute__((target("avx2"), always_inline)) static inline void
+sad_avx2_nb(const uint8_t *q0, const uint8_t *q1, int w, int x, int y, int P, int oxa, int oya, int oyb,
+            uint16_t *sad, const int NB)
+{
+  int hp = P / 2;
+  for (int oy = oya; oy <= oyb; oy++) {
+    __m256i acc[9];
+    for (int b = 0; b < NB; b++) acc[b] = _mm256_setzero_si256();
+    for (int ky = -hp; ky <= hp; ky++) {
+      const uint8_t *a = q0 + (size_t)(y + ky) * w + x;
+      const uint8_t *row = q1 + (size_t)(y + ky + oy) * w + x + oxa;
+      for (int kx = -hp; kx <= hp; kx++) {
+        __m256i v = _mm256_set1_epi16(a[kx]);
+        for (int b = 0; b < NB; b++) {
+          __m256i r = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(row + kx + 16 * b)));
+          acc[b] = _mm256_add_epi16(acc[b], _mm256_abs_epi16(_mm256_sub_epi16(r, v)));
+        }
       }
-      *c = s;
     }
+    uint16_t *out = sad + (size_t)(oy - oya) * 16 * NB;
+    for (int b = 0; b < NB; b++) _mm256_storeu_si256((__m256i *)(out + 16 * b), acc[b]);
+  }
+}
+
+__attribute__((target("avx2"))) static void sad_avx2(const uint8_t *q0, const uint8_t *q1, int w, int x, int y,
+                                                     int P, int oxa, int oya, int oyb, int nb, uint16_t *sad)
+{
+  switch (nb) {
+#define NB_CASE(k) \
+  case k: sad_avx2_nb(q0, q1, w, x, y, P, oxa, oya, oyb, sad, k); break;
+    NB_CASE(1) NB_CASE(2) NB_CASE(3) NB_CASE(4) NB_CASE(5) NB_CASE(6) NB_CASE(7) NB_CASE(8) NB_CASE(9)
+#undef NB_CASE
+  }
+}
+#endif
+
+void lt_vcm_ncm8(const uint8_t *q0, const uint8_t *q1, const float *I0, const float *I1, int w, int h, int x,
+                 int y, const lt_vcm_params *p, uint16_t *scratch, float *ncm)
+{
+#ifdef HAVE_SAD_AVX2
+  static int avx2 = -1;
+  if (avx2 < 0) avx2 = __builtin_cpu_supports("avx2") ? 1 : 0; /* same answer in every thread */
+  if (avx2 && p->patch <= 15) {
+    int R = p->search / 2, M = 2 * R + 1, r[4];
+    lt_vcm_search_rect(p, w, h, x, y, r);
+    int nx = r[1] - r[0] + 1, nb = (nx + 15) / 16;
+    for (int i = 0; i < M * M; i++) ncm[i] = 0.0f;
+    sad_avx2(q0, q1, w, x, y, p->patch, r[0], r[2], r[3], nb, scratch);
+    for (int oy = r[2]; oy <= r[3]; oy++) {
+      const uint16_t *s = scratch + (size_t)(oy - r[2]) * 16 * nb;
+      float *out = ncm + (size_t)(oy + R) * M + R + r[0];
+      for (int l = 0; l < nx; l++) out[l] = (float)s[l];
+    }
+    ncm_similarity(ncm, r, p);
+    return;
+  }
+#endif
+  (void)q0;
+  (void)q1;
+  (void)scratch;
+  lt_vcm_ncm(I0, I1, w, h, x, y, p, ncm); /* exact on 8-bit values: the same map */
 }
 
 /* ---- stage 3: vector coherence maps ---- */
@@ -319,18 +420,31 @@ static float refine(float l, float c, float r, int mode)
   return t > 0.5f ? 0.5f : t < -0.5f ? -0.5f : t;
 }
 
+/* max of a map (order-free) */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
+#endif
+static float map_max(const float *map, int n)
+{
+  float bv = -INFINITY;
+  for (int i = 0; i < n; i++) bv = map[i] > bv ? map[i] : bv;
+  return bv;
+}
+
 float lt_vcm_peak(const float *map, int side, int subpixel, float *dx, float *dy)
 {
-  int R = side / 2, best = 0, bd = 0;
-  float bv = -INFINITY;
-  for (int i = 0; i < side * side; i++) {
-    int ox = i % side - R, oy = i / side - R, d = ox * ox + oy * oy;
-    if (map[i] > bv || (map[i] == bv && d < bd)) {
-      bv = map[i];
-      best = i;
-      bd = d;
+  /* the maximum, then among the offsets holding it the smallest |offset|^2,
+   * then the lowest index (two passes, the same choice as one) */
+  int R = side / 2, best = 0, bd = INT32_MAX;
+  float bv = map_max(map, side * side);
+  for (int i = 0; i < side * side; i++)
+    if (map[i] == bv) {
+      int ox = i % side - R, oy = i / side - R, d = ox * ox + oy * oy;
+      if (d < bd) {
+        best = i;
+        bd = d;
+      }
     }
-  }
   int bx = best % side, by = best / side;
   float sx = 0.0f, sy = 0.0f;
   const float *c = map + best;
@@ -367,12 +481,19 @@ typedef struct cpu_ctx {
   lt_vcm_params p;
   int w, h, maxpts, side, nthreads;
   float *mag, *F, *ncm, *acc, *wt;
-  double *cnt;
+  float *rf[2];     /* the pair's frames rounded (lt_vcm_round8), as floats */
+  uint8_t *q[2];    /* and as bytes */
+  uint16_t *sad;    /* per thread SAD rows (lt_vcm_ncm8) */
+  int32_t *cnt;     /* per thread support C(o) in units of 2^-16 */
+  int32_t *wq;      /* weight table in units of 2^-16 */
   int *px, *py;
+  int *cstart;      /* points of sub-window c: cstart[c] .. cstart[c + 1] - 1 */
   lt_vcm_vector *prev, *cur; /* last pair's vectors (temporal prior), this pair's */
   int nprev;
   double t[3]; /* seconds per phase (points, correlation, accumulation) */
 } cpu_ctx;
+
+#define SAD_LANES 144 /* (LT_VCM_MAX_SEARCH + 1) rounded up to 16 */
 
 static void cpu_destroy(void *vctx)
 {
@@ -384,7 +505,14 @@ static void cpu_destroy(void *vctx)
   free(c->acc);
   free(c->cnt);
   free(c->wt);
+  free(c->wq);
+  for (int k = 0; k < 2; k++) {
+    free(c->rf[k]);
+    free(c->q[k]);
+  }
+  free(c->sad);
   free(c->px);
+  free(c->cstart);
   free(c->py);
   free(c->prev);
   free(c->cur);
@@ -411,15 +539,24 @@ static int cpu_create(void **out, const lt_vcm_params *p, int w, int h)
   c->ncm = malloc((size_t)c->maxpts * m2 * sizeof *c->ncm);
   c->acc = malloc((size_t)c->nthreads * m2 * sizeof *c->acc);
   c->cnt = malloc((size_t)c->nthreads * m2 * sizeof *c->cnt);
+  c->sad = malloc((size_t)c->nthreads * c->side * SAD_LANES * sizeof *c->sad);
   c->wt = malloc(r2 * sizeof *c->wt);
+  c->wq = malloc(r2 * sizeof *c->wq);
+  for (int k = 0; k < 2; k++) {
+    c->rf[k] = malloc(npx * sizeof *c->rf[k]);
+    c->q[k] = calloc(npx + LT_VCM_PAD8, 1);
+  }
   c->px = malloc((size_t)c->maxpts * sizeof *c->px);
+  c->cstart = malloc(((size_t)p->grid_x * p->grid_y + 1) * sizeof *c->cstart);
   c->py = malloc((size_t)c->maxpts * sizeof *c->py);
   c->prev = malloc((size_t)c->maxpts * sizeof *c->prev);
   c->cur = malloc((size_t)c->maxpts * sizeof *c->cur);
-  if (!c->mag || !c->F || !c->ncm || !c->acc || !c->cnt || !c->wt || !c->px || !c->py || !c->prev ||
-      !c->cur)
+  if (!c->mag || !c->F || !c->ncm || !c->acc || !c->cnt || !c->sad || !c->wt || !c->wq || !c->rf[0] ||
+      !c->rf[1] || !c->q[0] || !c->q[1] || !c->px || !c->py || !c->prev || !c->cur ||
+      !c->cstart)
     goto nomem;
   lt_vcm_weight_table(p, c->wt);
+  for (size_t k = 0; k < r2; k++) c->wq[k] = (int32_t)(c->wt[k] * 65536.0f); /* exact: multiples of 2^-16 */
   *out = c;
   return 0;
 nomem:
@@ -447,38 +584,80 @@ static int temporal_predict(const cpu_ctx *c, int x, int y, float *vx, float *vy
   return 1;
 }
 
+/* acc += wv * s over m2 offsets (a multiply, then an add: no contraction
+ * under -std=c11, as the CUDA side's __fmul_rn/__fadd_rn) */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
+#endif
+static void acc_add(float *restrict acc, const float *restrict s, float wv, int m2)
+{
+  for (int o = 0; o < m2; o++) acc[o] += wv * s[o];
+}
+
+/* acc[o] /= C(o) = full + cnt[o] where 4 C(o) >= sw (LT_VCM_MIN_SUPPORT =
+ * 1/4, in exact integer units of 2^-16) and C(o) > 0, else 0. (float)C(o)
+ * is the same number whether C is scaled by 2^-16 before or after rounding
+ * to float. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
+#endif
+static void normalise(float *restrict acc, const int32_t *restrict cnt, int m2, int64_t sw, int64_t full)
+{
+  if (4 * sw < INT32_MAX) { /* all in 32 bits: vectorises */
+    int32_t f = (int32_t)full, s = (int32_t)sw;
+    for (int o = 0; o < m2; o++) {
+      int32_t cw = f + cnt[o];
+      acc[o] = 4 * cw >= s && cw > 0 ? acc[o] / ((float)cw * (1.0f / 65536.0f)) : 0.0f;
+    }
+    return;
+  }
+  for (int o = 0; o < m2; o++) {
+    int64_t cw = full + cnt[o];
+    acc[o] = 4 * cw >= sw && cw > 0 ? acc[o] / (float)((double)cw / 65536.0) : 0.0f;
+  }
+}
+
 /* V_i(o) = sum_j w_ij s_j(o) / C(o), C(o) = sum of w_ij over the j whose
  * search rectangle holds o; 0 where C(o) < LT_VCM_MIN_SUPPORT sum_j w_ij.
- * Weights are multiples of 2^-16, so C in double is exact in any order. */
-static void vcm_point(const cpu_ctx *c, int n, int i, float *acc, double *cnt, lt_vcm_vector *out)
+ * Weights are multiples of 2^-16, so C is summed exactly as an integer
+ * count of 2^-16 (the CUDA side in double: the same values). */
+/* Sub-window of pixel column x of w (cell g spans g*w/gn .. (g+1)*w/gn - 1). */
+static int cell_of(int x, int w, int gn)
 {
-  int R = c->p.coherence_radius, M = c->side, m2 = M * M, S2 = c->p.search / 2;
-  double sw = 0.0, full = 0.0;
-  for (int o = 0; o < m2; o++) {
-    acc[o] = 0.0f;
-    cnt[o] = 0.0;
-  }
-  for (int j = 0; j < n; j++) {
+  int g = (int)(((long long)(x + 1) * gn + w - 1) / w) - 1;
+  return g < 0 ? 0 : g >= gn ? gn - 1 : g;
+}
+
+static void vcm_point(const cpu_ctx *c, int i, float *acc, int32_t *cnt, lt_vcm_vector *out)
+{
+  int R = c->p.coherence_radius, M = c->side, m2 = M * M, S2 = c->p.search / 2, gx = c->p.grid_x;
+  int64_t sw = 0, full = 0;
+  memset(acc, 0, sizeof *acc * m2);
+  memset(cnt, 0, sizeof *cnt * m2);
+  /* neighbours from the sub-windows that the radius reaches, in ascending
+   * point order (cells row-major, as the points are) */
+  int xi = c->px[i], yi = c->py[i];
+  int cx0 = cell_of(xi - R > 0 ? xi - R : 0, c->w, gx), cx1 = cell_of(xi + R, c->w, gx);
+  int cy0 = cell_of(yi - R > 0 ? yi - R : 0, c->h, c->p.grid_y), cy1 = cell_of(yi + R, c->h, c->p.grid_y);
+  for (int cy = cy0; cy <= cy1; cy++)
+    for (int j = c->cstart[cy * gx + cx0]; j < c->cstart[cy * gx + cx1 + 1]; j++) {
     int ex = c->px[j] - c->px[i], ey = c->py[j] - c->py[i], d2 = ex * ex + ey * ey;
     if (d2 > R * R) continue;
-    float wv = c->wt[d2];
-    const float *s = c->ncm + (size_t)j * m2;
-    sw += wv;
-    for (int o = 0; o < m2; o++) acc[o] += wv * s[o];
+    acc_add(acc, c->ncm + (size_t)j * m2, c->wt[d2], m2);
+    int32_t wq = c->wq[d2];
+    sw += wq;
     int r[4];
     lt_vcm_search_rect(&c->p, c->w, c->h, c->px[j], c->py[j], r);
     if (r[0] == -S2 && r[1] == S2 && r[2] == -S2 && r[3] == S2) {
-      full += wv;
+      full += wq;
       continue;
     }
-    for (int oy = r[2]; oy <= r[3]; oy++)
-      for (int ox = r[0]; ox <= r[1]; ox++) cnt[(oy + S2) * M + ox + S2] += wv;
-  }
-  double cmin = LT_VCM_MIN_SUPPORT * sw;
-  for (int o = 0; o < m2; o++) {
-    double cw = full + cnt[o];
-    acc[o] = cw >= cmin && cw > 0.0 ? acc[o] / (float)cw : 0.0f;
-  }
+    for (int oy = r[2]; oy <= r[3]; oy++) {
+      int32_t *row = cnt + (oy + S2) * M + S2;
+      for (int ox = r[0]; ox <= r[1]; ox++) row[ox] += wq;
+    }
+    }
+  normalise(acc, cnt, m2, sw, full);
   float lam = c->p.temporal_weight, vx, vy, norm = 1.0f;
   if (lam > 0.0f && temporal_predict(c, c->px[i], c->py[i], &vx, &vy)) {
     float irho2 = 1.0f / (c->p.temporal_radius * c->p.temporal_radius);
@@ -502,23 +681,34 @@ static int cpu_pair(void *vctx, const float *I0, const float *I1, lt_vcm_vector 
 {
   cpu_ctx *c = vctx;
   int w = c->w, h = c->h, M = c->side;
-  size_t m2 = (size_t)M * M;
+  size_t m2 = (size_t)M * M, npx = (size_t)w * h;
   double t0 = lt_now();
-  lt_vcm_sobel(I0, w, h, c->mag);
-  lt_vcm_strength(c->mag, I0, I1, w, h, &c->p, c->F);
-  int n = lt_vcm_select(c->F, w, h, &c->p, c->px, c->py);
+  lt_vcm_round8(I0, npx, c->rf[0], c->q[0]);
+  lt_vcm_round8(I1, npx, c->rf[1], c->q[1]);
+  lt_vcm_sobel(c->rf[0], w, h, c->mag);
+  lt_vcm_strength(c->mag, c->rf[0], c->rf[1], w, h, &c->p, c->F);
+  int n = lt_vcm_select(c->F, w, h, &c->p, c->px, c->py), gx = c->p.grid_x, nc = gx * c->p.grid_y;
+  for (int k = 0, j = 0; k <= nc; k++) { /* points come cell by cell */
+    while (j < n && cell_of(c->py[j], h, c->p.grid_y) * gx + cell_of(c->px[j], w, gx) < k) j++;
+    c->cstart[k] = j;
+  }
   int nt = omp_get_max_threads() < c->nthreads ? omp_get_max_threads() : c->nthreads;
   double t1 = lt_now();
-#pragma omp parallel for schedule(dynamic, 8) num_threads(nt)
-  for (int i = 0; i < n; i++)
-    lt_vcm_ncm(I0, I1, w, h, c->px[i], c->py[i], &c->p, c->ncm + (size_t)i * m2);
+#pragma omp parallel num_threads(nt)
+  {
+    uint16_t *sad = c->sad + (size_t)omp_get_thread_num() * M * SAD_LANES;
+#pragma omp for schedule(dynamic, 8)
+    for (int i = 0; i < n; i++)
+      lt_vcm_ncm8(c->q[0], c->q[1], c->rf[0], c->rf[1], w, h, c->px[i], c->py[i], &c->p, sad,
+                  c->ncm + (size_t)i * m2);
+  }
   double t2 = lt_now();
 #pragma omp parallel num_threads(nt)
   {
     float *acc = c->acc + (size_t)omp_get_thread_num() * m2;
-    double *cnt = c->cnt + (size_t)omp_get_thread_num() * m2;
+    int32_t *cnt = c->cnt + (size_t)omp_get_thread_num() * m2;
 #pragma omp for schedule(dynamic, 8)
-    for (int i = 0; i < n; i++) vcm_point(c, n, i, acc, cnt, &c->cur[i]);
+    for (int i = 0; i < n; i++) vcm_point(c, i, acc, cnt, &c->cur[i]);
   }
   double t3 = lt_now();
   c->t[0] += t1 - t0;

@@ -13,6 +13,9 @@
 #ifndef LT_VCM_H
 #define LT_VCM_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -129,6 +132,20 @@ void lt_vcm_ncm(const float *I0, const float *I1, int w, int h, int x, int y,
  * index) refined along each axis through the peak and its two neighbours
  * (lt_vcm_subpixel; shift clamped to +-0.5). Returns the peak value. */
 float lt_vcm_peak(const float *map, int side, int subpixel, float *dx, float *dy);
+/* The frames as VCM sees them: each value rounded to an integer 0..255
+ * (v clamped to [0, 255], NaN -> 0, then (int)(v + 0.5f)), as bytes in q and,
+ * where rf is not NULL, as floats in rf. Both backends run every stage on
+ * these values (the CUDA backend uploads q), so 8-bit video is unchanged and
+ * SADs are exact integers whatever the order of summation. */
+void lt_vcm_round8(const float *src, size_t n, float *rf, uint8_t *q);
+/* Bytes a rounded frame buffer needs past w*h (the SIMD SAD's last lanes). */
+#define LT_VCM_PAD8 64
+/* lt_vcm_ncm on rounded frames (q0/q1 from lt_vcm_round8, each with
+ * LT_VCM_PAD8 bytes to spare; I0/I1 their float copies): integer SADs in
+ * 16-bit SIMD lanes, the same map to the bit. scratch: (search + 1) * 144
+ * uint16. */
+void lt_vcm_ncm8(const uint8_t *q0, const uint8_t *q1, const float *I0, const float *I1, int w, int h, int x,
+                 int y, const lt_vcm_params *p, uint16_t *scratch, float *ncm);
 /* Offsets whose displaced patch stays inside frame t+1 for the point (x, y):
  * r = {ox_min, ox_max, oy_min, oy_max} (a rectangle within +-search/2). */
 void lt_vcm_search_rect(const lt_vcm_params *p, int w, int h, int x, int y, int r[4]);
