@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # bench_vcm.sh - the vcm part of `make bench`: pairs/s and ms per pair of
 # `leuktrack vcm` per backend (CPU 1 thread, CPU all cores, CUDA when usable)
-# with the default 32x32 grid, K = 2 (2048 points at most):
-#  - a 640x480 clip, a smooth random texture translating (1.25, -0.75) px per
-#    frame, made here as grey .y4m (tests/vcm/make_video.py, numpy only);
+# with the default 32x32 grid, K = 2 (2048 points at most) and with --grid
+# 64x64 (8192 points at most, rows ...8k):
+#  - a 640x480 clip and a 1920x1080 one (hd), a smooth random texture
+#    translating (1.25, -0.75) px per frame, made here as grey .y4m
+#    (tests/vcm/make_video.py, numpy only);
 #  - Yosemite yos2..yos16 (316x252, 14 pairs) as an image list;
 # each with --stats' per-phase ms/pair (points, correlation, accumulation,
 # output) and the steady pairs/s (decode included, start-up excluded), and
@@ -16,11 +18,13 @@
 # loses count at zero motion). Reference: the paper's CUDA VCM, 125 ms per
 # frame for 2048 points on a GeForce 8800 GTS-512 (seeds/002 section 6.5).
 # Numbers, not pass/fail. Env: LT (./leuktrack), FRAMES (clip frames, 60),
+# HD_FRAMES (1920x1080 frames, 16),
 # REPS (20), LT_DATA, PY (python3 with numpy; cv2 for the LK columns).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 LT=${LT:-./leuktrack}
 FRAMES=${FRAMES:-60}
+HD_FRAMES=${HD_FRAMES:-16}
 REPS=${REPS:-20}
 DATA=${LT_DATA:-../shared/data}
 # the first python with numpy: $PY, Debian's /usr/bin/python3, python3
@@ -37,6 +41,7 @@ echo "paper's reference: CUDA VCM 125 ms per frame for 2048 points on a GeForce 
 echo
 
 "$PY" tests/vcm/make_video.py "$T/clip.y4m" 640 480 "$FRAMES" shift 1.25 -0.75
+"$PY" tests/vcm/make_video.py "$T/hd.y4m" 1920 1080 "$HD_FRAMES" shift 1.25 -0.75
 yos=()
 for i in $(seq 2 16); do yos+=("$Y/yos$i.pgm"); done
 have_yos=1
@@ -66,7 +71,7 @@ row() { # label input... : one table row
   shift 2
   "$LT" vcm -q --backend "$be" --threads "$th" "$@" -o "$T/v.csv" --stats="$T/s.txt"
   local acc
-  if [ "$label" = clip ]; then acc=$(epe_shift "$T/v.csv")
+  if [ "$label" != yosemite ]; then acc=$(epe_shift "$T/v.csv")
   elif [ $have_cv = 1 ]; then acc=$(epe_yos "$T/v.csv")
   else acc="- -"; fi
   read -r e n <<<"$acc"
@@ -78,16 +83,21 @@ row() { # label input... : one table row
     "$(stat "$T/s.txt" output)" "$n" "$e"
   cp "$T/v.csv" "$T/last_$label.csv"
 }
+G64="--grid 64x64" # 2 points per sub-window: 8192 points at most
 
 echo "leuktrack vcm, default parameters (grid 32x32, K 2, patch 5, search 64, radius 20)"
 printf "%-9s %-10s %8s %9s %9s %9s %9s %9s %9s %9s %8s\n" input backend pairs/s ms/pair vcm_ms points_ms corr_ms accum_ms output_ms points epe_px
 printf "%-9s %-10s %8s %9s %9s %9s %9s %9s %9s %9s %8s\n" "" "" "(e2e)" "(e2e)" "(3 phases)" "" "" "" "" "(/pair)" "(mean)"
 for b in $backends; do
   row clip "$b" "$T/clip.y4m"
+  row clip8k "$b" "$T/clip.y4m" $G64
+  row hd "$b" "$T/hd.y4m"
+  row hd8k "$b" "$T/hd.y4m" $G64
   [ $have_yos = 1 ] && row yosemite "$b" "${yos[@]}"
 done
-echo "(clip: $FRAMES frames 640x480, epe over all pairs vs the known translation; yosemite: 14 pairs 316x252,"
-echo " pairs/s start-up excluded, epe = pair 9->10 on the non-sky points, 'points' = those points)"
+echo "(clip: $FRAMES frames 640x480, hd: $HD_FRAMES frames 1920x1080, both translating (1.25,-0.75) px/frame,"
+echo " epe over all pairs vs the known translation; ...8k: --grid 64x64, 8192 points at most; yosemite: 14 pairs"
+echo " 316x252, pairs/s start-up excluded, epe = pair 9->10 on the non-sky points, 'points' = those points)"
 echo
 
 if [ $have_cv = 1 ]; then
@@ -128,6 +138,9 @@ PYEOF
   }
   for th in 1 "$NCPU"; do
     lk clip "$T/clip.y4m" 1 "$T/last_clip.csv" 0 shift "$th" "$REPS"
+    lk clip8k "$T/clip.y4m" 1 "$T/last_clip8k.csv" 0 shift "$th" "$REPS"
+    lk hd "$T/hd.y4m" 1 "$T/last_hd.csv" 0 shift "$th" "$REPS"
+    lk hd8k "$T/hd.y4m" 1 "$T/last_hd8k.csv" 0 shift "$th" "$REPS"
     [ $have_yos = 1 ] && lk yosemite "$Y/yos9.pgm" "$Y/yos10.pgm" "$T/last_yosemite.csv" 7 "$Y/yos9_to_yos10_gt.flo" "$th" "$REPS" "$Y/yos9_nonsky_mask.png"
   done
 else

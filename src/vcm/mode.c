@@ -13,7 +13,7 @@
 #include "vcm_mode.h"
 
 enum {
-  O_GRID = LT_OPT_MODE_BASE, O_POINTS_PER_CELL, O_PATCH, O_SEARCH, O_COHERENCE_RADIUS, O_TEMPORAL, O_FLO,
+  O_GRID = LT_OPT_MODE_BASE, O_POINTS_PER_CELL, O_PATCH, O_SEARCH, O_COHERENCE_RADIUS, O_TEMPORAL, O_EVIDENCE, O_FLO,
   O_ARROW_SCALE,
 };
 
@@ -24,6 +24,7 @@ static const lt_optdef opts[] = {
   {"search", O_SEARCH, required_argument, "S", "search area side, even, 2..128 px: offsets -S/2..S/2 (default 64)"},
   {"coherence-radius", O_COHERENCE_RADIUS, required_argument, "R", "neighbours within R px vote, 0..1024 (default 20)"},
   {"temporal", O_TEMPORAL, required_argument, "W", "weight of the previous pair's field as a prior, 0..10 (default 0 = off)"},
+  {"evidence", O_EVIDENCE, required_argument, "A", "drop vectors >= 1 px whose 9x9 window matches frame t+1 no better than A x unmoved, 0..1 (default 0.7; 0 = keep all)"},
   {"flo", O_FLO, required_argument, "DIR", "dense field per pair interpolated from the vectors, Middlebury .flo"},
   {"arrow-scale", O_ARROW_SCALE, required_argument, "F", "--overlay arrows are F times the motion, 0..1000 (default 0 = auto)"},
 };
@@ -77,6 +78,10 @@ static int set(void *params, int id, const char *name, const char *a)
   case O_TEMPORAL:
     if (lt_opt_double(name, a, 0.0, 10.0, &t)) return LT_ERR_USAGE;
     p->temporal_weight = (float)t;
+    return 0;
+  case O_EVIDENCE:
+    if (lt_opt_double(name, a, 0.0, 1.0, &t)) return LT_ERR_USAGE;
+    p->evidence = (float)t;
     return 0;
   case O_FLO:
     if (lt_opt_nonempty(name, a)) return LT_ERR_USAGE;

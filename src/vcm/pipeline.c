@@ -13,9 +13,17 @@
  *    pair's field, averaged around the point, as a bounded prior of weight W);
  *  - sub-pixel: equiangular fit (an SAD surface is a cone).
  *
+ * Motion evidence (--evidence A, default 0.7, 0 = off): after the backend,
+ * a vector of 1 px or more is dropped unless the 9x9 window around its point
+ * moved by it matches frame t+1 with at most A times the SAD of the window
+ * not moved (vcm.h lt_vcm_evident): on a noisy static background the
+ * interest rule still gives every sub-window its K points, whose vectors
+ * are chance (lt_synth2 clips: ~90 % of them wrong). Measured in
+ * tests/test_vcm_cli.sh.
+ *
  * Output rows: frame = index of the pair's FIRST frame t, t_s its time,
  * point = index of the vector within the pair (backend order: sub-window by
- * sub-window, row-major, strongest first), x_px,y_px = the interest point in
+ * sub-window, row-major, strongest first; dropped vectors leave gaps), x_px,y_px = the interest point in
  * frame t, dx_px,dy_px = its motion to frame t+1, score = VCM peak / sum of
  * the votes' weights (0..1, coherence). A pair without interest points
  * (uniform or static frames) gives no rows and one warning per run.
@@ -64,6 +72,8 @@ typedef struct run {
   int fw, fh, cap;
   lt_loop *L;
   lt_vcm_vector *vec;
+  int *pidx;            /* each kept vector's index in the backend's order */
+  unsigned char *keep;  /* --evidence verdict per vector */
   lt_outfile *out;
   lt_rows rows;
   int rows_on;
@@ -73,7 +83,7 @@ typedef struct run {
   size_t pathlen;
   float *fu, *fv;       /* --flo planes */
   int *bstart, *bidx;   /* vectors bucketed by sub-window (counting sort) */
-  long npoints, empty_pairs;
+  long npoints, empty_pairs, dropped;
   int warned_empty;
 } run;
 
@@ -268,6 +278,7 @@ static void stats(void *m, FILE *f, int pairs)
   fprintf(f, "vectors: %ld over %d pairs (%.1f per pair, at most %d)", R->npoints, pairs,
           pairs ? (double)R->npoints / pairs : 0.0, R->cap);
   if (R->empty_pairs) fprintf(f, "; %ld pairs without interest points", R->empty_pairs);
+  if (R->p.evidence > 0.0f) fprintf(f, "; %ld dropped by --evidence %g", R->dropped, R->p.evidence);
   fputc('\n', f);
 }
 
@@ -311,7 +322,9 @@ static int begin(void *m, lt_loop *L, const lt_source_info *in)
   R->be = stages;
   R->cap = lt_vcm_max_points(p);
   R->vec = malloc(sizeof *R->vec * R->cap);
-  if (!R->vec) goto nomem;
+  R->pidx = malloc(sizeof *R->pidx * R->cap);
+  R->keep = malloc(R->cap);
+  if (!R->vec || !R->pidx || !R->keep) goto nomem;
   const char *dirs[2] = {R->s->overlay_dir, R->o.flo_dir};
   for (int k = 0; k < 2; k++)
     if (dirs[k] && strlen(dirs[k]) + 32 > R->pathlen) R->pathlen = strlen(dirs[k]) + 32;
@@ -354,7 +367,21 @@ static int step(void *m, lt_loop *L, const lt_frame *f, const lt_frame *prev)
     }
   }
   double t0 = lt_now();
-  if (n == 0) {
+  int nb = n; /* the backend's count */
+  if (R->p.evidence > 0.0f) { /* drop the vectors without motion evidence (vcm.h lt_vcm_evident) */
+#pragma omp parallel for schedule(static)
+    for (int i = 0; i < nb; i++)
+      R->keep[i] = (unsigned char)lt_vcm_evident(prev->grey, f->grey, R->fw, R->fh, &R->vec[i], R->p.evidence);
+    n = 0;
+    for (int i = 0; i < nb; i++)
+      if (R->keep[i]) {
+        R->vec[n] = R->vec[i];
+        R->pidx[n++] = i;
+      }
+    R->dropped += nb - n;
+  } else
+    for (int i = 0; i < nb; i++) R->pidx[i] = i;
+  if (nb == 0) {
     R->empty_pairs++;
     if (!R->warned_empty)
       lt_warn("frames %d-%d: no interest points (uniform or static frames); such pairs give no rows", prev->index,
@@ -368,7 +395,7 @@ static int step(void *m, lt_loop *L, const lt_frame *f, const lt_frame *prev)
     const lt_vcm_vector *q = &R->vec[i];
     v[C_FRAME] = prev->index;
     v[C_T] = prev->t_s;
-    v[C_POINT] = i;
+    v[C_POINT] = R->pidx[i];
     v[C_X] = q->x;
     v[C_Y] = q->y;
     v[C_DX] = q->dx;
@@ -428,6 +455,8 @@ int lt_vcm_run(const lt_settings *s, const void *opts)
   int err = lt_loop_run(s, &vcm_steps, &R);
   if (R.be && R.ctx) R.be->destroy(R.ctx);
   free(R.vec);
+  free(R.pidx);
+  free(R.keep);
   free(R.path);
   if (R.cv.rgb) lt_canvas_free(&R.cv);
   free(R.fu);

@@ -88,6 +88,7 @@ void lt_vcm_params_default(lt_vcm_params *p)
   p->temporal_weight = 0.0f;
   p->temporal_radius = 3.0f;
   p->subpixel = LT_VCM_SUB_EQUIANGULAR;
+  p->evidence = 0.7f;
 }
 
 int lt_vcm_params_check(const lt_vcm_params *p, int w, int h)
@@ -122,8 +123,9 @@ int lt_vcm_params_check(const lt_vcm_params *p, int w, int h)
     return LT_ERR_USAGE;
   }
   if (!(p->min_strength >= 0 && p->min_strength <= 1) || !(p->min_contrast >= 0) ||
-      !(p->sim_h > 0) || !(p->temporal_weight >= 0) || !(p->temporal_radius > 0)) {
-    lt_error("vcm: min strength must be 0..1; min contrast and temporal weight >= 0; "
+      !(p->sim_h > 0) || !(p->temporal_weight >= 0) || !(p->temporal_radius > 0) ||
+      !(p->evidence >= 0 && p->evidence <= 1)) {
+    lt_error("vcm: min strength and evidence must be 0..1; min contrast and temporal weight >= 0; "
              "sim h and temporal radius > 0");
     return LT_ERR_USAGE;
   }
@@ -402,6 +404,39 @@ void lt_vcm_ncm8(const uint8_t *q0, const uint8_t *q1, const float *I0, const fl
   (void)q1;
   (void)scratch;
   lt_vcm_ncm(I0, I1, w, h, x, y, p, ncm); /* exact on 8-bit values: the same map */
+}
+
+/* ---- motion evidence of a vector (vcm.h) ---- */
+
+static int round8_one(float v)
+{
+  float c = v > 0.0f ? (v < 255.0f ? v : 255.0f) : 0.0f; /* as lt_vcm_round8 */
+  return (int)(c + 0.5f);
+}
+
+/* SAD over the window around (x, y) of I0 against I1 displaced by (ox, oy) */
+static long window_sad(const float *I0, const float *I1, int w, int h, int x, int y, int ox, int oy)
+{
+  long s = 0;
+  for (int ky = -LT_VCM_EVIDENCE_HALF; ky <= LT_VCM_EVIDENCE_HALF; ky++)
+    for (int kx = -LT_VCM_EVIDENCE_HALF; kx <= LT_VCM_EVIDENCE_HALF; kx++) {
+      int ax = x + kx, ay = y + ky, bx = ax + ox, by = ay + oy;
+      ax = ax < 0 ? 0 : ax >= w ? w - 1 : ax;
+      ay = ay < 0 ? 0 : ay >= h ? h - 1 : ay;
+      bx = bx < 0 ? 0 : bx >= w ? w - 1 : bx;
+      by = by < 0 ? 0 : by >= h ? h - 1 : by;
+      int d = round8_one(I0[(size_t)ay * w + ax]) - round8_one(I1[(size_t)by * w + bx]);
+      s += d < 0 ? -d : d;
+    }
+  return s;
+}
+
+int lt_vcm_evident(const float *I0, const float *I1, int w, int h, const lt_vcm_vector *v, float ratio)
+{
+  if (!(v->dx * v->dx + v->dy * v->dy >= 1.0f)) return 1;
+  int x = (int)v->x, y = (int)v->y, ox = (int)lrintf(v->dx), oy = (int)lrintf(v->dy);
+  long e0 = window_sad(I0, I1, w, h, x, y, 0, 0), ev = window_sad(I0, I1, w, h, x, y, ox, oy);
+  return (double)ev <= (double)ratio * (double)e0;
 }
 
 /* ---- stage 3: vector coherence maps ---- */

@@ -64,6 +64,8 @@ typedef struct lt_vcm_params {
   float temporal_weight;   /* weight of the previous pair's field as a prior (0 = off) */
   float temporal_radius;   /* prior support around the predicted vector, pixels (3) */
   int subpixel;            /* lt_vcm_subpixel (LT_VCM_SUB_EQUIANGULAR) */
+  float evidence;          /* lt_vcm_evident ratio for the vcm mode's output (0.7; 0 = keep all);
+                              the backends do not read it */
 } lt_vcm_params;
 
 typedef struct lt_vcm_vector {
@@ -146,6 +148,17 @@ void lt_vcm_round8(const float *src, size_t n, float *rf, uint8_t *q);
  * uint16. */
 void lt_vcm_ncm8(const uint8_t *q0, const uint8_t *q1, const float *I0, const float *I1, int w, int h, int x,
                  int y, const lt_vcm_params *p, uint16_t *scratch, float *ncm);
+/* Motion evidence (the vcm mode's --evidence, after either backend): the
+ * sum of absolute differences over the (2 LT_VCM_EVIDENCE_HALF + 1)^2
+ * window around the point between frame t and frame t+1 displaced by the
+ * rounded vector, e(v), against e(0), the window not displaced (frames
+ * rounded as lt_vcm_round8, coordinates clamped to the frame). Returns 1
+ * (keep) when |v| < 1 px or e(v) <= ratio * e(0): the motion explains frame
+ * t+1 clearly better than no motion; 0 (drop) otherwise: a vector from an
+ * interest point on static background noise, whose coherence map peak is
+ * chance. Window and default ratio measured in tests/test_vcm_cli.sh. */
+#define LT_VCM_EVIDENCE_HALF 4
+int lt_vcm_evident(const float *I0, const float *I1, int w, int h, const lt_vcm_vector *v, float ratio);
 /* Offsets whose displaced patch stays inside frame t+1 for the point (x, y):
  * r = {ox_min, ox_max, oy_min, oy_max} (a rectangle within +-search/2). */
 void lt_vcm_search_rect(const lt_vcm_params *p, int w, int h, int x, int y, int r[4]);
