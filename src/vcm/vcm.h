@@ -152,11 +152,13 @@ void lt_vcm_ncm8(const uint8_t *q0, const uint8_t *q1, const float *I0, const fl
  * sum of absolute differences over the (2 LT_VCM_EVIDENCE_HALF + 1)^2
  * window around the point between frame t and frame t+1 displaced by the
  * rounded vector, e(v), against e(0), the window not displaced (frames
- * rounded as lt_vcm_round8, coordinates clamped to the frame). Returns 1
- * (keep) when |v| < 1 px or e(v) <= ratio * e(0): the motion explains frame
- * t+1 clearly better than no motion; 0 (drop) otherwise: a vector from an
- * interest point on static background noise, whose coherence map peak is
- * chance. Window and default ratio measured in tests/test_vcm_cli.sh. */
+ * rounded as lt_vcm_round8; both sums over the window pixels whose moved
+ * position lies inside the frame). Returns 1 (keep) when |v| < 1 px, or
+ * when at least half of the window is usable and e(v) <= ratio * e(0): the
+ * motion explains frame t+1 clearly better than no motion; 0 (drop)
+ * otherwise: typically a vector from an interest point on static background
+ * noise, whose coherence map peak is chance. Window and default ratio
+ * measured in tests/test_vcm_cli.sh. */
 #define LT_VCM_EVIDENCE_HALF 4
 int lt_vcm_evident(const float *I0, const float *I1, int w, int h, const lt_vcm_vector *v, float ratio);
 /* Offsets whose displaced patch stays inside frame t+1 for the point (x, y):

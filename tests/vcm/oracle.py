@@ -63,3 +63,31 @@ elif k == 'topng':  # topng IN.y4m OUTPREFIX: the frames as grey PNGs OUTPREFIX_
         png = b'\x89PNG\r\n\x1a\n' + chunk(b'IHDR', struct.pack('>IIBBBBB', W, H, 8, 0, 0, 0, 0)) + chunk(b'IDAT', zlib.compress(raw)) + chunk(b'IEND', b'')
         open('%s_%03d.png' % (sys.argv[3], i), 'wb').write(png)
     print('RESULT %d' % len(frames))
+elif k == 'cells':
+    # oracle.py cells CSV TRUTH.csv: vectors against a leukocyte clip's truth
+    # (lt_synth/lt_synth2: frame,cell_id,x_px,y_px,radius_px,...). A point
+    # inside a cell (distance <= radius + 1) moves with it (its centre from
+    # frame t to t+1); one farther than radius + 3 + the cell's speed from
+    # every cell is on the static background (motion 0); others are left out.
+    # RESULT: cell vectors, their mean EPE, background vectors, the fraction of
+    # those more than 2 px wrong, the fraction of all vectors longer than 7 px.
+    v = np.loadtxt(sys.argv[2], delimiter=',', skiprows=1, ndmin=2)
+    t = np.loadtxt(sys.argv[3], delimiter=',', skiprows=1, ndmin=2)
+    pos = {(int(r[0]), int(r[1])): r for r in t}
+    ec, eb = [], []
+    for q in v:
+        f, x, y = int(q[0]), q[3], q[4]
+        cls, g = 0, (0.0, 0.0)
+        for r in t[t[:, 0] == f]:
+            d, n = np.hypot(x - r[2], y - r[3]), pos.get((f + 1, int(r[1])))
+            if d <= r[4] + 1 and n is not None:
+                cls, g = 1, (n[2] - r[2], n[3] - r[3])
+                break
+            if d <= r[4] + 3 + np.hypot(r[5], r[6]):
+                cls = -1
+        e = np.hypot(q[5] - g[0], q[6] - g[1])
+        (ec if cls == 1 else eb if cls == 0 else []).append(e)
+    ec, eb = np.array(ec), np.array(eb)
+    L = np.hypot(v[:, 5], v[:, 6]) if len(v) else np.zeros(1)
+    print('RESULT %d %.4f %d %.4f %.4f' % (len(ec), ec.mean() if len(ec) else 99, len(eb),
+          (eb > 2).mean() if len(eb) else 0, (L > 7).mean()))
