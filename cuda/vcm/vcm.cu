@@ -14,13 +14,16 @@
  *               lane keeps its K best in index order, K rounds of a warp
  *               arg-max (F desc, index asc) = the CPU's selection;
  *   compact_k   one block: prefix sum of the per-cell counts -> the point
- *               list in cell order and n (stays on the device);
+ *               list in cell order, each cell's first point (cstart) and n
+ *               (stays on the device);
  *   ncm_k       one block per point: I1's window under the clamped search
  *               rectangle and the patch in shared memory, SADs in registers
  *               (patch pixels summed in the CPU's order), block min/max,
  *               similarity;
- *   vcm_k       one block per point: the neighbour list by block ballot (in
- *               point order = the CPU's summation order), the weighted sum of
+ *   vcm_k       one block per point: the neighbour list by block ballot over
+ *               the points of the sub-windows the radius reaches (in point
+ *               order = the CPU's summation order; before, every block
+ *               scanned all n points), the weighted sum of
  *               their NCMs and the support C(o) in registers, temporal prior,
  *               block arg-max with the CPU's tie-break, sub-pixel refinement.
  *               (Before: every thread of every block walked all n points and
@@ -61,7 +64,7 @@ struct cuda_ctx {
   float *mag, *ncm, *wt;
   unsigned *maxbits; /* [0] Gmax, [1] Dmax as float bits */
   float *cellf;      /* per cell K slots: F (unused beyond count) */
-  int *cellidx, *cellcnt, *px, *py, *n, *nprev;
+  int *cellidx, *cellcnt, *cstart, *px, *py, *n, *nprev;
   lt_vcm_vector *prev, *cur;
   int *h_n;          /* pinned */
   cudaEvent_t ev[4]; /* phase boundaries of the last pair (timing events) */
@@ -166,7 +169,8 @@ __global__ void select_k(const uint8_t *__restrict__ I0, const uint8_t *__restri
 }
 
 __global__ void compact_k(const int *__restrict__ cellidx, const int *__restrict__ cellcnt,
-                          vcm_dev_params d, int *__restrict__ px, int *__restrict__ py, int *n)
+                          vcm_dev_params d, int *__restrict__ px, int *__restrict__ py, int *__restrict__ cstart,
+                          int *n)
 {
   __shared__ int part[1024];
   int ncell = d.gx * d.gy, per = (ncell + blockDim.x - 1) / blockDim.x;
@@ -182,12 +186,12 @@ __global__ void compact_k(const int *__restrict__ cellidx, const int *__restrict
   }
   int at = part[threadIdx.x] - sum;
   for (int c = c0; c < c1; c++)
-    for (int r = 0; r < cellcnt[c]; r++, at++) {
+    for (int r = (cstart[c] = at, 0); r < cellcnt[c]; r++, at++) {
       int idx = cellidx[(size_t)c * d.k + r];
       px[at] = idx % d.w;
       py[at] = idx / d.w;
     }
-  if (threadIdx.x == blockDim.x - 1) *n = part[threadIdx.x];
+  if (threadIdx.x == blockDim.x - 1) *n = cstart[ncell] = part[threadIdx.x];
 }
 
 /* ---- stage 2: NCMs ---- */
@@ -343,6 +347,13 @@ __device__ bool predict(const lt_vcm_vector *prev, int nprev, const float *wt, i
   return true;
 }
 
+/* the CPU's cell_of: sub-window of pixel column x of w */
+__device__ __forceinline__ int cell_of(int x, int w, int gn)
+{
+  int g = (int)(((long long)(x + 1) * gn + w - 1) / w) - 1;
+  return g < 0 ? 0 : g >= gn ? gn - 1 : g;
+}
+
 /* a better than b: larger value, then smaller |offset|^2, then lower index */
 __device__ __forceinline__ bool peak_better(float va, int da, int ia, float vb, int db, int ib)
 {
@@ -350,8 +361,10 @@ __device__ __forceinline__ bool peak_better(float va, int da, int ia, float vb, 
 }
 
 /* One block per point i. The neighbours j (within the radius, i itself
- * included) are found MAP_THREADS points at a time with a block-wide ballot
- * and prefix, which keeps them in ascending j order = the CPU's summation
+ * included) are found among the points of the sub-windows the radius
+ * reaches (cstart from compact_k; rows of cells, each a contiguous run of
+ * points), MAP_THREADS candidates at a time with a block-wide ballot and
+ * prefix, which keeps them in ascending j order = the CPU's summation
  * order; their weights and search rectangles go to shared memory. Each
  * thread then adds the neighbours' NCM values at its KPT offsets
  * (o = threadIdx.x + k * MAP_THREADS: coalesced reads, L2-resident maps)
@@ -361,7 +374,7 @@ __device__ __forceinline__ bool peak_better(float va, int da, int ia, float vb, 
 template <int KPT>
 __global__ void __launch_bounds__(MAP_THREADS)
 vcm_k(const float *__restrict__ ncm, const int *__restrict__ px, const int *__restrict__ py,
-      const int *n, const float *__restrict__ wt, const lt_vcm_vector *__restrict__ prev,
+      const int *__restrict__ cstart, const int *n, const float *__restrict__ wt, const lt_vcm_vector *__restrict__ prev,
       const int *nprev, vcm_dev_params d, lt_vcm_vector *__restrict__ out)
 {
   extern __shared__ float map[];
@@ -382,10 +395,14 @@ vcm_k(const float *__restrict__ ncm, const int *__restrict__ px, const int *__re
     cnt[k] = 0.0;
   }
   double sw = 0.0, full = 0.0;
-  for (int base = 0; base < np; base += MAP_THREADS) {
+  int cx0 = cell_of(xi - R > 0 ? xi - R : 0, d.w, d.gx), cx1 = cell_of(xi + R, d.w, d.gx);
+  int cy0 = cell_of(yi - R > 0 ? yi - R : 0, d.h, d.gy), cy1 = cell_of(yi + R, d.h, d.gy);
+  for (int cy = cy0; cy <= cy1; cy++) {
+  int j0 = cstart[cy * d.gx + cx0], j1 = cstart[cy * d.gx + cx1 + 1];
+  for (int base = j0; base < j1; base += MAP_THREADS) {
     int j = base + threadIdx.x, d2 = 0;
     bool near = false;
-    if (j < np) {
+    if (j < j1) {
       int ex = px[j] - xi, ey = py[j] - yi;
       d2 = ex * ex + ey * ey;
       near = d2 <= R * R;
@@ -430,6 +447,7 @@ vcm_k(const float *__restrict__ ncm, const int *__restrict__ px, const int *__re
       }
     }
     __syncthreads(); /* the list is rewritten by the next chunk */
+  }
   }
   double cmin = LT_VCM_MIN_SUPPORT * sw;
   float vx = 0.0f, vy = 0.0f, norm = 1.0f;
@@ -506,6 +524,7 @@ static void cu_destroy(void *vctx)
   cudaFree(c->maxbits);
   cudaFree(c->cellidx);
   cudaFree(c->cellcnt);
+  cudaFree(c->cstart);
   cudaFree(c->px);
   cudaFree(c->py);
   cudaFree(c->n);
@@ -534,6 +553,7 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
   LT_CU(cudaMalloc(&c->maxbits, 2 * sizeof(unsigned)), "vcm maxima");
   LT_CU(cudaMalloc(&c->cellidx, ncell * p->points_per_cell * sizeof(int)), "vcm cells");
   LT_CU(cudaMalloc(&c->cellcnt, ncell * sizeof(int)), "vcm cells");
+  LT_CU(cudaMalloc(&c->cstart, (ncell + 1) * sizeof(int)), "vcm cells");
   LT_CU(cudaMalloc(&c->px, maxpts * sizeof(int)), "vcm points");
   LT_CU(cudaMalloc(&c->py, maxpts * sizeof(int)), "vcm points");
   LT_CU(cudaMalloc(&c->n, sizeof(int)), "vcm count");
@@ -639,13 +659,13 @@ static int cu_pair(void *vctx, const float *I0, const float *I1, lt_vcm_vector *
   select_k<<<(ncell + per_block - 1) / per_block, SEL_THREADS, 0, c->s>>>(c->I0, c->I1, c->mag,
                                                                           c->maxbits, d, c->cellidx,
                                                                           c->cellcnt);
-  compact_k<<<1, 1024, 0, c->s>>>(c->cellidx, c->cellcnt, d, c->px, c->py, c->n);
+  compact_k<<<1, 1024, 0, c->s>>>(c->cellidx, c->cellcnt, d, c->px, c->py, c->cstart, c->n);
   LT_CU(cudaEventRecord(c->ev[1], c->s), "vcm timing");
 #define LT_VCM_MAPS(K)                                                                                  \
   do {                                                                                                  \
     ncm_k<K><<<d.maxpts, MAP_THREADS, c->ncm_smem, c->s>>>(c->I0, c->I1, c->px, c->py, c->n, d, c->ncm); \
     LT_CU(cudaEventRecord(c->ev[2], c->s), "vcm timing");                                              \
-    vcm_k<K><<<d.maxpts, MAP_THREADS, c->vcm_smem, c->s>>>(c->ncm, c->px, c->py, c->n, c->wt, c->prev, \
+    vcm_k<K><<<d.maxpts, MAP_THREADS, c->vcm_smem, c->s>>>(c->ncm, c->px, c->py, c->cstart, c->n, c->wt, c->prev, \
                                                            c->nprev, d, c->cur);                       \
   } while (0)
   if (c->kpt == 5)
