@@ -455,12 +455,29 @@ static float refine(float l, float c, float r, int mode)
   return t > 0.5f ? 0.5f : t < -0.5f ? -0.5f : t;
 }
 
-/* max of a map (order-free) */
+/* max of a map (order-free). The maps are >= +0 and never NaN (sums of
+ * non-negative similarities, divided by positive supports, plus a
+ * non-negative prior), and such floats order like their bit patterns, so
+ * the reduction is an integer max, which vectorises (a float max written
+ * with ?: does not, for NaN's sake); a map with a negative value takes the
+ * plain loop. */
+typedef uint32_t __attribute__((may_alias)) alias_u32;
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
 #endif
 static float map_max(const float *map, int n)
 {
+  const alias_u32 *u = (const alias_u32 *)map;
+  uint32_t m = 0, neg = 0;
+  for (int i = 0; i < n; i++) {
+    m = u[i] > m ? u[i] : m;
+    neg |= u[i] & 0x80000000u;
+  }
+  if (!neg) {
+    float bv;
+    memcpy(&bv, &m, sizeof bv);
+    return bv;
+  }
   float bv = -INFINITY;
   for (int i = 0; i < n; i++) bv = map[i] > bv ? map[i] : bv;
   return bv;
@@ -471,15 +488,21 @@ float lt_vcm_peak(const float *map, int side, int subpixel, float *dx, float *dy
   /* the maximum, then among the offsets holding it the smallest |offset|^2,
    * then the lowest index (two passes, the same choice as one) */
   int R = side / 2, best = 0, bd = INT32_MAX;
-  float bv = map_max(map, side * side);
-  for (int i = 0; i < side * side; i++)
-    if (map[i] == bv) {
-      int ox = i % side - R, oy = i / side - R, d = ox * ox + oy * oy;
-      if (d < bd) {
-        best = i;
-        bd = d;
-      }
-    }
+  int n = side * side;
+  float bv = map_max(map, n);
+  for (int i0 = 0; i0 < n; i0 += 32) { /* blocks of 32: the test for any hit vectorises */
+    int i1 = i0 + 32 < n ? i0 + 32 : n, hit = 0;
+    for (int i = i0; i < i1; i++) hit |= map[i] == bv;
+    if (hit)
+      for (int i = i0; i < i1; i++)
+        if (map[i] == bv) {
+          int ox = i % side - R, oy = i / side - R, d = ox * ox + oy * oy;
+          if (d < bd) {
+            best = i;
+            bd = d;
+          }
+        }
+  }
   int bx = best % side, by = best / side;
   float sx = 0.0f, sy = 0.0f;
   const float *c = map + best;
