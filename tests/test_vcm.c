@@ -206,6 +206,41 @@ static void test_ncm8(void)
   free(b);
 }
 
+/* lt_vcm_evidence by hand: a texture moved by (3, -2) between frames */
+static void test_evidence(void)
+{
+  enum { W = 40, H = 30 };
+  uint8_t q0[W * H], q1[W * H];
+  uint32_t s = 5;
+  for (int i = 0; i < W * H; i++) q0[i] = (uint8_t)(vc_lcg(&s) % 200 + 20);
+  for (int y = 0; y < H; y++)
+    for (int x = 0; x < W; x++) {
+      int sx = x - 3, sy = y + 2;
+      q1[y * W + x] = sx >= 0 && sy < H ? q0[sy * W + sx] : 7;
+    }
+  lt_vcm_vector v = {20, 15, 3.2f, -1.9f, 1, 0};
+  float right = lt_vcm_evidence(q0, q1, W, H, &v);
+  /* by hand: e(0) over the 81 window pixels, e(v) = 0 at the true offset */
+  int e0 = 0;
+  for (int y = 11; y <= 19; y++)
+    for (int x = 16; x <= 24; x++) e0 += abs((int)q0[y * W + x] - (int)q1[y * W + x]);
+  v.dx = -3.0f;
+  v.dy = 2.0f;
+  float wrong = lt_vcm_evidence(q0, q1, W, H, &v);
+  int ew = 0;
+  for (int y = 11; y <= 19; y++)
+    for (int x = 16; x <= 24; x++) ew += abs((int)q0[y * W + x] - (int)q1[(y + 2) * W + x - 3]);
+  v.dx = 0.6f;
+  v.dy = -0.7f;
+  float small = lt_vcm_evidence(q0, q1, W, H, &v);
+  lt_vcm_vector b = {2, 15, -8.0f, 0.0f, 1, 0}; /* moves 8 of 9 window columns out of the frame */
+  float out = lt_vcm_evidence(q0, q1, W, H, &b);
+  T_CHECK("evidence: 0 at the true motion, e(v)/e(0) by hand at a wrong one, 0 under 1 px, "
+          "inf with most of the window outside",
+          right == 0.0f && e0 > 0 && wrong == (float)ew / (float)e0 && wrong > 0.7f && small == 0.0f && isinf(out),
+          "right %g wrong %g (hand %g) small %g out %g", right, wrong, (double)ew / e0, small, out);
+}
+
 static void test_weights_peak(void)
 {
   lt_vcm_params p;
@@ -549,6 +584,7 @@ int main(void)
   test_select();
   test_ncm();
   test_ncm8();
+  test_evidence();
   test_weights_peak();
   test_synthetic();
   yos y;

@@ -62,10 +62,14 @@ static void compare(const char *what, const lt_vcm_params *p, const float *const
   T_CHECK(NAME("cuda vs cpu %s: the same %d points in the same order", what, n[0]),
           same_pts && (expect_points ? n[0] > 0 : n[0] == 0), "n cpu %d cuda %d", n[0], n[1]);
   if (!same_pts || n[0] == 0) goto out;
-  int within = 0, shown = 0;
+  int within = 0, shown = 0, ev_same = 0, ev_n = 0;
   double worst = 0, wscore = 0;
   for (int i = 0; i < n[0]; i++) {
     double e = fmax(fabs(v[0][i].dx - v[1][i].dx), fabs(v[0][i].dy - v[1][i].dy));
+    if (v[0][i].dx == v[1][i].dx && v[0][i].dy == v[1][i].dy) { /* the same vector: the same evidence */
+      ev_n++;
+      ev_same += memcmp(&v[0][i].evidence, &v[1][i].evidence, sizeof(float)) == 0;
+    }
     worst = fmax(worst, e);
     wscore = fmax(wscore, fabs(v[0][i].score - v[1][i].score));
     if (e <= tol)
@@ -78,6 +82,8 @@ static void compare(const char *what, const lt_vcm_params *p, const float *const
                "score diff %.2g",
                what, within, n[0], tol, 100 * frac_within, worst, wscore),
           within >= frac_within * n[0], "too many differ");
+  T_CHECK(NAME("cuda vs cpu %s: motion evidence equal to the bit for all %d equal vectors", what, ev_n),
+          ev_same == ev_n, "%d of %d differ", ev_n - ev_same, ev_n);
 out:
   free(v[0]);
   free(v[1]);

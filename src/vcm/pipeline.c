@@ -13,13 +13,13 @@
  *    pair's field, averaged around the point, as a bounded prior of weight W);
  *  - sub-pixel: equiangular fit (an SAD surface is a cone).
  *
- * Motion evidence (--evidence A, default 0.7, 0 = off): after the backend,
- * a vector of 1 px or more is dropped unless the 9x9 window around its point
- * moved by it matches frame t+1 with at most A times the SAD of the window
- * not moved (vcm.h lt_vcm_evident): on a noisy static background the
- * interest rule still gives every sub-window its K points, whose vectors
- * are chance (lt_synth2 clips: ~90 % of them wrong). Measured in
- * tests/test_vcm_cli.sh.
+ * Motion evidence (--evidence A, default 0.7, 0 = off): a vector of 1 px or
+ * more is dropped unless the 9x9 window around its point moved by it
+ * matches frame t+1 with at most A times the SAD of the window not moved
+ * (vcm.h lt_vcm_evidence, computed by the backends): on a noisy static
+ * background the interest rule still gives every sub-window its K points,
+ * whose vectors are chance (lt_synth2 clips: ~90 % of them wrong).
+ * Measured in tests/test_vcm_cli.sh.
  *
  * Output rows: frame = index of the pair's FIRST frame t, t_s its time,
  * point = index of the vector within the pair (backend order: sub-window by
@@ -73,7 +73,6 @@ typedef struct run {
   lt_loop *L;
   lt_vcm_vector *vec;
   int *pidx;            /* each kept vector's index in the backend's order */
-  unsigned char *keep;  /* --evidence verdict per vector */
   lt_outfile *out;
   lt_rows rows;
   int rows_on;
@@ -323,8 +322,7 @@ static int begin(void *m, lt_loop *L, const lt_source_info *in)
   R->cap = lt_vcm_max_points(p);
   R->vec = malloc(sizeof *R->vec * R->cap);
   R->pidx = malloc(sizeof *R->pidx * R->cap);
-  R->keep = malloc(R->cap);
-  if (!R->vec || !R->pidx || !R->keep) goto nomem;
+  if (!R->vec || !R->pidx) goto nomem;
   const char *dirs[2] = {R->s->overlay_dir, R->o.flo_dir};
   for (int k = 0; k < 2; k++)
     if (dirs[k] && strlen(dirs[k]) + 32 > R->pathlen) R->pathlen = strlen(dirs[k]) + 32;
@@ -368,13 +366,10 @@ static int step(void *m, lt_loop *L, const lt_frame *f, const lt_frame *prev)
   }
   double t0 = lt_now();
   int nb = n; /* the backend's count */
-  if (R->p.evidence > 0.0f) { /* drop the vectors without motion evidence (vcm.h lt_vcm_evident) */
-#pragma omp parallel for schedule(static)
-    for (int i = 0; i < nb; i++)
-      R->keep[i] = (unsigned char)lt_vcm_evident(prev->grey, f->grey, R->fw, R->fh, &R->vec[i], R->p.evidence);
+  if (R->p.evidence > 0.0f) { /* drop the vectors without motion evidence (vcm.h lt_vcm_evidence) */
     n = 0;
     for (int i = 0; i < nb; i++)
-      if (R->keep[i]) {
+      if (R->vec[i].evidence <= R->p.evidence) {
         R->vec[n] = R->vec[i];
         R->pidx[n++] = i;
       }
@@ -456,7 +451,6 @@ int lt_vcm_run(const lt_settings *s, const void *opts)
   if (R.be && R.ctx) R.be->destroy(R.ctx);
   free(R.vec);
   free(R.pidx);
-  free(R.keep);
   free(R.path);
   if (R.cv.rgb) lt_canvas_free(&R.cv);
   free(R.fu);

@@ -408,35 +408,22 @@ void lt_vcm_ncm8(const uint8_t *q0, const uint8_t *q1, const float *I0, const fl
 
 /* ---- motion evidence of a vector (vcm.h) ---- */
 
-static int round8_one(float v)
+float lt_vcm_evidence(const uint8_t *q0, const uint8_t *q1, int w, int h, const lt_vcm_vector *v)
 {
-  float c = v > 0.0f ? (v < 255.0f ? v : 255.0f) : 0.0f; /* as lt_vcm_round8 */
-  return (int)(c + 0.5f);
-}
-
-int lt_vcm_evident(const float *I0, const float *I1, int w, int h, const lt_vcm_vector *v, float ratio)
-{
-  if (!(v->dx * v->dx + v->dy * v->dy >= 1.0f)) return 1;
-  /* the rounded vector: an interpolated window would average the noise away
-   * and let chance vectors pass (measured: lt_synth2 texture, > 7 px 38%
-   * instead of 2% at A = 0.7) */
+  if (!(v->dx * v->dx + v->dy * v->dy >= 1.0f)) return 0.0f;
   int x = (int)v->x, y = (int)v->y, ox = (int)lrintf(v->dx), oy = (int)lrintf(v->dy);
-  long e0 = 0, ev = 0;
-  int used = 0, side = 2 * LT_VCM_EVIDENCE_HALF + 1;
+  int e0 = 0, ev = 0, used = 0, side = 2 * LT_VCM_EVIDENCE_HALF + 1;
   for (int ky = -LT_VCM_EVIDENCE_HALF; ky <= LT_VCM_EVIDENCE_HALF; ky++)
     for (int kx = -LT_VCM_EVIDENCE_HALF; kx <= LT_VCM_EVIDENCE_HALF; kx++) {
       int ax = x + kx, ay = y + ky, bx = ax + ox, by = ay + oy;
-      /* both sums over the window pixels whose moved position is in the frame */
       if (ax < 0 || ay < 0 || ax >= w || ay >= h || bx < 0 || by < 0 || bx >= w || by >= h) continue;
-      int a = round8_one(I0[(size_t)ay * w + ax]);
-      int d0 = a - round8_one(I1[(size_t)ay * w + ax]), dv = a - round8_one(I1[(size_t)by * w + bx]);
+      int a = q0[(size_t)ay * w + ax], d0 = a - q1[(size_t)ay * w + ax], dv = a - q1[(size_t)by * w + bx];
       e0 += d0 < 0 ? -d0 : d0;
       ev += dv < 0 ? -dv : dv;
       used++;
     }
-  /* a vector that moves most of the window out of the frame has too little
-   * evidence (border points of chance vectors otherwise pass on a few pixels) */
-  return 2 * used >= side * side && (double)ev <= (double)ratio * (double)e0;
+  if (2 * used < side * side || (e0 == 0 && ev > 0)) return INFINITY;
+  return e0 == 0 ? 0.0f : (float)ev / (float)e0;
 }
 
 /* ---- stage 3: vector coherence maps ---- */
@@ -732,6 +719,7 @@ static void vcm_point(const cpu_ctx *c, int i, float *acc, int32_t *cnt, lt_vcm_
   out->dx = dx;
   out->dy = dy;
   out->score = v / norm;
+  out->evidence = lt_vcm_evidence(c->q[0], c->q[1], c->w, c->h, out);
 }
 
 static int cpu_pair(void *vctx, const float *I0, const float *I1, lt_vcm_vector *out, int cap,

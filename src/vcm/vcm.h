@@ -64,14 +64,15 @@ typedef struct lt_vcm_params {
   float temporal_weight;   /* weight of the previous pair's field as a prior (0 = off) */
   float temporal_radius;   /* prior support around the predicted vector, pixels (3) */
   int subpixel;            /* lt_vcm_subpixel (LT_VCM_SUB_EQUIANGULAR) */
-  float evidence;          /* lt_vcm_evident ratio for the vcm mode's output (0.7; 0 = keep all);
-                              the backends do not read it */
+  float evidence;          /* the vcm mode keeps vectors with lt_vcm_evidence <= this (0.7;
+                              0 = keep all); the backends do not read it */
 } lt_vcm_params;
 
 typedef struct lt_vcm_vector {
   float x, y;   /* interest point in frame t (integer pixel) */
   float dx, dy; /* motion to frame t+1, sub-pixel */
   float score;  /* VCM peak / sum of the votes' weights, 0..1 (higher = more coherent) */
+  float evidence; /* lt_vcm_evidence of this vector (lower = better supported by the frames) */
 } lt_vcm_vector;
 
 /* The stage table. create allocates everything the pairs need (returns 0 or
@@ -148,19 +149,22 @@ void lt_vcm_round8(const float *src, size_t n, float *rf, uint8_t *q);
  * uint16. */
 void lt_vcm_ncm8(const uint8_t *q0, const uint8_t *q1, const float *I0, const float *I1, int w, int h, int x,
                  int y, const lt_vcm_params *p, uint16_t *scratch, float *ncm);
-/* Motion evidence (the vcm mode's --evidence, after either backend): the
- * sum of absolute differences over the (2 LT_VCM_EVIDENCE_HALF + 1)^2
- * window around the point between frame t and frame t+1 displaced by the
- * rounded vector, e(v), against e(0), the window not displaced (frames
- * rounded as lt_vcm_round8; both sums over the window pixels whose moved
- * position lies inside the frame). Returns 1 (keep) when |v| < 1 px, or
- * when at least half of the window is usable and e(v) <= ratio * e(0): the
- * motion explains frame t+1 clearly better than no motion; 0 (drop)
- * otherwise: typically a vector from an interest point on static background
- * noise, whose coherence map peak is chance. Window and default ratio
- * measured in tests/test_vcm_cli.sh. */
+/* Motion evidence of a vector, filled in by both backends (the vcm mode
+ * drops vectors above --evidence A): e(v) / e(0), where e(o) is the sum of
+ * absolute differences over the (2 LT_VCM_EVIDENCE_HALF + 1)^2 window
+ * around the point between the rounded frame t (q0) and the rounded frame
+ * t+1 (q1) displaced by o, v the vector rounded to whole pixels, both sums
+ * over the window pixels whose moved position lies inside the frame. 0 when
+ * |v| < 1 px (or both sums are 0); INFINITY when less than half of the window
+ * is usable or e(0) = 0 < e(v). A vector whose motion explains frame t+1
+ * clearly better than no motion has a small ratio; a vector from an
+ * interest point on static background noise, whose coherence map peak is
+ * chance, a ratio near 1 or above. The rounded vector, not an interpolated
+ * one: interpolation averages the noise away and lets chance vectors pass
+ * (lt_synth2 texture clip: 38% of the kept vectors > 7 px instead of 2%).
+ * Window and default A measured in tests/test_vcm_cli.sh. */
 #define LT_VCM_EVIDENCE_HALF 4
-int lt_vcm_evident(const float *I0, const float *I1, int w, int h, const lt_vcm_vector *v, float ratio);
+float lt_vcm_evidence(const uint8_t *q0, const uint8_t *q1, int w, int h, const lt_vcm_vector *v);
 /* Offsets whose displaced patch stays inside frame t+1 for the point (x, y):
  * r = {ox_min, ox_max, oy_min, oy_max} (a rectangle within +-search/2). */
 void lt_vcm_search_rect(const lt_vcm_params *p, int w, int h, int x, int y, int r[4]);
