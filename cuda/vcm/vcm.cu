@@ -211,17 +211,19 @@ __device__ __forceinline__ void search_rect(const vcm_dev_params &d, int x, int 
  * memory; each thread keeps its KPT offsets' SADs in registers (offset
  * o = threadIdx.x + k * MAP_THREADS) as integers (__sad: exact, as the
  * CPU's 16-bit lanes), then the block's min/max and the similarity. */
-template <int KPT>
+template <int KPT, int PP>
 __global__ void __launch_bounds__(MAP_THREADS)
 ncm_k(const uint8_t *__restrict__ I0, const uint8_t *__restrict__ I1, const int *__restrict__ px,
       const int *__restrict__ py, const int *n, vcm_dev_params d, float *__restrict__ ncm)
-{
+{ /* PP: the patch side when known at compile time (the default 5: the
+   * patch loops unroll, 25 byte loads and __sad per offset), 0 = d.patch */
   extern __shared__ uint8_t win[]; /* the I1 window */
   __shared__ int patch[LT_VCM_MAX_PATCH * LT_VCM_MAX_PATCH];
   __shared__ float rmin[MAP_THREADS / 32], rmax[MAP_THREADS / 32];
   int i = blockIdx.x;
   if (i >= *n) return;
-  int x = px[i], y = py[i], P = d.patch, hp = P / 2, R = d.search / 2, M = d.side, r[4];
+  const int P = PP ? PP : d.patch;
+  int x = px[i], y = py[i], hp = P / 2, R = d.search / 2, M = d.side, r[4];
   search_rect(d, x, y, r);
   int ww = r[1] - r[0] + P, wh = r[3] - r[2] + P; /* window: offsets' patches */
   int wx0 = x - hp + r[0], wy0 = y - hp + r[2];
@@ -239,7 +241,9 @@ ncm_k(const uint8_t *__restrict__ I0, const uint8_t *__restrict__ I1, const int 
     if (o < M * M && ox >= r[0] && ox <= r[1] && oy >= r[2] && oy <= r[3]) {
       const uint8_t *base = win + (oy - r[2]) * ww + (ox - r[0]);
       unsigned si = 0;
+#pragma unroll
       for (int ky = 0; ky < P; ky++)
+#pragma unroll
         for (int kx = 0; kx < P; kx++) si = __sad(patch[ky * P + kx], base[ky * ww + kx], si);
       s = (float)si;
       lo = fminf(lo, s);
@@ -614,13 +618,21 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
   c->vcm_smem = m2 * sizeof(float);
   c->ncm_smem = (size_t)(p->search + p->patch) * (p->search + p->patch);
   const void *kv = c->kpt == 5 ? (const void *)vcm_k<5> : c->kpt == 17 ? (const void *)vcm_k<17> : (const void *)vcm_k<66>;
-  const void *kn = c->kpt == 5 ? (const void *)ncm_k<5> : c->kpt == 17 ? (const void *)ncm_k<17> : (const void *)ncm_k<66>;
+  const void *kn = c->kpt == 5    ? (p->patch == 5 ? (const void *)ncm_k<5, 5> : (const void *)ncm_k<5, 0>)
+                   : c->kpt == 17 ? (p->patch == 5 ? (const void *)ncm_k<17, 5> : (const void *)ncm_k<17, 0>)
+                                  : (p->patch == 5 ? (const void *)ncm_k<66, 5> : (const void *)ncm_k<66, 0>);
   if (c->vcm_smem > 48 * 1024)
     LT_CU(cudaFuncSetAttribute(kv, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)c->vcm_smem),
           "vcm shared memory for this search size");
   if (c->ncm_smem > 48 * 1024)
     LT_CU(cudaFuncSetAttribute(kn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)c->ncm_smem),
           "vcm shared memory for this search size");
+  /* load the kernels now (lazy module loading would put it in the first pair) */
+  const void *all[5] = {kv, kn, (const void *)strength_k, (const void *)select_k, (const void *)compact_k};
+  for (int k = 0; k < 5; k++) {
+    cudaFuncAttributes fa;
+    LT_CU(cudaFuncGetAttributes(&fa, all[k]), "vcm kernel load");
+  }
   return 0;
 }
 
@@ -695,7 +707,10 @@ static int cu_pair(void *vctx, const float *I0, const float *I1, lt_vcm_vector *
   LT_CU(cudaEventRecord(c->ev[1], c->s), "vcm timing");
 #define LT_VCM_MAPS(K)                                                                                  \
   do {                                                                                                  \
-    ncm_k<K><<<d.maxpts, MAP_THREADS, c->ncm_smem, c->s>>>(c->I0, c->I1, c->px, c->py, c->n, d, c->ncm); \
+    if (d.patch == 5)                                                                                   \
+      ncm_k<K, 5><<<d.maxpts, MAP_THREADS, c->ncm_smem, c->s>>>(c->I0, c->I1, c->px, c->py, c->n, d, c->ncm); \
+    else                                                                                                \
+      ncm_k<K, 0><<<d.maxpts, MAP_THREADS, c->ncm_smem, c->s>>>(c->I0, c->I1, c->px, c->py, c->n, d, c->ncm); \
     LT_CU(cudaEventRecord(c->ev[2], c->s), "vcm timing");                                              \
     vcm_k<K><<<d.maxpts, MAP_THREADS, c->vcm_smem, c->s>>>(c->ncm, c->I0, c->I1, c->px, c->py, c->cstart, c->n, c->wt, c->prev, \
                                                            c->nprev, d, c->cur);                       \
