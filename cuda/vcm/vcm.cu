@@ -24,7 +24,8 @@
  *               the points of the sub-windows the radius reaches (in point
  *               order = the CPU's summation order; before, every block
  *               scanned all n points), the weighted sum of
- *               their NCMs and the support C(o) in registers, temporal prior,
+ *               their NCMs and the support C(o) (integer units of 2^-16) in
+ *               registers, temporal prior,
  *               block arg-max with the CPU's tie-break, sub-pixel refinement,
  *               the vector's motion evidence (one warp).
  *               (Before: every thread of every block walked all n points and
@@ -101,7 +102,20 @@ __global__ void strength_k(const uint8_t *__restrict__ I0, const uint8_t *__rest
     g = fmaxf(g, __shfl_down_sync(0xffffffffu, g, o));
     df = fmaxf(df, __shfl_down_sync(0xffffffffu, df, o));
   }
-  if ((threadIdx.y * blockDim.x + threadIdx.x) % 32 == 0) {
+  /* the block's maxima, then one atomic pair per block (not per warp: 19 200
+   * atomics on two addresses at 640x480) */
+  __shared__ float wg[32], wd[32];
+  int t = threadIdx.y * blockDim.x + threadIdx.x, nw = (blockDim.x * blockDim.y + 31) / 32;
+  if (t % 32 == 0) {
+    wg[t / 32] = g;
+    wd[t / 32] = df;
+  }
+  __syncthreads();
+  if (t == 0) {
+    for (int k = 1; k < nw; k++) {
+      g = fmaxf(g, wg[k]);
+      df = fmaxf(df, wd[k]);
+    }
     atomicMax(&maxbits[0], __float_as_uint(g));
     atomicMax(&maxbits[1], __float_as_uint(df));
   }
@@ -394,13 +408,13 @@ vcm_k(const float *__restrict__ ncm, const uint8_t *__restrict__ q0, const uint8
   int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   int xi = px[i], yi = py[i];
   float acc[KPT];
-  double cnt[KPT];
+  int cnt[KPT]; /* support C(o) in units of 2^-16 (weights are multiples of it), as the CPU */
 #pragma unroll
   for (int k = 0; k < KPT; k++) {
     acc[k] = 0.0f;
-    cnt[k] = 0.0;
+    cnt[k] = 0;
   }
-  double sw = 0.0, full = 0.0;
+  long long sw = 0, full = 0;
   int cx0 = cell_of(xi - R > 0 ? xi - R : 0, d.w, d.gx), cx1 = cell_of(xi + R, d.w, d.gx);
   int cy0 = cell_of(yi - R > 0 ? yi - R : 0, d.h, d.gy), cy1 = cell_of(yi + R, d.h, d.gy);
   for (int cy = cy0; cy <= cy1; cy++) {
@@ -433,15 +447,16 @@ vcm_k(const float *__restrict__ ncm, const uint8_t *__restrict__ q0, const uint8
     __syncthreads();
     for (int q = 0; q < tot; q++) {
       float wv = nb_w[q];
+      int wq = (int)(wv * 65536.0f); /* exact */
       const float *s = ncm + (size_t)nb_j[q] * m2;
-      sw += wv;
+      sw += wq;
 #pragma unroll
       for (int k = 0; k < KPT; k++) {
         int o = threadIdx.x + k * MAP_THREADS;
         if (o < m2) acc[k] = __fadd_rn(acc[k], __fmul_rn(wv, __ldg(s + o)));
       }
       if (nb_full[q]) {
-        full += wv;
+        full += wq;
         continue;
       }
       int4 r = nb_r[q];
@@ -449,13 +464,12 @@ vcm_k(const float *__restrict__ ncm, const uint8_t *__restrict__ q0, const uint8
       for (int k = 0; k < KPT; k++) {
         int o = threadIdx.x + k * MAP_THREADS;
         int ox = o % M - S2, oy = o / M - S2;
-        if (o < m2 && ox >= r.x && ox <= r.y && oy >= r.z && oy <= r.w) cnt[k] += (double)wv;
+        if (o < m2 && ox >= r.x && ox <= r.y && oy >= r.z && oy <= r.w) cnt[k] += wq;
       }
     }
     __syncthreads(); /* the list is rewritten by the next chunk */
   }
   }
-  double cmin = LT_VCM_MIN_SUPPORT * sw;
   float vx = 0.0f, vy = 0.0f, norm = 1.0f;
   bool prior = d.lam > 0.0f && predict(prev, *nprev, wt, R, xi, yi, &vx, &vy);
   if (prior) norm = __fadd_rn(1.0f, d.lam);
@@ -465,8 +479,8 @@ vcm_k(const float *__restrict__ ncm, const uint8_t *__restrict__ q0, const uint8
   for (int k = 0; k < KPT; k++) {
     int o = threadIdx.x + k * MAP_THREADS;
     if (o >= m2) break;
-    double cw = full + cnt[k];
-    float v = cw >= cmin && cw > 0.0 ? __fdiv_rn(acc[k], (float)cw) : 0.0f;
+    long long cw = full + cnt[k]; /* the CPU's normalise: 4 C >= sw (LT_VCM_MIN_SUPPORT 1/4), C > 0 */
+    float v = 4 * cw >= sw && cw > 0 ? __fdiv_rn(acc[k], __fmul_rn(__ll2float_rn(cw), 1.0f / 65536.0f)) : 0.0f;
     int ox = o % M - S2, oy = o / M - S2;
     if (prior) {
       float fx = __fsub_rn((float)ox, vx), fy = __fsub_rn((float)oy, vy);

@@ -129,6 +129,18 @@ int lt_vcm_params_check(const lt_vcm_params *p, int w, int h)
              "sim h and temporal radius > 0");
     return LT_ERR_USAGE;
   }
+  /* support sums are 32-bit counts of 2^-16 (vcm_point, the CUDA vcm_k):
+   * at most 32767 points within the radius (the sub-windows its box spans) */
+  if (w >= p->grid_x && h >= p->grid_y) {
+    long long cx = 2LL * p->coherence_radius / (w / p->grid_x) + 2, cy = 2LL * p->coherence_radius / (h / p->grid_y) + 2;
+    long long nb = (cx < p->grid_x ? cx : p->grid_x) * (cy < p->grid_y ? cy : p->grid_y) * p->points_per_cell;
+    if (nb > 32767) {
+      lt_error("vcm: coherence radius %d reaches up to %lld points with a %dx%d grid of %dx%d frames and %d per "
+               "sub-window (at most 32767): a smaller radius or a coarser grid",
+               p->coherence_radius, nb, p->grid_x, p->grid_y, w, h, p->points_per_cell);
+      return LT_ERR_USAGE;
+    }
+  }
   if (w < p->patch || h < p->patch || w < 3 || h < 3) {
     lt_error("vcm: frame %dx%d is smaller than the %dx%d patch (or 3x3)", w, h, p->patch,
              p->patch);
@@ -323,14 +335,29 @@ void lt_vcm_ncm(const float *I0, const float *I1, int w, int h, int x, int y,
   ncm_similarity(ncm, r, p);
 }
 
-void lt_vcm_round8(const float *src, size_t n, float *rf, uint8_t *q)
+/* lt_vcm_round8 on one block: branch-free loops that vectorise */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
+#endif
+static void round8_block(const float *restrict src, size_t n, float *restrict rf, uint8_t *restrict q)
 {
-#pragma omp parallel for schedule(static)
   for (size_t i = 0; i < n; i++) {
     float v = src[i], c = v > 0.0f ? (v < 255.0f ? v : 255.0f) : 0.0f; /* NaN -> 0 */
-    int k = (int)(c + 0.5f);
-    q[i] = (uint8_t)k;
-    if (rf) rf[i] = (float)k;
+    q[i] = (uint8_t)(int)(c + 0.5f);
+  }
+  if (rf)
+    for (size_t i = 0; i < n; i++) rf[i] = (float)q[i];
+}
+
+void lt_vcm_round8(const float *src, size_t n, float *rf, uint8_t *q)
+{
+  /* blocks of 64 KiB pixels: one thread for small frames (a 640x480 frame
+   * takes ~0.1 ms on one core, less than waking a team) */
+  size_t blk = 65536, nb = (n + blk - 1) / blk;
+#pragma omp parallel for schedule(static) if (nb > 8)
+  for (size_t b = 0; b < nb; b++) {
+    size_t i0 = b * blk, k = n - i0 < blk ? n - i0 : blk;
+    round8_block(src + i0, k, rf ? rf + i0 : NULL, q + i0);
   }
 }
 
