@@ -247,26 +247,34 @@ static void topk_insert(float *bf, int *bi, int *cnt, int k, float f, int idx)
 
 int lt_vcm_select(const float *F, int w, int h, const lt_vcm_params *p, int *px, int *py)
 {
-  int k = p->points_per_cell, n = 0;
-  for (int cy = 0; cy < p->grid_y; cy++) {
-    int y0 = (int)((long long)cy * h / p->grid_y), y1 = (int)((long long)(cy + 1) * h / p->grid_y);
-    for (int cx = 0; cx < p->grid_x; cx++) {
-      int x0 = (int)((long long)cx * w / p->grid_x);
-      int x1 = (int)((long long)(cx + 1) * w / p->grid_x);
+  /* each sub-window on its own (rows of them in parallel) into its K slots
+   * of px, as pixel indices (-1 = empty); then the slots are packed in cell
+   * order: the same points in the same order for any number of threads */
+  int k = p->points_per_cell, gx = p->grid_x, gy = p->grid_y;
+#pragma omp parallel for schedule(dynamic, 1)
+  for (int cy = 0; cy < gy; cy++) {
+    int y0 = (int)((long long)cy * h / gy), y1 = (int)((long long)(cy + 1) * h / gy);
+    for (int cx = 0; cx < gx; cx++) {
+      int x0 = (int)((long long)cx * w / gx);
+      int x1 = (int)((long long)(cx + 1) * w / gx);
       float bf[LT_VCM_MAX_K];
-      int bi[LT_VCM_MAX_K], cnt = 0;
+      int bi[LT_VCM_MAX_K], cnt = 0, *slot = px + (size_t)(cy * gx + cx) * k;
       for (int y = y0; y < y1; y++)
         for (int x = x0; x < x1; x++) {
           float f = F[(size_t)y * w + x];
           if (f > 0.0f) topk_insert(bf, bi, &cnt, k, f, y * w + x);
         }
-      for (int j = 0; j < cnt; j++) {
-        px[n] = bi[j] % w;
-        py[n] = bi[j] / w;
-        n++;
-      }
+      for (int j = 0; j < k; j++) slot[j] = j < cnt ? bi[j] : -1;
     }
   }
+  int n = 0; /* pack in cell order: slot i >= n, so px can be rewritten in place */
+  for (int i = 0; i < gx * gy * k; i++)
+    if (px[i] >= 0) {
+      int idx = px[i];
+      px[n] = idx % w;
+      py[n] = idx / w;
+      n++;
+    }
   return n;
 }
 
@@ -558,6 +566,7 @@ typedef struct cpu_ctx {
   uint16_t *sad;    /* per thread SAD rows (lt_vcm_ncm8) */
   int32_t *cnt;     /* per thread support C(o) in units of 2^-16 */
   int32_t *wq;      /* weight table in units of 2^-16 */
+  const float *last_I1; /* the last pair's I1 (its rounded copy is rf[1], q[1]; vcm.h) */
   int *px, *py;
   int *cstart;      /* points of sub-window c: cstart[c] .. cstart[c + 1] - 1 */
   lt_vcm_vector *prev, *cur; /* last pair's vectors (temporal prior), this pair's */
@@ -756,8 +765,17 @@ static int cpu_pair(void *vctx, const float *I0, const float *I1, lt_vcm_vector 
   int w = c->w, h = c->h, M = c->side;
   size_t m2 = (size_t)M * M, npx = (size_t)w * h;
   double t0 = lt_now();
-  lt_vcm_round8(I0, npx, c->rf[0], c->q[0]);
+  if (I0 == c->last_I1 && I0 != I1) { /* the last pair's I1, already rounded */
+    float *tf = c->rf[0];
+    uint8_t *tq = c->q[0];
+    c->rf[0] = c->rf[1];
+    c->q[0] = c->q[1];
+    c->rf[1] = tf;
+    c->q[1] = tq;
+  } else
+    lt_vcm_round8(I0, npx, c->rf[0], c->q[0]);
   lt_vcm_round8(I1, npx, c->rf[1], c->q[1]);
+  c->last_I1 = I1;
   lt_vcm_sobel(c->rf[0], w, h, c->mag);
   lt_vcm_strength(c->mag, c->rf[0], c->rf[1], w, h, &c->p, c->F);
   int n = lt_vcm_select(c->F, w, h, &c->p, c->px, c->py), gx = c->p.grid_x, nc = gx * c->p.grid_y;
