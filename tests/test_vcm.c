@@ -556,16 +556,23 @@ static void test_threads(const yos *y)
   lt_vcm_params p;
   lt_vcm_params_default(&p);
   p.temporal_weight = 0.5f;
-  int cap = lt_vcm_max_points(&p), n[2] = {0, 0};
-  lt_vcm_vector *v[2];
+  int cap = lt_vcm_max_points(&p), n[3] = {0, 0, 0};
+  lt_vcm_vector *v[3];
   int saved = omp_get_max_threads();
-  for (int t = 0; t < 2; t++) {
+  size_t np = (size_t)y->w * y->h;
+  float *i9 = malloc(np * sizeof *i9); /* frame 9 in another buffer: rounded again */
+  memcpy(i9, y->I9, np * sizeof *i9);
+  /* run 0: 1 thread, frame t of the second pair from another buffer; run 1:
+   * 2 threads, the same pointer as the last I1 (the kept copy); run 2: 2
+   * threads, I0 NULL (the kept copy, as the vcm mode passes it) */
+  const float *second_i0[3] = {i9, y->I9, NULL};
+  for (int t = 0; t < 3; t++) {
     v[t] = calloc(cap, sizeof *v[t]);
-    omp_set_num_threads(t + 1);
+    omp_set_num_threads(t ? 2 : 1);
     void *ctx;
     if (lt_vcm_backend_cpu.create(&ctx, &p, y->w, y->h) == 0) {
       lt_vcm_backend_cpu.pair(ctx, y->I8, y->I9, v[t], cap, &n[t]);
-      lt_vcm_backend_cpu.pair(ctx, y->I9, y->I10, v[t], cap, &n[t]);
+      lt_vcm_backend_cpu.pair(ctx, second_i0[t], y->I10, v[t], cap, &n[t]);
       lt_vcm_backend_cpu.destroy(ctx);
     }
   }
@@ -573,8 +580,19 @@ static void test_threads(const yos *y)
   T_CHECK("determinism: 1 and 2 OpenMP threads give the same bytes (yosemite, temporal on)",
           n[0] > 0 && n[0] == n[1] && memcmp(v[0], v[1], sizeof *v[0] * n[0]) == 0, "n %d %d", n[0],
           n[1]);
-  free(v[0]);
-  free(v[1]);
+  T_CHECK("I0 NULL = the last pair's I1 (kept rounded copy): the same bytes",
+          n[2] == n[0] && memcmp(v[0], v[2], sizeof *v[0] * n[0]) == 0, "n %d %d", n[0], n[2]);
+  void *ctx;
+  int k = 0, err = -1;
+  lt_log_set_level(LT_LOG_QUIET);
+  if (lt_vcm_backend_cpu.create(&ctx, &p, y->w, y->h) == 0) {
+    err = lt_vcm_backend_cpu.pair(ctx, NULL, y->I9, v[2], cap, &k);
+    lt_vcm_backend_cpu.destroy(ctx);
+  }
+  lt_log_set_level(LT_LOG_NORMAL);
+  T_CHECK("I0 NULL on a context's first pair: LT_ERR_INTERNAL", err == LT_ERR_INTERNAL, "err %d", err);
+  free(i9);
+  for (int t = 0; t < 3; t++) free(v[t]);
 }
 
 int main(void)

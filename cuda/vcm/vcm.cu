@@ -699,7 +699,11 @@ static int cu_pair(void *vctx, const float *I0, const float *I1, lt_vcm_vector *
   /* rounded to bytes on the host (the CPU backend's lt_vcm_round8) into
    * pinned staging: a quarter of the float frame, uploaded asynchronously;
    * the staging is free again since the last pair ended synchronised */
-  if (I0 == c->last_I1 && I0 != I1) { /* the last pair's I1 is on the device (vcm.h) */
+  if (!I0 && !c->last_I1) {
+    lt_error("vcm: internal: the first pair needs its frame t (I0 NULL)");
+    return LT_ERR_INTERNAL;
+  }
+  if (!I0 || (I0 == c->last_I1 && I0 != I1)) { /* the last pair's I1 is on the device (vcm.h) */
     uint8_t *t = c->I0;
     c->I0 = c->I1;
     c->I1 = t;

@@ -82,7 +82,7 @@ typedef struct run {
   size_t pathlen;
   float *fu, *fv;       /* --flo planes */
   int *bstart, *bidx;   /* vectors bucketed by sub-window (counting sort) */
-  long npoints, empty_pairs, dropped;
+  long npoints, empty_pairs, dropped, pairs_done;
   int warned_empty;
 } run;
 
@@ -355,7 +355,10 @@ static int step(void *m, lt_loop *L, const lt_frame *f, const lt_frame *prev)
 {
   run *R = m;
   int n = 0, err;
-  if ((err = R->be->pair(R->ctx, prev->grey, f->grey, R->vec, R->cap, &n))) return err;
+  /* prev is the loop's copy of the last step's frame, whose rounded copy the
+   * backend keeps: NULL after the first pair (vcm.h) rounds and uploads only f */
+  if ((err = R->be->pair(R->ctx, R->pairs_done ? NULL : prev->grey, f->grey, R->vec, R->cap, &n))) return err;
+  R->pairs_done++;
   if (R->be->phases) {
     double ph[3];
     R->be->phases(R->ctx, ph);

@@ -80,11 +80,13 @@ typedef struct lt_vcm_vector {
  * accepts NULL; pair allocates nothing: it writes at most cap vectors to out,
  * their number to *n, and returns 0 or a negative lt_err. With
  * temporal_weight > 0 a context remembers the last pair's vectors, so pairs
- * must be given in order (t, t+1), (t+1, t+2), ... A backend may keep its
- * copy of the last pair's I1: when a pair's I0 is the same pointer as the
- * last pair's I1, that buffer must still hold the same frame (the CUDA
- * backend then uploads only I1); a caller that rewrites a buffer in place
- * passes it as I0 only after giving the new frame as I1 first. */
+ * must be given in order (t, t+1), (t+1, t+2), ... Both backends keep their
+ * own copy of the last pair's I1 (rounded; on CUDA on the device): I0 NULL
+ * means "the last pair's I1" (an error for a context's first pair), and a
+ * pair whose I0 is the same pointer as the last pair's I1 is taken the same
+ * way, so that buffer must still hold the same frame; a caller that rewrites
+ * a buffer in place passes it as I0 only after giving the new frame as I1
+ * first. Either way only I1 is rounded (and uploaded). */
 typedef struct lt_vcm_backend {
   const char *name;
   int (*create)(void **ctx, const lt_vcm_params *p, int w, int h);
