@@ -14,6 +14,12 @@
  *     refined by a parabola along each axis, is the vector; score = peak /
  *     sum_j w.
  *
+ * Frames. Every stage works on the frames rounded to integers 0..255
+ * (lt_vcm_round8; 8-bit video is unchanged): SADs are then exact integers,
+ * summed in 16-bit SIMD lanes here and with __sad on CUDA, equal whatever the
+ * order. Each vector also carries its motion evidence (lt_vcm_evidence, vcm.h),
+ * by which the vcm mode drops chance vectors from static background noise.
+ *
  * Borders. Points are only taken where the patch lies inside frame t (at least
  * max(1, P/2) pixels from the border). The search is clamped: offsets whose
  * displaced patch leaves frame t+1 get similarity 0 and take no part in the
