@@ -13,6 +13,8 @@
 #          build/venv with pytrackmate and py-ctcmetrics from PyPI (the
 #          TrackMate and Cell Tracking Challenge readers of
 #          tests/test_leuk_outputs.sh; --if-missing makes it when absent)
+#   bench: --bench also puts SimpleITK (PyPI) in build/venv, the peer of
+#          scripts/bench_flow3d.sh (demons registration); not needed by tests
 set -euo pipefail
 pkgs=(gcc make pkg-config libavformat-dev libavcodec-dev libswscale-dev libavutil-dev libpng-dev
       libtiff-dev zlib1g-dev libnifti2-dev ffmpeg python3 python3-numpy python3-nibabel python3-opencv python3-venv clang libclang-rt-dev
@@ -27,6 +29,11 @@ venv() {
     python3 -m venv build/venv && build/venv/bin/pip install -q pytrackmate py-ctcmetrics
   fi
 }
+if [ "${1:-}" = "--bench" ]; then
+  venv
+  build/venv/bin/python -c 'import SimpleITK' 2>/dev/null || build/venv/bin/pip install -q SimpleITK
+  exit 0
+fi
 if [ "${1:-}" = "--if-missing" ] && [ ${#missing[@]} -eq 0 ]; then venv; exit 0; fi
 if [ ${#missing[@]} -eq 0 ]; then echo "install-deps: all packages present"; venv; exit 0; fi
 echo "install-deps: installing ${missing[*]}"

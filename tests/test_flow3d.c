@@ -234,17 +234,19 @@ static void test_beta(void)
   double t0, t1;
   int r = solve(&s, &p, &t0);
   double e0 = epe_vox(&g, s.f, s.gt, 3, NULL), d0 = mean_abs_div(&s, 3);
-  /* beta on the scale of alpha (300): measured |div| 0.70x, EPE 1.003x;
-   * beta 1000 lowers |div| to 0.49x but costs EPE (1.12x) at 150 iterations */
-  p.beta = 300.0f;
+  /* measured (2026-11-23): beta 50 |div| 0.92x EPE 0.997x; 100 0.86x 0.994x;
+   * 200 0.77x 0.996x; 300 0.70x 1.003x; 1000 0.49x 1.12x (150 iterations):
+   * beta 200 is the largest tried that lowers the divergence at no worse
+   * endpoint error, as the issue asks */
+  p.beta = 200.0f;
   if (!r) r = solve(&s, &p, &t1);
   double e1 = epe_vox(&g, s.f, s.gt, 3, NULL), d1 = mean_abs_div(&s, 3);
   char name[400];
   snprintf(name, sizeof name,
            "divergence-free swirl 40x40x16: beta 0 mean |div| %.5f EPE %.4f voxel (%.2f s); beta %g mean |div| %.5f EPE "
-           "%.4f voxel (%.2f s); bound: |div| at most 0.8x, EPE at most 1.01x",
+           "%.4f voxel (%.2f s); bound: |div| at most 0.8x, EPE no worse",
            d0, e0, t0, p.beta, d1, e1, t1);
-  T_CHECK(name, r == 0 && d1 <= 0.8 * d0 && e1 <= 1.01 * e0, "r=%d", r);
+  T_CHECK(name, r == 0 && d1 <= 0.8 * d0 && e1 <= e0, "r=%d", r);
   run3_free(&s);
 }
 
