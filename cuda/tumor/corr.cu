@@ -7,19 +7,21 @@
  * windows copied into double-buffered pinned staging, converted to B - 128
  * on the GPU, and for the next frame already during this one's work
  * (prefetch, second stream); other frames as B - 128 floats. One launch of
- * the partial-sum kernel covers every template, shift block and tile group
- * (corr_kernel.cuh); one launch of lt_tumor_finish adds the groups in a
- * fixed order (deterministic), forms r and finds each template's peak with
- * its sub-pixel offset; only the peaks come back (the maps when asked), with
- * one synchronisation per frame.
- * The templates (centred, float), their per-tile sums of Tc, sum Tc and
- * sum Tc^2 (double) are uploaded once by create(), which also allocates
- * everything. The partial kernel is the NVRTC-specialised one when
- * available (nvrtc.cu), else the generic one compiled here.
+ * the frame kernel (corr_kernel.cuh) computes every template's window sums
+ * (double, exact for 8-bit frames) and the tiles' cross sums; one launch of
+ * lt_tumor_finish adds the tiles in a fixed order (deterministic), forms r
+ * and finds each template's peak with its sub-pixel offset; only the peaks
+ * come back (the maps when asked), with one synchronisation per frame. The
+ * two launches and the peaks' download are one CUDA Graph per input buffer.
+ * The templates (centred, float), sum Tc and sum Tc^2 (double) are uploaded
+ * once by create(), which also allocates everything. The frame kernel is
+ * the NVRTC-specialised one when available (nvrtc.cu), else the generic one
+ * compiled here.
  *
- * Sizes: main tile min(16, template side); shift block SX x SY with SX the
- * power of two >= 2H+1 (at most 32) and SX*SY <= 128 threads; tile groups so
- * that about 4 blocks per SM are in flight (at most 64 groups). */
+ * Sizes (plan()): bands of at most 16 template rows (the specialised kernel
+ * cuts the height evenly), chunks of at most 128 columns, shift blocks of at
+ * most 32 dx times 32 dy, 4 dy per thread, column stripes so that about 256
+ * threads per SM are busy. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,18 +43,22 @@ extern "C" {
 #include "corr_kernel.cuh"
 #undef LT_TUMOR_KERNEL_CODE
 
+/* The generic kernel: every size a run-time value but the band height and
+ * the shifts per thread, fixed here (plan() uses the same when NVRTC is out). */
+#define LT_TK_GEN_RB 16
+#define LT_TK_GEN_DYN 4
 __global__ void lt_tumor_generic(lt_tk_params p)
 {
   extern __shared__ float lt_tk_smem[];
-  lt_tk_partial<0, 0, 0, 0, 0, 0>(p, lt_tk_smem);
+  lt_tk_frame<0, 0, LT_TK_GEN_RB, LT_TK_GEN_DYN, 0, 0, 0, 0>(p, lt_tk_smem);
 }
 
 struct lt_tk_red {
-  const double *part;
+  const double *part, *wsum;
   const int *tdim;
   const double *sum_tc, *ta; /* per template */
   float *scores;
-  int K, V, H, nx, npos, ngroups_max, group_tiles, tlw, tlh, roi_x, roi_y, roi_w, roi_h;
+  int K, V, H, nx, npos, nt_max, rb, cwc, roi_x, roi_y, roi_w, roi_h;
 };
 
 /* Template k's per-frame result (downloaded instead of the maps). */
@@ -62,7 +68,7 @@ struct lt_tk_pk {
   double dy_sub, dx_sub;
 };
 
-/* r at shift index pos of template k (groups added in order); *inside = 0
+/* r at shift index pos of template k (tiles added in order); *inside = 0
  * (and -1 returned) when the window leaves the ROI, i.e. the frame. */
 __device__ float lt_tk_score(const lt_tk_red &r, int k, int pos, bool *inside)
 {
@@ -74,15 +80,10 @@ __device__ float lt_tk_score(const lt_tk_red &r, int k, int pos, bool *inside)
     return -1.0f; /* LT_TUMOR_OUTSIDE */
   }
   *inside = true;
-  const int ntiles = ((w + r.tlw - 1) / r.tlw) * ((h + r.tlh - 1) / r.tlh);
-  const int ng = (ntiles + r.group_tiles - 1) / r.group_tiles;
-  double s1 = 0, s2 = 0, sc = 0;
-  for (int g = 0; g < ng; g++) {
-    const double *p = r.part + ((long long)k * r.ngroups_max + g) * 3 * r.npos + pos;
-    s1 += p[0];
-    s2 += p[r.npos];
-    sc += p[2 * r.npos];
-  }
+  const int ntiles = ((w + r.cwc - 1) / r.cwc) * ((h + r.rb - 1) / r.rb);
+  const double s1 = r.wsum[(long long)k * 2 * r.npos + pos], s2 = r.wsum[((long long)k * 2 + 1) * r.npos + pos];
+  double sc = 0;
+  for (int t = 0; t < ntiles; t++) sc += r.part[((long long)k * r.nt_max + t) * r.npos + pos];
   const double n = (double)w * h, flat = 1e-6 * n; /* LT_TUMOR_FLAT_VAR */
   double bb = s2 - s1 * s1 / n;
   const double cross = sc - (s1 / n) * r.sum_tc[k];
@@ -172,8 +173,10 @@ typedef struct cuda_ctx {
   lt_tumor_setup s; /* tpl -> geom */
   lt_tumor_template *geom;
   int K, npos, roi_x, roi_y, roi_w, roi_h;
-  int tlw, tlh, sx, sy, nsb, ngroups, group_tiles;
-  size_t smem;
+  /* the plan (plan()): band rows, dy per thread, chunk width, dx per block,
+   * dy groups, column stripes, shift blocks, tiles per template (most) */
+  int rb, dyn, cwc, sxb, ng, ns, nsbx, nsb, nt_max, threads;
+  size_t smem, rs_n;
   float *h_roi, *d_roi, *d_scores, *d_tc;
   /* the 8-bit path: double-buffered pinned staging and device regions, the
    * prefetch of the next frame on ustream */
@@ -183,13 +186,17 @@ typedef struct cuda_ctx {
   int cur8, pref_buf, no_prefetch;
   const unsigned char *pref_req, *pref_src;
   lt_tk_pk *h_pk, *d_pk;
-  double *d_part, *d_tile_tc, *d_sum_tc, *d_ta;
-  long long *d_tc_off;
-  int *d_tdim, *d_tile_off;
+  double *d_part, *d_wsum, *d_rs, *d_sum_tc, *d_ta;
+  long long *d_tc_off, *d_rs_off;
+  int *d_tdim;
   cudaStream_t stream;
   cudaLibrary_t lib;
   cudaKernel_t spec;
   int have_lib;
+  /* the per-frame work (both kernels and the peaks' download) as one CUDA
+   * Graph per input buffer: 0/1 the 8-bit buffers, 2 the float region */
+  cudaGraphExec_t graph[3];
+  int use_graph;
   lt_tumor_stats st;
 } cuda_ctx;
 
@@ -198,17 +205,20 @@ static void cuda_destroy(void *p)
   cuda_ctx *c = (cuda_ctx *)p;
   if (!c) return;
   if (c->stream) cudaStreamSynchronize(c->stream);
+  for (int i = 0; i < 3; i++)
+    if (c->graph[i]) cudaGraphExecDestroy(c->graph[i]);
   cudaFreeHost(c->h_roi);
   cudaFree(c->d_roi);
   cudaFree(c->d_scores);
   cudaFree(c->d_tc);
   cudaFree(c->d_part);
-  cudaFree(c->d_tile_tc);
+  cudaFree(c->d_wsum);
+  cudaFree(c->d_rs);
   cudaFree(c->d_sum_tc);
   cudaFree(c->d_ta);
   cudaFree(c->d_tc_off);
+  cudaFree(c->d_rs_off);
   cudaFree(c->d_tdim);
-  cudaFree(c->d_tile_off);
   if (c->ustream) cudaStreamSynchronize(c->ustream);
   for (int i = 0; i < 2; i++) {
     cudaFreeHost(c->h_st8[i]);
@@ -225,37 +235,50 @@ static void cuda_destroy(void *p)
   free(c);
 }
 
-static int pow2ceil(int v)
+static int env_int(const char *name, int def, int lo, int hi)
 {
-  int p = 1;
-  while (p < v) p *= 2;
-  return p;
+  const char *v = getenv(name);
+  if (!v || !*v) return def;
+  int x = atoi(v);
+  return x < lo ? lo : x > hi ? hi : x;
 }
 
-static void plan(cuda_ctx *c, int sm_count)
+/* Block sizes for band height rb and dy per thread dyn: chunks of at most
+ * 128 columns; a shift block of at most 32 dx and 32 dy; column stripes so
+ * that about 256 threads per SM are busy (at most 512 per block). */
+static void plan(cuda_ctx *c, int rb, int dyn, int sm_count)
 {
-  int maxw = 1, maxh = 1, max_tiles = 1;
-  for (int k = 0; k < c->K; k++) {
-    maxw = c->geom[k].w > maxw ? c->geom[k].w : maxw;
-    maxh = c->geom[k].h > maxh ? c->geom[k].h : maxh;
-  }
-  c->tlw = maxw < 16 ? maxw : 16;
-  c->tlh = maxh < 16 ? maxh : 16;
+  int maxw = 1;
+  for (int k = 0; k < c->K; k++) maxw = c->geom[k].w > maxw ? c->geom[k].w : maxw;
   const int nx = 2 * c->s.shift_h + 1, ny = 2 * c->s.shift_v + 1;
-  c->sx = pow2ceil(nx) < 32 ? pow2ceil(nx) : 32;
-  c->sy = 128 / c->sx;
-  if (c->sy > pow2ceil(ny)) c->sy = pow2ceil(ny);
-  c->nsb = ((nx + c->sx - 1) / c->sx) * ((ny + c->sy - 1) / c->sy);
+  c->rb = rb;
+  c->dyn = dyn;
+  c->cwc = maxw < 128 ? maxw : 128;
+  c->sxb = nx < 32 ? nx : 32;
+  c->nsbx = (nx + c->sxb - 1) / c->sxb;
+  const int groups = (ny + dyn - 1) / dyn, gmax = 32 / dyn > 0 ? 32 / dyn : 1;
+  const int nsby = (groups + gmax - 1) / gmax;
+  c->ng = (groups + nsby - 1) / nsby;
+  c->nsb = c->nsbx * nsby;
+  c->nt_max = 1;
+  c->rs_n = 0;
   for (int k = 0; k < c->K; k++) {
-    int t = ((c->geom[k].w + c->tlw - 1) / c->tlw) * ((c->geom[k].h + c->tlh - 1) / c->tlh);
-    max_tiles = t > max_tiles ? t : max_tiles;
+    const int t = ((c->geom[k].w + c->cwc - 1) / c->cwc) * ((c->geom[k].h + rb - 1) / rb);
+    c->nt_max = t > c->nt_max ? t : c->nt_max;
+    c->rs_n += (size_t)(c->geom[k].h + ny - 1) * nx * 2;
   }
-  long want = (4L * sm_count + (long)c->K * c->nsb - 1) / ((long)c->K * c->nsb);
-  int ng = (int)(want < 1 ? 1 : want > 64 ? 64 : want);
-  if (ng > max_tiles) ng = max_tiles;
-  c->group_tiles = (max_tiles + ng - 1) / ng;
-  c->ngroups = (max_tiles + c->group_tiles - 1) / c->group_tiles;
-  c->smem = sizeof(float) * ((size_t)(c->tlw + c->sx - 1) * (c->tlh + c->sy - 1) + (size_t)c->tlw * c->tlh);
+  const int per = c->sxb * c->ng;
+  const long blocks = (long)c->K * c->nt_max * c->nsb;
+  const long want = (long)env_int("LT_TUMOR_THREADS_PER_SM", 256, 32, 2048) * sm_count;
+  long ns = (want + blocks * per - 1) / (blocks * per);
+  const long ns_max = 512 / per;
+  ns = ns > ns_max ? ns_max : ns;
+  ns = ns > c->cwc / 4 ? c->cwc / 4 : ns;
+  c->ns = env_int("LT_TUMOR_STRIPES", ns < 1 ? 1 : (int)ns, 1, 512 / per > 0 ? 512 / per : 1);
+  c->threads = per * c->ns;
+  const size_t stage = (size_t)rb * c->cwc + (size_t)(rb + c->ng * dyn - 1) * (c->cwc + c->sxb - 1);
+  const size_t red = (size_t)c->threads * dyn;
+  c->smem = sizeof(float) * (stage > red ? stage : red);
 }
 
 /* Union of the search regions, clipped to the frame (may be empty). */
@@ -279,31 +302,27 @@ static void roi_of(cuda_ctx *c)
   c->roi_h = y1 > y0 ? y1 - y0 : 0;
 }
 
-/* Centred float templates, per-tile sums, sum Tc and sum Tc^2 (of the float
- * values the kernel uses), uploaded once. */
+/* Centred float templates, sum Tc and sum Tc^2 (of the float values the
+ * kernel uses) and the geometry, uploaded once. */
 static int upload_templates(cuda_ctx *c, const lt_tumor_setup *s)
 {
-  long long total = 0, ntile_total = 0;
-  for (int k = 0; k < c->K; k++) {
-    total += (long long)s->tpl[k].w * s->tpl[k].h;
-    ntile_total += (long long)((s->tpl[k].w + c->tlw - 1) / c->tlw) * ((s->tpl[k].h + c->tlh - 1) / c->tlh);
-  }
+  long long total = 0;
+  for (int k = 0; k < c->K; k++) total += (long long)s->tpl[k].w * s->tpl[k].h;
   float *tc = (float *)malloc(sizeof(float) * total);
-  double *ttc = (double *)calloc(ntile_total, sizeof(double));
   double *stc = (double *)malloc(sizeof(double) * c->K), *ta = (double *)malloc(sizeof(double) * c->K);
   long long *off = (long long *)malloc(sizeof(long long) * c->K);
-  int *toff = (int *)malloc(sizeof(int) * c->K), *dim = (int *)malloc(sizeof(int) * 4 * c->K);
+  int *dim = (int *)malloc(sizeof(int) * 4 * c->K);
   int e = 0;
-  if (!tc || !ttc || !stc || !ta || !off || !toff || !dim) {
+  if (!tc || !stc || !ta || !off || !dim) {
     lt_error("out of memory (tumor CUDA templates)");
     e = LT_ERR_NOMEM;
     goto done;
   }
   {
-    long long o = 0, to = 0;
+    long long o = 0;
     for (int k = 0; k < c->K; k++) {
       const lt_tumor_template *t = &s->tpl[k];
-      const int n = t->w * t->h, tx = (t->w + c->tlw - 1) / c->tlw;
+      const int n = t->w * t->h;
       double sum = 0;
       for (int i = 0; i < n; i++) sum += t->px[i];
       const double mean = sum / n;
@@ -313,18 +332,15 @@ static int upload_templates(cuda_ctx *c, const lt_tumor_setup *s)
         tc[o + i] = v;
         a += v;
         b += (double)v * v;
-        ttc[to + (i / t->w / c->tlh) * tx + (i % t->w) / c->tlw] += v;
       }
       stc[k] = a;
       ta[k] = b;
       off[k] = o;
-      toff[k] = (int)to;
       dim[4 * k] = t->w;
       dim[4 * k + 1] = t->h;
       dim[4 * k + 2] = t->x;
       dim[4 * k + 3] = t->y;
       o += n;
-      to += (long long)tx * ((t->h + c->tlh - 1) / c->tlh);
     }
   }
 #define UP(dst, src, bytes)                                                                  \
@@ -337,20 +353,25 @@ static int upload_templates(cuda_ctx *c, const lt_tumor_setup *s)
     }                                                                                        \
   } while (0)
   UP(c->d_tc, tc, sizeof(float) * total);
-  UP(c->d_tile_tc, ttc, sizeof(double) * ntile_total);
   UP(c->d_sum_tc, stc, sizeof(double) * c->K);
   UP(c->d_ta, ta, sizeof(double) * c->K);
   UP(c->d_tc_off, off, sizeof(long long) * c->K);
-  UP(c->d_tile_off, toff, sizeof(int) * c->K);
   UP(c->d_tdim, dim, sizeof(int) * 4 * c->K);
+  {
+    const int nx = 2 * c->s.shift_h + 1, ny = 2 * c->s.shift_v + 1;
+    long long ro = 0;
+    for (int k = 0; k < c->K; k++) { /* the row-sum scratch: any plan's */
+      off[k] = ro;
+      ro += (long long)(s->tpl[k].h + ny - 1) * nx * 2;
+    }
+    UP(c->d_rs_off, off, sizeof(long long) * c->K);
+  }
 #undef UP
 done:
   free(tc);
-  free(ttc);
   free(stc);
   free(ta);
   free(off);
-  free(toff);
   free(dim);
   return e;
 }
@@ -385,6 +406,8 @@ static int cuda_create(void **out, const lt_tumor_setup *s)
   {
     const char *pv = getenv("LT_TUMOR_PREFETCH"); /* experiment: 0 = no prefetch of the next frame */
     c->no_prefetch = pv && strcmp(pv, "0") == 0;
+    const char *gv = getenv("LT_TUMOR_GRAPH"); /* experiment: 0 = plain launches instead of the graph */
+    c->use_graph = !(gv && strcmp(gv, "0") == 0);
   }
   int dev = 0, sms = 1;
   cudaError_t de = cudaGetDevice(&dev);
@@ -394,15 +417,34 @@ static int cuda_create(void **out, const lt_tumor_setup *s)
     goto fail;
   }
   roi_of(c);
-  plan(c, sms);
   if ((e = upload_templates(c, s))) goto fail;
   {
+    /* the specialised kernel: bands of at most 16 rows cut evenly, dy per
+     * thread 4 (experiments: LT_TUMOR_RB, LT_TUMOR_DYN) */
+    const char *env = getenv("LT_TUMOR_NVRTC");
+    int want = !(env && strcmp(env, "0") == 0) && all_same_size(s);
+    if (want) {
+      const int h = s->tpl[0].h, nb = (h + 15) / 16;
+      plan(c, env_int("LT_TUMOR_RB", (h + nb - 1) / nb, 1, 16), env_int("LT_TUMOR_DYN", 4, 1, 8), sms);
+      lt_tk_spec sp = {s->tpl[0].w, s->tpl[0].h, c->rb, c->dyn, c->sxb, c->ng, c->ns, c->cwc, c->threads};
+      e = lt_tk_nvrtc_get(lt_tumor_kernel_src, &sp, &c->lib, &c->spec, &c->st);
+      if (e < 0) goto fail;
+    } else
+      e = 1;
+    c->have_lib = e == 0;
+    c->st.specialised = e == 0;
+    if (e) plan(c, LT_TK_GEN_RB, LT_TK_GEN_DYN, sms);
+    e = 0;
+  }
+  {
     const size_t roi_n = (size_t)(c->roi_w > 0 ? c->roi_w : 1) * (c->roi_h > 0 ? c->roi_h : 1);
-    const size_t part_n = (size_t)c->K * c->ngroups * 3 * c->npos;
+    const size_t part_n = (size_t)c->K * c->nt_max * c->npos;
     cudaError_t ce = cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking);
     if (ce == cudaSuccess) ce = cudaMallocHost((void **)&c->h_roi, sizeof(float) * roi_n);
     if (ce == cudaSuccess) ce = cudaMalloc((void **)&c->d_roi, sizeof(float) * roi_n);
     if (ce == cudaSuccess) ce = cudaMalloc((void **)&c->d_part, sizeof(double) * part_n);
+    if (ce == cudaSuccess) ce = cudaMalloc((void **)&c->d_wsum, sizeof(double) * 2 * (size_t)c->K * c->npos);
+    if (ce == cudaSuccess) ce = cudaMalloc((void **)&c->d_rs, sizeof(double) * c->rs_n);
     if (ce == cudaSuccess) ce = cudaMalloc((void **)&c->d_scores, sizeof(float) * (size_t)c->K * c->npos);
     if (ce == cudaSuccess) ce = cudaStreamCreateWithFlags(&c->ustream, cudaStreamNonBlocking);
     for (int i = 0; i < 2 && ce == cudaSuccess; i++) {
@@ -415,23 +457,15 @@ static int cuda_create(void **out, const lt_tumor_setup *s)
     }
     if (ce == cudaSuccess) ce = cudaMallocHost((void **)&c->h_pk, sizeof(lt_tk_pk) * c->K);
     if (ce == cudaSuccess) ce = cudaMalloc((void **)&c->d_pk, sizeof(lt_tk_pk) * c->K);
+    if (ce == cudaSuccess) ce = cudaMemset(c->d_roi, 0, sizeof(float) * roi_n);
     if (ce != cudaSuccess) {
       e = lt_cuda_fail(ce, "tumor CUDA buffers");
       goto fail;
     }
   }
-  {
-    const char *env = getenv("LT_TUMOR_NVRTC");
-    int want = !(env && strcmp(env, "0") == 0) && all_same_size(s);
-    lt_tk_spec sp = {s->tpl[0].w, s->tpl[0].h, c->tlw, c->tlh, c->sx, c->sy};
-    e = want ? lt_tk_nvrtc_get(lt_tumor_kernel_src, &sp, &c->lib, &c->spec, &c->st) : 1;
-    if (e < 0) goto fail;
-    c->have_lib = e == 0;
-    c->st.specialised = e == 0;
-    e = 0;
-  }
-  snprintf(c->st.kernel, sizeof c->st.kernel, "cuda %s: tiles %dx%d, shift blocks %dx%d, %d group(s) of %d tiles",
-           c->st.specialised ? "nvrtc" : "generic", c->tlw, c->tlh, c->sx, c->sy, c->ngroups, c->group_tiles);
+  snprintf(c->st.kernel, sizeof c->st.kernel, "cuda %s: bands %d, chunks %d, shifts %dx%dx%d, %d stripes, %d thr%s",
+           c->st.specialised ? "nvrtc" : "generic", c->rb, c->cwc, c->sxb, c->ng, c->dyn, c->ns, c->threads,
+           c->use_graph ? ", graph" : "");
   c->st.setup_s = lt_now() - t0;
   *out = c;
   return 0;
@@ -440,10 +474,11 @@ fail:
   return e;
 }
 
-/* Launches the partial-sum kernel over the region (floats in d_roi, or
- * bytes in roi8) and lt_tumor_finish (maps in d_scores, peaks in d_pk). */
+/* Launches the frame kernel over the region (floats in d_roi, or bytes in
+ * roi8) and lt_tumor_finish (maps in d_scores, peaks in d_pk). */
 static int launch(cuda_ctx *c, const unsigned char *roi8)
 {
+  const int nx = 2 * c->s.shift_h + 1;
   if (c->roi_w > 0 && c->roi_h > 0) {
     lt_tk_params kp;
     kp.roi = c->d_roi;
@@ -455,20 +490,24 @@ static int launch(cuda_ctx *c, const unsigned char *roi8)
     kp.tc = c->d_tc;
     kp.tc_off = c->d_tc_off;
     kp.tdim = c->d_tdim;
-    kp.tile_tc = c->d_tile_tc;
-    kp.tile_off = c->d_tile_off;
+    kp.rs_off = c->d_rs_off;
+    kp.rs = c->d_rs;
+    kp.wsum = c->d_wsum;
     kp.part = c->d_part;
+    kp.K = c->K;
     kp.V = c->s.shift_v;
     kp.H = c->s.shift_h;
-    kp.nx = 2 * c->s.shift_h + 1;
+    kp.nx = nx;
+    kp.ny = 2 * c->s.shift_v + 1;
     kp.npos = c->npos;
-    kp.ngroups_max = c->ngroups;
-    kp.group_tiles = c->group_tiles;
-    kp.tlw = c->tlw;
-    kp.tlh = c->tlh;
-    kp.sx = c->sx;
-    kp.sy = c->sy;
-    dim3 grid(c->ngroups, c->nsb, c->K), block(c->sx * c->sy);
+    kp.nt_max = c->nt_max;
+    kp.nsb = c->nsb;
+    kp.nsbx = c->nsbx;
+    kp.sxb = c->sxb;
+    kp.ng = c->ng;
+    kp.ns = c->ns;
+    kp.cwc = c->cwc;
+    dim3 grid((unsigned)(c->K + (long)c->K * c->nt_max * c->nsb)), block(c->threads);
     if (c->have_lib) {
       void *args[] = {&kp};
       LT_CU(cudaLaunchKernel((const void *)c->spec, grid, block, args, c->smem, c->stream), "tumor kernel (nvrtc)");
@@ -479,6 +518,7 @@ static int launch(cuda_ctx *c, const unsigned char *roi8)
   }
   lt_tk_red r;
   r.part = c->d_part;
+  r.wsum = c->d_wsum;
   r.tdim = c->d_tdim;
   r.sum_tc = c->d_sum_tc;
   r.ta = c->d_ta;
@@ -486,18 +526,51 @@ static int launch(cuda_ctx *c, const unsigned char *roi8)
   r.K = c->K;
   r.V = c->s.shift_v;
   r.H = c->s.shift_h;
-  r.nx = 2 * c->s.shift_h + 1;
+  r.nx = nx;
   r.npos = c->npos;
-  r.ngroups_max = c->ngroups;
-  r.group_tiles = c->group_tiles;
-  r.tlw = c->tlw;
-  r.tlh = c->tlh;
+  r.nt_max = c->nt_max;
+  r.rb = c->rb;
+  r.cwc = c->cwc;
   r.roi_x = c->roi_x;
   r.roi_y = c->roi_y;
   r.roi_w = c->roi_w;
   r.roi_h = c->roi_h;
   lt_tumor_finish<<<(unsigned)c->K, LT_TK_FIN_THREADS, 0, c->stream>>>(r, c->d_pk);
   LT_CU(cudaGetLastError(), "tumor finish kernel");
+  return 0;
+}
+
+/* The per-frame work on the stream: both kernels and the peaks' download,
+ * replayed from graph g (captured at its first use) unless graphs are off
+ * or their capture failed (then plain launches, from then on). */
+static int run_frame(cuda_ctx *c, int g, const unsigned char *roi8)
+{
+  if (c->use_graph && !c->graph[g]) {
+    cudaGraph_t gr = NULL;
+    cudaError_t ce = cudaStreamBeginCapture(c->stream, cudaStreamCaptureModeThreadLocal);
+    int e = ce == cudaSuccess ? 0 : 1;
+    if (!e) e = launch(c, roi8) != 0;
+    if (!e)
+      e = cudaMemcpyAsync(c->h_pk, c->d_pk, sizeof(lt_tk_pk) * c->K, cudaMemcpyDeviceToHost, c->stream) !=
+          cudaSuccess;
+    if (ce == cudaSuccess) ce = cudaStreamEndCapture(c->stream, &gr);
+    if (!e && ce == cudaSuccess) ce = cudaGraphInstantiate(&c->graph[g], gr, 0);
+    if (gr) cudaGraphDestroy(gr);
+    if (e || ce != cudaSuccess) {
+      (void)cudaGetLastError();
+      c->graph[g] = NULL;
+      c->use_graph = 0;
+      lt_info("tumor: no CUDA Graph for the frame work (%s); plain launches", cudaGetErrorString(ce));
+    }
+  }
+  if (c->use_graph) {
+    LT_CU(cudaGraphLaunch(c->graph[g], c->stream), "tumor frame graph");
+    return 0;
+  }
+  int e = launch(c, roi8);
+  if (e) return e;
+  LT_CU(cudaMemcpyAsync(c->h_pk, c->d_pk, sizeof(lt_tk_pk) * c->K, cudaMemcpyDeviceToHost, c->stream),
+        "tumor peaks download");
   return 0;
 }
 
@@ -594,10 +667,8 @@ static int cuda_match_peaks(void *p, const float *frame, const unsigned char *fr
   } else if (!frame8 && (e = upload_float(c, frame)))
     return e;
   c->pref_src = NULL;
-  if ((e = launch(c, roi8))) return e;
+  if ((e = run_frame(c, buf >= 0 ? buf : 2, roi8))) return e;
   if (buf >= 0) LT_CU(cudaEventRecord(c->ev_read[buf], c->stream), "tumor kernels");
-  LT_CU(cudaMemcpyAsync(c->h_pk, c->d_pk, sizeof(lt_tk_pk) * c->K, cudaMemcpyDeviceToHost, c->stream),
-        "tumor peaks download");
   if (scores)
     LT_CU(cudaMemcpyAsync(scores, c->d_scores, sizeof(float) * (size_t)c->K * c->npos, cudaMemcpyDeviceToHost,
                           c->stream),

@@ -1,28 +1,38 @@
-/* corr_kernel.cuh - the tiled partial-sum kernel of the tumour mode (seeds/001
+/* corr_kernel.cuh - the per-frame kernel of the tumour mode (seeds/001
  * section V: template tiling, problem-specific compilation), written once
  * and used twice: compiled by nvcc into the binary as the generic kernel
- * (every size a run-time value), and handed as text to NVRTC, which compiles
- * it with the template and tile sizes as compile-time constants.
+ * (sizes run-time values except the band height RB and the shifts per
+ * thread DYN), and handed as text to NVRTC, which compiles it with the
+ * template, tile and block sizes as compile-time constants.
  *
  * How the text is shared: this file is a single macro argument,
  * LT_TUMOR_KERNEL_CODE( ... ). corr.cu includes it once with the macro
  * expanding to the code itself and once with it stringising the code
  * (#__VA_ARGS__). Hence: no preprocessor directives, no string literals and
- * no macros inside; comments are fine (removed before macro processing).
+ * no macros inside (unrolling is asked for with the _Pragma operator, whose
+ * string survives the stringising); comments are fine (removed before macro
+ * processing).
  *
- * Work decomposition. Block (g, sb, k): template k, shift block sb (an
- * SY x SX rectangle of shifts, one thread per shift), tile group g (tiles
- * g*G .. g*G+G-1 of the template's TLH x TLW tiles, row-major; right and
- * bottom tiles are smaller). Per tile the block stages the template tile
- * and the frame region under all its shifts in shared memory; each thread
- * sums, in float over at most TLH*TLW pixels,
- *   s1 = sum (B - c_t), s2 = sum (B - c_t)^2, sc = sum Tc (B - c_t),
- * with c_t the window's pixel at the tile origin (a flat window gives exact
- * zeros; values stay small), and adds them in double to the window's sums
- * relative to c0 (its top-left pixel): S1 = sum (B - c0), S2 = sum (B - c0)^2,
- * SC = sum Tc (B - c0) (needs sum Tc over the tile, precomputed). Output:
- * part[((k*ngroups_max + g)*3 + q)*npos + pos]; lt_tumor_finish (corr.cu)
- * adds the groups in order, forms r and finds each template's peak. */
+ * r needs, per template k and shift, S1 = sum (B - 128), S2 = sum (B - 128)^2
+ * over the window and SC = sum Tc (B - 128). One launch computes all three
+ * in two kinds of blocks:
+ *
+ * Window blocks (blockIdx.x < K; block k: template k). S1 and S2 are box
+ * sums, separable: row sums over the template's width, sliding along dx
+ * (rs, global scratch, double), then column sums over its height for every
+ * shift (double; exact for 8-bit frames, whose B - 128 are small integers).
+ * Written to wsum[(k*2 + q)*npos + pos].
+ *
+ * Cross blocks (the others). Block (k, t, sb): template k, tile t (a band of
+ * RB template rows times a chunk of at most CWC columns), shift block sb (SXB
+ * dx times NG*DYN dy). The block stages the tile of Tc and the frame region
+ * under all its shifts in shared memory. Thread (tx, tg, ts) takes dx = tx,
+ * the DYN consecutive dy of group tg and the column stripe ts of the chunk;
+ * for each column it walks the RB + DYN - 1 region rows once, keeping the
+ * last DYN template values in registers, so one region load feeds DYN FMAs
+ * (float). The stripes are added in order in double and written as the
+ * tile's partial part[(k*nt_max + t)*npos + pos]; lt_tumor_finish (corr.cu)
+ * adds the tiles in order, forms r and finds each template's peak. */
 LT_TUMOR_KERNEL_CODE(
 
 struct lt_tk_params {
@@ -32,109 +42,165 @@ struct lt_tk_params {
   const float *tc;         /* centred templates (T - mean T), concatenated */
   const long long *tc_off; /* per template: offset into tc */
   const int *tdim;         /* per template: w, h, x, y */
-  const double *tile_tc;   /* per template and tile: sum of tc over the tile */
-  const int *tile_off;     /* per template: offset into tile_tc */
-  double *part;            /* partial sums, layout above */
-  int V, H, nx, npos, ngroups_max, group_tiles;
-  int tlw, tlh, sx, sy;    /* run-time tile and shift-block sizes (generic) */
+  const long long *rs_off; /* per template: offset into rs */
+  double *rs;              /* window blocks' row sums, (h + ny - 1) x nx x 2 per template */
+  double *wsum;            /* S1, S2 per template and shift */
+  double *part;            /* cross partial sums per template, tile and shift */
+  int K, V, H, nx, ny, npos, nt_max, nsb, nsbx;
+  int sxb, ng, ns, cwc;    /* run-time block sizes (generic kernel) */
 };
 
-/* Pixel i of the region as B - 128 (bytes converted here: the same float). */
-__device__ __forceinline__ float lt_tk_px(const lt_tk_params &p, long long i)
+/* Pixel (a, b) of the region as B - 128 (bytes converted here: the same
+ * float); 0 outside the region. */
+__device__ __forceinline__ float lt_tk_px(const lt_tk_params &p, int a, int b)
 {
+  if (a < 0 || b < 0 || a >= p.roi_h || b >= p.roi_w) return 0.0f;
+  const long long i = (long long)a * p.roi_w + b;
   return p.roi8 ? (float)p.roi8[i] - 128.0f : p.roi[i];
 }
 
-/* Sums over one cw x ch tile; CW/CH > 0 fix the loop bounds at compile time. */
-template <int CW, int CH>
-__device__ __forceinline__ void lt_tk_tile(const float *reg, int rstride, const float *tt, int cw_rt, int ch_rt,
-                                           float c, float &s1, float &s2, float &sc)
+/* Window block: S1 and S2 of template k at every shift. */
+__device__ void lt_tk_window(const lt_tk_params &p, int k, int w, int h)
 {
-  const int cw = CW > 0 ? CW : cw_rt;
-  const int ch = CH > 0 ? CH : ch_rt;
-  for (int i = 0; i < ch; i++) {
-    const float *r = reg + i * rstride;
-    const float *t = tt + i * cw;
-    for (int j = 0; j < cw; j++) {
-      const float d = r[j] - c;
-      s1 += d;
-      s2 = __fmaf_rn(d, d, s2);
-      sc = __fmaf_rn(t[j], d, sc);
+  const int x = p.tdim[4 * k + 2] - p.H - p.roi_x, y = p.tdim[4 * k + 3] - p.V - p.roi_y;
+  const int nrows = h + p.ny - 1;
+  double *rs = p.rs + p.rs_off[k];
+  for (int q = threadIdx.x; q < nrows; q += blockDim.x) {
+    double a0 = 0.0, a1 = 0.0, b0 = 0.0, b1 = 0.0;
+    int j = 0;
+    for (; j + 1 < w; j += 2) {
+      const double u = lt_tk_px(p, y + q, x + j), v = lt_tk_px(p, y + q, x + j + 1);
+      a0 += u;
+      b0 += u * u;
+      a1 += v;
+      b1 += v * v;
+    }
+    if (j < w) {
+      const double u = lt_tk_px(p, y + q, x + j);
+      a0 += u;
+      b0 += u * u;
+    }
+    double s1 = a0 + a1, s2 = b0 + b1;
+    double *o = rs + (long long)q * p.nx * 2;
+    for (int ix = 0; ix < p.nx; ix++) {
+      o[2 * ix] = s1;
+      o[2 * ix + 1] = s2;
+      if (ix + 1 < p.nx) {
+        const double add = lt_tk_px(p, y + q, x + ix + w), sub = lt_tk_px(p, y + q, x + ix);
+        s1 += add - sub;
+        s2 += add * add - sub * sub;
+      }
+    }
+  }
+  __syncthreads(); /* the block's global writes are visible to it after this */
+  for (int pos = threadIdx.x; pos < p.npos; pos += blockDim.x) {
+    const int iy = pos / p.nx, ix = pos % p.nx;
+    const double *r = rs + ((long long)iy * p.nx + ix) * 2;
+    const long long st = (long long)p.nx * 2;
+    double a0 = 0.0, a1 = 0.0, b0 = 0.0, b1 = 0.0;
+    int i = 0;
+    for (; i + 1 < h; i += 2) {
+      a0 += r[i * st];
+      b0 += r[i * st + 1];
+      a1 += r[(i + 1) * st];
+      b1 += r[(i + 1) * st + 1];
+    }
+    if (i < h) {
+      a0 += r[i * st];
+      b0 += r[i * st + 1];
+    }
+    p.wsum[(long long)k * 2 * p.npos + pos] = a0 + a1;
+    p.wsum[((long long)k * 2 + 1) * p.npos + pos] = b0 + b1;
+  }
+}
+
+/* acc[r] += sum over ncols columns and RB rows of T[i][j] * R[i + r][j]:
+ * tb: template rows (stride ts), rg: region rows from the thread's first dy
+ * (stride rst). Each region value is loaded once per column and used for the
+ * DYN shifts it falls under (all bounds compile-time after unrolling). */
+template <int RB, int DYN>
+__device__ __forceinline__ void lt_tk_cross(const float *tb, int ts, const float *rg, int rst, int ncols, float *acc)
+{
+  for (int j = 0; j < ncols; j++) {
+    float tw[DYN];
+_Pragma("unroll")
+    for (int r = 0; r < DYN; r++) tw[r] = 0.0f;
+_Pragma("unroll")
+    for (int q = 0; q < RB + DYN - 1; q++) {
+_Pragma("unroll")
+      for (int r = DYN - 1; r > 0; r--) tw[r] = tw[r - 1];
+      if (q < RB) tw[0] = tb[q * ts + j];
+      const float b = rg[q * rst + j];
+_Pragma("unroll")
+      for (int r = 0; r < DYN; r++)
+        if (q - r >= 0 && q - r < RB) acc[r] = __fmaf_rn(tw[r], b, acc[r]);
     }
   }
 }
 
-/* Size of the last tile along a side of T pixels cut in tiles of TL
- * (compile time; 1 when either is a run-time value, where it is unused). */
-template <int T, int TL>
-struct lt_tk_edge {
-  static const int v = (T > 0 && TL > 0) ? (T % (TL > 0 ? TL : 1) ? T % (TL > 0 ? TL : 1) : TL) : 1;
-};
-
-/* TW, TH: template size (0: per template, run time); TLW, TLH: main tile;
- * SX, SY: shift block (threads = SX*SY). */
-template <int TW, int TH, int TLW, int TLH, int SX, int SY>
-__device__ void lt_tk_partial(const lt_tk_params &p, float *smem)
+/* One cross block. TW, TH: template size (0: per template, run time); RB:
+ * band rows; DYN: dy per thread; SXB, NG, NS, CWC: dx per block, dy groups,
+ * column stripes, chunk width (0: run time). */
+template <int TW, int TH, int RB, int DYN, int SXB, int NG, int NS, int CWC>
+__device__ void lt_tk_cross_block(const lt_tk_params &p, float *smem, int c)
 {
-  const int tlw = TLW > 0 ? TLW : p.tlw, tlh = TLH > 0 ? TLH : p.tlh;
-  const int sx = SX > 0 ? SX : p.sx, sy = SY > 0 ? SY : p.sy;
-  const int k = blockIdx.z, g = blockIdx.x;
+  const int sxb = SXB > 0 ? SXB : p.sxb, ng = NG > 0 ? NG : p.ng, ns = NS > 0 ? NS : p.ns;
+  const int cwc = CWC > 0 ? CWC : p.cwc;
+  const int sb = c % p.nsb, t = (c / p.nsb) % p.nt_max, k = c / (p.nsb * p.nt_max);
   const int w = TW > 0 ? TW : p.tdim[4 * k], h = TH > 0 ? TH : p.tdim[4 * k + 1];
-  const int x = p.tdim[4 * k + 2], y = p.tdim[4 * k + 3];
-  const int tiles_x = (w + tlw - 1) / tlw, tiles_y = (h + tlh - 1) / tlh, ntiles = tiles_x * tiles_y;
-  const int t0 = g * p.group_tiles;
-  if (t0 >= ntiles) return; /* whole block: this template has fewer tiles */
-  const int t1 = min(ntiles, t0 + p.group_tiles);
-  const int nsbx = (p.nx + sx - 1) / sx;
-  const int sbx = blockIdx.y % nsbx, sby = blockIdx.y / nsbx;
-  const int tx = threadIdx.x % sx, ty = threadIdx.x / sx;
-  const int dx = sbx * sx + tx - p.H, dy = sby * sy + ty - p.V;
-  const bool valid = dx <= p.H && dy <= p.V;
-  const int wr = y + dy - p.roi_y, wc = x + dx - p.roi_x; /* window origin in the ROI */
-  const bool inside = valid && wr >= 0 && wc >= 0 && wr + h <= p.roi_h && wc + w <= p.roi_w;
-  const float c0 = inside ? lt_tk_px(p, (long long)wr * p.roi_w + wc) : 0.0f;
-  const int rw = tlw + sx - 1, rh = tlh + sy - 1; /* staged frame region */
-  float *reg = smem, *tt = smem + rw * rh;
+  const int nchunk = (w + cwc - 1) / cwc, nband = (h + RB - 1) / RB;
+  if (t >= nchunk * nband) return; /* whole block: this template has fewer tiles */
+  const int i0 = (t / nchunk) * RB, j0 = (t % nchunk) * cwc;
+  const int cw = min(cwc, w - j0);
+  const int sbx = sb % p.nsbx, sby = sb / p.nsbx;
+  const int shy = ng * DYN;
+  const int rh = RB + shy - 1, rw = cw + sxb - 1; /* staged region */
+  /* region origin in the ROI: first dx / dy of the shift block, tile origin */
+  const int ry = p.tdim[4 * k + 3] - p.V - p.roi_y + sby * shy + i0;
+  const int rx = p.tdim[4 * k + 2] - p.H - p.roi_x + sbx * sxb + j0;
+  float *tt = smem, *reg = smem + RB * cw;
   const float *tc = p.tc + p.tc_off[k];
-  const double *ttc = p.tile_tc + p.tile_off[k];
-  double S1 = 0.0, S2 = 0.0, SC = 0.0;
-  const int nthr = sx * sy;
-  for (int t = t0; t < t1; t++) {
-    const int oy = (t / tiles_x) * tlh, ox = (t % tiles_x) * tlw;
-    const int cw = min(tlw, w - ox), ch = min(tlh, h - oy);
-    const int ry = y + sby * sy - p.V - p.roi_y + oy, rx = x + sbx * sx - p.H - p.roi_x + ox;
-    __syncthreads(); /* the previous tile's readers are done */
-    for (int q = threadIdx.x; q < rw * rh; q += nthr) {
-      const int a = ry + q / rw, b = rx + q % rw;
-      reg[q] = (a >= 0 && b >= 0 && a < p.roi_h && b < p.roi_w) ? lt_tk_px(p, (long long)a * p.roi_w + b) : 0.0f;
-    }
-    for (int q = threadIdx.x; q < cw * ch; q += nthr) tt[q] = tc[(long long)(oy + q / cw) * w + ox + q % cw];
-    __syncthreads();
-    if (!inside) continue;
-    const float *r0 = reg + ty * rw + tx;
-    const float c = r0[0];
-    float s1 = 0.0f, s2 = 0.0f, sc = 0.0f;
-    if (TW > 0 && TH > 0 && TLW > 0 && TLH > 0) {
-      /* the four tile shapes of seeds/001 fig. 3, each with fixed bounds */
-      const bool right = cw != tlw, bottom = ch != tlh;
-      if (!right && !bottom) lt_tk_tile<TLW, TLH>(r0, rw, tt, cw, ch, c, s1, s2, sc);
-      else if (!bottom) lt_tk_tile<lt_tk_edge<TW, TLW>::v, TLH>(r0, rw, tt, cw, ch, c, s1, s2, sc);
-      else if (!right) lt_tk_tile<TLW, lt_tk_edge<TH, TLH>::v>(r0, rw, tt, cw, ch, c, s1, s2, sc);
-      else lt_tk_tile<lt_tk_edge<TW, TLW>::v, lt_tk_edge<TH, TLH>::v>(r0, rw, tt, cw, ch, c, s1, s2, sc);
-    } else {
-      lt_tk_tile<0, 0>(r0, rw, tt, cw, ch, c, s1, s2, sc);
-    }
-    const double n_t = (double)cw * ch, e = (double)c - (double)c0;
-    S1 += (double)s1 + n_t * e;
-    S2 += (double)s2 + 2.0 * e * (double)s1 + n_t * e * e;
-    SC += (double)sc + e * ttc[t];
+  const int nthr = sxb * ng * ns;
+  for (int e = threadIdx.x; e < RB * cw; e += nthr) {
+    const int i = e / cw, j = e - (e / cw) * cw;
+    tt[e] = i0 + i < h ? tc[(long long)(i0 + i) * w + j0 + j] : 0.0f;
   }
-  if (!valid) return;
-  const int pos = (dy + p.V) * p.nx + (dx + p.H);
-  double *out = p.part + ((long long)k * p.ngroups_max + g) * 3 * p.npos + pos;
-  out[0] = S1;
-  out[p.npos] = S2;
-  out[2 * p.npos] = SC;
+  for (int e = threadIdx.x; e < rh * rw; e += nthr) {
+    const int i = e / rw, j = e - (e / rw) * rw;
+    reg[e] = lt_tk_px(p, ry + i, rx + j);
+  }
+  __syncthreads();
+  const int tx = threadIdx.x % sxb, tg = (threadIdx.x / sxb) % ng, ts = threadIdx.x / (sxb * ng);
+  const int cs = (cw + ns - 1) / ns, c0 = ts * cs, c1 = min(cw, c0 + cs);
+  float acc[DYN];
+_Pragma("unroll")
+  for (int r = 0; r < DYN; r++) acc[r] = 0.0f;
+  if (c1 > c0) lt_tk_cross<RB, DYN>(tt + c0, cw, reg + tg * DYN * rw + c0 + tx, rw, c1 - c0, acc);
+  __syncthreads(); /* the stripes' sums go where the region was */
+  float *red = smem; /* [ts][tg*DYN + r][tx] */
+_Pragma("unroll")
+  for (int r = 0; r < DYN; r++) red[(ts * shy + tg * DYN + r) * sxb + tx] = acc[r];
+  __syncthreads();
+  double *out = p.part + ((long long)k * p.nt_max + t) * p.npos;
+  for (int e = threadIdx.x; e < shy * sxb; e += nthr) {
+    const int iy = sby * shy + e / sxb, ix = sbx * sxb + e % sxb;
+    if (iy >= p.ny || ix >= p.nx) continue;
+    double s = 0.0;
+    for (int u = 0; u < ns; u++) s += (double)red[u * shy * sxb + e];
+    out[iy * p.nx + ix] = s;
+  }
+}
+
+/* The kernel body: window blocks first (they run longest), then cross blocks. */
+template <int TW, int TH, int RB, int DYN, int SXB, int NG, int NS, int CWC>
+__device__ void lt_tk_frame(const lt_tk_params &p, float *smem)
+{
+  const int b = blockIdx.x;
+  if (b < p.K) {
+    lt_tk_window(p, b, TW > 0 ? TW : p.tdim[4 * b], TH > 0 ? TH : p.tdim[4 * b + 1]);
+    return;
+  }
+  lt_tk_cross_block<TW, TH, RB, DYN, SXB, NG, NS, CWC>(p, smem, b - p.K);
 }
 
 )
