@@ -47,14 +47,14 @@ extern "C" {
  * the shifts per thread, fixed here (plan() uses the same when NVRTC is out). */
 #define LT_TK_GEN_RB 16
 #define LT_TK_GEN_DYN 4
-__global__ void lt_tumor_generic(lt_tk_params p)
+__global__ void __launch_bounds__(512) lt_tumor_generic(lt_tk_params p)
 {
   extern __shared__ float lt_tk_smem[];
   lt_tk_frame<0, 0, LT_TK_GEN_RB, LT_TK_GEN_DYN, 0, 0, 0, 0>(p, lt_tk_smem);
 }
 
 struct lt_tk_red {
-  const double *part, *wsum;
+  const double *part;
   const int *tdim;
   const double *sum_tc, *ta; /* per template */
   float *scores;
@@ -81,9 +81,14 @@ __device__ float lt_tk_score(const lt_tk_red &r, int k, int pos, bool *inside)
   }
   *inside = true;
   const int ntiles = ((w + r.cwc - 1) / r.cwc) * ((h + r.rb - 1) / r.rb);
-  const double s1 = r.wsum[(long long)k * 2 * r.npos + pos], s2 = r.wsum[((long long)k * 2 + 1) * r.npos + pos];
-  double sc = 0;
-  for (int t = 0; t < ntiles; t++) sc += r.part[((long long)k * r.nt_max + t) * r.npos + pos];
+  double s1 = 0, s2 = 0, sc = 0;
+  const double *p = r.part + (long long)k * r.nt_max * 3 * r.npos + pos;
+#pragma unroll 4
+  for (int t = 0; t < ntiles; t++) {
+    s1 += p[(long long)t * 3 * r.npos];
+    s2 += p[((long long)t * 3 + 1) * r.npos];
+    sc += p[((long long)t * 3 + 2) * r.npos];
+  }
   const double n = (double)w * h, flat = 1e-6 * n; /* LT_TUMOR_FLAT_VAR */
   double bb = s2 - s1 * s1 / n;
   const double cross = sc - (s1 / n) * r.sum_tc[k];
@@ -110,8 +115,8 @@ __device__ double lt_tk_vertex(double sm, double s0, double sp)
  * parabola refinement from the same float scores). */
 __global__ void __launch_bounds__(LT_TK_FIN_THREADS) lt_tumor_finish(lt_tk_red r, lt_tk_pk *pk)
 {
-  __shared__ float bv[LT_TK_FIN_THREADS];
-  __shared__ int bi[LT_TK_FIN_THREADS];
+  __shared__ float bv[LT_TK_FIN_THREADS / 32];
+  __shared__ int bi[LT_TK_FIN_THREADS / 32];
   const int k = blockIdx.x;
   float *map = r.scores + (long long)k * r.npos;
   float best = -2.0f;
@@ -125,46 +130,70 @@ __global__ void __launch_bounds__(LT_TK_FIN_THREADS) lt_tumor_finish(lt_tk_red r
       at = pos;
     }
   }
-  bv[threadIdx.x] = best;
-  bi[threadIdx.x] = at;
+  /* the block's best: within each warp by shuffles, then over the warps
+   * (the order of (score descending, index ascending) is total, so any
+   * merge order gives the same result) */
+  for (int off = 16; off > 0; off /= 2) {
+    const float v2 = __shfl_down_sync(0xffffffffu, best, off);
+    const int i2 = __shfl_down_sync(0xffffffffu, at, off);
+    if (i2 >= 0 && (at < 0 || v2 > best || (v2 == best && i2 < at))) {
+      best = v2;
+      at = i2;
+    }
+  }
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  if (lane == 0) {
+    bv[warp] = best;
+    bi[warp] = at;
+  }
   __syncthreads();
-  for (int s = blockDim.x / 2; s > 0; s /= 2) {
-    if (threadIdx.x < s) {
-      const float v2 = bv[threadIdx.x + s];
-      const int i2 = bi[threadIdx.x + s], i1 = bi[threadIdx.x];
-      if (i2 >= 0 && (i1 < 0 || v2 > bv[threadIdx.x] || (v2 == bv[threadIdx.x] && i2 < i1))) {
-        bv[threadIdx.x] = v2;
-        bi[threadIdx.x] = i2;
+  if (warp == 0) {
+    best = lane < LT_TK_FIN_THREADS / 32 ? bv[lane] : -2.0f;
+    at = lane < LT_TK_FIN_THREADS / 32 ? bi[lane] : -1;
+    for (int off = 16; off > 0; off /= 2) {
+      const float v2 = __shfl_down_sync(0xffffffffu, best, off);
+      const int i2 = __shfl_down_sync(0xffffffffu, at, off);
+      if (i2 >= 0 && (at < 0 || v2 > best || (v2 == best && i2 < at))) {
+        best = v2;
+        at = i2;
       }
     }
-    __syncthreads();
   }
+  __syncthreads(); /* warp 0 has read bv, bi */
+  if (threadIdx.x == 0) {
+    bv[0] = best;
+    bi[0] = at;
+  }
+  __syncthreads();
+  const int b = bi[0], V = r.V, H = r.H;
+  const int dy = b >= 0 ? b / r.nx - V : 0, dx = b >= 0 ? b % r.nx - H : 0;
+  /* the peak's four neighbours (left, right, up, down), one thread each: in
+   * the shift range and the window inside, else not used */
+  __shared__ float nbv[4];
+  __shared__ int nbok[4];
+  if (threadIdx.x < 4 && b >= 0) {
+    const int w = r.tdim[4 * k], h = r.tdim[4 * k + 1], x = r.tdim[4 * k + 2], y = r.tdim[4 * k + 3];
+    const int ny = dy + (threadIdx.x == 2 ? -1 : threadIdx.x == 3 ? 1 : 0);
+    const int nx = dx + (threadIdx.x == 0 ? -1 : threadIdx.x == 1 ? 1 : 0);
+    const int ok = ny >= -V && ny <= V && nx >= -H && nx <= H && y + ny - r.roi_y >= 0 && x + nx - r.roi_x >= 0 &&
+                   y + ny - r.roi_y + h <= r.roi_h && x + nx - r.roi_x + w <= r.roi_w;
+    nbok[threadIdx.x] = ok;
+    nbv[threadIdx.x] = ok ? map[(ny + V) * r.nx + (nx + H)] : 0.0f;
+  }
+  __syncthreads();
   if (threadIdx.x != 0) return;
   lt_tk_pk o;
   o.pad = 0;
   o.pad2 = 0.0f;
-  o.found = bi[0] >= 0;
-  o.dy = o.dx = 0;
-  o.score = -1.0f;
-  if (o.found) {
-    o.dy = bi[0] / r.nx - r.V;
-    o.dx = bi[0] % r.nx - r.H;
-    o.score = bv[0];
-  }
+  o.found = b >= 0;
+  o.dy = dy;
+  o.dx = dx;
+  o.score = b >= 0 ? bv[0] : -1.0f;
   o.dy_sub = o.dy;
   o.dx_sub = o.dx;
   if (o.found) {
-    const int w = r.tdim[4 * k], h = r.tdim[4 * k + 1], x = r.tdim[4 * k + 2], y = r.tdim[4 * k + 3];
-    const int V = r.V, H = r.H;
-    /* neighbour (dy, dx): in the shift range and its window inside */
-#define LT_TK_NB(DY, DX, OUT)                                                                             \
-  ((DY) >= -V && (DY) <= V && (DX) >= -H && (DX) <= H && y + (DY) - r.roi_y >= 0 &&                       \
-   x + (DX) - r.roi_x >= 0 && y + (DY) - r.roi_y + h <= r.roi_h && x + (DX) - r.roi_x + w <= r.roi_w && \
-   ((OUT) = (double)map[((DY) + V) * r.nx + ((DX) + H)], true))
-    double sm, sp;
-    if (LT_TK_NB(o.dy, o.dx - 1, sm) && LT_TK_NB(o.dy, o.dx + 1, sp)) o.dx_sub += lt_tk_vertex(sm, o.score, sp);
-    if (LT_TK_NB(o.dy - 1, o.dx, sm) && LT_TK_NB(o.dy + 1, o.dx, sp)) o.dy_sub += lt_tk_vertex(sm, o.score, sp);
-#undef LT_TK_NB
+    if (nbok[0] && nbok[1]) o.dx_sub += lt_tk_vertex(nbv[0], o.score, nbv[1]);
+    if (nbok[2] && nbok[3]) o.dy_sub += lt_tk_vertex(nbv[2], o.score, nbv[3]);
   }
   pk[k] = o;
 }
@@ -176,7 +205,7 @@ typedef struct cuda_ctx {
   /* the plan (plan()): band rows, dy per thread, chunk width, dx per block,
    * dy groups, column stripes, shift blocks, tiles per template (most) */
   int rb, dyn, cwc, sxb, ng, ns, nsbx, nsb, nt_max, threads;
-  size_t smem, rs_n;
+  size_t smem;
   float *h_roi, *d_roi, *d_scores, *d_tc;
   /* the 8-bit path: double-buffered pinned staging and device regions, the
    * prefetch of the next frame on ustream */
@@ -186,8 +215,8 @@ typedef struct cuda_ctx {
   int cur8, pref_buf, no_prefetch;
   const unsigned char *pref_req, *pref_src;
   lt_tk_pk *h_pk, *d_pk;
-  double *d_part, *d_wsum, *d_rs, *d_sum_tc, *d_ta;
-  long long *d_tc_off, *d_rs_off;
+  double *d_part, *d_sum_tc, *d_ta;
+  long long *d_tc_off;
   int *d_tdim;
   cudaStream_t stream;
   cudaLibrary_t lib;
@@ -212,12 +241,9 @@ static void cuda_destroy(void *p)
   cudaFree(c->d_scores);
   cudaFree(c->d_tc);
   cudaFree(c->d_part);
-  cudaFree(c->d_wsum);
-  cudaFree(c->d_rs);
   cudaFree(c->d_sum_tc);
   cudaFree(c->d_ta);
   cudaFree(c->d_tc_off);
-  cudaFree(c->d_rs_off);
   cudaFree(c->d_tdim);
   if (c->ustream) cudaStreamSynchronize(c->ustream);
   for (int i = 0; i < 2; i++) {
@@ -244,8 +270,10 @@ static int env_int(const char *name, int def, int lo, int hi)
 }
 
 /* Block sizes for band height rb and dy per thread dyn: chunks of at most
- * 128 columns; a shift block of at most 32 dx and 32 dy; column stripes so
- * that about 256 threads per SM are busy (at most 512 per block). */
+ * 128 columns; a shift block of at most 32 dx and 32 dy; column stripes of
+ * at most 256 / rb columns (a thread's sums over a tile exact for 8-bit
+ * frames) and enough of them that about 256 threads per SM are busy; at
+ * most 512 threads per block. */
 static void plan(cuda_ctx *c, int rb, int dyn, int sm_count)
 {
   int maxw = 1;
@@ -256,28 +284,29 @@ static void plan(cuda_ctx *c, int rb, int dyn, int sm_count)
   c->cwc = maxw < 128 ? maxw : 128;
   c->sxb = nx < 32 ? nx : 32;
   c->nsbx = (nx + c->sxb - 1) / c->sxb;
-  const int groups = (ny + dyn - 1) / dyn, gmax = 32 / dyn > 0 ? 32 / dyn : 1;
-  const int nsby = (groups + gmax - 1) / gmax;
+  int ns_min = 1;
+  while (((c->cwc + ns_min - 1) / ns_min) * rb > 256) ns_min++;
+  int gmax = 32 / dyn > 0 ? 32 / dyn : 1;
+  if (gmax > 512 / (c->sxb * ns_min)) gmax = 512 / (c->sxb * ns_min) > 0 ? 512 / (c->sxb * ns_min) : 1;
+  const int groups = (ny + dyn - 1) / dyn, nsby = (groups + gmax - 1) / gmax;
   c->ng = (groups + nsby - 1) / nsby;
   c->nsb = c->nsbx * nsby;
   c->nt_max = 1;
-  c->rs_n = 0;
   for (int k = 0; k < c->K; k++) {
     const int t = ((c->geom[k].w + c->cwc - 1) / c->cwc) * ((c->geom[k].h + rb - 1) / rb);
     c->nt_max = t > c->nt_max ? t : c->nt_max;
-    c->rs_n += (size_t)(c->geom[k].h + ny - 1) * nx * 2;
   }
   const int per = c->sxb * c->ng;
   const long blocks = (long)c->K * c->nt_max * c->nsb;
   const long want = (long)env_int("LT_TUMOR_THREADS_PER_SM", 256, 32, 2048) * sm_count;
   long ns = (want + blocks * per - 1) / (blocks * per);
-  const long ns_max = 512 / per;
-  ns = ns > ns_max ? ns_max : ns;
-  ns = ns > c->cwc / 4 ? c->cwc / 4 : ns;
-  c->ns = env_int("LT_TUMOR_STRIPES", ns < 1 ? 1 : (int)ns, 1, 512 / per > 0 ? 512 / per : 1);
+  ns = ns > 512 / per ? 512 / per : ns;
+  ns = ns > c->cwc ? c->cwc : ns;
+  ns = ns < ns_min ? ns_min : ns;
+  c->ns = (int)ns;
   c->threads = per * c->ns;
   const size_t stage = (size_t)rb * c->cwc + (size_t)(rb + c->ng * dyn - 1) * (c->cwc + c->sxb - 1);
-  const size_t red = (size_t)c->threads * dyn;
+  const size_t red = (size_t)c->threads * (3 * dyn + 1);
   c->smem = sizeof(float) * (stage > red ? stage : red);
 }
 
@@ -357,15 +386,6 @@ static int upload_templates(cuda_ctx *c, const lt_tumor_setup *s)
   UP(c->d_ta, ta, sizeof(double) * c->K);
   UP(c->d_tc_off, off, sizeof(long long) * c->K);
   UP(c->d_tdim, dim, sizeof(int) * 4 * c->K);
-  {
-    const int nx = 2 * c->s.shift_h + 1, ny = 2 * c->s.shift_v + 1;
-    long long ro = 0;
-    for (int k = 0; k < c->K; k++) { /* the row-sum scratch: any plan's */
-      off[k] = ro;
-      ro += (long long)(s->tpl[k].h + ny - 1) * nx * 2;
-    }
-    UP(c->d_rs_off, off, sizeof(long long) * c->K);
-  }
 #undef UP
 done:
   free(tc);
@@ -438,13 +458,11 @@ static int cuda_create(void **out, const lt_tumor_setup *s)
   }
   {
     const size_t roi_n = (size_t)(c->roi_w > 0 ? c->roi_w : 1) * (c->roi_h > 0 ? c->roi_h : 1);
-    const size_t part_n = (size_t)c->K * c->nt_max * c->npos;
+    const size_t part_n = (size_t)c->K * c->nt_max * 3 * c->npos;
     cudaError_t ce = cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking);
     if (ce == cudaSuccess) ce = cudaMallocHost((void **)&c->h_roi, sizeof(float) * roi_n);
     if (ce == cudaSuccess) ce = cudaMalloc((void **)&c->d_roi, sizeof(float) * roi_n);
     if (ce == cudaSuccess) ce = cudaMalloc((void **)&c->d_part, sizeof(double) * part_n);
-    if (ce == cudaSuccess) ce = cudaMalloc((void **)&c->d_wsum, sizeof(double) * 2 * (size_t)c->K * c->npos);
-    if (ce == cudaSuccess) ce = cudaMalloc((void **)&c->d_rs, sizeof(double) * c->rs_n);
     if (ce == cudaSuccess) ce = cudaMalloc((void **)&c->d_scores, sizeof(float) * (size_t)c->K * c->npos);
     if (ce == cudaSuccess) ce = cudaStreamCreateWithFlags(&c->ustream, cudaStreamNonBlocking);
     for (int i = 0; i < 2 && ce == cudaSuccess; i++) {
@@ -490,9 +508,6 @@ static int launch(cuda_ctx *c, const unsigned char *roi8)
     kp.tc = c->d_tc;
     kp.tc_off = c->d_tc_off;
     kp.tdim = c->d_tdim;
-    kp.rs_off = c->d_rs_off;
-    kp.rs = c->d_rs;
-    kp.wsum = c->d_wsum;
     kp.part = c->d_part;
     kp.K = c->K;
     kp.V = c->s.shift_v;
@@ -507,7 +522,7 @@ static int launch(cuda_ctx *c, const unsigned char *roi8)
     kp.ng = c->ng;
     kp.ns = c->ns;
     kp.cwc = c->cwc;
-    dim3 grid((unsigned)(c->K + (long)c->K * c->nt_max * c->nsb)), block(c->threads);
+    dim3 grid((unsigned)((long)c->K * c->nt_max * c->nsb)), block(c->threads);
     if (c->have_lib) {
       void *args[] = {&kp};
       LT_CU(cudaLaunchKernel((const void *)c->spec, grid, block, args, c->smem, c->stream), "tumor kernel (nvrtc)");
@@ -518,7 +533,6 @@ static int launch(cuda_ctx *c, const unsigned char *roi8)
   }
   lt_tk_red r;
   r.part = c->d_part;
-  r.wsum = c->d_wsum;
   r.tdim = c->d_tdim;
   r.sum_tc = c->d_sum_tc;
   r.ta = c->d_ta;
