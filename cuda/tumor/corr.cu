@@ -7,12 +7,12 @@
  * windows copied into double-buffered pinned staging, converted to B - 128
  * on the GPU, and for the next frame already during this one's work
  * (prefetch, second stream); other frames as B - 128 floats. One launch of
- * the frame kernel (corr_kernel.cuh) computes every template's window sums
- * (double, exact for 8-bit frames) and the tiles' cross sums; one launch of
- * lt_tumor_finish adds the tiles in a fixed order (deterministic), forms r
- * and finds each template's peak with its sub-pixel offset; only the peaks
- * come back (the maps when asked), with one synchronisation per frame. The
- * two launches and the peaks' download are one CUDA Graph per input buffer.
+ * the frame kernel (corr_kernel.cuh) computes the tiles' window and cross
+ * sums, and the last block of each template adds its tiles in a fixed order
+ * (deterministic), forms r and finds the peak with its sub-pixel offset;
+ * only the peaks come back (the maps when asked), with one synchronisation
+ * per frame. The launch and the peaks' download are one CUDA Graph per
+ * input buffer.
  * The templates (centred, float), sum Tc and sum Tc^2 (double) are uploaded
  * once by create(), which also allocates everything. The frame kernel is
  * the NVRTC-specialised one when available (nvrtc.cu), else the generic one
@@ -21,7 +21,7 @@
  * Sizes (plan()): bands of at most 16 template rows (the specialised kernel
  * cuts the height evenly), chunks of at most 128 columns, shift blocks of at
  * most 32 dx times 32 dy, 4 dy per thread, column stripes so that about 256
- * threads per SM are busy. */
+ * threads per SM are busy (at most 512 per block, whole warps). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,153 +49,8 @@ extern "C" {
 #define LT_TK_GEN_DYN 4
 __global__ void __launch_bounds__(512) lt_tumor_generic(lt_tk_params p)
 {
-  extern __shared__ float lt_tk_smem[];
-  lt_tk_frame<0, 0, LT_TK_GEN_RB, LT_TK_GEN_DYN, 0, 0, 0, 0>(p, lt_tk_smem);
-}
-
-struct lt_tk_red {
-  const double *part;
-  const int *tdim;
-  const double *sum_tc, *ta; /* per template */
-  float *scores;
-  int K, V, H, nx, npos, nt_max, rb, cwc, roi_x, roi_y, roi_w, roi_h;
-};
-
-/* Template k's per-frame result (downloaded instead of the maps). */
-struct lt_tk_pk {
-  int dy, dx, found, pad;
-  float score, pad2;
-  double dy_sub, dx_sub;
-};
-
-/* r at shift index pos of template k (tiles added in order); *inside = 0
- * (and -1 returned) when the window leaves the ROI, i.e. the frame. */
-__device__ float lt_tk_score(const lt_tk_red &r, int k, int pos, bool *inside)
-{
-  const int w = r.tdim[4 * k], h = r.tdim[4 * k + 1], x = r.tdim[4 * k + 2], y = r.tdim[4 * k + 3];
-  const int dy = pos / r.nx - r.V, dx = pos % r.nx - r.H;
-  const int wr = y + dy - r.roi_y, wc = x + dx - r.roi_x;
-  if (wr < 0 || wc < 0 || wr + h > r.roi_h || wc + w > r.roi_w) {
-    *inside = false;
-    return -1.0f; /* LT_TUMOR_OUTSIDE */
-  }
-  *inside = true;
-  const int ntiles = ((w + r.cwc - 1) / r.cwc) * ((h + r.rb - 1) / r.rb);
-  double s1 = 0, s2 = 0, sc = 0;
-  const double *p = r.part + (long long)k * r.nt_max * 3 * r.npos + pos;
-#pragma unroll 4
-  for (int t = 0; t < ntiles; t++) {
-    s1 += p[(long long)t * 3 * r.npos];
-    s2 += p[((long long)t * 3 + 1) * r.npos];
-    sc += p[((long long)t * 3 + 2) * r.npos];
-  }
-  const double n = (double)w * h, flat = 1e-6 * n; /* LT_TUMOR_FLAT_VAR */
-  double bb = s2 - s1 * s1 / n;
-  const double cross = sc - (s1 / n) * r.sum_tc[k];
-  double v = 0.0;
-  if (r.ta[k] > flat && bb > flat) {
-    v = cross / sqrt(r.ta[k] * bb);
-    v = v > 1.0 ? 1.0 : v < -1.0 ? -1.0 : v;
-  }
-  return (float)v;
-}
-
-/* peak.c's vertex() */
-__device__ double lt_tk_vertex(double sm, double s0, double sp)
-{
-  double curv = sm - 2.0 * s0 + sp;
-  if (!(curv < 0.0)) return 0.0;
-  double d = 0.5 * (sm - sp) / curv;
-  return d > 0.5 ? 0.5 : d < -0.5 ? -0.5 : d;
-}
-
-#define LT_TK_FIN_THREADS 256
-/* Block k: template k's map (written to r.scores), then its peak exactly as
- * lt_tumor_peak_one (first best in scan order among inside shifts, separable
- * parabola refinement from the same float scores). */
-__global__ void __launch_bounds__(LT_TK_FIN_THREADS) lt_tumor_finish(lt_tk_red r, lt_tk_pk *pk)
-{
-  __shared__ float bv[LT_TK_FIN_THREADS / 32];
-  __shared__ int bi[LT_TK_FIN_THREADS / 32];
-  const int k = blockIdx.x;
-  float *map = r.scores + (long long)k * r.npos;
-  float best = -2.0f;
-  int at = -1;
-  for (int pos = threadIdx.x; pos < r.npos; pos += blockDim.x) {
-    bool in;
-    const float v = lt_tk_score(r, k, pos, &in);
-    map[pos] = v;
-    if (in && (at < 0 || v > best)) {
-      best = v;
-      at = pos;
-    }
-  }
-  /* the block's best: within each warp by shuffles, then over the warps
-   * (the order of (score descending, index ascending) is total, so any
-   * merge order gives the same result) */
-  for (int off = 16; off > 0; off /= 2) {
-    const float v2 = __shfl_down_sync(0xffffffffu, best, off);
-    const int i2 = __shfl_down_sync(0xffffffffu, at, off);
-    if (i2 >= 0 && (at < 0 || v2 > best || (v2 == best && i2 < at))) {
-      best = v2;
-      at = i2;
-    }
-  }
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  if (lane == 0) {
-    bv[warp] = best;
-    bi[warp] = at;
-  }
-  __syncthreads();
-  if (warp == 0) {
-    best = lane < LT_TK_FIN_THREADS / 32 ? bv[lane] : -2.0f;
-    at = lane < LT_TK_FIN_THREADS / 32 ? bi[lane] : -1;
-    for (int off = 16; off > 0; off /= 2) {
-      const float v2 = __shfl_down_sync(0xffffffffu, best, off);
-      const int i2 = __shfl_down_sync(0xffffffffu, at, off);
-      if (i2 >= 0 && (at < 0 || v2 > best || (v2 == best && i2 < at))) {
-        best = v2;
-        at = i2;
-      }
-    }
-  }
-  __syncthreads(); /* warp 0 has read bv, bi */
-  if (threadIdx.x == 0) {
-    bv[0] = best;
-    bi[0] = at;
-  }
-  __syncthreads();
-  const int b = bi[0], V = r.V, H = r.H;
-  const int dy = b >= 0 ? b / r.nx - V : 0, dx = b >= 0 ? b % r.nx - H : 0;
-  /* the peak's four neighbours (left, right, up, down), one thread each: in
-   * the shift range and the window inside, else not used */
-  __shared__ float nbv[4];
-  __shared__ int nbok[4];
-  if (threadIdx.x < 4 && b >= 0) {
-    const int w = r.tdim[4 * k], h = r.tdim[4 * k + 1], x = r.tdim[4 * k + 2], y = r.tdim[4 * k + 3];
-    const int ny = dy + (threadIdx.x == 2 ? -1 : threadIdx.x == 3 ? 1 : 0);
-    const int nx = dx + (threadIdx.x == 0 ? -1 : threadIdx.x == 1 ? 1 : 0);
-    const int ok = ny >= -V && ny <= V && nx >= -H && nx <= H && y + ny - r.roi_y >= 0 && x + nx - r.roi_x >= 0 &&
-                   y + ny - r.roi_y + h <= r.roi_h && x + nx - r.roi_x + w <= r.roi_w;
-    nbok[threadIdx.x] = ok;
-    nbv[threadIdx.x] = ok ? map[(ny + V) * r.nx + (nx + H)] : 0.0f;
-  }
-  __syncthreads();
-  if (threadIdx.x != 0) return;
-  lt_tk_pk o;
-  o.pad = 0;
-  o.pad2 = 0.0f;
-  o.found = b >= 0;
-  o.dy = dy;
-  o.dx = dx;
-  o.score = b >= 0 ? bv[0] : -1.0f;
-  o.dy_sub = o.dy;
-  o.dx_sub = o.dx;
-  if (o.found) {
-    if (nbok[0] && nbok[1]) o.dx_sub += lt_tk_vertex(nbv[0], o.score, nbv[1]);
-    if (nbok[2] && nbok[3]) o.dy_sub += lt_tk_vertex(nbv[2], o.score, nbv[3]);
-  }
-  pk[k] = o;
+  extern __shared__ double lt_tk_smem[]; /* doubles: 8-byte aligned */
+  lt_tk_frame<0, 0, LT_TK_GEN_RB, LT_TK_GEN_DYN, 0, 0, 0, 0>(p, (float *)lt_tk_smem);
 }
 
 typedef struct cuda_ctx {
@@ -215,6 +70,12 @@ typedef struct cuda_ctx {
   int cur8, pref_buf, no_prefetch;
   const unsigned char *pref_req, *pref_src;
   lt_tk_pk *h_pk, *d_pk;
+  int *d_done; /* per template: the kernel's count of finished blocks */
+  int *seg, nseg; /* the 8-bit staging's row segments (build_segments) */
+  /* LT_TUMOR_TIMING=1: per-frame host times (s) and GPU time (ms), summed */
+  int timing, nt;
+  double t_pre, t_launch, t_stage, t_sync, g_ms;
+  cudaEvent_t tev[2];
   double *d_part, *d_sum_tc, *d_ta;
   long long *d_tc_off;
   int *d_tdim;
@@ -254,9 +115,19 @@ static void cuda_destroy(void *p)
   }
   cudaFreeHost(c->h_pk);
   cudaFree(c->d_pk);
+  cudaFree(c->d_done);
   if (c->ustream) cudaStreamDestroy(c->ustream);
   if (c->stream) cudaStreamDestroy(c->stream);
   if (c->have_lib) cudaLibraryUnload(c->lib);
+  if (c->timing && c->nt > 0)
+    fprintf(stderr,
+            "tumor cuda timing over %d frames, us/frame: before launch %.2f, launch %.2f, next frame's staging "
+            "%.2f, wait %.2f; GPU (launch to done) %.2f\n",
+            c->nt, 1e6 * c->t_pre / c->nt, 1e6 * c->t_launch / c->nt, 1e6 * c->t_stage / c->nt,
+            1e6 * c->t_sync / c->nt, 1e3 * c->g_ms / c->nt);
+  for (int i = 0; i < 2; i++)
+    if (c->tev[i]) cudaEventDestroy(c->tev[i]);
+  free(c->seg);
   free(c->geom);
   free(c);
 }
@@ -304,10 +175,15 @@ static void plan(cuda_ctx *c, int rb, int dyn, int sm_count)
   ns = ns > c->cwc ? c->cwc : ns;
   ns = ns < ns_min ? ns_min : ns;
   c->ns = (int)ns;
-  c->threads = per * c->ns;
-  const size_t stage = (size_t)rb * c->cwc + (size_t)(rb + c->ng * dyn - 1) * (c->cwc + c->sxb - 1);
-  const size_t red = (size_t)c->threads * (3 * dyn + 1);
-  c->smem = sizeof(float) * (stage > red ? stage : red);
+  c->threads = (per * c->ns + 31) / 32 * 32; /* whole warps; the extra threads have empty stripes */
+  /* shared memory (corr_kernel.cuh): the stage (template tile, region) or
+   * the stripes' sums, then the row sums (doubles); the finish's scratch */
+  size_t off = (size_t)rb * c->cwc + (size_t)(rb + c->ng * dyn - 1) * (c->cwc + c->sxb - 1);
+  off = off > (size_t)c->threads * dyn ? off : (size_t)c->threads * dyn;
+  off += off & 1;
+  size_t n = off + (size_t)(rb + c->ng * dyn - 1) * c->sxb * 4;
+  n = n > (size_t)2 * c->threads + 1 ? n : (size_t)2 * c->threads + 1;
+  c->smem = sizeof(float) * n;
 }
 
 /* Union of the search regions, clipped to the frame (may be empty). */
@@ -403,6 +279,8 @@ static int all_same_size(const lt_tumor_setup *s)
   return 1;
 }
 
+static int build_segments(cuda_ctx *c);
+
 static int cuda_create(void **out, const lt_tumor_setup *s)
 {
   const double t0 = lt_now();
@@ -428,6 +306,8 @@ static int cuda_create(void **out, const lt_tumor_setup *s)
     c->no_prefetch = pv && strcmp(pv, "0") == 0;
     const char *gv = getenv("LT_TUMOR_GRAPH"); /* experiment: 0 = plain launches instead of the graph */
     c->use_graph = !(gv && strcmp(gv, "0") == 0);
+    const char *tv = getenv("LT_TUMOR_TIMING"); /* experiment: 1 = time the steps of match_peaks */
+    c->timing = tv && strcmp(tv, "1") == 0;
   }
   int dev = 0, sms = 1;
   cudaError_t de = cudaGetDevice(&dev);
@@ -437,6 +317,7 @@ static int cuda_create(void **out, const lt_tumor_setup *s)
     goto fail;
   }
   roi_of(c);
+  if ((e = build_segments(c))) goto fail;
   if ((e = upload_templates(c, s))) goto fail;
   {
     /* the specialised kernel: bands of at most 16 rows cut evenly, dy per
@@ -475,6 +356,9 @@ static int cuda_create(void **out, const lt_tumor_setup *s)
     }
     if (ce == cudaSuccess) ce = cudaMallocHost((void **)&c->h_pk, sizeof(lt_tk_pk) * c->K);
     if (ce == cudaSuccess) ce = cudaMalloc((void **)&c->d_pk, sizeof(lt_tk_pk) * c->K);
+    if (ce == cudaSuccess) ce = cudaMalloc((void **)&c->d_done, sizeof(int) * c->K);
+    if (ce == cudaSuccess) ce = cudaMemset(c->d_done, 0, sizeof(int) * c->K);
+    for (int i = 0; i < 2 && c->timing && ce == cudaSuccess; i++) ce = cudaEventCreate(&c->tev[i]);
     if (ce == cudaSuccess) ce = cudaMemset(c->d_roi, 0, sizeof(float) * roi_n);
     if (ce != cudaSuccess) {
       e = lt_cuda_fail(ce, "tumor CUDA buffers");
@@ -493,68 +377,51 @@ fail:
 }
 
 /* Launches the frame kernel over the region (floats in d_roi, or bytes in
- * roi8) and lt_tumor_finish (maps in d_scores, peaks in d_pk). */
+ * roi8): maps in d_scores, peaks in d_pk. An empty region still runs it
+ * (every shift outside: maps -1, no peak). */
 static int launch(cuda_ctx *c, const unsigned char *roi8)
 {
-  const int nx = 2 * c->s.shift_h + 1;
-  if (c->roi_w > 0 && c->roi_h > 0) {
-    lt_tk_params kp;
-    kp.roi = c->d_roi;
-    kp.roi8 = roi8;
-    kp.roi_x = c->roi_x;
-    kp.roi_y = c->roi_y;
-    kp.roi_w = c->roi_w;
-    kp.roi_h = c->roi_h;
-    kp.tc = c->d_tc;
-    kp.tc_off = c->d_tc_off;
-    kp.tdim = c->d_tdim;
-    kp.part = c->d_part;
-    kp.K = c->K;
-    kp.V = c->s.shift_v;
-    kp.H = c->s.shift_h;
-    kp.nx = nx;
-    kp.ny = 2 * c->s.shift_v + 1;
-    kp.npos = c->npos;
-    kp.nt_max = c->nt_max;
-    kp.nsb = c->nsb;
-    kp.nsbx = c->nsbx;
-    kp.sxb = c->sxb;
-    kp.ng = c->ng;
-    kp.ns = c->ns;
-    kp.cwc = c->cwc;
-    dim3 grid((unsigned)((long)c->K * c->nt_max * c->nsb)), block(c->threads);
-    if (c->have_lib) {
-      void *args[] = {&kp};
-      LT_CU(cudaLaunchKernel((const void *)c->spec, grid, block, args, c->smem, c->stream), "tumor kernel (nvrtc)");
-    } else {
-      lt_tumor_generic<<<grid, block, c->smem, c->stream>>>(kp);
-      LT_CU(cudaGetLastError(), "tumor kernel (generic)");
-    }
+  lt_tk_params kp;
+  kp.roi = c->d_roi;
+  kp.roi8 = roi8;
+  kp.roi_x = c->roi_x;
+  kp.roi_y = c->roi_y;
+  kp.roi_w = c->roi_w;
+  kp.roi_h = c->roi_h;
+  kp.tc = c->d_tc;
+  kp.tc_off = c->d_tc_off;
+  kp.tdim = c->d_tdim;
+  kp.part = c->d_part;
+  kp.sum_tc = c->d_sum_tc;
+  kp.ta = c->d_ta;
+  kp.scores = c->d_scores;
+  kp.pk = c->d_pk;
+  kp.done = c->d_done;
+  kp.K = c->K;
+  kp.V = c->s.shift_v;
+  kp.H = c->s.shift_h;
+  kp.nx = 2 * c->s.shift_h + 1;
+  kp.ny = 2 * c->s.shift_v + 1;
+  kp.npos = c->npos;
+  kp.nt_max = c->nt_max;
+  kp.nsb = c->nsb;
+  kp.nsbx = c->nsbx;
+  kp.sxb = c->sxb;
+  kp.ng = c->ng;
+  kp.ns = c->ns;
+  kp.cwc = c->cwc;
+  dim3 grid((unsigned)((long)c->K * c->nt_max * c->nsb)), block(c->threads);
+  if (c->have_lib) {
+    void *args[] = {&kp};
+    LT_CU(cudaLaunchKernel((const void *)c->spec, grid, block, args, c->smem, c->stream), "tumor kernel (nvrtc)");
+  } else {
+    lt_tumor_generic<<<grid, block, c->smem, c->stream>>>(kp);
+    LT_CU(cudaGetLastError(), "tumor kernel (generic)");
   }
-  lt_tk_red r;
-  r.part = c->d_part;
-  r.tdim = c->d_tdim;
-  r.sum_tc = c->d_sum_tc;
-  r.ta = c->d_ta;
-  r.scores = c->d_scores;
-  r.K = c->K;
-  r.V = c->s.shift_v;
-  r.H = c->s.shift_h;
-  r.nx = nx;
-  r.npos = c->npos;
-  r.nt_max = c->nt_max;
-  r.rb = c->rb;
-  r.cwc = c->cwc;
-  r.roi_x = c->roi_x;
-  r.roi_y = c->roi_y;
-  r.roi_w = c->roi_w;
-  r.roi_h = c->roi_h;
-  lt_tumor_finish<<<(unsigned)c->K, LT_TK_FIN_THREADS, 0, c->stream>>>(r, c->d_pk);
-  LT_CU(cudaGetLastError(), "tumor finish kernel");
   return 0;
 }
 
-/* The per-frame work on the stream: both kernels and the peaks' download,
+/* The per-frame work on the stream: the kernel and the peaks' download,
  * replayed from graph g (captured at its first use) unless graphs are off
  * or their capture failed (then plain launches, from then on). */
 static int run_frame(cuda_ctx *c, int g, const unsigned char *roi8)
@@ -602,23 +469,61 @@ static int upload_float(cuda_ctx *c, const float *frame)
   return 0;
 }
 
-/* Copies the rows of every template's search window (clipped to the frame)
- * from the 8-bit frame into staging buffer dst (ROI layout); the rest of the
- * region is never read by a window that counts. */
-static void stage8(const cuda_ctx *c, const unsigned char *frame8, unsigned char *dst)
+/* The search windows (clipped to the frame) as row segments: per row of the
+ * region, the union of the windows that cover it, merged (overlapping
+ * windows copied once). c->seg: nseg triples y, x0, x1 (frame coordinates). */
+static int build_segments(cuda_ctx *c)
 {
   const int fw = c->s.frame_w, fh = c->s.frame_h, V = c->s.shift_v, H = c->s.shift_h;
-  for (int k = 0; k < c->K; k++) {
-    const lt_tumor_template *t = &c->geom[k];
-    int x0 = t->x - H, x1 = t->x + H + t->w, y0 = t->y - V, y1 = t->y + V + t->h;
-    x0 = x0 < 0 ? 0 : x0;
-    y0 = y0 < 0 ? 0 : y0;
-    x1 = x1 > fw ? fw : x1;
-    y1 = y1 > fh ? fh : y1;
-    if (x1 <= x0 || y1 <= y0) continue;
-    for (int y = y0; y < y1; y++)
-      memcpy(dst + (size_t)(y - c->roi_y) * c->roi_w + (x0 - c->roi_x), frame8 + (size_t)y * fw + x0,
-             (size_t)(x1 - x0));
+  const size_t cap = (size_t)(c->roi_h > 0 ? c->roi_h : 1) * c->K;
+  int *iv = (int *)malloc(sizeof(int) * 2 * c->K);
+  c->seg = (int *)malloc(sizeof(int) * 3 * cap);
+  c->nseg = 0;
+  if (!iv || !c->seg) {
+    free(iv);
+    lt_error("out of memory (tumor CUDA backend)");
+    return LT_ERR_NOMEM;
+  }
+  for (int y = c->roi_y; y < c->roi_y + c->roi_h; y++) {
+    int m = 0;
+    for (int k = 0; k < c->K; k++) {
+      const lt_tumor_template *t = &c->geom[k];
+      int x0 = t->x - H, x1 = t->x + H + t->w, y0 = t->y - V, y1 = t->y + V + t->h;
+      x0 = x0 < 0 ? 0 : x0;
+      y0 = y0 < 0 ? 0 : y0;
+      x1 = x1 > fw ? fw : x1;
+      y1 = y1 > fh ? fh : y1;
+      if (x1 <= x0 || y < y0 || y >= y1) continue;
+      int j = m++; /* insertion by x0 */
+      for (; j > 0 && iv[2 * (j - 1)] > x0; j--) {
+        iv[2 * j] = iv[2 * (j - 1)];
+        iv[2 * j + 1] = iv[2 * (j - 1) + 1];
+      }
+      iv[2 * j] = x0;
+      iv[2 * j + 1] = x1;
+    }
+    for (int j = 0; j < m;) {
+      int x0 = iv[2 * j], x1 = iv[2 * j + 1];
+      for (j++; j < m && iv[2 * j] <= x1; j++) x1 = iv[2 * j + 1] > x1 ? iv[2 * j + 1] : x1;
+      c->seg[3 * c->nseg] = y;
+      c->seg[3 * c->nseg + 1] = x0;
+      c->seg[3 * c->nseg + 2] = x1;
+      c->nseg++;
+    }
+  }
+  free(iv);
+  return 0;
+}
+
+/* Copies the search windows' segments from the 8-bit frame into staging
+ * buffer dst (ROI layout); the rest of the region is never read by a window
+ * that counts. */
+static void stage8(const cuda_ctx *c, const unsigned char *frame8, unsigned char *dst)
+{
+  const int fw = c->s.frame_w;
+  for (int i = 0; i < c->nseg; i++) {
+    const int y = c->seg[3 * i], x0 = c->seg[3 * i + 1], x1 = c->seg[3 * i + 2];
+    memcpy(dst + (size_t)(y - c->roi_y) * c->roi_w + (x0 - c->roi_x), frame8 + (size_t)y * fw + x0, (size_t)(x1 - x0));
   }
 }
 
@@ -663,6 +568,7 @@ static int cuda_match_peaks(void *p, const float *frame, const unsigned char *fr
                             lt_tumor_peak *peaks)
 {
   cuda_ctx *c = (cuda_ctx *)p;
+  const double t0 = c->timing ? lt_now() : 0;
   const int have_roi = c->roi_w > 0 && c->roi_h > 0;
   const unsigned char *roi8 = NULL;
   int e = 0, buf = -1;
@@ -681,7 +587,16 @@ static int cuda_match_peaks(void *p, const float *frame, const unsigned char *fr
   } else if (!frame8 && (e = upload_float(c, frame)))
     return e;
   c->pref_src = NULL;
+  double t1 = 0, t2 = 0, t3 = 0, t4 = 0;
+  if (c->timing) {
+    t1 = lt_now();
+    LT_CU(cudaEventRecord(c->tev[0], c->stream), "tumor timing");
+  }
   if ((e = run_frame(c, buf >= 0 ? buf : 2, roi8))) return e;
+  if (c->timing) {
+    LT_CU(cudaEventRecord(c->tev[1], c->stream), "tumor timing");
+    t2 = lt_now();
+  }
   if (buf >= 0) LT_CU(cudaEventRecord(c->ev_read[buf], c->stream), "tumor kernels");
   if (scores)
     LT_CU(cudaMemcpyAsync(scores, c->d_scores, sizeof(float) * (size_t)c->K * c->npos, cudaMemcpyDeviceToHost,
@@ -693,7 +608,19 @@ static int cuda_match_peaks(void *p, const float *frame, const unsigned char *fr
     c->pref_src = pref;
     c->pref_buf = nb;
   }
+  if (c->timing) t3 = lt_now();
   LT_CU(cudaStreamSynchronize(c->stream), "tumor frame");
+  if (c->timing) {
+    float ms = 0;
+    t4 = lt_now();
+    LT_CU(cudaEventElapsedTime(&ms, c->tev[0], c->tev[1]), "tumor timing");
+    c->t_pre += t1 - t0;
+    c->t_launch += t2 - t1;
+    c->t_stage += t3 - t2;
+    c->t_sync += t4 - t3;
+    c->g_ms += ms;
+    c->nt++;
+  }
   for (int k = 0; k < c->K; k++) {
     const lt_tk_pk *q = &c->h_pk[k];
     lt_tumor_peak *o = &peaks[k];

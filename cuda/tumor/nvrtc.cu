@@ -205,7 +205,7 @@ int lt_tk_nvrtc_get(const char *ksrc, const lt_tk_spec *sp, cudaLibrary_t *lib, 
   }
   snprintf(src, cap,
            "%s\nextern \"C\" __global__ void __launch_bounds__(%d) lt_tumor_spec(lt_tk_params p)\n"
-           "{\n  extern __shared__ float lt_tk_smem[];\n  lt_tk_frame<%d, %d, %d, %d, %d, %d, %d, %d>(p, lt_tk_smem);\n}\n",
+           "{\n  extern __shared__ double lt_tk_smem[];\n  lt_tk_frame<%d, %d, %d, %d, %d, %d, %d, %d>(p, (float *)lt_tk_smem);\n}\n",
            ksrc, sp->threads, sp->tw, sp->th, sp->rb, sp->dyn, sp->sxb, sp->ng, sp->ns, sp->cwc);
   char keystr[256];
   snprintf(keystr, sizeof keystr, "%s tw=%d th=%d rb=%d dyn=%d sxb=%d ng=%d ns=%d cwc=%d thr=%d nvrtc=%d.%d src=%016llx",
