@@ -67,8 +67,8 @@ exact, fast = ours[:n].reshape(2 * V + 1, 2 * H + 1), ours[n:].reshape(2 * V + 1
 if cv.shape != exact.shape:
     print("shape %s vs %s" % (cv.shape, exact.shape)); sys.exit(1)
 de, df = np.abs(exact - cv).max(), np.abs(fast - cv).max()
-pe, pc = np.unravel_index(exact.argmax(), exact.shape), np.unravel_index(cv.argmax(), cv.shape)
-pb = np.unravel_index(fast.argmax(), fast.shape)
+pe, pc = (tuple(int(v) for v in np.unravel_index(m.argmax(), m.shape)) for m in (exact, cv))
+pb = tuple(int(v) for v in np.unravel_index(fast.argmax(), fast.shape))
 print("max|exact-cv| %.2e max|%s-cv| %.2e peak ours %s (%s %s) opencv %s, r %.4f" % (de, be, df, pe, be, pb, pc, exact.max()))
 same = all(p == pc or cv[p] >= cv.max() - 1e-4 for p in (pe, pb))  # a near-tie may pick either
 sys.exit(0 if de <= 1e-4 and df <= 1e-4 and same else 1)

@@ -140,11 +140,25 @@ static int env_int(const char *name, int def, int lo, int hi)
   return x < lo ? lo : x > hi ? hi : x;
 }
 
+/* Bytes of shared memory of a block (corr_kernel.cuh): the stage (template
+ * tile, region) or the stripes' sums, then the row sums (doubles); the
+ * finish's scratch. */
+static size_t plan_smem(int rb, int dyn, int cwc, int sxb, int ng, int threads)
+{
+  size_t off = (size_t)rb * cwc + (size_t)(rb + ng * dyn - 1) * (cwc + sxb - 1);
+  off = off > (size_t)threads * dyn ? off : (size_t)threads * dyn;
+  off += off & 1;
+  size_t n = off + (size_t)(rb + ng * dyn - 1) * sxb * 4;
+  n = n > (size_t)2 * threads + 1 ? n : (size_t)2 * threads + 1;
+  return sizeof(float) * n;
+}
+
 /* Block sizes for band height rb and dy per thread dyn: chunks of at most
- * 128 columns; a shift block of at most 32 dx and 32 dy; column stripes of
- * at most 256 / rb columns (a thread's sums over a tile exact for 8-bit
- * frames) and enough of them that about 256 threads per SM are busy; at
- * most 512 threads per block. */
+ * 128 columns; a shift block of at most 32 dx and 32 dy (fewer dy when its
+ * shared memory would pass 48 KB); column stripes of at most 256 / rb
+ * columns (a thread's float sum of Tc B over at most 256 pixels per tile)
+ * and enough of them that about 256 threads per SM are busy; at most 512
+ * threads per block. */
 static void plan(cuda_ctx *c, int rb, int dyn, int sm_count)
 {
   int maxw = 1;
@@ -159,6 +173,8 @@ static void plan(cuda_ctx *c, int rb, int dyn, int sm_count)
   while (((c->cwc + ns_min - 1) / ns_min) * rb > 256) ns_min++;
   int gmax = 32 / dyn > 0 ? 32 / dyn : 1;
   if (gmax > 512 / (c->sxb * ns_min)) gmax = 512 / (c->sxb * ns_min) > 0 ? 512 / (c->sxb * ns_min) : 1;
+  /* the block's shared memory (see below) within the default 48 KB */
+  while (gmax > 1 && plan_smem(rb, dyn, c->cwc, c->sxb, gmax, 512) > 48 * 1024) gmax--;
   const int groups = (ny + dyn - 1) / dyn, nsby = (groups + gmax - 1) / gmax;
   c->ng = (groups + nsby - 1) / nsby;
   c->nsb = c->nsbx * nsby;
@@ -176,14 +192,7 @@ static void plan(cuda_ctx *c, int rb, int dyn, int sm_count)
   ns = ns < ns_min ? ns_min : ns;
   c->ns = (int)ns;
   c->threads = (per * c->ns + 31) / 32 * 32; /* whole warps; the extra threads have empty stripes */
-  /* shared memory (corr_kernel.cuh): the stage (template tile, region) or
-   * the stripes' sums, then the row sums (doubles); the finish's scratch */
-  size_t off = (size_t)rb * c->cwc + (size_t)(rb + c->ng * dyn - 1) * (c->cwc + c->sxb - 1);
-  off = off > (size_t)c->threads * dyn ? off : (size_t)c->threads * dyn;
-  off += off & 1;
-  size_t n = off + (size_t)(rb + c->ng * dyn - 1) * c->sxb * 4;
-  n = n > (size_t)2 * c->threads + 1 ? n : (size_t)2 * c->threads + 1;
-  c->smem = sizeof(float) * n;
+  c->smem = plan_smem(rb, dyn, c->cwc, c->sxb, c->ng, c->threads);
 }
 
 /* Union of the search regions, clipped to the frame (may be empty). */
