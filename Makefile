@@ -116,7 +116,7 @@ $(BUILD)/%.o: %.c $(wildcard src/*.h src/*/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
-$(BUILD)/%.cu.o: %.cu $(wildcard src/*.h src/*/*.h cuda/*.h cuda/*/*.h)
+$(BUILD)/%.cu.o: %.cu $(wildcard src/*.h src/*/*.h cuda/*.h cuda/*/*.h cuda/*/*.cuh)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -c $< -o $@
 
