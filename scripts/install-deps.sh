@@ -4,6 +4,7 @@
 # is already there (what `make check` and `make demo` call).
 #   build: gcc make pkg-config libavformat-dev libavcodec-dev libswscale-dev
 #          libavutil-dev libpng-dev zlib1g-dev libtiff-dev (CTC label masks)
+#          libcairo2-dev (figures; fonts-dejavu-core: their font)
 #   tests: ffmpeg (CLI, to make test videos), python3 + python3-numpy (Debian's
 #          /usr/bin/python3: test checks with the standard library, the
 #          benchmark clip with numpy; python3-opencv: the independent
@@ -15,7 +16,7 @@
 #          tests/test_leuk_outputs.sh; --if-missing makes it when absent)
 set -euo pipefail
 pkgs=(gcc make pkg-config libavformat-dev libavcodec-dev libswscale-dev libavutil-dev libpng-dev
-      libtiff-dev zlib1g-dev libnifti2-dev ffmpeg python3 python3-numpy python3-nibabel python3-opencv python3-venv clang libclang-rt-dev
+      libtiff-dev libcairo2-dev fonts-dejavu-core zlib1g-dev libnifti2-dev ffmpeg python3 python3-numpy python3-nibabel python3-opencv python3-venv clang libclang-rt-dev
       libomp-dev valgrind)
 missing=()
 for p in "${pkgs[@]}"; do

@@ -3,7 +3,8 @@
  *   trackmate  TrackMate XML (spots streamed per frame, tracks at the end)
  *   ctc        Cell Tracking Challenge res_track.txt "L B E P"
  *   --summary  per track: frames, path, mean/median speed (px/frame, um/s)
- *              + a velocity histogram PNG next to it
+ *              + the velocity histogram next to it (FILE_velocity.png, .svg,
+ *              .pdf and .csv with the bin counts; plot.h)
  *   --overlay  frame_000123.png with contours and track IDs.
  * Numbers are printed with the C locale ('.' decimals; leuktrack never
  * calls setlocale). */
@@ -21,6 +22,7 @@
 #endif
 
 #include "draw.h"
+#include "plot.h"
 #include "error.h"
 #include "image.h"
 #include "log.h"
@@ -392,7 +394,7 @@ static const char *end_name(int e)
   }
 }
 
-/* <summary minus .csv>_velocity.png */
+/* <summary minus .csv>_velocity (the histogram adds .png .svg .pdf .csv) */
 static char *hist_path(const char *summary)
 {
   size_t n = strlen(summary);
@@ -400,7 +402,7 @@ static char *hist_path(const char *summary)
   if (!p) return NULL;
   memcpy(p, summary, n + 1);
   if (n > 4 && !strcmp(p + n - 4, ".csv")) p[n - 4] = 0;
-  strcat(p, "_velocity.png");
+  strcat(p, "_velocity");
   return p;
 }
 
@@ -511,22 +513,12 @@ static int write_summary(lt_report *r, lt_track_info *all, int nall)
   if (r->pop) err = lt_out_check(r->pop);
   if (!err) err = lt_out_check(r->sum);
   if (!err) {
-    double hi = 0;
-    for (int i = 0; i < nm; i++)
-      if (means[i] > hi) hi = means[i];
-    if (hi <= 0) hi = 1;
-    hi *= 1.05;
-    enum { NB = 20 };
-    double counts[NB] = {0};
-    for (int i = 0; i < nm; i++) {
-      int b = (int)(means[i] / hi * NB);
-      counts[b < NB ? b : NB - 1] += 1;
-    }
     char *hp = hist_path(o->summary);
     if (!hp) err = LT_ERR_NOMEM;
     else
-      err = lt_plot_histogram(hp, counts, NB, 0.0, hi, "Velocity distribution of tracked leukocytes",
-                              phys ? "mean speed per track (um/s)" : "mean speed per track (px/frame)", 800, 500);
+      err = lt_plot_histogram(hp, means, nm, 0, "Velocity distribution of tracked leukocytes",
+                              phys ? "mean speed per track (\xc2\xb5m/s)" : "mean speed per track (px/frame)",
+                              phys ? "\xc2\xb5m/s" : "px/frame", 800, 500);
     free(hp);
   }
   free(means);

@@ -30,6 +30,7 @@
 #include "core/loop.h"
 #include "core/source.h"
 #include "draw.h"
+#include "plot.h"
 #include "error.h"
 #include "image.h"
 #include "log.h"
