@@ -284,3 +284,80 @@ void lt_draw_text_halo(lt_canvas *c, int x, int y, int scale, const char *s, lt_
       if (dx || dy) lt_draw_text(c, x + dx * scale, y + dy * scale, scale, s, halo);
   lt_draw_text(c, x, y, scale, s, col);
 }
+
+/* ---- overlay colours and files -------------------------------------- */
+
+/* ten hues that stay apart from each other and from grey */
+static const lt_rgb track_pal[LT_TRACK_COLOURS] = {
+    {230, 25, 75},  {40, 190, 40},  {255, 225, 25}, {30, 120, 255},  {255, 140, 0},
+    {240, 50, 230}, {70, 240, 240}, {255, 255, 255}, {255, 170, 200}, {170, 255, 60}};
+
+lt_rgb lt_track_colour(int k) { return track_pal[((k % LT_TRACK_COLOURS) + LT_TRACK_COLOURS) % LT_TRACK_COLOURS]; }
+
+int lt_pick_colour(const double *xy, const int *colour, int n, double x, double y)
+{
+  double near[LT_TRACK_COLOURS];
+  for (int k = 0; k < LT_TRACK_COLOURS; k++) near[k] = INFINITY;
+  for (int i = 0; i < n; i++) {
+    if (colour[i] < 0 || colour[i] >= LT_TRACK_COLOURS) continue;
+    double d = hypot(xy[2 * i] - x, xy[2 * i + 1] - y);
+    if (d < near[colour[i]]) near[colour[i]] = d;
+  }
+  int best = 0;
+  for (int k = 1; k < LT_TRACK_COLOURS; k++)
+    if (near[k] > near[best]) best = k;
+  return best;
+}
+
+/* Open addressing over 1024 slots: the index of colour v (0xRRGGBB), added
+ * when new; -1 once more than 256 colours were seen. */
+static int pal_index(uint32_t *key, uint8_t *val, int *npal, uint8_t *pal, uint32_t v)
+{
+  uint32_t h = (v * 2654435761u) >> 22;
+  for (;; h = (h + 1) & 1023) {
+    if (key[h] == v + 1) return val[h];
+    if (key[h] == 0) break;
+  }
+  if (*npal == 256) return -1;
+  key[h] = v + 1;
+  val[h] = (uint8_t)*npal;
+  pal[3 * *npal] = v >> 16, pal[3 * *npal + 1] = v >> 8 & 255, pal[3 * *npal + 2] = v & 255;
+  return (*npal)++;
+}
+
+int lt_canvas_write_png(const lt_canvas *c, const char *path, int grey_bits)
+{
+  if (grey_bits < 1 || grey_bits > 8) grey_bits = 8;
+  size_t n = (size_t)c->width * c->height;
+  uint8_t *idx = malloc(n);
+  uint32_t *key = malloc(sizeof(uint32_t) * 1024);
+  uint8_t val[1024], pal[3 * 256];
+  if (!idx || !key) {
+    free(idx);
+    free(key);
+    return lt_png_write_rgb(path, c->rgb, c->width, c->height);
+  }
+  int npal = -1;
+  /* pass 0 at grey_bits, pass 1 (too many colours) at most 7 bits */
+  for (int pass = 0; pass < 2 && npal < 0; pass++) {
+    int bits = pass == 0 ? grey_bits : grey_bits < 7 ? grey_bits : 7, sh = 8 - bits, top = (1 << bits) - 1;
+    memset(key, 0, sizeof(uint32_t) * 1024);
+    npal = 0;
+    for (size_t i = 0; i < n; i++) {
+      const uint8_t *p = c->rgb + 3 * i;
+      uint32_t r = p[0], g = p[1], b = p[2];
+      if (sh && r == g && g == b) r = g = b = (g >> sh) * 255 / top; /* grey to `bits` bits */
+      int k = pal_index(key, val, &npal, pal, r << 16 | g << 8 | b);
+      if (k < 0) {
+        npal = -1;
+        break;
+      }
+      idx[i] = (uint8_t)k;
+    }
+  }
+  int err = npal > 0 ? lt_png_write_palette(path, idx, c->width, c->height, pal, npal)
+                     : lt_png_write_rgb(path, c->rgb, c->width, c->height);
+  free(idx);
+  free(key);
+  return err;
+}

@@ -36,4 +36,20 @@ void lt_draw_text_halo(lt_canvas *c, int x, int y, int scale, const char *s, lt_
 /* Vertical text: glyphs stacked top to bottom from (x, y). */
 void lt_draw_text_down(lt_canvas *c, int x, int y, int scale, const char *s, lt_rgb col);
 
+/* Overlay colours: LT_TRACK_COLOURS distinct colours, readable on grey. */
+enum { LT_TRACK_COLOURS = 10 };
+lt_rgb lt_track_colour(int k);
+/* The colour (0..LT_TRACK_COLOURS-1) for a new track at (x, y): the one
+ * whose nearest user among the n tracks shown (centres xy[2n], colours
+ * colour[n], -1 = none yet) is farthest away; so neighbours differ while
+ * fewer than LT_TRACK_COLOURS tracks are near. Ties: the lowest index. */
+int lt_pick_colour(const double *xy, const int *colour, int n, double x, double y);
+
+/* The canvas as PNG, as small as it goes: its grey pixels (r = g = b)
+ * reduced to grey_bits bits (8 = exact; 6 = 64 levels, at most 2 grey
+ * levels off), then a palette PNG when that leaves at most 256 colours,
+ * else with grey at most 7 bits (at most 1 level off) when that does, else
+ * RGB. Returns 0 or a negative lt_err. */
+int lt_canvas_write_png(const lt_canvas *c, const char *path, int grey_bits);
+
 #endif
