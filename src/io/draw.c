@@ -340,13 +340,14 @@ int lt_canvas_write_png(const lt_canvas *c, const char *path, int grey_bits)
   int npal = -1;
   /* pass 0 at grey_bits, pass 1 (too many colours) at most 7 bits */
   for (int pass = 0; pass < 2 && npal < 0; pass++) {
-    int bits = pass == 0 ? grey_bits : grey_bits < 7 ? grey_bits : 7, sh = 8 - bits, top = (1 << bits) - 1;
+    int bits = pass == 0 ? grey_bits : grey_bits < 7 ? grey_bits : 7, top = (1 << bits) - 1;
     memset(key, 0, sizeof(uint32_t) * 1024);
     npal = 0;
     for (size_t i = 0; i < n; i++) {
       const uint8_t *p = c->rgb + 3 * i;
       uint32_t r = p[0], g = p[1], b = p[2];
-      if (sh && r == g && g == b) r = g = b = (g >> sh) * 255 / top; /* grey to `bits` bits */
+      if (bits < 8 && r == g && g == b) /* grey to the nearest of 2^bits levels */
+        r = g = b = ((g * top + 127) / 255 * 255 + top / 2) / top;
       int k = pal_index(key, val, &npal, pal, r << 16 | g << 8 | b);
       if (k < 0) {
         npal = -1;
@@ -360,4 +361,15 @@ int lt_canvas_write_png(const lt_canvas *c, const char *path, int grey_bits)
   free(idx);
   free(key);
   return err;
+}
+
+void lt_label_place(int *x, int *y, int tw, int th, int below, int w, int h, int bw, int bh)
+{
+  int lx = *x < 2 ? 2 : *x > w - tw - 2 ? w - tw - 2 : *x, ly = *y;
+  if (ly < 2 || (lx < bw && ly < bh)) ly = below;
+  if (ly > h - th - 2) ly = h - th - 2;
+  if (ly < 2) ly = 2;
+  if (lx < bw && ly < bh) lx = bw + 2; /* a cell in the banner's corner: right of it */
+  *x = lx;
+  *y = ly;
 }

@@ -45,9 +45,16 @@ lt_rgb lt_track_colour(int k);
  * fewer than LT_TRACK_COLOURS tracks are near. Ties: the lowest index. */
 int lt_pick_colour(const double *xy, const int *colour, int n, double x, double y);
 
+/* Where a label of tw x th pixels goes: at (*x, *y) (its top-left corner)
+ * moved inside the w x h frame (2 px from the edges) and off the banner
+ * box (0, 0)-(bw, bh); when the spot is above the top or under the banner
+ * it moves to y = below (e.g. under the cell), and right of the banner when
+ * still under it. Needs tw, th <= the frame minus the margins. */
+void lt_label_place(int *x, int *y, int tw, int th, int below, int w, int h, int bw, int bh);
+
 /* The canvas as PNG, as small as it goes: its grey pixels (r = g = b)
  * reduced to grey_bits bits (8 = exact; 6 = 64 levels, at most 2 grey
- * levels off), then a palette PNG when that leaves at most 256 colours,
+ * levels off: each grey goes to the nearest level), then a palette PNG when that leaves at most 256 colours,
  * else with grey at most 7 bits (at most 1 level off) when that does, else
  * RGB. Returns 0 or a negative lt_err. */
 int lt_canvas_write_png(const lt_canvas *c, const char *path, int grey_bits);

@@ -705,20 +705,6 @@ static int ov_grow(lt_report *r, int id_end)
   return 0;
 }
 
-/* The label box (x, y, w, h) of text tw x th near (px, py), moved inside the
- * frame and off the banner box (0, 0, bw, bh); `below` = the other spot to
- * try (under the cell). */
-static void place_label(int *x, int *y, int tw, int th, int below, int w, int h, int bw, int bh)
-{
-  int lx = *x < 2 ? 2 : *x > w - tw - 2 ? w - tw - 2 : *x, ly = *y;
-  if (ly < 2 || (lx < bw && ly < bh)) ly = below;
-  if (ly > h - th - 2) ly = h - th - 2;
-  if (ly < 2) ly = 2;
-  if (lx < bw && ly < bh) lx = bw + 2; /* a cell in the banner's corner: right of it */
-  *x = lx;
-  *y = ly;
-}
-
 int lt_report_overlay(lt_report *r, int frame, const float *grey, const lt_leuk_cell *cells,
                       const lt_track_info *info, int n)
 {
@@ -793,7 +779,7 @@ int lt_report_overlay(lt_report *r, int frame, const float *grey, const lt_leuk_
     snprintf(id, sizeof id, "%d", info[i].id);
     int tw = lt_text_width(id, sc);
     int lx = (int)lround(c->xc + c->R * 0.7), ly = (int)lround(c->yc - c->R) - th - 2;
-    place_label(&lx, &ly, tw, th, (int)lround(c->yc + c->R) + 3, w, h, bw, bh);
+    lt_label_place(&lx, &ly, tw, th, (int)lround(c->yc + c->R) + 3, w, h, bw, bh);
     lt_draw_text_halo(&cv, lx, ly, sc, id, lt_track_colour(r->ov_col[i]), halo);
   }
   int err = 0;
