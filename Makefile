@@ -40,7 +40,8 @@ ifeq ($(PORTABLE),1)
   ifneq ($(TIFF_STATIC_LIBS),)
     ifeq ($(filter MISSING,$(TIFF_STATIC_A)),)
       DEP_CFLAGS += $(shell $(PKG_CONFIG) --cflags libtiff-4) -DLT_HAVE_TIFF
-      DEP_LIBS := $(TIFF_STATIC_A) $(DEP_LIBS)
+      # libLerc (a libtiff codec) is C++: its runtime, which CUDA builds link anyway
+      DEP_LIBS := $(TIFF_STATIC_A) $(DEP_LIBS) $(if $(filter %libLerc.a,$(TIFF_STATIC_A)),-lstdc++)
     endif
   endif
   # No Cairo here: Debian ships libcairo.a, but a static Cairo drags in static
