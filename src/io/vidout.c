@@ -100,7 +100,7 @@ int lt_vidout_open(lt_vidout **out, const char *path, int width, int height, dou
   const AVOutputFormat *of = av_guess_format(fmt, NULL, NULL);
   const AVCodec *codec = avcodec_find_encoder(AV_CODEC_ID_MPEG4);
   if (!of || !codec) {
-    lt_error("--overlay-video '%s': this leuktrack's FFmpeg (libavcodec %s) has no %s%s%s; the portable build's "
+    lt_error("--overlay-video '%s': this leuktrack's FFmpeg (%s) has no %s%s%s; the portable build's "
              "minimal static FFmpeg is made without encoders: rebuild it with scripts/build-ffmpeg-static.sh "
              "(which now adds the mpeg4 encoder and the mp4/matroska muxers) and run make portable again, or use "
              "a build against the system's FFmpeg; --overlay DIR writes PNGs",
