@@ -20,7 +20,7 @@ BUILD ?= build
 
 CC ?= gcc
 PKG_CONFIG ?= pkg-config
-PKGS := libavformat libavcodec libswscale libavutil libpng cairo
+PKGS := libavformat libavcodec libswscale libavutil libpng cairo fontconfig
 PORTABLE ?= 0
 # niftilib's headers include each other as "znzlib.h": its folder on the path
 NIFTI_CFLAGS ?= -I/usr/include/nifti
@@ -57,7 +57,8 @@ else
   # libtiff (Debian libtiff-dev): the CTC label masks of --format ctc -o DIR/
   DEP_CFLAGS += $(shell $(PKG_CONFIG) --cflags libtiff-4 2>/dev/null) -DLT_HAVE_TIFF
   DEP_LIBS += $(shell $(PKG_CONFIG) --libs libtiff-4 2>/dev/null || echo -ltiff)
-  # Cairo (Debian libcairo2-dev, in PKGS): the figures (PNG, PDF with real fonts)
+  # Cairo (Debian libcairo2-dev, in PKGS): the figures (PNG, PDF with real fonts);
+  # fontconfig (its dependency) directly: plot.c releases its caches at exit
   DEP_CFLAGS += -DLT_HAVE_CAIRO
 endif
 

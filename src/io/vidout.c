@@ -24,7 +24,8 @@ struct lt_vidout {
   AVFrame *fr;
   AVPacket *pkt;
   int w, h, W, H;  /* frame size, encoded (even) size */
-  uint8_t *pad;    /* W*H*3 when the size is odd */
+  uint8_t *pad;    /* W*H*3 + padding: the frame, its size made even (swscale's
+                      SIMD reads up to 16 bytes past the last pixel) */
   int64_t next_pts;
   char *path, *tmp;
   int header;      /* header written: a trailer is due */
@@ -117,7 +118,7 @@ int lt_vidout_open(lt_vidout **out, const char *path, int width, int height, dou
   v->tmp = malloc(n);
   v->fr = av_frame_alloc();
   v->pkt = av_packet_alloc();
-  if ((v->W != width || v->H != height) && !(v->pad = malloc((size_t)v->W * v->H * 3))) goto nomem;
+  if (!(v->pad = calloc((size_t)v->W * v->H * 3 + 64, 1))) goto nomem;
   if (!v->path || !v->tmp || !v->fr || !v->pkt) goto nomem;
   snprintf(v->tmp, n, "%s.tmp.%ld", path, (long)getpid());
 
@@ -174,16 +175,13 @@ nomem:
 
 int lt_vidout_frame(lt_vidout *v, const uint8_t *rgb)
 {
-  const uint8_t *src = rgb;
-  if (v->pad) { /* odd size: repeat the last column and row */
-    for (int y = 0; y < v->H; y++) {
-      const uint8_t *s = rgb + (size_t)(y < v->h ? y : v->h - 1) * v->w * 3;
-      uint8_t *d = v->pad + (size_t)y * v->W * 3;
-      memcpy(d, s, (size_t)v->w * 3);
-      if (v->W > v->w) memcpy(d + (size_t)v->w * 3, s + (size_t)(v->w - 1) * 3, 3);
-    }
-    src = v->pad;
+  for (int y = 0; y < v->H; y++) { /* odd sizes: repeat the last column and row */
+    const uint8_t *s = rgb + (size_t)(y < v->h ? y : v->h - 1) * v->w * 3;
+    uint8_t *d = v->pad + (size_t)y * v->W * 3;
+    memcpy(d, s, (size_t)v->w * 3);
+    if (v->W > v->w) memcpy(d + (size_t)v->w * 3, s + (size_t)(v->w - 1) * 3, 3);
   }
+  const uint8_t *src = v->pad;
   if (av_frame_make_writable(v->fr) < 0) {
     lt_error("out of memory (overlay video '%s')", v->path);
     return LT_ERR_NOMEM;
