@@ -770,7 +770,7 @@ int lt_report_overlay(lt_report *r, int frame, const float *grey, const lt_leuk_
   /* text last, over every line: the banner, then the IDs off it */
   char label[64];
   snprintf(label, sizeof label, "frame %d  cells %d", frame, n);
-  int bs = 2, bw = 4 + lt_text_width(label, bs) + 4, bh = 4 + 7 * bs + 4;
+  int bs = lt_text_width(label, 2) + 8 <= w ? 2 : 1, bw = 4 + lt_text_width(label, bs) + 4, bh = 4 + 7 * bs + 4;
   lt_draw_text_halo(&cv, 4, 4, bs, label, banner_c, halo);
   int sc = w >= 1200 ? 2 : 1, th = 7 * sc;
   for (int i = 0; i < n; i++) {
