@@ -32,6 +32,7 @@
 #include "backend.h"
 #include "core/loop.h"
 #include "draw.h"
+#include "plot.h"
 #include "error.h"
 #include "flow/color.h"
 #include "flow/flo.h"

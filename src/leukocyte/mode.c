@@ -7,10 +7,12 @@
 #include "leuk_mode.h"
 #include "log.h"
 #include "opt.h"
+#include "vidout.h"
 
 enum {
   O_FORMAT = LT_OPT_MODE_BASE, O_ROI, O_ENTRY_ROI, O_DETECT_EVERY, O_RADIUS, O_GICOV_THRESHOLD, O_SEARCH,
-  O_UM_PER_PX, O_SUMMARY, O_ENTRY_BAND, O_LINK_GAP, O_ADHERENT_SPEED, O_ADHERENT_TIME,
+  O_UM_PER_PX, O_SUMMARY, O_ENTRY_BAND, O_LINK_GAP, O_ADHERENT_SPEED, O_ADHERENT_TIME, O_OVERLAY_VIDEO,
+  O_OVERLAY_TAIL, O_OVERLAY_GREY_BITS,
 };
 
 static const lt_optdef opts[] = {
@@ -26,6 +28,9 @@ static const lt_optdef opts[] = {
   {"um-per-px", O_UM_PER_PX, required_argument, "S", "pixel size in micrometres (csv: adds um columns; trackmate: the file is in microns)"},
   {"summary", O_SUMMARY, required_argument, "FILE", "per-track summary CSV (+ FILE's velocity histogram PNG and _population.csv)"},
   {"adherent-speed", O_ADHERENT_SPEED, required_argument, "V", "--summary: a track slower than V is adherent, um/s (px/frame without --um-per-px and a frame rate; default 2)"},
+  {"overlay-video", O_OVERLAY_VIDEO, required_argument, "FILE.mp4|.mkv", "the overlays as a video (MPEG-4, the input's frame rate, 25 fps when unknown)"},
+  {"overlay-tail", O_OVERLAY_TAIL, required_argument, "N", "--overlay/--overlay-video: draw each track's path over its last N frames (default 10, 0 = off)"},
+  {"overlay-grey-bits", O_OVERLAY_GREY_BITS, required_argument, "N", "--overlay PNGs: keep N bits of the frame's grey, 5..8 (default 8 = exact; 6 makes them about 40 % smaller)"},
   {"adherent-time", O_ADHERENT_TIME, required_argument, "S", "--summary: ...when tracked for at least S seconds (frames without a frame rate; default 30)"},
 };
 
@@ -36,6 +41,8 @@ static void defaults(void *params)
   lt_leuk_params_default(&o->leuk);
   o->adherent_speed = 2.0;
   o->adherent_time = 30.0;
+  o->overlay_tail = 10;
+  o->overlay_grey_bits = 8;
 }
 
 static int set(void *params, int id, const char *name, const char *a)
@@ -72,6 +79,12 @@ static int set(void *params, int id, const char *name, const char *a)
     if (lt_opt_nonempty(name, a)) return LT_ERR_USAGE;
     o->summary = a;
     return 0;
+  case O_OVERLAY_VIDEO:
+    if (lt_opt_nonempty(name, a) || lt_vidout_check_name("--overlay-video", a)) return LT_ERR_USAGE;
+    o->overlay_video = a;
+    return 0;
+  case O_OVERLAY_TAIL: return lt_opt_int(name, a, 0, 10000, &o->overlay_tail);
+  case O_OVERLAY_GREY_BITS: return lt_opt_int(name, a, 5, 8, &o->overlay_grey_bits);
   }
   lt_error("internal: unhandled leukocyte option %d", id);
   return LT_ERR_INTERNAL;

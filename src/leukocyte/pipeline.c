@@ -341,7 +341,7 @@ static int begin(void *m, lt_loop *L, const lt_source_info *in)
     return err;
   R->be = stages;
   /* a GPU backend reads the bytes of 8-bit frames; floats only for overlays */
-  if (R->be->bytes_ok && !R->s->overlay_dir) lt_loop_bytes_only(L);
+  if (R->be->bytes_ok && !R->s->overlay_dir && !R->o.overlay_video) lt_loop_bytes_only(L);
   R->cells = calloc(MAX_CELLS, sizeof *R->cells);
   R->act = calloc(MAX_CELLS, sizeof *R->act);
   R->miss = calloc(MAX_CELLS, sizeof *R->miss);
@@ -399,8 +399,8 @@ static int step(void *m, lt_loop *L, const lt_frame *f, const lt_frame *prev)
   order_shown(R);
   double t2 = lt_now();
   if ((err = lt_report_frame(&R->rep, f->index, f->t_s, R->cells, R->act, R->nshown))) return err;
-  if (R->s->overlay_dir &&
-      (err = lt_report_overlay(R->s, &R->o, f->index, f->grey, R->fw, R->fh, R->cells, R->act, R->nshown)))
+  if ((R->s->overlay_dir || R->o.overlay_video) &&
+      (err = lt_report_overlay(&R->rep, f->index, f->grey, R->cells, R->act, R->nshown)))
     return err;
   lt_loop_time(L, ST_OUTPUT, lt_now() - t2);
   return 0;
