@@ -73,14 +73,18 @@
 
 #include "flow/grid.h"
 
-#define LT_FLOW_DEFAULT_ALPHA 300.0f
+#define LT_FLOW_DEFAULT_ALPHA 500.0f
 #define LT_FLOW_DEFAULT_RHO 2.0f
 #define LT_FLOW_DEFAULT_SIGMA 0.5f
 #define LT_FLOW_DEFAULT_LEVELS 3
 #define LT_FLOW_DEFAULT_WARPS 2
-#define LT_FLOW_DEFAULT_ITERATIONS 150
+#define LT_FLOW_DEFAULT_ITERATIONS 40
 #define LT_FLOW_DEFAULT_ETA 0.5f
 #define LT_FLOW_DEFAULT_BETA 0.0f
+#define LT_FLOW_DEFAULT_EPS_DATA 1.0f
+#define LT_FLOW_DEFAULT_EPS_SMOOTH 0.03f
+#define LT_FLOW_DEFAULT_OMEGA 1.8f
+#define LT_FLOW_DEFAULT_LAG 10
 /* The pyramid stops before an active axis gets shorter than this. */
 #define LT_FLOW_MIN_SIZE 8
 #define LT_FLOW_MAX_LEVELS 16
@@ -94,6 +98,10 @@ typedef struct lt_flow_params {
   int iterations; /* Jacobi iterations per warp (>= 1) */
   float eta;      /* pyramid downsampling factor, 0.25 .. 0.95 */
   float beta;     /* divergence (volume-preserving) weight (>= 0; 0 = plain CLG) */
+  float eps_data;   /* Charbonnier scale of the data term, grey levels (0 = quadratic) */
+  float eps_smooth; /* Charbonnier scale of the smoothness term, flow gradient (0 = quadratic) */
+  float omega;      /* relaxation: 0 = Jacobi, 0 < omega < 2 = red-black SOR */
+  int lag;          /* sweeps between updates of the lagged robust weights (>= 1) */
 } lt_flow_params;
 
 /* The defaults above. */
@@ -123,6 +131,15 @@ int lt_flow_kernels(lt_gauss_kernel k[3], double sigma, const lt_grid *g);
 /* Coefficients of the divergence term on grid g: ih[d] = 1 / h_d and
  * bb[a][b] = beta / (h_a h_b) (symmetric), shared with the CUDA backend. */
 void lt_flow_div_coefs(const lt_flow_params *p, const lt_grid *g, double ih[3], double bb[3][3]);
+/* SOR colouring (shared with the CUDA backend): red-black, colour
+ * (x + y + z) % 2, without the divergence term; with it (which couples a
+ * sample with its diagonal neighbours) 2^dims colours, (x % 2) + 2 (y % 2)
+ * + 4 (z % 2). A pass over one colour reads only samples of other colours. */
+static inline int lt_flow_colours(int dims, int div) { return div ? 1 << dims : 2; }
+static inline int lt_flow_colour(const int pos[3], int div)
+{
+  return div ? (pos[0] & 1) | (pos[1] & 1) << 1 | (pos[2] & 1) << 2 : (pos[0] + pos[1] + pos[2]) & 1;
+}
 /* Bytes a backend allocates for grid g (host for CPU, device for CUDA, both
  * the same arena), so a caller can refuse a volume before any work. */
 size_t lt_clg_bytes(const lt_flow_params *p, const lt_grid *g);
