@@ -71,7 +71,7 @@ int lt_flow_params_check(const lt_flow_params *p)
   else if (!(p->sigma >= 0 && p->sigma <= LT_GAUSS_RMAX / 3.0f)) bad = "sigma must be in 0..16";
   else if (p->levels < 1 || p->levels > LT_FLOW_MAX_LEVELS) bad = "levels must be in 1..16";
   else if (p->warps < 1 || p->warps > 1000) bad = "warps must be in 1..1000";
-  else if (p->iterations < 1 || p->iterations > 100000) bad = "iterations must be in 1..100000";
+  else if (p->iterations < 1 || p->iterations > LT_FLOW_MAX_ITERATIONS) bad = "iterations must be in 1..100000";
   else if (!(p->eta >= 0.25f && p->eta <= 0.95f)) bad = "eta must be in 0.25..0.95";
   else if (!(p->beta >= 0 && p->beta < 1e9f)) bad = "beta must be >= 0";
   else if (!(p->eps_data >= 0 && p->eps_data < 1e9f)) bad = "eps-data must be >= 0";
@@ -418,17 +418,24 @@ static void relax_sweep(lt_clg *c, const lt_grid *g, float *const f[], float *co
 }
 
 
-/* Warps and relaxation sweeps on one level; the result is in c->f. The
+int lt_flow_level_iterations(const lt_flow_params *p, int l)
+{
+  long n = (long)p->iterations << (l < 16 ? l : 16);
+  return n > LT_FLOW_MAX_ITERATIONS ? LT_FLOW_MAX_ITERATIONS : (int)n;
+}
+
+/* Warps and relaxation sweeps on level l; the result is in c->f. The
  * robust weights are recomputed before sweep 0 of every warp and then
  * every `lag` sweeps (lagged nonlinearity). */
-static void solve_level(lt_clg *c, const lt_grid *g)
+static void solve_level(lt_clg *c, const lt_grid *g, int l)
 {
   const size_t n = lt_grid_size(g);
+  const int nit = lt_flow_level_iterations(&c->p, l);
   const int robust = c->p.eps_data > 0 || c->p.eps_smooth > 0, sor = c->p.omega > 0;
   for (int k = 0; k < c->p.warps; k++) {
     motion_tensor(c, g);
     for (int d = 0; d < c->dims; d++) memcpy(c->f0[d], c->f[d], n * sizeof(float));
-    for (int it = 0; it < c->p.iterations; it++) {
+    for (int it = 0; it < nit; it++) {
       if (robust && it % c->p.lag == 0) robust_weights(c, g);
       if (sor) {
         for (int col = 0; col < lt_flow_colours(c->dims, c->p.beta > 0); col++) relax_sweep(c, g, c->f, c->f, col);
@@ -466,7 +473,7 @@ int lt_clg_compute(lt_clg *c, const float *I0, const float *I1, float *const flo
     }
     lt_grid_gauss(l ? c->pyr0[l] : I0, c->s0, c->tmp, g, c->ks);
     lt_grid_gauss(l ? c->pyr1[l] : I1, c->s1, c->tmp, g, c->ks);
-    solve_level(c, g);
+    solve_level(c, g, l);
   }
   for (int d = 0; d < c->dims; d++) memcpy(flow[d], c->f[d], lt_grid_size(&c->lev[0]) * sizeof(float));
   return 0;

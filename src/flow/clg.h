@@ -78,7 +78,7 @@
 #define LT_FLOW_DEFAULT_SIGMA 0.5f
 #define LT_FLOW_DEFAULT_LEVELS 3
 #define LT_FLOW_DEFAULT_WARPS 2
-#define LT_FLOW_DEFAULT_ITERATIONS 40
+#define LT_FLOW_DEFAULT_ITERATIONS 15
 #define LT_FLOW_DEFAULT_ETA 0.5f
 #define LT_FLOW_DEFAULT_BETA 0.0f
 #define LT_FLOW_DEFAULT_EPS_DATA 1.0f
@@ -88,6 +88,7 @@
 /* The pyramid stops before an active axis gets shorter than this. */
 #define LT_FLOW_MIN_SIZE 8
 #define LT_FLOW_MAX_LEVELS 16
+#define LT_FLOW_MAX_ITERATIONS 100000
 
 typedef struct lt_flow_params {
   float alpha;    /* smoothness weight (> 0); intensities are 0..255 */
@@ -95,7 +96,8 @@ typedef struct lt_flow_params {
   float sigma;    /* pre-smoothing of both frames, samples of each level (>= 0) */
   int levels;     /* pyramid levels, 1 = none (capped by LT_FLOW_MIN_SIZE) */
   int warps;      /* re-linearisations per level (>= 1) */
-  int iterations; /* Jacobi iterations per warp (>= 1) */
+  int iterations; /* relaxation iterations per warp on the finest level (>= 1);
+                     level l (0 = finest) does iterations * 2^l */
   float eta;      /* pyramid downsampling factor, 0.25 .. 0.95 */
   float beta;     /* divergence (volume-preserving) weight (>= 0; 0 = plain CLG) */
   float eps_data;   /* Charbonnier scale of the data term, grey levels (0 = quadratic) */
@@ -118,6 +120,9 @@ void lt_clg_destroy(lt_clg *c);
 /* Flow from I0 to I1 (I0(x) ~ I1(x + w)), both lt_grid_size floats 0..255;
  * flow[0..dims-1] receive the components (physical units). Returns 0. */
 int lt_clg_compute(lt_clg *c, const float *I0, const float *I1, float *const flow[]);
+/* Iterations per warp on level l (0 = finest): iterations * 2^l, at most
+ * LT_FLOW_MAX_ITERATIONS (shared by both backends). */
+int lt_flow_level_iterations(const lt_flow_params *p, int l);
 /* Levels actually used and the grid of level l (0 = finest). */
 int lt_clg_levels(const lt_clg *c);
 lt_grid lt_clg_level_grid(const lt_clg *c, int l);
