@@ -493,7 +493,7 @@ int main(void)
   test_relaxation();
   test_yosemite();
   /* 0000000 has the largest motions (chairs up to 78 px, occluding each
-   * other; see clg.h). Measured 0.82x and 0.39x of zero flow's AEE;
+   * other; see clg.h). Measured 0.83x and 0.41x of zero flow's AEE;
    * OpenCV Farneback (tests/test_flow_cli.sh computes it) 8.70 and 2.76 px,
    * i.e. 1.44x and 0.61x. */
   test_chairs("0000000", 0.9);

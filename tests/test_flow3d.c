@@ -231,7 +231,7 @@ static void test_beta(void)
   lt_flow_params p;
   lt_flow_params_default(&p);
   /* the divergence term stiffens the system: 8-colour SOR needs more than
-   * the default 15 finest-level iterations to converge with it (at 15:
+   * the default 10 finest-level iterations to converge with it (at 15:
    * beta 300 EPE 1.047x of beta 0's; at 25: 0.97x, at 40: 0.93x) */
   p.iterations = 40;
   double t0, t1;

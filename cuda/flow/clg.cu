@@ -64,6 +64,7 @@ typedef struct cu_clg {
   int fuse;     /* Jacobi sweeps per launch (LT_FLOW_FUSE overrides) */
   int fuse_sor; /* red-black SOR iterations per 2D launch, finest level (LT_FLOW_FUSE_SOR) */
   int fuse_sor_coarse; /* the same on the coarser levels (LT_FLOW_FUSE_SOR_COARSE) */
+  int fuse_sor_env;    /* LT_FLOW_FUSE_SOR_COARSE given: used on every coarser level */
   int tile;     /* 0: the default tile shape, 1: the alternative (LT_FLOW_TILE) */
 } cu_clg;
 
@@ -719,7 +720,14 @@ static int solve_level(cu_clg *c, const lt_grid *g, int l)
   const bool sor = c->p.omega > 0, robust = a.rd || a.rs;
   const double ied = a.rd ? 1.0 / ((double)c->p.eps_data * c->p.eps_data) : 0.0;
   const double ies = a.rs ? 1.0 / ((double)c->p.eps_smooth * c->p.eps_smooth) : 0.0;
-  const int fuse = !sor ? c->fuse : l ? c->fuse_sor_coarse : c->fuse_sor;
+  /* SOR: the finest level fuse_sor; a coarser one fuse_sor_coarse, or 3
+   * (halo 6 in 32 x 32 tiles) below 2^18 samples, where a launch is short
+   * and its latency, not the halo's redundant work, is what counts */
+  const int fuse = !sor               ? c->fuse
+                   : l == 0           ? c->fuse_sor
+                   : c->fuse_sor_env  ? c->fuse_sor_coarse
+                   : lt_grid_size(g) < ((size_t)1 << 18) ? 3
+                                      : c->fuse_sor_coarse;
   int r;
   for (int w = 0; w < c->p.warps; w++) {
     if ((r = motion_tensor(c, g))) return r;
@@ -880,14 +888,14 @@ static int cu_create_grid(void **out, const lt_flow_params *p, const lt_grid *g)
   const int kmax = c->dims == 2 ? ((c->tile ? T2YB : T2Y) - 1) / 2 : (T3Y - 1) / 2;
   c->fuse = c->dims == 2 ? 2 : 1;
   /* red-black SOR in 2D: 1 iteration per launch on the finest level
-   * (32 x 16 tiles), 2 on the coarser ones (32 x 32 tiles, halo 4), where
-   * a launch is short and its latency counts */
+   * (32 x 16 tiles), 2 or 3 on the coarser ones (32 x 32 tiles, halo 4 or
+   * 6; solve_level) */
   c->fuse_sor = 1;
   c->fuse_sor_coarse = 2;
   const char *fz = getenv("LT_FLOW_FUSE"), *fs = getenv("LT_FLOW_FUSE_SOR"), *fc = getenv("LT_FLOW_FUSE_SOR_COARSE");
   if (fz && atoi(fz) >= 1) c->fuse = atoi(fz);
   if (fs && atoi(fs) >= 1) c->fuse_sor = atoi(fs);
-  if (fc && atoi(fc) >= 1) c->fuse_sor_coarse = atoi(fc);
+  if (fc && atoi(fc) >= 1) c->fuse_sor_coarse = atoi(fc), c->fuse_sor_env = 1;
   if (c->fuse > kmax) c->fuse = kmax;
   if (c->fuse_sor > (T2YB - 1) / 4) c->fuse_sor = (T2YB - 1) / 4;
   if (c->fuse_sor_coarse > (T2YB - 1) / 4) c->fuse_sor_coarse = (T2YB - 1) / 4;
