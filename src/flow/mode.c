@@ -23,7 +23,7 @@ static const lt_optdef opts[] = {
   {"levels", O_LEVELS, required_argument, "N", "coarse-to-fine pyramid levels, 1..16 (default 3)"},
   {"warps", O_WARPS, required_argument, "N", "warps (re-linearisations) per level, 1..1000 (default 2)"},
   {"iterations", O_ITERATIONS, required_argument, "N",
-   "relaxation iterations per warp on the finest level, doubled per coarser level, 1..100000 (default 15)"},
+   "relaxation iterations per warp on the finest level, doubled per coarser level, 1..100000 (default 10)"},
   {"eps-data", O_EPS_DATA, required_argument, "E", "Charbonnier scale of the data term, grey levels; 0 = quadratic (default 1)"},
   {"eps-smooth", O_EPS_SMOOTH, required_argument, "E",
    "Charbonnier scale of the smoothness term, flow gradient; 0 = quadratic (default 0.03)"},
