@@ -12,23 +12,31 @@
  * (lt_gauss_kernel_make, lt_flow_pyramid). The result is meant to equal the
  * CPU's to rounding (tests/test_flow_cuda.c allows 1e-3 px).
  *
- * Jacobi: K sweeps per launch (temporal blocking, jacobi_tile): a block
- * loads a tile of the flow into shared memory, recomputes a halo of K
- * samples redundantly and writes the inner part, which is bit-identical to
- * K separate sweeps; the per-sample terms that are constant within a warp
- * (point block, determinant/cofactors, J w0, J_t) are formed once per
- * launch with the CPU's operations. 2D: 32x16 tiles, K = 2 (28x12 written
- * per block); 3D: 16x8x8 tiles, K = 1 (the halo of a 3D tile costs more
- * than the launches it saves). LT_FLOW_FUSE=K and LT_FLOW_TILE=1 (2D 32x32,
- * 3D 8x8x8) override, for measurement. The motion tensor takes 2 kernels
- * (warp+average, derivatives+outside rule+f0 copy) and the rho smoothing of
- * its components 4 at a time (the products formed in the first pass).
+ * Relaxation (clg.c relax_sweep): K iterations per launch (temporal
+ * blocking, relax_tile): a block loads a tile of the flow into shared
+ * memory, recomputes a halo redundantly and writes the inner part, which is
+ * bit-identical to K separate iterations; the per-sample terms that are
+ * constant while the tensor and the lagged robust weights stay (point
+ * block, determinant/cofactors, neighbour weights, J w0, J_t) are formed
+ * once per launch with the CPU's operations (point_setup), and one step
+ * (relax_step) serves the tile and the global pass. 2D red-black SOR (the
+ * default): halo 2K, in place in shared memory; the finest level 1
+ * iteration per 32x16 tile, a coarser level 2 (3 below 2^18 samples) per
+ * 32x32 tile (LT_FLOW_FUSE_SOR, LT_FLOW_FUSE_SOR_COARSE override). 3D SOR
+ * and any SOR with the divergence term: one global in-place pass per colour
+ * (sor_pass_kernel; a 3D tile's halo of 2 passes costs more than it saves).
+ * Jacobi (omega 0): 2D 32x16 tiles, K = 2; 3D 16x8x8, K = 1 (LT_FLOW_FUSE,
+ * LT_FLOW_TILE=1 for 2D 32x32 / 3D 8x8x8). The robust weights: one kernel
+ * every `lag` iterations (a fused launch never crosses one). The motion
+ * tensor takes 2 kernels (warp+average, derivatives+outside rule+f0 copy)
+ * and the rho smoothing of its components 4 at a time (the products formed
+ * in the first pass).
  *
  * Launches: the whole pair after the upload is one CUDA Graph, captured at
  * the first pair and replayed (buffers never move; every pair starts from
  * the same ping-pong order, f_init). Per pair: 2 uploads, 1 graph launch,
  * dims downloads; the graph's node count is lt_flow_backend.launches
- * (2D 640x480 defaults: 502 nodes, 450 of them Jacobi launches). */
+ * (2D 640x480 defaults: 134 nodes; 502 with the earlier Jacobi defaults). */
 #include <cuda_runtime.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,7 +76,7 @@ typedef struct cu_clg {
   int tile;     /* 0: the default tile shape, 1: the alternative (LT_FLOW_TILE) */
 } cu_clg;
 
-/* Divergence-term coefficients (clg.c jacobi_sweep), by value. */
+/* Divergence-term coefficients (clg.c relax_sweep), by value. */
 typedef struct divcoef {
   double ih[3], bb[3][3], tau, beta;
   int on;
