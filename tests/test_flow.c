@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "error.h"
@@ -122,6 +123,51 @@ static int write_bytes(const char *path, const void *b, size_t n)
   if (!f) return -1;
   size_t k = n ? fwrite(b, 1, n, f) : 0;
   return fclose(f) == 0 && k == n ? 0 : -1;
+}
+
+/* The background writer: 7 fields through 2 threads (4 slots: put waits
+ * for a free one) = the same bytes as lt_flo_write; a folder that does not
+ * exist: put or finish reports the failed write (LT_ERR_OUTPUT). */
+static void test_flo_writer(void)
+{
+  enum { W = 5, H = 3, N = 7 };
+  static float u[N][W * H], v[N][W * H];
+  for (int k = 0; k < N; k++)
+    for (int i = 0; i < W * H; i++) u[k][i] = k + 0.25f * i, v[k][i] = -k - 0.5f * i;
+  char dir[128], a[256], b[256];
+  snprintf(dir, sizeof dir, "/tmp/lt_test_flow_w_%ld", (long)getpid());
+  mkdir(dir, 0755);
+  lt_flo_writer *wr = NULL;
+  int r = lt_flo_writer_start(&wr, W, H, 2, sizeof a);
+  for (int k = 0; k < N && !r; k++) {
+    snprintf(a, sizeof a, "%s/w%d.flo", dir, k);
+    r = lt_flo_writer_put(wr, a, u[k], v[k]);
+    u[k][0] = 99.0f; /* put copied the field */
+  }
+  int rf = lt_flo_writer_finish(wr);
+  int same = 1;
+  for (int k = 0; k < N && !r && !rf; k++) {
+    u[k][0] = (float)k;
+    snprintf(a, sizeof a, "%s/w%d.flo", dir, k);
+    snprintf(b, sizeof b, "%s/d%d.flo", dir, k);
+    unsigned char x[12 + 8 * W * H], y[sizeof x + 1];
+    FILE *fa = fopen(a, "rb"), *fb = NULL;
+    size_t na = fa ? fread(x, 1, sizeof y, fa) : 0, nb = 0;
+    if (lt_flo_write(b, u[k], v[k], W, H) == 0 && (fb = fopen(b, "rb"))) nb = fread(y, 1, sizeof y, fb);
+    same &= na == sizeof x && nb == sizeof x && !memcmp(x, y, sizeof x);
+    if (fa) fclose(fa);
+    if (fb) fclose(fb);
+    remove(a), remove(b);
+  }
+  T_CHECK("flo writer: 7 files through 2 threads = lt_flo_write's bytes", !r && !rf && same, "put %d finish %d same %d", r,
+          rf, same);
+  r = lt_flo_writer_start(&wr, W, H, 2, sizeof a);
+  snprintf(a, sizeof a, "%s/missing/w.flo", dir);
+  for (int k = 0; k < N && !r; k++) r = lt_flo_writer_put(wr, a, u[k], v[k]);
+  rf = lt_flo_writer_finish(wr);
+  T_CHECK("flo writer: a folder that does not exist -> LT_ERR_OUTPUT from put or finish",
+          (r == LT_ERR_OUTPUT || rf == LT_ERR_OUTPUT) && (r == 0 || r == LT_ERR_OUTPUT), "put %d finish %d", r, rf);
+  rmdir(dir);
 }
 
 static void test_flo(void)
@@ -486,6 +532,7 @@ int main(void)
   test_deriv();
   test_resample_warp();
   test_flo();
+  test_flo_writer();
   test_evaluate();
   test_color();
   test_params();

@@ -7,7 +7,7 @@
  * Tolerance: max |u_cuda - u_cpu|, |v_cuda - v_cpu| <= 1e-3 px. The CUDA
  * code repeats the CPU's float/double operations one by one with IEEE
  * rounding (no FMA contraction), so the expected difference is 0 or a few
- * float ulps carried through the Jacobi iterations (a contraction: they do
+ * float ulps carried through the relaxation iterations (a contraction: they do
  * not grow); 1e-3 px is far below the methods' error (0.1 px AEE) and
  * leaves room for libm/compiler differences. SKIP when no device (or a
  * build without CUDA); missing data is a failure. */

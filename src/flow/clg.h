@@ -129,7 +129,7 @@ typedef struct lt_flow_params {
   float eps_data;   /* Charbonnier scale of the data term, grey levels (0 = quadratic) */
   float eps_smooth; /* Charbonnier scale of the smoothness term, flow gradient (0 = quadratic) */
   float omega;      /* relaxation: 0 = Jacobi, 0 < omega < 2 = red-black SOR */
-  int lag;          /* sweeps between updates of the lagged robust weights (>= 1) */
+  int lag;          /* iterations between updates of the lagged robust weights (>= 1) */
 } lt_flow_params;
 
 /* The defaults above. */
