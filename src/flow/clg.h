@@ -67,9 +67,9 @@
  *
  * Defaults (lt_flow_params_default): one set for all data, tuned on BOTH
  * Yosemite (yos9 -> yos10, non-sky mask) and FlyingChairs 0000000/0000001
- * (nothing held out) by a coarse search with a small driver over
- * lt_clg_compute (not kept), 1 thread, development machine; rho 2,
- * sigma 0.5, 3 levels, 2 warps, lag 10 unless said:
+ * (nothing held out) by a coarse search (data/lt_flow_eval.c, 1 thread,
+ * development machine); rho 2, sigma 0.5, 3 levels, 2 warps, lag 10
+ * unless said:
  *   solver                     alpha eps_d eps_s iter      | yos AEE/AAE | ch0 AEE | ch1 AEE
  *   Jacobi, quadratic (before)  300   -     -    150       | 0.115/2.42  | 5.85    | 2.20
  *   Jacobi, quadratic           300   -     -    1000      | 0.112/2.41  | 5.95    | 2.07
