@@ -349,9 +349,18 @@ static void relax_sweep(lt_clg *c, const lt_grid *g, float *const f[], float *co
   for (long row = 0; row < rows; row++) {
     int pos[3] = {0, (int)(row % g->n[1]), (int)(row / g->n[1])};
     size_t i = (size_t)row * nx;
-    for (int x = 0; x < nx; x++, i++) {
+    /* SOR: every other sample of the row, from the first of this colour
+     * (none where the row has no sample of it: 2^dims colours) */
+    int x0 = 0;
+    if (sor) {
+      pos[0] = 0;
+      x0 = lt_flow_colour(pos, div) == colour ? 0 : 1;
+      pos[0] = x0;
+      if (lt_flow_colour(pos, div) != colour) continue;
+    }
+    i += x0;
+    for (int x = x0; x < nx; x += 1 + sor, i += 1 + sor) {
       pos[0] = x;
-      if (sor && lt_flow_colour(pos, div) != colour) continue;
       double sw = 0, A[3][3], b[3] = {0, 0, 0}, w[3];
       for (int d = 0; d < dims; d++) {
         if (pos[d] > 0) {
