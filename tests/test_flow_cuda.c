@@ -1,10 +1,13 @@
 /* test_flow_cuda.c - the CUDA CLG backend (cuda/flow/clg.cu) against the CPU
- * reference (src/flow/clg.c) with the default parameters, on a synthetic
- * translated texture and on Yosemite yos9 -> yos10.
+ * reference (src/flow/clg.c) with the default parameters (robust terms,
+ * red-black SOR in shared-memory tiles), on a synthetic translated texture
+ * and on Yosemite yos9 -> yos10; on Yosemite also the other solver paths:
+ * quadratic Jacobi (omega 0, the earlier defaults), robust Jacobi, and SOR
+ * with the divergence term (4 colours, one global pass per colour).
  * Tolerance: max |u_cuda - u_cpu|, |v_cuda - v_cpu| <= 1e-3 px. The CUDA
  * code repeats the CPU's float/double operations one by one with IEEE
  * rounding (no FMA contraction), so the expected difference is 0 or a few
- * float ulps carried through the Jacobi iterations (a contraction: they do
+ * float ulps carried through the relaxation iterations (a contraction: they do
  * not grow); 1e-3 px is far below the methods' error (0.1 px AEE) and
  * leaves room for libm/compiler differences. SKIP when no device (or a
  * build without CUDA); missing data is a failure. */
@@ -27,12 +30,11 @@
 
 #ifdef LT_HAVE_CUDA
 /* Runs both backends; prints the max differences; returns 0 or -1. */
-static int compare(const char *name, const float *I0, const float *I1, int w, int h)
+static int compare(const char *name, const float *I0, const float *I1, int w, int h, const lt_flow_params *pp)
 {
   size_t n = (size_t)w * h;
   float *uc = malloc(n * sizeof *uc), *vc = malloc(n * sizeof *vc), *ug = malloc(n * sizeof *ug), *vg = malloc(n * sizeof *vg);
-  lt_flow_params p;
-  lt_flow_params_default(&p);
+  const lt_flow_params p = *pp;
   void *cc = NULL, *gc = NULL;
   int r = (!uc || !vc || !ug || !vg) ? LT_ERR_NOMEM : 0;
   double tc = 0, tg = 0, tg2 = 0;
@@ -97,7 +99,9 @@ int main(void)
       a[y * W + x] = flow_texture(x, y, 777);
       b[y * W + x] = flow_texture(x - 3.7, y + 2.2, 777);
     }
-  compare("synthetic shift (3.7,-2.2)", a, b, W, H);
+  lt_flow_params def;
+  lt_flow_params_default(&def);
+  compare("synthetic shift (3.7,-2.2)", a, b, W, H, &def);
   free(a), free(b);
 
   const char *dir = getenv("LT_DATA");
@@ -111,7 +115,16 @@ int main(void)
       h != h1) {
     T_CHECK("yosemite data present (set LT_DATA)", 0, "cannot load %s", p0);
   } else {
-    compare("yosemite 9->10", I0, I1, w, h);
+    compare("yosemite 9->10", I0, I1, w, h, &def);
+    lt_flow_params q = def;
+    q.omega = 0.0f, q.eps_data = 0.0f, q.eps_smooth = 0.0f, q.alpha = 300.0f, q.iterations = 150;
+    compare("yosemite 9->10, quadratic Jacobi (alpha 300, 150 iterations)", I0, I1, w, h, &q);
+    q = def;
+    q.omega = 0.0f;
+    compare("yosemite 9->10, robust Jacobi", I0, I1, w, h, &q);
+    q = def;
+    q.beta = 100.0f;
+    compare("yosemite 9->10, SOR with beta 100 (4 colours)", I0, I1, w, h, &q);
   }
   free(I0), free(I1);
   T_DONE();
