@@ -17,7 +17,7 @@ enum {
 
 
 static const lt_optdef opts[] = {
-  {"alpha", O_ALPHA, required_argument, "A", "smoothness weight, > 0 (default 500; intensities 0..255)"},
+  {"alpha", O_ALPHA, required_argument, "A", "smoothness weight, > 0 (default 500, with --3d 50; intensities 0..255)"},
   {"rho", O_RHO, required_argument, "S", "motion-tensor integration scale, px, 0..16 (default 2)"},
   {"sigma", O_SIGMA, required_argument, "S", "pre-smoothing of both frames, px, 0..16 (default 0.5)"},
   {"levels", O_LEVELS, required_argument, "N", "coarse-to-fine pyramid levels, 1..16 (default 3)"},
@@ -54,6 +54,7 @@ static int set(void *params, int id, const char *name, const char *a)
     if (lt_opt_double(name, a, 0.0, 1e8, &d)) return LT_ERR_USAGE;
     if (!(d > 0)) return lt_opt_bad(name, a, "must be > 0");
     o->flow.alpha = (float)d;
+    o->alpha_set = 1;
     return 0;
   case O_RHO:
   case O_SIGMA:
@@ -107,6 +108,7 @@ static int check(void *params, const lt_settings *s)
     lt_error("no input given (usage: leuktrack flow [OPTIONS] A B -o OUT.flo, or VIDEO -o DIR; see --help)");
     return LT_ERR_USAGE;
   }
+  if (o->three_d && !o->alpha_set) o->flow.alpha = LT_FLOW_DEFAULT_ALPHA_3D;
   if (lt_flow_params_check(&o->flow)) return LT_ERR_USAGE;
   if (o->three_d) {
     if (o->ground_truth || o->mask || o->plot) {
