@@ -120,6 +120,8 @@ typedef struct lt_cu_ctx {
   size_t max_cap;       /* entries */
   lt_rect last_roi;
   int have_detect;
+  lt_rect pending_roi;  /* detect_start's ROI until detect_end */
+  int have_pending;
   /* refinement */
   lt_cu_refine_in *d_rin, *h_rin;
   lt_cu_refine_out *d_rout, *h_rout;

@@ -18,7 +18,7 @@ static const lt_optdef opts[] = {
   {"roi", O_ROI, required_argument, "X,Y,W,H", "region analysed (default: the whole frame)"},
   {"entry-roi", O_ENTRY_ROI, required_argument, "X,Y,W,H", "region where re-detection starts new tracks (default: the ROI)"},
   {"detect-every", O_DETECT_EVERY, required_argument, "N", "re-detect cells every N frames (default 10)"},
-  {"radius", O_RADIUS, required_argument, "MIN:MAX", "cell radii searched, px (default 8:20, step 2)"},
+  {"radius", O_RADIUS, required_argument, "MIN:MAX", "cell radii searched, px (default 8:20, step 1)"},
   {"gicov-threshold", O_GICOV_THRESHOLD, required_argument, "T", "minimum |GICOV| of a detection (default 1.8)"},
   {"entry-band", O_ENTRY_BAND, required_argument, "0|1", "1: detect every frame in the band(s) of the entry ROI that cells enter through (default 1)"},
   {"link-gap", O_LINK_GAP, required_argument, "N", "frames a lost track waits to be found again under its id (default 5, 0 = off)"},
@@ -56,9 +56,13 @@ static int set(void *params, int id, const char *name, const char *a)
     int lo, hi;
     if (lt_opt_range(name, a, &lo, &hi, 0)) return LT_ERR_USAGE;
     if (lo < 2 || hi > 100) return lt_opt_bad(name, a, "radii must be within 2:100");
-    if ((hi - lo) / 2 + 1 > LT_LEUK_MAX_RADII) return lt_opt_bad(name, a, "too many radii");
+    /* every integer radius; every second one when that is more than the
+     * stencil table holds */
+    int step = hi - lo + 1 <= LT_LEUK_MAX_RADII ? 1 : 2;
+    if ((hi - lo) / step + 1 > LT_LEUK_MAX_RADII) return lt_opt_bad(name, a, "too many radii");
     o->leuk.rmin = lo;
-    o->leuk.rmax = lo + ((hi - lo) / 2) * 2;
+    o->leuk.rstep = step;
+    o->leuk.rmax = lo + ((hi - lo) / step) * step;
     return 0;
   }
   case O_GICOV_THRESHOLD: return lt_opt_double(name, a, 0.0, 1000.0, &o->leuk.gicov_threshold);

@@ -174,19 +174,31 @@ static int inside(const lt_rect *r, double x, double y, double rad)
   return x - rad >= r->x && y - rad >= r->y && x + rad <= r->x + r->w - 1 && y + rad <= r->y + r->h - 1;
 }
 
-/* Detect in roi and start tracks for cells that are not tracked yet. */
-static int detect_new(run *R, const lt_rect *roi)
+/* Is (x, y) within max(rad, R) of a cell: found (want_miss 0) or coasting
+ * (want_miss 1)? The test of a detection that is that cell. */
+static int near_cell(const run *R, double x, double y, double rad, int want_miss)
 {
-  double t0 = lt_now();
-  int nm = 0;
-  int err = R->be->detect(R->ctx, roi, R->maxima, MAX_MAXIMA, &nm);
-  if (err) return err;
-  int nc = 0;
-  for (int i = 0; i < nm; i++)
-    if (fabsf(R->maxima[i].gicov) > R->p.gicov_threshold) R->maxima[nc++] = R->maxima[i];
+  for (int j = 0; j < R->ncells; j++)
+    if (!R->miss[j] == !want_miss && hypot(x - R->cells[j].xc, y - R->cells[j].yc) < fmax(rad, R->cells[j].R))
+      return 1;
+  return 0;
+}
+
+/* The nm maxima of a detect over roi: those above the threshold that are
+ * not on a found cell are refined (a maximum on a found cell is that cell:
+ * no refinement), and start tracks for cells that are not tracked yet or
+ * continue the lost track that they fall on. */
+static int take_maxima(run *R, const lt_rect *roi, int nm)
+{
   double t1 = lt_now();
-  lt_loop_time(R->L, ST_DETECT, t1 - t0);
-  err = R->be->refine(R->ctx, R->maxima, nc, R->dets);
+  int nc = 0;
+  for (int i = 0; i < nm; i++) {
+    const lt_leuk_max *q = &R->maxima[i];
+    if (fabsf(q->gicov) > R->p.gicov_threshold &&
+        (!near_cell(R, q->x, q->y, q->radius, 0) || near_cell(R, q->x, q->y, q->radius, 1)))
+      R->maxima[nc++] = *q;
+  }
+  int err = R->be->refine(R->ctx, R->maxima, nc, R->dets);
   if (err) return err;
   lt_loop_time(R->L, ST_REFINE, lt_now() - t1);
   int first_new = R->ncells;
@@ -242,16 +254,31 @@ static int detect_new(run *R, const lt_rect *roi)
   return 0;
 }
 
-/* Detection in the band(s) of the entry ROI that cells enter through: the
- * upstream side(s) of the flow (the median velocity of the tracks), all four
- * sides while it is not known. A band is as deep as a detection needs for the
- * largest radius (2 (rmax + 2) + 1 px) plus the search radius, so that a cell
- * moving up to that many px per frame is caught fully inside it. */
-static int detect_entry(run *R)
+/* Detect in roi and start tracks for cells that are not tracked yet. */
+static int detect_new(run *R, const lt_rect *roi)
+{
+  double t0 = lt_now();
+  int nm = 0;
+  int err = R->be->detect(R->ctx, roi, R->maxima, MAX_MAXIMA, &nm);
+  if (err) return err;
+  lt_loop_time(R->L, ST_DETECT, lt_now() - t0);
+  return take_maxima(R, roi, nm);
+}
+
+/* The band(s) of the entry ROI that cells enter through, into b[0..3]:
+ * the upstream side(s) of the flow (the median velocity of the tracks), all
+ * four sides while it is not known; the whole entry ROI when it is too small
+ * for bands. A band is as deep as a detection needs for the largest radius
+ * (2 (rmax + 2) + 1 px) plus the search radius, so that a cell moving up to
+ * that many px per frame is caught fully inside it. Returns the count. */
+static int entry_bands(const run *R, lt_rect *b)
 {
   const lt_rect *e = &R->p.entry_roi;
   int band = 2 * (R->p.rmax + 2) + 1 + R->p.search;
-  if (e->w < 2 * band || e->h < 2 * band) return detect_new(R, e);
+  if (e->w < 2 * band || e->h < 2 * band) {
+    b[0] = *e;
+    return 1;
+  }
   double vx = 0, vy = 0;
   int side[4] = {1, 1, 1, 1}; /* left, right, top, bottom */
   if (flow_velocity(R, &vx, &vy) && hypot(vx, vy) >= 0.3) {
@@ -261,15 +288,14 @@ static int detect_entry(run *R)
     side[2] = vy > 0.3 * v;
     side[3] = vy < -0.3 * v;
   }
-  lt_rect b[4] = {{e->x, e->y, band, e->h},
-                  {e->x + e->w - band, e->y, band, e->h},
-                  {e->x, e->y, e->w, band},
-                  {e->x, e->y + e->h - band, e->w, band}};
-  for (int k = 0; k < 4; k++) {
-    int err;
-    if (side[k] && (err = detect_new(R, &b[k]))) return err;
-  }
-  return 0;
+  const lt_rect all[4] = {{e->x, e->y, band, e->h},
+                          {e->x + e->w - band, e->y, band, e->h},
+                          {e->x, e->y, e->w, band},
+                          {e->x, e->y + e->h - band, e->w, band}};
+  int n = 0;
+  for (int k = 0; k < 4; k++)
+    if (side[k]) b[n++] = all[k];
+  return n;
 }
 
 static int by_id(const void *a, const void *b)
@@ -375,9 +401,21 @@ static int step(void *m, lt_loop *L, const lt_frame *f, const lt_frame *prev)
     R->first = f->index;
     if ((err = detect_new(R, &R->p.roi))) return err;
   } else {
+    /* the entry bands of this frame, chosen before the tracking (from the
+     * flow of the last frame); a backend that detects in two halves runs a
+     * single band's detection together with the tracking */
+    lt_rect band[4];
+    int nband = 0, split = 0;
+    if ((f->index - R->first) % R->p.detect_every != 0 && R->p.entry_band) {
+      nband = entry_bands(R, band);
+      split = nband == 1 && R->be->detect_start && R->be->detect_end;
+    }
     double t1 = lt_now();
+    if (split && (err = R->be->detect_start(R->ctx, &band[0]))) return err;
+    double t2 = lt_now();
+    lt_loop_time(L, ST_DETECT, t2 - t1);
     if ((err = R->be->track(R->ctx, R->cells, R->ncells))) return err;
-    lt_loop_time(L, ST_TRACK, lt_now() - t1);
+    lt_loop_time(L, ST_TRACK, lt_now() - t2);
     int fmax = 0, emax = 0;
     for (int i = 0; i < R->ncells; i++) {
       R->mgvf_iters += R->cells[i].mgvf_iter;
@@ -390,10 +428,17 @@ static int step(void *m, lt_loop *L, const lt_frame *f, const lt_frame *prev)
     R->track_frames++;
     R->cell_frames += R->ncells;
     if ((err = compact(R))) return err;
-    if ((f->index - R->first) % R->p.detect_every == 0) {
+    if (split) {
+      int nm = 0;
+      t1 = lt_now();
+      if ((err = R->be->detect_end(R->ctx, R->maxima, MAX_MAXIMA, &nm))) return err;
+      lt_loop_time(L, ST_DETECT, lt_now() - t1);
+      if ((err = take_maxima(R, &band[0], nm))) return err;
+    } else if ((f->index - R->first) % R->p.detect_every == 0) {
       if ((err = detect_new(R, &R->p.entry_roi))) return err;
-    } else if (R->p.entry_band && (err = detect_entry(R))) {
-      return err;
+    } else { /* nband is 0 with --entry-band 0 */
+      for (int k = 0; k < nband; k++)
+        if ((err = detect_new(R, &band[k]))) return err;
     }
   }
   order_shown(R);
