@@ -41,6 +41,8 @@ void lt_leuk_params_default(lt_leuk_params *p)
   p->lost_fraction = 0.5;
   p->entry_band = 1;
   p->link_gap = 5;
+  p->gicov_adapt = 2.0;
+  p->adapt_floor = 1.0;
 }
 
 int lt_leuk_nradii(const lt_leuk_params *p)

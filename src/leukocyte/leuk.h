@@ -58,6 +58,10 @@ typedef struct lt_leuk_params {
   /* pipeline only (pipeline.c; no backend reads these) */
   int entry_band;          /* 1: detect every frame in the upstream band(s) of the entry ROI */
   int link_gap;            /* frames a lost track is kept (not written) for re-linking: 5 */
+  double gicov_adapt;      /* > 0: new cells need |GICOV| above min(gicov_threshold,
+                              max(adapt_floor, gicov_adapt * the median |GICOV| of the
+                              maxima at the last full detection)); 0: gicov_threshold */
+  double adapt_floor;      /* 1.0 */
   int reference_geometry;  /* tests only: the reference's GICOV angle table (pi = 3.14159)
                               and its common border rmax+2 for all radii */
 } lt_leuk_params;

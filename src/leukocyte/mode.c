@@ -10,7 +10,7 @@
 
 enum {
   O_FORMAT = LT_OPT_MODE_BASE, O_ROI, O_ENTRY_ROI, O_DETECT_EVERY, O_RADIUS, O_GICOV_THRESHOLD, O_SEARCH,
-  O_UM_PER_PX, O_SUMMARY, O_ENTRY_BAND, O_LINK_GAP, O_ADHERENT_SPEED, O_ADHERENT_TIME,
+  O_UM_PER_PX, O_SUMMARY, O_ENTRY_BAND, O_LINK_GAP, O_GICOV_ADAPT, O_ADHERENT_SPEED, O_ADHERENT_TIME,
 };
 
 static const lt_optdef opts[] = {
@@ -20,6 +20,7 @@ static const lt_optdef opts[] = {
   {"detect-every", O_DETECT_EVERY, required_argument, "N", "re-detect cells every N frames (default 10)"},
   {"radius", O_RADIUS, required_argument, "MIN:MAX", "cell radii searched, px (default 8:20, step 1)"},
   {"gicov-threshold", O_GICOV_THRESHOLD, required_argument, "T", "minimum |GICOV| of a detection (default 1.8)"},
+  {"gicov-adapt", O_GICOV_ADAPT, required_argument, "F", "new cells need |GICOV| above min(threshold, max(1, F x the median |GICOV| of a full detection's maxima)) (default 2, 0 = the threshold)"},
   {"entry-band", O_ENTRY_BAND, required_argument, "0|1", "1: detect every frame in the band(s) of the entry ROI that cells enter through (default 1)"},
   {"link-gap", O_LINK_GAP, required_argument, "N", "frames a lost track waits to be found again under its id (default 5, 0 = off)"},
   {"search", O_SEARCH, required_argument, "N", "re-localisation radius per frame, px (default 8)"},
@@ -66,6 +67,7 @@ static int set(void *params, int id, const char *name, const char *a)
     return 0;
   }
   case O_GICOV_THRESHOLD: return lt_opt_double(name, a, 0.0, 1000.0, &o->leuk.gicov_threshold);
+  case O_GICOV_ADAPT: return lt_opt_double(name, a, 0.0, 1000.0, &o->leuk.gicov_adapt);
   case O_ENTRY_BAND: return lt_opt_int(name, a, 0, 1, &o->leuk.entry_band);
   case O_LINK_GAP: return lt_opt_int(name, a, 0, 1000, &o->leuk.link_gap);
   case O_SEARCH: return lt_opt_int(name, a, 0, 100, &o->leuk.search);

@@ -49,6 +49,8 @@ typedef struct run {
   int next_id;
   lt_leuk_max *maxima;
   lt_leuk_det *dets;
+  float *absg;           /* |GICOV| of the maxima (the median's scratch) */
+  double thr;            /* |GICOV| a new cell needs (set at each full detection) */
   long cell_frames, mgvf_iters, evolve_iters, mgvf_frame_max_sum, evolve_frame_max_sum, track_frames;
   int warned_full;
 } run;
@@ -194,7 +196,7 @@ static int take_maxima(run *R, const lt_rect *roi, int nm)
   int nc = 0;
   for (int i = 0; i < nm; i++) {
     const lt_leuk_max *q = &R->maxima[i];
-    if (fabsf(q->gicov) > R->p.gicov_threshold &&
+    if (fabsf(q->gicov) > R->thr &&
         (!near_cell(R, q->x, q->y, q->radius, 0) || near_cell(R, q->x, q->y, q->radius, 1)))
       R->maxima[nc++] = *q;
   }
@@ -254,14 +256,38 @@ static int take_maxima(run *R, const lt_rect *roi, int nm)
   return 0;
 }
 
-/* Detect in roi and start tracks for cells that are not tracked yet. */
-static int detect_new(run *R, const lt_rect *roi)
+static int by_float(const void *a, const void *b)
+{
+  float x = *(const float *)a, y = *(const float *)b;
+  return (x > y) - (x < y);
+}
+
+/* The detection threshold from the nm maxima of a full detection: most
+ * maxima are background, so their median |GICOV| measures how strongly the
+ * background scores; a clean background (synthetic, fluorescence) lowers the
+ * threshold to gicov_adapt times it (not under adapt_floor), a textured one
+ * (real vessels) keeps gicov_threshold. Fewer than 8 maxima: the threshold. */
+static void adapt_threshold(run *R, int nm)
+{
+  R->thr = R->p.gicov_threshold;
+  if (R->p.gicov_adapt <= 0 || nm < 8) return;
+  for (int i = 0; i < nm; i++) R->absg[i] = fabsf(R->maxima[i].gicov);
+  qsort(R->absg, nm, sizeof *R->absg, by_float);
+  double med = nm % 2 ? R->absg[nm / 2] : 0.5 * ((double)R->absg[nm / 2 - 1] + R->absg[nm / 2]);
+  double t = fmax(R->p.adapt_floor, R->p.gicov_adapt * med);
+  if (t < R->thr) R->thr = t;
+}
+
+/* Detect in roi and start tracks for cells that are not tracked yet; full
+ * (the ROI or the entry ROI, not a band): the threshold adapts to it. */
+static int detect_new(run *R, const lt_rect *roi, int full)
 {
   double t0 = lt_now();
   int nm = 0;
   int err = R->be->detect(R->ctx, roi, R->maxima, MAX_MAXIMA, &nm);
   if (err) return err;
   lt_loop_time(R->L, ST_DETECT, lt_now() - t0);
+  if (full) adapt_threshold(R, nm);
   return take_maxima(R, roi, nm);
 }
 
@@ -373,7 +399,9 @@ static int begin(void *m, lt_loop *L, const lt_source_info *in)
   R->miss = calloc(MAX_CELLS, sizeof *R->miss);
   R->maxima = malloc(sizeof *R->maxima * MAX_MAXIMA);
   R->dets = malloc(sizeof *R->dets * MAX_MAXIMA);
-  if (!R->cells || !R->act || !R->miss || !R->maxima || !R->dets) {
+  R->absg = malloc(sizeof *R->absg * MAX_MAXIMA);
+  R->thr = R->p.gicov_threshold;
+  if (!R->cells || !R->act || !R->miss || !R->maxima || !R->dets || !R->absg) {
     lt_error("out of memory");
     return LT_ERR_NOMEM;
   }
@@ -399,7 +427,7 @@ static int step(void *m, lt_loop *L, const lt_frame *f, const lt_frame *prev)
   lt_loop_time(L, ST_UPLOAD, lt_now() - tu);
   if (R->first < 0) {
     R->first = f->index;
-    if ((err = detect_new(R, &R->p.roi))) return err;
+    if ((err = detect_new(R, &R->p.roi, 1))) return err;
   } else {
     /* the entry bands of this frame, chosen before the tracking (from the
      * flow of the last frame); a backend that detects in two halves runs a
@@ -435,10 +463,10 @@ static int step(void *m, lt_loop *L, const lt_frame *f, const lt_frame *prev)
       lt_loop_time(L, ST_DETECT, lt_now() - t1);
       if ((err = take_maxima(R, &band[0], nm))) return err;
     } else if ((f->index - R->first) % R->p.detect_every == 0) {
-      if ((err = detect_new(R, &R->p.entry_roi))) return err;
+      if ((err = detect_new(R, &R->p.entry_roi, 1))) return err;
     } else { /* nband is 0 with --entry-band 0 */
       for (int k = 0; k < nband; k++)
-        if ((err = detect_new(R, &band[k]))) return err;
+        if ((err = detect_new(R, &band[k], 0))) return err;
     }
   }
   order_shown(R);
@@ -507,5 +535,6 @@ int lt_leuk_run(const lt_settings *s, const void *opts)
   free(R.miss);
   free(R.maxima);
   free(R.dets);
+  free(R.absg);
   return err;
 }
