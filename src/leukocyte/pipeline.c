@@ -176,29 +176,39 @@ static int inside(const lt_rect *r, double x, double y, double rad)
   return x - rad >= r->x && y - rad >= r->y && x + rad <= r->x + r->w - 1 && y + rad <= r->y + r->h - 1;
 }
 
-/* Is (x, y) within max(rad, R) of a cell: found (want_miss 0) or coasting
- * (want_miss 1)? The test of a detection that is that cell. */
-static int near_cell(const run *R, double x, double y, double rad, int want_miss)
+/* The first of the first n cells within max(rad, R) of (x, y), -1 if none:
+ * the cell that a detection there is. */
+static int cell_at(const run *R, int n, double x, double y, double rad)
 {
-  for (int j = 0; j < R->ncells; j++)
-    if (!R->miss[j] == !want_miss && hypot(x - R->cells[j].xc, y - R->cells[j].yc) < fmax(rad, R->cells[j].R))
-      return 1;
-  return 0;
+  for (int j = 0; j < n; j++)
+    if (hypot(x - R->cells[j].xc, y - R->cells[j].yc) < fmax(rad, R->cells[j].R)) return j;
+  return -1;
+}
+
+/* A detection (circle radius rad, score g) on found cell j that is that cell
+ * seen whole: a larger circle, of its sign, scoring more than the cell does
+ * now. A track started on a cell still partly outside the frame has a too
+ * small radius, which it keeps (the size prior), off the cell's centre. */
+static int grown(const run *R, int j, double rad, float g)
+{
+  return (g >= 0 ? 1 : -1) == R->cells[j].sign && rad >= R->cells[j].R + 2 &&
+         fabsf(g) > fabsf(R->cells[j].gicov);
 }
 
 /* The nm maxima of a detect over roi: those above the threshold that are
- * not on a found cell are refined (a maximum on a found cell is that cell:
- * no refinement), and start tracks for cells that are not tracked yet or
- * continue the lost track that they fall on. */
+ * not on a found cell (or on it grown) are refined (a maximum on a found cell
+ * is that cell: no refinement), and start tracks for cells that are not
+ * tracked yet, continue the lost track that they fall on, or give a found
+ * track its whole cell. */
 static int take_maxima(run *R, const lt_rect *roi, int nm)
 {
   double t1 = lt_now();
   int nc = 0;
   for (int i = 0; i < nm; i++) {
     const lt_leuk_max *q = &R->maxima[i];
-    if (fabsf(q->gicov) > R->thr &&
-        (!near_cell(R, q->x, q->y, q->radius, 0) || near_cell(R, q->x, q->y, q->radius, 1)))
-      R->maxima[nc++] = *q;
+    if (fabsf(q->gicov) <= R->thr) continue;
+    int j = cell_at(R, R->ncells, q->x, q->y, q->radius);
+    if (j < 0 || R->miss[j] || grown(R, j, q->radius, q->gicov)) R->maxima[nc++] = *q;
   }
   int err = R->be->refine(R->ctx, R->maxima, nc, R->dets);
   if (err) return err;
@@ -210,14 +220,7 @@ static int take_maxima(run *R, const lt_rect *roi, int nm)
     const lt_leuk_det *d = &R->dets[i];
     double rad = R->maxima[i].radius;
     if (!d->ok || !inside(roi, d->x, d->y, rad)) continue;
-    int dup = -1;
-    for (int j = 0; j < R->ncells; j++) {
-      double lim = fmax(rad, R->cells[j].R);
-      if (hypot(d->x - R->cells[j].xc, d->y - R->cells[j].yc) < lim) {
-        dup = j;
-        break;
-      }
-    }
+    int dup = cell_at(R, R->ncells, d->x, d->y, rad);
     if (dup >= first_new) { /* two detections of one cell: keep the stronger */
       if (fabsf(d->gicov) > fabsf(R->cells[dup].gicov)) {
         double vx = R->cells[dup].vx, vy = R->cells[dup].vy;
@@ -234,6 +237,14 @@ static int take_maxima(run *R, const lt_rect *roi, int nm)
       R->cells[dup].vx = vx;
       R->cells[dup].vy = vy;
       R->miss[dup] = 0;
+      continue;
+    }
+    if (dup >= 0 && !R->miss[dup] && grown(R, dup, rad, d->gicov)) {
+      /* the whole cell: its track continues with its centre and radius */
+      double vx = R->cells[dup].vx, vy = R->cells[dup].vy;
+      lt_leuk_cell_init(&R->cells[dup], d, rad);
+      R->cells[dup].vx = vx;
+      R->cells[dup].vy = vy;
       continue;
     }
     if (dup >= 0) continue;
