@@ -42,6 +42,7 @@ typedef struct run {
   lt_leuk_cell *cells;   /* active */
   lt_track_info *act;    /* active, parallel to cells */
   int *miss;             /* frames since the cell was last found, parallel to cells */
+  int *was_lost;         /* compact: the cell was coasting before this frame */
   int ncells;
   int nshown;            /* cells[0..nshown) are found in this frame (written); the rest coast */
   lt_track_info *done;   /* ended */
@@ -77,6 +78,7 @@ static void move_cell(run *R, int to, int from)
   R->cells[to] = R->cells[from];
   R->act[to] = R->act[from];
   R->miss[to] = R->miss[from];
+  R->was_lost[to] = R->was_lost[from];
 }
 
 /* Remove ended cells, keeping the order: LEFT ends the track; LOST ends it
@@ -88,6 +90,7 @@ static int compact(run *R)
   int k = 0;
   for (int i = 0; i < R->ncells; i++) {
     int st = R->cells[i].status, end = 0;
+    R->was_lost[i] = R->miss[i] > 0;
     if (st == LT_CELL_ACTIVE)
       R->miss[i] = 0;
     else if (st == LT_CELL_LOST && R->miss[i] < R->p.link_gap)
@@ -106,12 +109,15 @@ static int compact(run *R)
     }
   }
   R->ncells = k;
-  /* two found tracks on one cell: the younger one (higher id) ends */
+  /* two found tracks on one cell: one that was coasting before this frame
+   * (its own tracking found a cell again, maybe another one) ends, else the
+   * younger one (higher id) */
   k = 0;
   for (int i = 0; i < R->ncells; i++) {
     int dup = 0;
     for (int j = 0; !dup && j < R->ncells; j++)
-      dup = j != i && !R->miss[i] && !R->miss[j] && R->act[j].id < R->act[i].id &&
+      dup = j != i && !R->miss[i] && !R->miss[j] &&
+            (R->was_lost[i] != R->was_lost[j] ? R->was_lost[i] : R->act[j].id < R->act[i].id) &&
             hypot(R->cells[i].xc - R->cells[j].xc, R->cells[i].yc - R->cells[j].yc) <
                 0.5 * fmin(R->cells[i].R, R->cells[j].R);
     if (dup) {
@@ -408,11 +414,12 @@ static int begin(void *m, lt_loop *L, const lt_source_info *in)
   R->cells = calloc(MAX_CELLS, sizeof *R->cells);
   R->act = calloc(MAX_CELLS, sizeof *R->act);
   R->miss = calloc(MAX_CELLS, sizeof *R->miss);
+  R->was_lost = calloc(MAX_CELLS, sizeof *R->was_lost);
   R->maxima = malloc(sizeof *R->maxima * MAX_MAXIMA);
   R->dets = malloc(sizeof *R->dets * MAX_MAXIMA);
   R->absg = malloc(sizeof *R->absg * MAX_MAXIMA);
   R->thr = R->p.gicov_threshold;
-  if (!R->cells || !R->act || !R->miss || !R->maxima || !R->dets || !R->absg) {
+  if (!R->cells || !R->act || !R->miss || !R->was_lost || !R->maxima || !R->dets || !R->absg) {
     lt_error("out of memory");
     return LT_ERR_NOMEM;
   }
@@ -544,6 +551,7 @@ int lt_leuk_run(const lt_settings *s, const void *opts)
   free(R.cells);
   free(R.act);
   free(R.miss);
+  free(R.was_lost);
   free(R.maxima);
   free(R.dets);
   free(R.absg);
