@@ -162,6 +162,8 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
   c->dev_cells = -1;
   const char *pv = getenv("LT_CUDA_PREFETCH"); /* experiment: 0 = no prefetch of the next frame */
   c->no_prefetch = pv && strcmp(pv, "0") == 0;
+  const char *gv = getenv("LT_CUDA_GICOV"); /* experiment: pixel = one thread per pixel */
+  c->gicov_per_pixel = gv && strcmp(gv, "pixel") == 0;
   lt_stencil st;
   if ((err = lt_stencil_init(&st, p))) {
     free(c);

@@ -43,6 +43,10 @@ typedef struct run {
   lt_track_info *act;    /* active, parallel to cells */
   int *miss;             /* frames since the cell was last found, parallel to cells */
   int *was_lost;         /* compact: the cell was coasting before this frame */
+  lt_leuk_cell *gone;    /* cells whose track ended LEFT in the last link_gap frames */
+  int *gone_frame;       /* ... the frame it ended, parallel */
+  int ngone;
+  int frame;             /* index of the frame being processed */
   int ncells;
   int nshown;            /* cells[0..nshown) are found in this frame (written); the rest coast */
   lt_track_info *done;   /* ended */
@@ -88,6 +92,13 @@ static void move_cell(run *R, int to, int from)
 static int compact(run *R)
 {
   int k = 0;
+  for (int i = 0; i < R->ngone; i++) /* forget cells that left more than link_gap frames ago */
+    if (R->frame - R->gone_frame[i] <= R->p.link_gap) {
+      R->gone[k] = R->gone[i];
+      R->gone_frame[k++] = R->gone_frame[i];
+    }
+  R->ngone = k;
+  k = 0;
   for (int i = 0; i < R->ncells; i++) {
     int st = R->cells[i].status, end = 0;
     R->was_lost[i] = R->miss[i] > 0;
@@ -101,6 +112,10 @@ static int compact(run *R)
       if (j != i && R->cells[j].status == LT_CELL_ACTIVE &&
           hypot(R->cells[i].xc - R->cells[j].xc, R->cells[i].yc - R->cells[j].yc) < fmax(R->cells[i].R, R->cells[j].R))
         end = LT_END_LOST;
+    if (end == LT_END_LEFT && R->ngone < MAX_CELLS) { /* kept a while: a detection on it is that cell leaving */
+      R->gone[R->ngone] = R->cells[i];
+      R->gone_frame[R->ngone++] = R->frame;
+    }
     if (end) {
       int err = finish_track(R, i, end);
       if (err) return err;
@@ -191,14 +206,27 @@ static int cell_at(const run *R, int n, double x, double y, double rad)
   return -1;
 }
 
+/* Is (x, y) within max(rad, R) of a cell that left the ROI lately, where it
+ * would be now (its last position moved on by its velocity)? A cell leaving
+ * across the frame's border still shows a smaller circle inside it. */
+static int left_at(const run *R, double x, double y, double rad)
+{
+  for (int i = 0; i < R->ngone; i++) {
+    const lt_leuk_cell *c = &R->gone[i];
+    int n = R->frame - R->gone_frame[i];
+    if (hypot(x - (c->xc + n * c->vx), y - (c->yc + n * c->vy)) < fmax(rad, c->R)) return 1;
+  }
+  return 0;
+}
+
 /* A detection (circle radius rad, score g) on found cell j that is that cell
- * seen whole: a larger circle, of its sign, scoring more than the cell does
- * now. A track started on a cell still partly outside the frame has a too
- * small radius, which it keeps (the size prior), off the cell's centre. */
+ * seen whole: a larger circle scoring more than the cell does now (of either
+ * sign: a circle inside a dark rim scores negative, one outside it
+ * positive). A track started on a cell still partly outside the frame has a
+ * too small radius, which it keeps (the size prior), off the cell's centre. */
 static int grown(const run *R, int j, double rad, float g)
 {
-  return (g >= 0 ? 1 : -1) == R->cells[j].sign && rad >= R->cells[j].R + 2 &&
-         fabsf(g) > fabsf(R->cells[j].gicov);
+  return rad >= R->cells[j].R + 2 && fabsf(g) > fabsf(R->cells[j].gicov);
 }
 
 /* The nm maxima of a detect over roi: those above the threshold that are
@@ -212,7 +240,7 @@ static int take_maxima(run *R, const lt_rect *roi, int nm)
   int nc = 0;
   for (int i = 0; i < nm; i++) {
     const lt_leuk_max *q = &R->maxima[i];
-    if (fabsf(q->gicov) <= R->thr) continue;
+    if (fabsf(q->gicov) <= R->thr || left_at(R, q->x, q->y, q->radius)) continue;
     int j = cell_at(R, R->ncells, q->x, q->y, q->radius);
     if (j < 0 || R->miss[j] || grown(R, j, q->radius, q->gicov)) R->maxima[nc++] = *q;
   }
@@ -246,7 +274,7 @@ static int take_maxima(run *R, const lt_rect *roi, int nm)
       continue;
     }
     if (dup >= 0 && !R->miss[dup] && grown(R, dup, rad, d->gicov)) {
-      /* the whole cell: its track continues with its centre and radius */
+      /* the whole cell: its track continues with its centre, radius and sign */
       double vx = R->cells[dup].vx, vy = R->cells[dup].vy;
       lt_leuk_cell_init(&R->cells[dup], d, rad);
       R->cells[dup].vx = vx;
@@ -415,11 +443,13 @@ static int begin(void *m, lt_loop *L, const lt_source_info *in)
   R->act = calloc(MAX_CELLS, sizeof *R->act);
   R->miss = calloc(MAX_CELLS, sizeof *R->miss);
   R->was_lost = calloc(MAX_CELLS, sizeof *R->was_lost);
+  R->gone = calloc(MAX_CELLS, sizeof *R->gone);
+  R->gone_frame = calloc(MAX_CELLS, sizeof *R->gone_frame);
   R->maxima = malloc(sizeof *R->maxima * MAX_MAXIMA);
   R->dets = malloc(sizeof *R->dets * MAX_MAXIMA);
   R->absg = malloc(sizeof *R->absg * MAX_MAXIMA);
   R->thr = R->p.gicov_threshold;
-  if (!R->cells || !R->act || !R->miss || !R->was_lost || !R->maxima || !R->dets || !R->absg) {
+  if (!R->cells || !R->act || !R->miss || !R->was_lost || !R->gone || !R->gone_frame || !R->maxima || !R->dets || !R->absg) {
     lt_error("out of memory");
     return LT_ERR_NOMEM;
   }
@@ -437,6 +467,7 @@ static int step(void *m, lt_loop *L, const lt_frame *f, const lt_frame *prev)
 {
   run *R = m;
   int err;
+  R->frame = f->index;
   double tu = lt_now();
   if ((err = R->be->set_frame(R->ctx, f->grey, f->grey8))) return err;
   const lt_frame *nf; /* the next frame, when decoded already, may travel during this one's work */
@@ -552,6 +583,8 @@ int lt_leuk_run(const lt_settings *s, const void *opts)
   free(R.act);
   free(R.miss);
   free(R.was_lost);
+  free(R.gone);
+  free(R.gone_frame);
   free(R.maxima);
   free(R.dets);
   free(R.absg);
