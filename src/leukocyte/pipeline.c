@@ -3,13 +3,18 @@
  * picks the backend and opens the outputs; per frame: detect on the first
  * frame over the ROI, then track every cell, every --detect-every frames
  * detect again inside the entry ROI, and on the other frames inside the
- * band(s) of the entry ROI that cells enter through (issue 15), start tracks
- * for cells not already tracked, write rows, end tracks that left the ROI;
- * a track that lost contrast is kept, unwritten, for up to --link-gap frames
- * and continues under its id when the cell is found again (by its own
- * tracking or by a detection at its place); end writes what needs the whole
- * run. Stage calls go through the backend's table; frames belong to the
- * loop's source (no frame memory here), so both backends get these steps. */
+ * band(s) of the entry ROI that cells enter through (issue 15; a single
+ * band's detection is queued before the tracking when the backend splits
+ * detect in two halves), start tracks for cells not already tracked, write
+ * rows, end tracks that left the ROI; a track that lost contrast is kept,
+ * unwritten, for up to --link-gap frames and continues under its id when the
+ * cell is found again (by its own tracking or by a detection at its place);
+ * end writes what needs the whole run. Detections of new cells need |GICOV|
+ * above a threshold that adapts to the background at every full detection
+ * (--gicov-adapt); a detection of a larger, stronger circle on a track gives
+ * it its whole cell; a detection where a cell just left starts nothing.
+ * Stage calls go through the backend's table; frames belong to the loop's
+ * source (no frame memory here), so both backends get these steps. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -449,7 +454,8 @@ static int begin(void *m, lt_loop *L, const lt_source_info *in)
   R->dets = malloc(sizeof *R->dets * MAX_MAXIMA);
   R->absg = malloc(sizeof *R->absg * MAX_MAXIMA);
   R->thr = R->p.gicov_threshold;
-  if (!R->cells || !R->act || !R->miss || !R->was_lost || !R->gone || !R->gone_frame || !R->maxima || !R->dets || !R->absg) {
+  if (!R->cells || !R->act || !R->miss || !R->was_lost || !R->gone || !R->gone_frame || !R->maxima || !R->dets ||
+      !R->absg) {
     lt_error("out of memory");
     return LT_ERR_NOMEM;
   }
