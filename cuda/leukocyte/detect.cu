@@ -107,8 +107,9 @@ __global__ void gicov_kernel(const float *__restrict__ gx, const float *__restri
  * order with the same strict comparison from 0. 13 times more threads with
  * 1/13 of the serial work each: a band of the entry ROI (~12 000 pixels)
  * fills the GPU instead of a third of it. Bit-identical to gicov_kernel. */
-__global__ void __launch_bounds__(1024) gicov_radii_kernel(const float *__restrict__ gx, const float *__restrict__ gy, int w, int h,
-                                   lt_cu_params P, float *gicov, float *mg, unsigned char *ridx)
+__global__ void __launch_bounds__(1024)
+    gicov_radii_kernel(const float *__restrict__ gx, const float *__restrict__ gy, int w, int h, lt_cu_params P,
+                       float *gicov, float *mg, unsigned char *ridx)
 {
   extern __shared__ double shs[]; /* score[nradii][32], then float g[nradii][32] */
   const int tx = threadIdx.x, k = threadIdx.y, nr = P.nradii;
