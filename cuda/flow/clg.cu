@@ -65,6 +65,7 @@ typedef struct cu_clg {
   float *f_init[3], *fn_init[3]; /* ping-pong order at the start of every pair */
   float *f_final[3];              /* where the flow ends (recorded with the graph) */
   float *arena;
+  unsigned char *in8; /* 2D: an 8-bit frame's upload (cu_compute_next) */
   cudaStream_t st;
   cudaGraphExec_t exec; /* the whole pair after the upload, captured at the first pair */
   int use_graph;
@@ -74,6 +75,7 @@ typedef struct cu_clg {
   int fuse_sor_coarse; /* the same on the coarser levels (LT_FLOW_FUSE_SOR_COARSE) */
   int fuse_sor_env;    /* LT_FLOW_FUSE_SOR_COARSE given: used on every coarser level */
   int tile;     /* 0: the default tile shape, 1: the alternative (LT_FLOW_TILE) */
+  int sor2;     /* 2D SOR: two samples per thread (relax_tile_sor2; LT_FLOW_SOR2=0: relax_tile) */
 } cu_clg;
 
 /* Divergence-term coefficients (clg.c relax_sweep), by value. */
@@ -121,9 +123,17 @@ __device__ __forceinline__ size_t stride_of(const lt_grid &g, int d)
   return d == 0 ? 1 : d == 1 ? (size_t)g.n[0] : (size_t)g.n[0] * g.n[1];
 }
 
-/* Coordinates of sample i. */
+/* Coordinates of sample i (32-bit division where the grid allows: the
+ * 64-bit one is a long subroutine, costly in the element-wise kernels). */
 __device__ __forceinline__ void coords(const lt_grid &g, size_t i, int c[3])
 {
+  if ((size_t)g.n[0] * g.n[1] * g.n[2] <= 0xffffffffu) {
+    const unsigned u = (unsigned)i, n0 = (unsigned)g.n[0], n1 = (unsigned)g.n[1], row = u / n0;
+    c[0] = (int)(u - row * n0);
+    c[1] = (int)(row % n1);
+    c[2] = (int)(row / n1);
+    return;
+  }
   c[0] = (int)(i % (size_t)g.n[0]);
   size_t row = i / (size_t)g.n[0];
   c[1] = (int)(row % (size_t)g.n[1]);
@@ -362,6 +372,73 @@ __global__ void __launch_bounds__(TX *TY *TZ) relax_tile(fields3 f, fields3 fn, 
   }
   if (inside && edge >= P)
     for (int k = 0; k < D; k++) fn.p[k][i] = sf[SOR ? 0 : P & 1][k][ts];
+}
+
+/* 2D red-black SOR without the divergence term, K iterations per launch
+ * (P = 2K passes, halo P), two samples per thread: rows 2 ty and 2 ty + 1
+ * of column tx of a TX x 2 TYH tile. The two samples have different
+ * colours, so in every pass each thread updates one of them (relax_tile's
+ * one-sample threads leave half of every warp idle in a pass); the passes,
+ * the halo rule and the arithmetic (point_setup, relax_step) are
+ * relax_tile's, so the result is the same bit for bit. The two point
+ * constants are selected by a branch, not an index (no local memory). */
+template <int TX, int TYH>
+__global__ void __launch_bounds__(TX *TYH) relax_tile_sor2(fields3 f, fields3 fn, fields3 f0, jfields J, const float *wdat,
+                                                           const float *wsm, lt_grid g, int P, double wd0, double wd1,
+                                                           double wd2, divcoef dc, bool rd, bool rs, double om)
+{
+  constexpr int TY = 2 * TYH, NT = TX * TY;
+  __shared__ float sf[2][NT];
+  const int tst[3] = {1, TX, NT};
+  const int tx = (int)threadIdx.x, ty0 = 2 * (int)threadIdx.y;
+  const int x = (int)blockIdx.x * (TX - 2 * P) - P + tx, ybase = (int)blockIdx.y * (TY - 2 * P) - P;
+  const size_t st[3] = {1, (size_t)g.n[0], (size_t)g.n[0] * g.n[1]};
+  const double wd[3] = {wd0, wd1, wd2};
+  const int ex = min(tx, TX - 1 - tx);
+  int edge[2], ts[2];
+  bool inside[2];
+  size_t gi[2];
+  ptconst<2> q0, q1;
+#pragma unroll
+  for (int j = 0; j < 2; j++) {
+    const int ty = ty0 + j, y = ybase + ty;
+    inside[j] = x >= 0 && x < g.n[0] && y >= 0 && y < g.n[1];
+    edge[j] = min(ex, min(ty, TY - 1 - ty));
+    ts[j] = ty * TX + tx;
+    gi[j] = inside[j] ? (size_t)y * g.n[0] + x : 0;
+    if (inside[j]) {
+      sf[0][ts[j]] = __ldg(f.p[0] + gi[j]);
+      sf[1][ts[j]] = __ldg(f.p[1] + gi[j]);
+    }
+    if (inside[j] && edge[j] >= 1) {
+      const int pos[3] = {x, y, 0};
+      if (j == 0) point_setup<2, false>(q0, pos, gi[j], st, g, J, f0, wdat, wsm, wd, dc, rd, rs, true);
+      else point_setup<2, false>(q1, pos, gi[j], st, g, J, f0, wdat, wsm, wd, dc, rd, rs, true);
+    }
+  }
+  __syncthreads();
+  /* colour of row ty0 (the other row has the other one); x + ybase may be
+   * negative: & 1 of a two's complement int is still its parity */
+  const int c0 = (x + ybase + ty0) & 1;
+  const float *const src[2] = {sf[0], sf[1]};
+  for (int s = 1; s <= P; s++) {
+    const int j = ((s - 1) & 1) ^ c0; /* this pass's colour is (s - 1) & 1 */
+    const int tj = j ? ts[1] : ts[0];
+    if ((j ? inside[1] : inside[0]) && (j ? edge[1] : edge[0]) >= s) {
+      float out[2];
+      if (j == 0) relax_step<2, false, int>(q0, src, tj, tst, dc, true, om, out);
+      else relax_step<2, false, int>(q1, src, tj, tst, dc, true, om, out);
+      sf[0][tj] = out[0];
+      sf[1][tj] = out[1];
+    }
+    __syncthreads();
+  }
+#pragma unroll
+  for (int j = 0; j < 2; j++)
+    if (inside[j] && edge[j] >= P) {
+      fn.p[0][gi[j]] = sf[0][ts[j]];
+      fn.p[1][gi[j]] = sf[1][ts[j]];
+    }
 }
 
 /* One SOR pass over the samples of one colour (lt_flow_colour), in place
@@ -643,6 +720,16 @@ static void tile_launch(cu_clg *c, const lt_grid *g, int P, const relax_args &a)
                                                               *g, P, a.wd[0], a.wd[1], a.wd[2], a.dc, a.rd, a.rs, a.om);
 }
 
+/* 2D red-black SOR, two samples per thread (relax_tile_sor2): 32 x 32 tiles
+ * of 32 x 16 threads. */
+static void tile_launch_sor2(cu_clg *c, const lt_grid *g, int P, const relax_args &a)
+{
+  dim3 blk(32, 16, 1);
+  dim3 grd((unsigned)((g->n[0] + 32 - 2 * P - 1) / (32 - 2 * P)), (unsigned)((g->n[1] + 32 - 2 * P - 1) / (32 - 2 * P)), 1u);
+  relax_tile_sor2<32, 16><<<grd, blk, 0, c->st>>>(fields(c->f, 2), fields(c->fn, 2), a.f0, a.J, c->wdat, c->wsm, *g, P,
+                                                  a.wd[0], a.wd[1], a.wd[2], a.dc, a.rd, a.rs, a.om);
+}
+
 template <int D, bool DIV>
 static void pass_launch(cu_clg *c, const lt_grid *g, int colour, const relax_args &a)
 {
@@ -681,7 +768,9 @@ static void relax_launch(cu_clg *c, const lt_grid *g, int K, const relax_args &a
   }
   const int P = sor ? 2 * K : K;
   c->nlaunch++;
-  if (dims == 2 && sor) {
+  if (dims == 2 && sor && c->sor2) {
+    tile_launch_sor2(c, g, P, a);
+  } else if (dims == 2 && sor) {
     /* one iteration (halo 2): 32 x 16; more: 32 x 32 (halo 2K) */
     if (K == 1) tile_launch<2, false, true, T2X, T2Y, 1>(c, g, P, a);
     else tile_launch<2, false, true, T2X, T2YB, 1>(c, g, P, a);
@@ -799,12 +888,27 @@ static int compute_body(cu_clg *c)
 /* One pair: upload, the captured graph (captured at the first pair: the
  * buffers never move and every pair starts from the same ping-pong order),
  * download. LT_FLOW_NO_GRAPH=1 launches the kernels one by one instead. */
-static int cu_compute_grid(cu_clg *c, const float *I0, const float *I1, float *const flow[])
+/* 8-bit frame to float (the loop's grey8 holds the same pixels as grey). */
+__global__ void bytes_to_float_kernel(const unsigned char *__restrict__ b, float *__restrict__ o, size_t n)
+{
+  size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) o[i] = (float)b[i];
+}
+
+static int cu_compute_grid(cu_clg *c, const float *I0, const float *I1, const unsigned char *I1b, float *const flow[])
 {
   const size_t n0 = lt_grid_size(&c->lev[0]);
   int r;
-  LT_CU(cudaMemcpyAsync(c->in0, I0, n0 * sizeof(float), cudaMemcpyHostToDevice, c->st), "flow upload");
-  LT_CU(cudaMemcpyAsync(c->in1, I1, n0 * sizeof(float), cudaMemcpyHostToDevice, c->st), "flow upload");
+  /* I0 NULL (cu_compute_next): the last pair's I1, still in in1 */
+  if (I0) LT_CU(cudaMemcpyAsync(c->in0, I0, n0 * sizeof(float), cudaMemcpyHostToDevice, c->st), "flow upload");
+  else LT_CU(cudaMemcpyAsync(c->in0, c->in1, n0 * sizeof(float), cudaMemcpyDeviceToDevice, c->st), "flow copy");
+  if (I1b && c->in8) {
+    LT_CU(cudaMemcpyAsync(c->in8, I1b, n0, cudaMemcpyHostToDevice, c->st), "flow upload");
+    bytes_to_float_kernel<<<blocks(n0), TPB, 0, c->st>>>(c->in8, c->in1, n0);
+    if ((r = launched("flow upload"))) return r;
+  } else {
+    LT_CU(cudaMemcpyAsync(c->in1, I1, n0 * sizeof(float), cudaMemcpyHostToDevice, c->st), "flow upload");
+  }
   if (!c->use_graph) {
     if ((r = compute_body(c))) return r;
   } else {
@@ -837,6 +941,7 @@ static void cu_destroy(void *ctx)
   if (!c) return;
   if (c->exec) cudaGraphExecDestroy(c->exec);
   if (c->arena) cudaFree(c->arena);
+  if (c->in8) cudaFree(c->in8);
   if (c->st) cudaStreamDestroy(c->st);
   free(c);
 }
@@ -866,6 +971,7 @@ static int cu_create_grid(void **out, const lt_flow_params *p, const lt_grid *g)
   for (int l = 1; l < c->nlev; l++) total += 2 * lt_grid_size(&c->lev[l]);
   cudaError_t e = cudaStreamCreateWithFlags(&c->st, cudaStreamNonBlocking);
   if (e == cudaSuccess) e = cudaMalloc((void **)&c->arena, total * sizeof(float));
+  if (e == cudaSuccess && c->dims == 2) e = cudaMalloc((void **)&c->in8, n);
   if (e != cudaSuccess) {
     r = lt_cuda_fail(e, "flow create (GPU memory)");
     cu_destroy(c);
@@ -900,6 +1006,8 @@ static int cu_create_grid(void **out, const lt_flow_params *p, const lt_grid *g)
    * 6; solve_level) */
   c->fuse_sor = 1;
   c->fuse_sor_coarse = 2;
+  const char *s2 = getenv("LT_FLOW_SOR2");
+  c->sor2 = !(s2 && *s2 && strcmp(s2, "0") == 0);
   const char *fz = getenv("LT_FLOW_FUSE"), *fs = getenv("LT_FLOW_FUSE_SOR"), *fc = getenv("LT_FLOW_FUSE_SOR_COARSE");
   if (fz && atoi(fz) >= 1) c->fuse = atoi(fz);
   if (fs && atoi(fs) >= 1) c->fuse_sor = atoi(fs);
@@ -920,15 +1028,33 @@ static int cu_create(void **ctx, const lt_flow_params *p, int w, int h)
 static int cu_compute(void *ctx, const float *I0, const float *I1, float *u, float *v)
 {
   float *const flow[2] = {u, v};
-  return cu_compute_grid((cu_clg *)ctx, I0, I1, flow);
+  return cu_compute_grid((cu_clg *)ctx, I0, I1, NULL, flow);
+}
+
+static int cu_compute_next(void *ctx, const float *I1, const unsigned char *I1b, float *u, float *v)
+{
+  float *const flow[2] = {u, v};
+  return cu_compute_grid((cu_clg *)ctx, NULL, I1, I1b, flow);
 }
 
 static int cu_compute_grid_v(void *ctx, const float *I0, const float *I1, float *const flow[])
 {
-  return cu_compute_grid((cu_clg *)ctx, I0, I1, flow);
+  return cu_compute_grid((cu_clg *)ctx, I0, I1, NULL, flow);
 }
 
 static long cu_launches(void *ctx) { return ctx ? ((cu_clg *)ctx)->nlaunch : 0; }
 
-extern "C" const lt_flow_backend lt_flow_backend_cuda = {"cuda",         cu_create,         cu_destroy, cu_compute,
-                                                         cu_create_grid, cu_compute_grid_v, cu_launches};
+static void *cu_host_alloc(size_t bytes, const char *what)
+{
+  void *p = NULL;
+  return lt_cuda_alloc_host(&p, bytes, what) ? NULL : p;
+}
+
+static void cu_host_free(void *p)
+{
+  if (p) cudaFreeHost(p);
+}
+
+extern "C" const lt_flow_backend lt_flow_backend_cuda = {"cuda",         cu_create,         cu_destroy,  cu_compute,
+                                                         cu_create_grid, cu_compute_grid_v, cu_launches, cu_host_alloc,
+                                                         cu_host_free,   cu_compute_next};

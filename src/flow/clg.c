@@ -512,5 +512,6 @@ static int cpu_compute_grid(void *ctx, const float *I0, const float *I1, float *
 
 static long cpu_launches(void *ctx) { return 0; }
 
-const lt_flow_backend lt_flow_backend_cpu = {"cpu",           cpu_create,       cpu_destroy, cpu_compute,
-                                             cpu_create_grid, cpu_compute_grid, cpu_launches};
+const lt_flow_backend lt_flow_backend_cpu = {"cpu",           cpu_create,       cpu_destroy,  cpu_compute,
+                                             cpu_create_grid, cpu_compute_grid, cpu_launches, NULL,
+                                             NULL,            NULL};

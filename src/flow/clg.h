@@ -198,6 +198,16 @@ typedef struct lt_flow_backend {
   /* Kernel launches (plus memcpy/memset nodes) of the last compute, 0 on
    * the CPU: what tests and benchmarks report. */
   long (*launches)(void *ctx);
+  /* Host memory for the planes compute writes (u, v): pinned on CUDA (the
+   * download runs at the bus's speed, not through a pageable bounce
+   * buffer); NULL on the CPU (malloc / free). NULL after one message. */
+  void *(*host_alloc)(size_t bytes, const char *what);
+  void (*host_free)(void *p); /* accepts NULL */
+  /* The next pair of a sequence: I0 is the I1 of the last compute (which
+   * the backend still holds), only I1 is new; I1b, when not NULL, holds
+   * the same pixels as bytes (8-bit frames: a quarter of the upload). The
+   * same result as compute. NULL: the caller uses compute. */
+  int (*compute_next)(void *ctx, const float *I1, const unsigned char *I1b, float *u, float *v);
 } lt_flow_backend;
 
 extern const lt_flow_backend lt_flow_backend_cpu;

@@ -78,6 +78,7 @@ typedef struct run {
   int np, capp;
   double mag_sum;       /* all pairs, for -v */
   long pairs;
+  int last_index;       /* index of the last pair's second frame */
 } run;
 
 /* ---- statistics of one field ---- */
@@ -116,16 +117,34 @@ float lt_flow_kth_smallest(const float *a, size_t n, size_t k, uint32_t *hist)
   return f;
 }
 
-/* mean, p95 (nearest rank) and max of |w| = sqrt(u^2 + v^2) (double). */
+/* Fixed chunks of the magnitude pass: the partial sums are added in chunk
+ * order, so the mean is the same for any thread count. */
+#define STAT_CHUNKS 64
+
+/* mean, p95 (nearest rank) and max of |w| = sqrt(u^2 + v^2) (double). The
+ * magnitudes in parallel (OpenMP over STAT_CHUNKS chunks), the select on
+ * one thread. */
 static void field_stats(run *R, double *mean, double *p95, double *max)
 {
   size_t n = (size_t)R->w * R->h;
+  double cs[STAT_CHUNKS], cm[STAT_CHUNKS];
+#pragma omp parallel for schedule(static)
+  for (int c = 0; c < STAT_CHUNKS; c++) {
+    const size_t a = n * c / STAT_CHUNKS, b = n * (c + 1) / STAT_CHUNKS;
+    double sc = 0, mc = 0;
+    for (size_t i = a; i < b; i++) {
+      double m = sqrt((double)R->u[i] * R->u[i] + (double)R->v[i] * R->v[i]);
+      R->mag[i] = (float)m;
+      sc += m;
+      if (m > mc) mc = m;
+    }
+    cs[c] = sc;
+    cm[c] = mc;
+  }
   double s = 0, mx = 0;
-  for (size_t i = 0; i < n; i++) {
-    double m = sqrt((double)R->u[i] * R->u[i] + (double)R->v[i] * R->v[i]);
-    R->mag[i] = (float)m;
-    s += m;
-    if (m > mx) mx = m;
+  for (int c = 0; c < STAT_CHUNKS; c++) {
+    s += cs[c];
+    if (cm[c] > mx) mx = cm[c];
   }
   size_t k = (size_t)ceil(0.95 * (double)n);
   if (k < 1) k = 1;
@@ -294,8 +313,15 @@ static int begin(void *m, lt_loop *L, const lt_source_info *in)
   R->be = stages;
   size_t n = (size_t)R->w * R->h;
   R->pathlen = (R->s->output ? strlen(R->s->output) : 0) + (R->s->overlay_dir ? strlen(R->s->overlay_dir) : 0) + 64;
-  R->u = malloc(n * sizeof *R->u);
-  R->v = malloc(n * sizeof *R->v);
+  /* u, v: the backend's host memory (pinned on CUDA) */
+  if (R->be->host_alloc) {
+    R->u = R->be->host_alloc(n * sizeof *R->u, "the flow field");
+    R->v = R->u ? R->be->host_alloc(n * sizeof *R->v, "the flow field") : NULL;
+    if (!R->v) return LT_ERR_GPU;
+  } else {
+    R->u = malloc(n * sizeof *R->u);
+    R->v = malloc(n * sizeof *R->v);
+  }
   R->path = malloc(R->pathlen);
   int want_stats = R->o.summary || R->o.plot;
   if (want_stats) {
@@ -325,7 +351,14 @@ static int step(void *m, lt_loop *L, const lt_frame *f, const lt_frame *prev)
   run *R = m;
   int err;
   double t0 = lt_now();
-  if ((err = R->be->compute(R->ctx, prev->grey, f->grey, R->u, R->v))) return err;
+  /* consecutive pairs: prev is the last pair's second frame, which the
+   * backend may still hold (compute_next: one upload instead of two) */
+  if (R->be->compute_next && R->pairs > 0 && prev->index == R->last_index)
+    err = R->be->compute_next(R->ctx, f->grey, f->grey8, R->u, R->v);
+  else
+    err = R->be->compute(R->ctx, prev->grey, f->grey, R->u, R->v);
+  if (err) return err;
+  R->last_index = f->index;
   double t1 = lt_now();
   lt_loop_time(L, ST_FLOW, t1 - t0);
   if (R->o.ground_truth && !R->evaluated && (err = evaluate(R, prev, f))) return err;
@@ -452,7 +485,13 @@ int lt_flow_run(const lt_settings *s, const void *opts)
   if (R.rows_on) lt_rows_finish(&R.rows); /* begin failed after the writer started */
   lt_flo_writer_finish(R.wr);
   if (R.be && R.ctx) R.be->destroy(R.ctx);
-  free(R.u), free(R.v), free(R.mag), free(R.hist), free(R.rgb), free(R.blend), free(R.path);
+  if (R.be && R.be->host_free) {
+    R.be->host_free(R.u);
+    R.be->host_free(R.v);
+  } else {
+    free(R.u), free(R.v);
+  }
+  free(R.mag), free(R.hist), free(R.rgb), free(R.blend), free(R.path);
   free(R.gu), free(R.gv), free(R.mask);
   free(R.px), free(R.pmean), free(R.pp95);
   return err;
