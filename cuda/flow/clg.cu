@@ -36,7 +36,12 @@
  * the first pair and replayed (buffers never move; every pair starts from
  * the same ping-pong order, f_init). Per pair: 2 uploads, 1 graph launch,
  * dims downloads; the graph's node count is lt_flow_backend.launches
- * (2D 640x480 defaults: 134 nodes; 502 with the earlier Jacobi defaults). */
+ * (2D 640x480 defaults: 134 nodes; 502 with the earlier Jacobi defaults).
+ * A video's later pairs (cu_compute_next): the first frame is the last
+ * pair's second, copied on the device, so one upload per pair, of bytes
+ * for 8-bit frames (widened by one kernel); the mode downloads u, v into
+ * pinned memory (cu_host_alloc). 1920x1080 on the H100: 10.4-11.8 -> 6.6
+ * ms per pair (docs/PERFORMANCE.md). */
 #include <cuda_runtime.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,7 +80,6 @@ typedef struct cu_clg {
   int fuse_sor_coarse; /* the same on the coarser levels (LT_FLOW_FUSE_SOR_COARSE) */
   int fuse_sor_env;    /* LT_FLOW_FUSE_SOR_COARSE given: used on every coarser level */
   int tile;     /* 0: the default tile shape, 1: the alternative (LT_FLOW_TILE) */
-  int sor2;     /* 2D SOR: two samples per thread (relax_tile_sor2; LT_FLOW_SOR2=0: relax_tile) */
 } cu_clg;
 
 /* Divergence-term coefficients (clg.c relax_sweep), by value. */
@@ -374,73 +378,6 @@ __global__ void __launch_bounds__(TX *TY *TZ) relax_tile(fields3 f, fields3 fn, 
     for (int k = 0; k < D; k++) fn.p[k][i] = sf[SOR ? 0 : P & 1][k][ts];
 }
 
-/* 2D red-black SOR without the divergence term, K iterations per launch
- * (P = 2K passes, halo P), two samples per thread: rows 2 ty and 2 ty + 1
- * of column tx of a TX x 2 TYH tile. The two samples have different
- * colours, so in every pass each thread updates one of them (relax_tile's
- * one-sample threads leave half of every warp idle in a pass); the passes,
- * the halo rule and the arithmetic (point_setup, relax_step) are
- * relax_tile's, so the result is the same bit for bit. The two point
- * constants are selected by a branch, not an index (no local memory). */
-template <int TX, int TYH>
-__global__ void __launch_bounds__(TX *TYH) relax_tile_sor2(fields3 f, fields3 fn, fields3 f0, jfields J, const float *wdat,
-                                                           const float *wsm, lt_grid g, int P, double wd0, double wd1,
-                                                           double wd2, divcoef dc, bool rd, bool rs, double om)
-{
-  constexpr int TY = 2 * TYH, NT = TX * TY;
-  __shared__ float sf[2][NT];
-  const int tst[3] = {1, TX, NT};
-  const int tx = (int)threadIdx.x, ty0 = 2 * (int)threadIdx.y;
-  const int x = (int)blockIdx.x * (TX - 2 * P) - P + tx, ybase = (int)blockIdx.y * (TY - 2 * P) - P;
-  const size_t st[3] = {1, (size_t)g.n[0], (size_t)g.n[0] * g.n[1]};
-  const double wd[3] = {wd0, wd1, wd2};
-  const int ex = min(tx, TX - 1 - tx);
-  int edge[2], ts[2];
-  bool inside[2];
-  size_t gi[2];
-  ptconst<2> q0, q1;
-#pragma unroll
-  for (int j = 0; j < 2; j++) {
-    const int ty = ty0 + j, y = ybase + ty;
-    inside[j] = x >= 0 && x < g.n[0] && y >= 0 && y < g.n[1];
-    edge[j] = min(ex, min(ty, TY - 1 - ty));
-    ts[j] = ty * TX + tx;
-    gi[j] = inside[j] ? (size_t)y * g.n[0] + x : 0;
-    if (inside[j]) {
-      sf[0][ts[j]] = __ldg(f.p[0] + gi[j]);
-      sf[1][ts[j]] = __ldg(f.p[1] + gi[j]);
-    }
-    if (inside[j] && edge[j] >= 1) {
-      const int pos[3] = {x, y, 0};
-      if (j == 0) point_setup<2, false>(q0, pos, gi[j], st, g, J, f0, wdat, wsm, wd, dc, rd, rs, true);
-      else point_setup<2, false>(q1, pos, gi[j], st, g, J, f0, wdat, wsm, wd, dc, rd, rs, true);
-    }
-  }
-  __syncthreads();
-  /* colour of row ty0 (the other row has the other one); x + ybase may be
-   * negative: & 1 of a two's complement int is still its parity */
-  const int c0 = (x + ybase + ty0) & 1;
-  const float *const src[2] = {sf[0], sf[1]};
-  for (int s = 1; s <= P; s++) {
-    const int j = ((s - 1) & 1) ^ c0; /* this pass's colour is (s - 1) & 1 */
-    const int tj = j ? ts[1] : ts[0];
-    if ((j ? inside[1] : inside[0]) && (j ? edge[1] : edge[0]) >= s) {
-      float out[2];
-      if (j == 0) relax_step<2, false, int>(q0, src, tj, tst, dc, true, om, out);
-      else relax_step<2, false, int>(q1, src, tj, tst, dc, true, om, out);
-      sf[0][tj] = out[0];
-      sf[1][tj] = out[1];
-    }
-    __syncthreads();
-  }
-#pragma unroll
-  for (int j = 0; j < 2; j++)
-    if (inside[j] && edge[j] >= P) {
-      fn.p[0][gi[j]] = sf[0][ts[j]];
-      fn.p[1][gi[j]] = sf[1][ts[j]];
-    }
-}
-
 /* One SOR pass over the samples of one colour (lt_flow_colour), in place
  * in global memory: the 3D solver (a 3D tile's halo of 2 passes costs more
  * than it saves) and every solve with the divergence term (2^dims
@@ -720,16 +657,6 @@ static void tile_launch(cu_clg *c, const lt_grid *g, int P, const relax_args &a)
                                                               *g, P, a.wd[0], a.wd[1], a.wd[2], a.dc, a.rd, a.rs, a.om);
 }
 
-/* 2D red-black SOR, two samples per thread (relax_tile_sor2): 32 x 32 tiles
- * of 32 x 16 threads. */
-static void tile_launch_sor2(cu_clg *c, const lt_grid *g, int P, const relax_args &a)
-{
-  dim3 blk(32, 16, 1);
-  dim3 grd((unsigned)((g->n[0] + 32 - 2 * P - 1) / (32 - 2 * P)), (unsigned)((g->n[1] + 32 - 2 * P - 1) / (32 - 2 * P)), 1u);
-  relax_tile_sor2<32, 16><<<grd, blk, 0, c->st>>>(fields(c->f, 2), fields(c->fn, 2), a.f0, a.J, c->wdat, c->wsm, *g, P,
-                                                  a.wd[0], a.wd[1], a.wd[2], a.dc, a.rd, a.rs, a.om);
-}
-
 template <int D, bool DIV>
 static void pass_launch(cu_clg *c, const lt_grid *g, int colour, const relax_args &a)
 {
@@ -768,9 +695,7 @@ static void relax_launch(cu_clg *c, const lt_grid *g, int K, const relax_args &a
   }
   const int P = sor ? 2 * K : K;
   c->nlaunch++;
-  if (dims == 2 && sor && c->sor2) {
-    tile_launch_sor2(c, g, P, a);
-  } else if (dims == 2 && sor) {
+  if (dims == 2 && sor) {
     /* one iteration (halo 2): 32 x 16; more: 32 x 32 (halo 2K) */
     if (K == 1) tile_launch<2, false, true, T2X, T2Y, 1>(c, g, P, a);
     else tile_launch<2, false, true, T2X, T2YB, 1>(c, g, P, a);
@@ -885,15 +810,18 @@ static int compute_body(cu_clg *c)
   return 0;
 }
 
-/* One pair: upload, the captured graph (captured at the first pair: the
- * buffers never move and every pair starts from the same ping-pong order),
- * download. LT_FLOW_NO_GRAPH=1 launches the kernels one by one instead. */
 /* 8-bit frame to float (the loop's grey8 holds the same pixels as grey). */
 __global__ void bytes_to_float_kernel(const unsigned char *__restrict__ b, float *__restrict__ o, size_t n)
 {
   size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) o[i] = (float)b[i];
 }
+
+/* One pair: upload, the captured graph (captured at the first pair: the
+ * buffers never move and every pair starts from the same ping-pong order),
+ * download. LT_FLOW_NO_GRAPH=1 launches the kernels one by one instead.
+ * I0 NULL: the next pair of a sequence (cu_compute_next); I1b: I1 as
+ * bytes. */
 
 static int cu_compute_grid(cu_clg *c, const float *I0, const float *I1, const unsigned char *I1b, float *const flow[])
 {
@@ -1006,8 +934,6 @@ static int cu_create_grid(void **out, const lt_flow_params *p, const lt_grid *g)
    * 6; solve_level) */
   c->fuse_sor = 1;
   c->fuse_sor_coarse = 2;
-  const char *s2 = getenv("LT_FLOW_SOR2");
-  c->sor2 = !(s2 && *s2 && strcmp(s2, "0") == 0);
   const char *fz = getenv("LT_FLOW_FUSE"), *fs = getenv("LT_FLOW_FUSE_SOR"), *fc = getenv("LT_FLOW_FUSE_SOR_COARSE");
   if (fz && atoi(fz) >= 1) c->fuse = atoi(fz);
   if (fs && atoi(fs) >= 1) c->fuse_sor = atoi(fs);
