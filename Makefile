@@ -20,7 +20,7 @@ BUILD ?= build
 
 CC ?= gcc
 PKG_CONFIG ?= pkg-config
-PKGS := libavformat libavcodec libswscale libavutil libpng
+PKGS := libavformat libavcodec libswscale libavutil libpng cairo fontconfig
 PORTABLE ?= 0
 # niftilib's headers include each other as "znzlib.h": its folder on the path
 NIFTI_CFLAGS ?= -I/usr/include/nifti
@@ -40,9 +40,14 @@ ifeq ($(PORTABLE),1)
   ifneq ($(TIFF_STATIC_LIBS),)
     ifeq ($(filter MISSING,$(TIFF_STATIC_A)),)
       DEP_CFLAGS += $(shell $(PKG_CONFIG) --cflags libtiff-4) -DLT_HAVE_TIFF
-      DEP_LIBS := $(TIFF_STATIC_A) $(DEP_LIBS)
+      # libLerc (a libtiff codec) is C++: its runtime, which CUDA builds link anyway
+      DEP_LIBS := $(TIFF_STATIC_A) $(DEP_LIBS) $(if $(filter %libLerc.a,$(TIFF_STATIC_A)),-lstdc++)
     endif
   endif
+  # No Cairo here: Debian ships libcairo.a, but a static Cairo drags in static
+  # fontconfig/freetype/pixman/X11 and would read the GPU machine's font setup,
+  # which is not known to exist; the portable binary draws its plots with the
+  # built-in bitmap font instead (PNG + SVG, no PDF; `leuktrack --version`).
   BUILD := build-portable
 else
   DEP_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
@@ -52,6 +57,9 @@ else
   # libtiff (Debian libtiff-dev): the CTC label masks of --format ctc -o DIR/
   DEP_CFLAGS += $(shell $(PKG_CONFIG) --cflags libtiff-4 2>/dev/null) -DLT_HAVE_TIFF
   DEP_LIBS += $(shell $(PKG_CONFIG) --libs libtiff-4 2>/dev/null || echo -ltiff)
+  # Cairo (Debian libcairo2-dev, in PKGS): the figures (PNG, PDF with real fonts);
+  # fontconfig (its dependency) directly: plot.c releases its caches at exit
+  DEP_CFLAGS += -DLT_HAVE_CAIRO
 endif
 
 DEP_CFLAGS += $(NIFTI_CFLAGS)
@@ -110,13 +118,13 @@ found:
 	@test -f $(patsubst -I%,%,$(firstword $(NIFTI_CFLAGS)))/nifti1_io.h || \
 	  { echo "leuktrack build: niftilib development files missing (Debian libnifti2-dev); run scripts/install-deps.sh (or make check / make demo)" >&2; exit 1; }
 	@$(PKG_CONFIG) --exists libpng $(if $(filter 1,$(PORTABLE)),,$(PKGS)) 2>/dev/null || \
-	  { echo "leuktrack build: FFmpeg or libpng development files missing; run scripts/install-deps.sh (or make check / make demo)" >&2; exit 1; }
+	  { echo "leuktrack build: FFmpeg, libpng or Cairo development files missing; run scripts/install-deps.sh (or make check / make demo)" >&2; exit 1; }
 
 $(BUILD)/%.o: %.c $(wildcard src/*.h src/*/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
-$(BUILD)/%.cu.o: %.cu $(wildcard src/*.h src/*/*.h cuda/*.h cuda/*/*.h)
+$(BUILD)/%.cu.o: %.cu $(wildcard src/*.h src/*/*.h cuda/*.h cuda/*/*.h cuda/*/*.cuh)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -c $< -o $@
 

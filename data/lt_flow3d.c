@@ -23,6 +23,7 @@ int main(int argc, char **argv)
   const lt_flow_backend *be = &lt_flow_backend_cpu;
   lt_flow_params p;
   lt_flow_params_default(&p);
+  p.alpha = LT_FLOW_DEFAULT_ALPHA_3D;
   const char *out = NULL, *in[256];
   int nin = 0, t = 0;
   lt_disp_space space = LT_DISP_WORLD_MM;

@@ -2,7 +2,8 @@
  * "aee aae seconds" against a ground-truth .flo (optionally masked); used for
  * tuning the defaults of src/flow/clg.h. Built by make as
  * build/tools/lt_flow_eval (every file of data/ is a tool).
- * Usage: lt_flow_eval I0 I1 GT.flo MASK|- [alpha rho sigma levels warps iterations] [OUT.flo] */
+ * Usage: lt_flow_eval I0 I1 GT.flo MASK|- [alpha rho sigma levels warps iterations
+ *        [eps_data eps_smooth omega]] [OUT.flo] */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -15,7 +16,10 @@
 int main(int argc, char **argv)
 {
   if (argc < 5) {
-    fprintf(stderr, "usage: %s I0 I1 GT.flo MASK|- [alpha rho sigma levels warps iterations] [OUT.flo]\n", argv[0]);
+    fprintf(stderr,
+            "usage: %s I0 I1 GT.flo MASK|- [alpha rho sigma levels warps iterations [eps_data eps_smooth omega]] "
+            "[OUT.flo]\n",
+            argv[0]);
     return 2;
   }
   lt_flow_params p;
@@ -28,6 +32,12 @@ int main(int argc, char **argv)
     p.warps = atoi(argv[9]);
     p.iterations = atoi(argv[10]);
   }
+  if (argc >= 14) {
+    p.eps_data = (float)atof(argv[11]);
+    p.eps_smooth = (float)atof(argv[12]);
+    p.omega = (float)atof(argv[13]);
+  }
+  const char *out = argc == 12 ? argv[11] : argc >= 15 ? argv[14] : NULL;
   float *I0 = NULL, *I1 = NULL, *m = NULL, *gu = NULL, *gv = NULL;
   int w, h, w1, h1, gw, gh, mw, mh;
   if (lt_image_read(argv[1], LT_CHANNEL_LUMA, &I0, &w, &h) || lt_image_read(argv[2], LT_CHANNEL_LUMA, &I1, &w1, &h1) ||
@@ -48,7 +58,7 @@ int main(int argc, char **argv)
   lt_flow_error e;
   if (lt_flow_evaluate(u, v, gu, gv, m, w, h, argv[3], &e)) return 1;
   printf("%.4f %.4f %.3f\n", e.aee, e.aae, t);
-  if (argc >= 12 && lt_flo_write(argv[11], u, v, w, h)) return 4;
+  if (out && lt_flo_write(out, u, v, w, h)) return 4;
   be->destroy(ctx);
   free(I0), free(I1), free(m), free(gu), free(gv), free(u), free(v);
   return 0;

@@ -17,10 +17,11 @@
  *   velocity_all.png  histogram of the per-track mean speeds (px/frame, or
  *                     um/s when the summaries have mean_speed_um_s) of all
  *                     videos; velocity_CONDITION.png per condition when there
- *                     are two or more conditions. Every plot shares one axis.
+ *                     are two or more conditions. Every plot shares one axis;
+ *                     each has .svg, .pdf (Cairo builds) and .csv (bin counts) siblings.
  * All per-video CSVs must have the header of the first (else exit 1, naming
  * the file). Exit status: 0 ok, 1 a CSV could not be read or merged, 2 usage,
- * 4 cannot write. Plots are drawn by lt_plot_histogram (src/io/draw.h). */
+ * 4 cannot write. Plots are drawn by lt_plot_histogram (src/io/plot.h). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,8 +29,8 @@
 #include <sys/stat.h>
 
 #include "draw.h"
+#include "plot.h"
 
-#define NB 20
 #define MAXF 8
 
 typedef struct video {
@@ -275,12 +276,16 @@ int main(int argc, char **argv)
   }
   if ((rc = commit(fv, tmp, path))) return rc;
 
-  /* histograms: one shared axis [0, 1.05 max] */
+  /* histograms: one shared axis, the bins of all tracks */
   double hi = 0;
   for (int k = 0; k < nall; k++)
     if (all_speeds[2 * k] > hi) hi = all_speeds[2 * k];
-  hi = hi > 0 ? hi * 1.05 : 1;
-  const char *xl = speed_um ? "mean speed per track (um/s)" : "mean speed per track (px/frame)";
+  const char *xl = speed_um ? "mean speed per track (\xc2\xb5m/s)" : "mean speed per track (px/frame)";
+  double *sel = malloc(sizeof(double) * (nall > 0 ? nall : 1));
+  if (!sel) {
+    fprintf(stderr, "lt_merge: out of memory\n");
+    return 1;
+  }
   /* conditions in order of first appearance */
   int ncond = 0;
   const char **cond = calloc((size_t)nv + 1, sizeof *cond);
@@ -290,30 +295,28 @@ int main(int argc, char **argv)
     if (!seen) cond[ncond++] = v[i].f[1];
   }
   for (int c = -1; c < (ncond >= 2 ? ncond : 0); c++) {
-    double counts[NB] = {0};
     int nt = 0;
     for (int k = 0; k < nall; k++) {
       if (c >= 0 && strcmp(v[(int)all_speeds[2 * k + 1]].f[1], cond[c])) continue;
-      int b = (int)(all_speeds[2 * k] / hi * NB);
-      counts[b < NB ? (b < 0 ? 0 : b) : NB - 1] += 1;
-      nt++;
+      sel[nt++] = all_speeds[2 * k];
     }
     char title[512], name[600];
     if (c < 0) {
       snprintf(title, sizeof title, "Velocity distribution, all videos (%d tracks)", nt);
-      snprintf(path, sizeof path, "%s/velocity_all.png", dir);
+      snprintf(path, sizeof path, "%s/velocity_all", dir);
     } else {
       snprintf(title, sizeof title, "Velocity distribution, %s (%d tracks)", cond[c], nt);
       snprintf(name, sizeof name, "%s", cond[c][0] ? cond[c] : "none");
       for (char *p = name; *p; p++)
         if (*p == '/' || *p == ' ') *p = '_';
-      snprintf(path, sizeof path, "%s/velocity_%s.png", dir, name);
+      snprintf(path, sizeof path, "%s/velocity_%s", dir, name);
     }
-    if (lt_plot_histogram(path, counts, NB, 0.0, hi, title, xl, 800, 500) != 0) {
+    if (lt_plot_histogram(path, sel, nt, hi, title, xl, speed_um ? "\xc2\xb5m/s" : "px/frame", 800, 500) != 0) {
       fprintf(stderr, "lt_merge: cannot write '%s'\n", path);
       return 4;
     }
   }
+  free(sel);
   free(cond);
   for (int i = 0; i < nv; i++)
     for (int k = 0; k < MAXF; k++) free(v[i].f[k]);

@@ -2,18 +2,23 @@
  * frame of a raw 8-bit stack, for comparison with an independent
  * implementation (tests/test_tumor_opencv.sh runs OpenCV's matchTemplate).
  *
- *   lt_tumor_dump RAW W H TFRAME X Y TW TH MFRAME V H OUT
+ *   lt_tumor_dump RAW W H TFRAME X Y TW TH MFRAME V H OUT [cpu|cuda]
  *
  * The template is the TW x TH block at (X, Y) of frame TFRAME; it is matched
  * in frame MFRAME over shifts [-V,V] x [-H,H]. OUT receives 2*(2V+1)*(2H+1)
- * little-endian doubles: the exact map, then the CPU backend's (float,
- * widened), both dy-major. Exit status 0, or 1 after a message. */
+ * little-endian doubles: the exact map, then the backend's (the CPU one
+ * unless "cuda" is given; float, widened), both dy-major. Exit status 0, or
+ * 1 after a message (also for cuda in a build or on a machine without it). */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "error.h"
 #include "log.h"
 #include "tumor/corr.h"
+#ifdef LT_HAVE_CUDA
+#include "../cuda/tumor/tumor_cuda.h"
+#endif
 
 static float *read_frame(const char *path, int w, int h, int index)
 {
@@ -40,9 +45,18 @@ static float *read_frame(const char *path, int w, int h, int index)
 
 int main(int argc, char **argv)
 {
-  if (argc != 13) {
-    fprintf(stderr, "usage: lt_tumor_dump RAW W H TFRAME X Y TW TH MFRAME V H OUT\n");
+  if (argc != 13 && !(argc == 14 && (strcmp(argv[13], "cpu") == 0 || strcmp(argv[13], "cuda") == 0))) {
+    fprintf(stderr, "usage: lt_tumor_dump RAW W H TFRAME X Y TW TH MFRAME V H OUT [cpu|cuda]\n");
     return 2;
+  }
+  const lt_tumor_backend *be = &lt_tumor_backend_cpu;
+  if (argc == 14 && strcmp(argv[13], "cuda") == 0) {
+#ifdef LT_HAVE_CUDA
+    be = &lt_tumor_backend_cuda;
+#else
+    lt_error("this build has no CUDA backend");
+    return 1;
+#endif
   }
   int a[10];
   for (int i = 0; i < 10; i++) a[i] = atoi(argv[2 + i]);
@@ -63,16 +77,14 @@ int main(int argc, char **argv)
   double *out = malloc(sizeof(double) * 2 * npos);
   float *sc = malloc(sizeof(float) * npos);
   void *ctx = NULL;
-  if (lt_tumor_corr_exact(&s, fm, out) || lt_tumor_backend_cpu.create(&ctx, &s) ||
-      lt_tumor_backend_cpu.match(ctx, fm, sc))
-    return 1;
+  if (lt_tumor_corr_exact(&s, fm, out) || be->create(&ctx, &s) || be->match(ctx, fm, sc)) return 1;
   for (int i = 0; i < npos; i++) out[npos + i] = sc[i];
   FILE *fp = fopen(argv[12], "wb");
   if (!fp || fwrite(out, sizeof(double), 2 * (size_t)npos, fp) != 2 * (size_t)npos || fclose(fp) != 0) {
     lt_error("cannot write %s", argv[12]);
     return 1;
   }
-  lt_tumor_backend_cpu.destroy(ctx);
+  be->destroy(ctx);
   free(out);
   free(sc);
   free(t);

@@ -44,7 +44,7 @@ fi
 
 echo "leuktrack flow benchmark, $(date -u '+%Y-%m-%d %H:%M UTC'), $(hostname), $ncpu cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
 command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | sed 's/^/GPU: /' || true
-echo "defaults: $("$LT" flow --help | grep -oE -- '--(alpha|rho|sigma|levels|warps|iterations) [A-Z] .*\(default [0-9.]+' | sed -E 's/^--([a-z]+) .*\(default /\1 /' | tr '\n' ' ')"
+echo "defaults: $("$LT" flow --help | grep -oE -- '--(alpha|rho|sigma|levels|warps|iterations|eps-data|eps-smooth|omega) [A-Z] .*\(default [0-9.]+' | sed -E 's/^--([a-z-]+) .*\(default /\1 /' | tr '\n' ' ')"
 printf '%-16s %-9s %-22s %7s %10s %10s %11s %8s %8s\n' data size method threads ms/pair pairs/s e2e_pairs/s AEE_px AAE_deg
 
 flow_ms() { awk '$1=="flow" {print $3}' "$1"; }

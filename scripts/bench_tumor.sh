@@ -12,10 +12,15 @@
 # same search windows (uint8 frame, one call per template), 1 thread and all.
 # Templates: cut from frame 0 (--template-from) at deterministic positions
 # spread over the frame with the whole shift range inside.
+# The real angiography clip (../shared/data/fluoro/angio_clinical_Vukicevic,
+# 37 JPEG frames of 512x512, read with cv2 and played forwards and backwards
+# up to FRAMES frames as y4m) is one more row, with the 156x116/11 geometry.
 # Env: LT (binary), FRAMES (default 200), PY (python3 with numpy, + cv2 for
-# the peer), BACKENDS ("cpu:1 cpu:N cuda:1" style), NPP_BENCH (the NPP peer
-# tool, default lt_npp_bench next to $LT; make npp-bench builds it), PEERS (0: only
-# the leuktrack table - no NVRTC compile table, no OpenCV/NPP peers).
+# the peer and the angiography row), BACKENDS ("cpu:1 cpu:N cuda:1" style),
+# NPP_BENCH (the NPP peer tool, default lt_npp_bench next to $LT; make
+# npp-bench builds it), PEERS (0: only the leuktrack table - no NVRTC compile
+# table, no OpenCV/NPP peers), ANGIO (folder of the clip's IM0_NN.jpg; empty:
+# no angiography row).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 LT=${LT:-./leuktrack}
@@ -52,21 +57,41 @@ for b in "${backends[@]}"; do [[ $b == cuda:* ]] && cuda=1; done
 echo "leuktrack tumor benchmark, $(date -u '+%Y-%m-%d %H:%M UTC'), $(uname -n), $NP cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
 [ $cuda -eq 1 ] && command -v nvidia-smi >/dev/null && echo "GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
 echo "clip: 512x512 synthetic (make_tumor_clip.py), $FRAMES frames, y4m; per-frame times after the first frame"
-printf '%-10s %-9s %-8s %12s %12s\n' config backend threads match_us/frm frame_us/frm
-for c in "${configs[@]}"; do
-  read -r h w n V H <<<"$c"
+printf '%-16s %-9s %-8s %12s %12s\n' config backend threads match_us/frm frame_us/frm
+bench_row() { # clip name rows cols templates V H
+  local clip=$1 name=$2 h=$3 w=$4 n=$5 V=$6 H=$7 args b be th m fps
   args=$(tpl_args $h $w $n $V $H)
-  name="${h}x${w}/${n}"
   for b in "${backends[@]}"; do
     be=${b%:*} th=${b#*:}
     # shellcheck disable=SC2086
-    XDG_CACHE_HOME="$T/cache" "$LT" tumor "$T/clip.y4m" $args --shift $V,$H --backend "$be" --threads "$th" \
+    XDG_CACHE_HOME="$T/cache" "$LT" tumor "$clip" $args --shift $V,$H --backend "$be" --threads "$th" \
       -o /dev/null --stats="$T/s.txt" 2>/dev/null
     m=$(sed -nE 's/.*after it ([0-9.]+) us\/frame.*/\1/p' "$T/s.txt")
     fps=$(sed -nE 's/^after the first frame .*: ([0-9.]+) frames\/s/\1/p' "$T/s.txt")
-    printf '%-10s %-9s %-8s %12s %12s\n' "$name" "$be" "$th" "$m" "$(awk -v f="$fps" 'BEGIN{printf "%.1f", (f > 0) ? 1e6 / f : 0}')"
+    printf '%-16s %-9s %-8s %12s %12s\n' "$name" "$be" "$th" "$m" "$(awk -v f="$fps" 'BEGIN{printf "%.1f", (f > 0) ? 1e6 / f : 0}')"
   done
+}
+for c in "${configs[@]}"; do
+  read -r h w n V H <<<"$c"
+  bench_row "$T/clip.y4m" "${h}x${w}/${n}" $h $w $n $V $H
 done
+ANGIO=${ANGIO-../shared/data/fluoro/angio_clinical_Vukicevic/proj0}
+if [ -n "$ANGIO" ] && [ -f "$ANGIO/IM0_01.jpg" ] && "$PY" - "$ANGIO" "$T/angio.y4m" "$FRAMES" <<'PYEOF'; then
+import glob, sys
+import cv2
+src, out, nf = sys.argv[1], sys.argv[2], int(sys.argv[3])
+fr = [cv2.imread(f, cv2.IMREAD_GRAYSCALE) for f in sorted(glob.glob(src + '/IM0_*.jpg'))]
+order = list(range(len(fr))) + list(range(len(fr) - 2, 0, -1))
+h, w = fr[0].shape
+with open(out, 'wb') as f:
+    f.write(b'YUV4MPEG2 W%d H%d F15:1 Ip A1:1 Cmono\n' % (w, h))
+    for k in range(nf):
+        f.write(b'FRAME\n' + fr[order[k % len(order)]].tobytes())
+PYEOF
+  bench_row "$T/angio.y4m" "angio156x116/11" 156 116 11 9 3
+else
+  echo "angiography row: no clip in '${ANGIO}' or no cv2 for $PY (skipped)"
+fi
 
 [ "${PEERS:-1}" = 0 ] && exit 0
 if [ $cuda -eq 1 ]; then

@@ -2,8 +2,11 @@
 # build-ffmpeg-static.sh - builds the minimal static FFmpeg that `make portable`
 # links into a self-contained ./leuktrack-portable (for machines without
 # FFmpeg's shared libraries, e.g. a GPU node). Demuxers/decoders for the
-# containers and codecs microscopy video comes in, swscale, zlib; no programs,
+# containers and codecs microscopy video comes in, swscale, zlib, and for the
+# overlay video the mpeg4 encoder with the mp4/matroska muxers; no programs,
 # no network, no hardware or external libraries (--disable-autodetect), PIC.
+# A leuktrack-portable linked against an older build of this script (no
+# encoder) says so when --overlay-video is given (exit 2).
 #
 # usage: scripts/build-ffmpeg-static.sh [--prefix DIR] [--source TARBALL]
 #                                       [--with-encoders] [--jobs N]
@@ -38,7 +41,7 @@ while [ $# -gt 0 ]; do
     --with-encoders) encoders=1; shift ;;
     --enable-deb-src) debsrc=1; shift ;;
     --jobs) jobs=$2; shift 2 ;;
-    -h|--help) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,/^set -euo pipefail/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "build-ffmpeg-static.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -81,9 +84,11 @@ cd "$src"
 
 demuxers=avi,mov,matroska,rawvideo,image2,image2pipe,yuv4mpegpipe,mjpeg,h264,hevc,m4v,mpegts,mpegps,nut,ivf,gif,apng
 decoders=rawvideo,mjpeg,h264,hevc,mpeg4,mpeg2video,mpeg1video,ffv1,png,apng,gif,tiff,bmp,pgm,pgmyuv,ppm,vp8,vp9,msmpeg4v3,huffyuv,utvideo,v210,wrapped_avframe
-extra=()
+# the overlay video (--overlay-video FILE.mp4|.mkv, src/io/vidout.c): FFmpeg's
+# own MPEG-4 Part 2 encoder and the MP4 and Matroska muxers, always
+extra=(--enable-encoder=mpeg4 --enable-muxer=mp4,matroska)
 if [ $encoders = 1 ]; then
-  extra=(--enable-encoder=ffv1,rawvideo --enable-muxer=matroska,avi)
+  extra=(--enable-encoder=ffv1,rawvideo,mpeg4 --enable-muxer=matroska,avi,mp4)
 fi
 echo "configuring FFmpeg ($(basename "$src")) for $prefix"
 ./configure --prefix="$prefix" --disable-everything --disable-programs --disable-doc \

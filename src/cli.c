@@ -18,6 +18,7 @@
 #include "error.h"
 #include "log.h"
 #include "opt.h"
+#include "plot.h"
 
 enum {
   O_OUTPUT = 'o', O_QUIET = 'q', O_VERBOSE = 'v', O_HELP = 'h', O_VERSION = 'V', O_THREADS = 'j',
@@ -503,7 +504,7 @@ int lt_cli_parse(int argc, char **argv, lt_cli *c)
       usage(stdout, c->mode_given ? m : NULL);
       err = 1;
     } else if (ch == O_VERSION) {
-      printf("leuktrack %s\n", LT_VERSION);
+      printf("leuktrack %s\nfigures: %s\n", LT_VERSION, lt_plot_renderer());
       err = 1;
     } else if (ch == '?') {
       err = unknown_option(m, all, nall, av[optind - 1]);

@@ -247,6 +247,13 @@ out_file_too_large    | ( trap '' XFSZ; ulimit -f 1; exec $LT $T/cells.avi -o $O
 out_summary_bad_dir   | $LT $V -o $O --summary /nonexistent/s.csv | 4 | cannot write '/nonexistent/s.csv' | output
 out_overlay_dev_null  | $LT $V -o $O --overlay /dev/null/x    | 4 | cannot create overlay folder '/dev/null/x' | partial
 out_overlay_is_file   | $LT $V -o $O --overlay $T/notadir/file | 4 | '$T/notadir/file | partial
+out_overlay_video_dir | $LT $V -o $O --overlay-video /nonexistent/v.mp4 | 4 | cannot write the overlay video '/nonexistent/v.mp4': No such file or directory |
+out_overlay_video_ro  | $LT $V -o $O --overlay-video $T/rodir/v.mkv | 4 | cannot write the overlay video '$T/rodir/v.mkv': Permission denied | noroot
+opt_overlay_video_avi | $LT $V -o $O --overlay-video $T/v.avi | 2 | --overlay-video '$T/v.avi': unknown video type; give a name ending in .mp4 or .mkv |
+opt_overlay_video_ext | $LT $V -o $O --overlay-video $T/v     | 2 | --overlay-video '$T/v': unknown video type |
+opt_overlay_video_empty | $LT $V -o $O --overlay-video=       | 2 | --overlay-video |
+opt_overlay_tail_neg  | $LT $V -o $O --overlay-tail -1        | 2 | invalid value '-1' for --overlay-tail |
+opt_overlay_grey_bits | $LT $V -o $O --overlay-grey-bits 9    | 2 | invalid value '9' for --overlay-grey-bits: must be between 5 and 8 |
 EOF
 )
 

@@ -22,7 +22,8 @@
 #define MAXM 65536
 #define NCELLS 256
 
-static const char *stage_names[] = {"gicov_map", "dilated_map", "maxima", "refine", "mgvf", "track"};
+static const char *stage_names[] = {"gicov_map", "dilated_map", "maxima", "refine", "mgvf", "track",
+                                    "band_detect_split"};
 
 static void skip_all(const char *why)
 {
@@ -227,15 +228,29 @@ static void run_set(const char *set, const lt_leuk_backend *cuda, const float *f
     }
     memcpy(cb, ca, sizeof *ca * NCELLS);
     float *img = malloc(sizeof(float) * (size_t)w * h);
-    double dt = 0;
-    int stm = 0, itm = 0;
+    double dt = 0, dbg = 0;
+    int stm = 0, itm = 0, bmism = 0, split = B.be->detect_start && B.be->detect_end;
+    /* the entry band's detection as the pipeline runs it: CUDA in two halves
+     * around the tracking (detect_start, track, detect_end), CPU after it */
+    lt_rect band = {roi.x, roi.y, 2 * (p.rmax + 2) + 1 + p.search, roi.h};
+    if (band.w > roi.w) band.w = roi.w;
     err = 0;
     for (int t = 1; t <= nframes && !err; t++) {
       next(img, w, h, t, u);
       A.be->set_frame(A.ctx, img, NULL);
       B.be->set_frame(B.ctx, img, NULL);
+      if (split) err = B.be->detect_start(B.ctx, &band);
       A.be->track(A.ctx, ca, ncell);
-      err = B.be->track(B.ctx, cb, ncell);
+      if (!err) err = B.be->track(B.ctx, cb, ncell);
+      if (split && !err) {
+        A.be->detect(A.ctx, &band, A.m, MAXM, &A.n);
+        err = B.be->detect_end(B.ctx, B.m, MAXM, &B.n);
+        bmism += abs(A.n - B.n);
+        for (int i = 0; i < A.n && i < B.n; i++) {
+          bmism += A.m[i].x != B.m[i].x || A.m[i].y != B.m[i].y || A.m[i].radius != B.m[i].radius;
+          dbg = fmax(dbg, fabs(A.m[i].gicov - B.m[i].gicov));
+        }
+      }
       for (int i = 0; i < ncell; i++) {
         dt = fmax(dt, fmax(fabs(ca[i].xc - cb[i].xc), fabs(ca[i].yc - cb[i].yc)));
         for (int j = 0; j < LT_LEUK_SNAXELS; j++) dt = fmax(dt, fabs(ca[i].r[j] - cb[i].r[j]));
@@ -248,6 +263,11 @@ static void run_set(const char *set, const lt_leuk_backend *cuda, const float *f
     snprintf(name, sizeof name, "cuda_equiv %s track", set);
     T_CHECK(name, err == 0 && ncell > 0 && dt <= TOL_TRACK_PX && stm == 0,
             "err %d, %d cells, max diff %.3g px, %d status mismatches", err, ncell, dt, stm);
+    printf("info %s band detect in two halves around the tracking: %d maxima mismatches, max|dgicov| %.3g\n", set,
+           bmism, dbg);
+    snprintf(name, sizeof name, "cuda_equiv %s band_detect_split", set);
+    T_CHECK(name, err == 0 && split && bmism <= TOL_MAXIMA_MISMATCH && dbg <= TOL_GICOV_MAP,
+            "err %d, split %d, %d maxima mismatches, max |dgicov| %.3g", err, split, bmism, dbg);
     free(img);
     free(ca);
     free(cb);

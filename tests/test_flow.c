@@ -1,7 +1,8 @@
 /* test_flow.c - the CLG optical-flow core (src/flow/): grid helpers against
  * hand-worked values, .flo round trip and every rejected header, the flow
  * error measures, the Middlebury colour wheel at known angles, a synthetic
- * subpixel translation, Yosemite (yos9 -> yos10, non-sky mask) and
+ * subpixel translation, SOR against Jacobi's fixed point, Yosemite
+ * (yos9 -> yos10, non-sky mask) and
  * FlyingChairs against their ground truth, and determinism across OpenMP
  * thread counts. Real data comes from $LT_DATA (default ../shared/data);
  * missing data is a failure, not a skip. */
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "error.h"
@@ -121,6 +123,51 @@ static int write_bytes(const char *path, const void *b, size_t n)
   if (!f) return -1;
   size_t k = n ? fwrite(b, 1, n, f) : 0;
   return fclose(f) == 0 && k == n ? 0 : -1;
+}
+
+/* The background writer: 7 fields through 2 threads (4 slots: put waits
+ * for a free one) = the same bytes as lt_flo_write; a folder that does not
+ * exist: put or finish reports the failed write (LT_ERR_OUTPUT). */
+static void test_flo_writer(void)
+{
+  enum { W = 5, H = 3, N = 7 };
+  static float u[N][W * H], v[N][W * H];
+  for (int k = 0; k < N; k++)
+    for (int i = 0; i < W * H; i++) u[k][i] = k + 0.25f * i, v[k][i] = -k - 0.5f * i;
+  char dir[128], a[256], b[256];
+  snprintf(dir, sizeof dir, "/tmp/lt_test_flow_w_%ld", (long)getpid());
+  mkdir(dir, 0755);
+  lt_flo_writer *wr = NULL;
+  int r = lt_flo_writer_start(&wr, W, H, 2, sizeof a);
+  for (int k = 0; k < N && !r; k++) {
+    snprintf(a, sizeof a, "%s/w%d.flo", dir, k);
+    r = lt_flo_writer_put(wr, a, u[k], v[k]);
+    u[k][0] = 99.0f; /* put copied the field */
+  }
+  int rf = lt_flo_writer_finish(wr);
+  int same = 1;
+  for (int k = 0; k < N && !r && !rf; k++) {
+    u[k][0] = (float)k;
+    snprintf(a, sizeof a, "%s/w%d.flo", dir, k);
+    snprintf(b, sizeof b, "%s/d%d.flo", dir, k);
+    unsigned char x[12 + 8 * W * H], y[sizeof x + 1];
+    FILE *fa = fopen(a, "rb"), *fb = NULL;
+    size_t na = fa ? fread(x, 1, sizeof y, fa) : 0, nb = 0;
+    if (lt_flo_write(b, u[k], v[k], W, H) == 0 && (fb = fopen(b, "rb"))) nb = fread(y, 1, sizeof y, fb);
+    same &= na == sizeof x && nb == sizeof x && !memcmp(x, y, sizeof x);
+    if (fa) fclose(fa);
+    if (fb) fclose(fb);
+    remove(a), remove(b);
+  }
+  T_CHECK("flo writer: 7 files through 2 threads = lt_flo_write's bytes", !r && !rf && same, "put %d finish %d same %d", r,
+          rf, same);
+  r = lt_flo_writer_start(&wr, W, H, 2, sizeof a);
+  snprintf(a, sizeof a, "%s/missing/w.flo", dir);
+  for (int k = 0; k < N && !r; k++) r = lt_flo_writer_put(wr, a, u[k], v[k]);
+  rf = lt_flo_writer_finish(wr);
+  T_CHECK("flo writer: a folder that does not exist -> LT_ERR_OUTPUT from put or finish",
+          (r == LT_ERR_OUTPUT || rf == LT_ERR_OUTPUT) && (r == 0 || r == LT_ERR_OUTPUT), "put %d finish %d", r, rf);
+  rmdir(dir);
 }
 
 static void test_flo(void)
@@ -330,6 +377,47 @@ static void test_params(void)
           "%d levels, last %dx%d h %g", n, lev[n - 1].n[0], lev[n - 1].n[1], lev[n - 1].h[0]);
 }
 
+/* Red-black SOR (the default relaxation) converges to the same field as
+ * Jacobi: one level, one warp (one fixed system), the texture moved by
+ * (1.3, -0.7); Jacobi run to its fixed point (5000 iterations: 20000 give
+ * the same bits) against 200 SOR iterations, quadratic and robust (lagged
+ * weights: the same nonlinear fixed point). Measured: max |diff| 3.0e-6
+ * (quadratic), 4.1e-6 px (robust); after 15 iterations SOR is 0.34 px away
+ * (quadratic), Jacobi 1.2 px. */
+static void relax_run(float omega, int iterations, int robust, float *u, float *v)
+{
+  const int W = 96, H = 80;
+  static float a[96 * 80], b[96 * 80];
+  for (int y = 0; y < H; y++)
+    for (int x = 0; x < W; x++) {
+      a[y * W + x] = flow_texture(x, y, 12345);
+      b[y * W + x] = flow_texture(x - 1.3, y + 0.7, 12345);
+    }
+  lt_flow_params p;
+  lt_flow_params_default(&p);
+  p.levels = 1, p.warps = 1, p.omega = omega, p.iterations = iterations;
+  if (!robust) p.eps_data = 0.0f, p.eps_smooth = 0.0f;
+  void *ctx = NULL;
+  if (lt_flow_backend_cpu.create(&ctx, &p, W, H) || lt_flow_backend_cpu.compute(ctx, a, b, u, v))
+    for (int i = 0; i < W * H; i++) u[i] = v[i] = NAN;
+  lt_flow_backend_cpu.destroy(ctx);
+}
+
+static void test_relaxation(void)
+{
+  static float uj[96 * 80], vj[96 * 80], us[96 * 80], vs[96 * 80];
+  for (int robust = 0; robust < 2; robust++) {
+    relax_run(0.0f, 5000, robust, uj, vj);
+    relax_run(1.8f, 200, robust, us, vs);
+    double m = 0;
+    for (int i = 0; i < 96 * 80; i++) m = fmax(m, fmax(fabs(uj[i] - us[i]), fabs(vj[i] - vs[i])));
+    char name[200];
+    snprintf(name, sizeof name, "%s: SOR (omega 1.8, 200 iterations) = Jacobi's fixed point (5000): max |diff| %.2g px, bound 1e-4",
+             robust ? "robust" : "quadratic", m);
+    T_CHECK(name, m <= 1e-4, "diff %g", m);
+  }
+}
+
 typedef struct pair {
   float *I0, *I1, *gu, *gv, *mask;
   int w, h;
@@ -395,9 +483,9 @@ static void test_yosemite(void)
   char name[256];
   snprintf(name, sizeof name,
            "yosemite 9->10 non-sky (%lld px): AEE %.3f px AAE %.2f deg (zero flow %.3f / %.2f), %.2f s on 1 thread; "
-           "bounds AEE < 0.15, AAE < 3",
+           "bounds AEE < 0.11, AAE < 2.0 (issue 14's target; OpenCV TV-L1 0.127 / 2.39)",
            e.n, e.aee, e.aae, z.aee, z.aae, t);
-  T_CHECK(name, r == 0 && e.aee < 0.15 && e.aae < 3.0, "r=%d", r);
+  T_CHECK(name, r == 0 && e.aee < 0.11 && e.aae < 2.0, "r=%d", r);
   free(u), free(v), free(zero);
   pair_free(&p);
 }
@@ -444,14 +532,18 @@ int main(void)
   test_deriv();
   test_resample_warp();
   test_flo();
+  test_flo_writer();
   test_evaluate();
   test_color();
   test_params();
   test_translation();
+  test_relaxation();
   test_yosemite();
   /* 0000000 has the largest motions (chairs up to 78 px, occluding each
-   * other): quadratic CLG barely beats zero flow there (see clg.h). */
-  test_chairs("0000000", 0.99);
-  test_chairs("0000001", 0.6);
+   * other; see clg.h). Measured 0.83x and 0.41x of zero flow's AEE;
+   * OpenCV Farneback (tests/test_flow_cli.sh computes it) 8.70 and 2.76 px,
+   * i.e. 1.44x and 0.61x. */
+  test_chairs("0000000", 0.9);
+  test_chairs("0000001", 0.45);
   T_DONE();
 }

@@ -205,7 +205,7 @@ static void test_synthetic(void)
   make_pair3(MOT_SMOOTH, &g, 3.0, s.I0, s.I1, s.gt);
   lt_flow_params p;
   lt_flow_params_default(&p);
-  p.alpha = 100.0f; /* as on the real volume below (default 300: 0.196 voxel) */
+  p.alpha = LT_FLOW_DEFAULT_ALPHA_3D; /* the 2D default 500: 0.508 voxel (clg.h) */
   double t = 0;
   int r = solve(&s, &p, &t);
   double e = epe_vox(&g, s.f, s.gt, 3, NULL);
@@ -217,8 +217,8 @@ static void test_synthetic(void)
   char name[300];
   snprintf(name, sizeof name,
            "3d synthetic 40x36x20 (voxels 1x1x2 mm), smooth motion up to %.2f voxels: mean EPE %.3f voxel (zero flow "
-           "%.3f), alpha 100, %.2f s on 1 thread; bound 0.15",
-           maxgt, e, e0, t);
+           "%.3f), alpha %g, %.2f s on 1 thread; bound 0.15",
+           maxgt, e, e0, p.alpha, t);
   T_CHECK(name, r == 0 && e <= 0.15 && maxgt > 2.5, "r=%d", r);
   run3_free(&s);
 }
@@ -231,20 +231,24 @@ static void test_beta(void)
   make_pair3(MOT_ROTATION, &g, 2.5, s.I0, s.I1, s.gt);
   lt_flow_params p;
   lt_flow_params_default(&p);
+  /* the divergence term stiffens the system: 8-colour SOR needs more than
+   * the default 10 finest-level iterations to converge with it (at 15:
+   * beta 300 EPE 1.047x of beta 0's; at 25: 0.97x, at 40: 0.93x) */
+  p.iterations = 40;
   double t0, t1;
   int r = solve(&s, &p, &t0);
   double e0 = epe_vox(&g, s.f, s.gt, 3, NULL), d0 = mean_abs_div(&s, 3);
-  /* beta on the scale of alpha (300): measured |div| 0.70x, EPE 1.003x;
-   * beta 1000 lowers |div| to 0.49x but costs EPE (1.12x) at 150 iterations */
+  /* beta on the scale of alpha: measured (robust defaults, SOR, 40
+   * iterations) |div| 0.43x, EPE 0.93x */
   p.beta = 300.0f;
   if (!r) r = solve(&s, &p, &t1);
   double e1 = epe_vox(&g, s.f, s.gt, 3, NULL), d1 = mean_abs_div(&s, 3);
   char name[400];
   snprintf(name, sizeof name,
            "divergence-free swirl 40x40x16: beta 0 mean |div| %.5f EPE %.4f voxel (%.2f s); beta %g mean |div| %.5f EPE "
-           "%.4f voxel (%.2f s); bound: |div| at most 0.8x, EPE at most 1.01x",
+           "%.4f voxel (%.2f s); bound: |div| at most 0.8x, EPE no worse",
            d0, e0, t0, p.beta, d1, e1, t1);
-  T_CHECK(name, r == 0 && d1 <= 0.8 * d0 && e1 <= 1.01 * e0, "r=%d", r);
+  T_CHECK(name, r == 0 && d1 <= 0.8 * d0 && e1 <= e0, "r=%d", r);
   run3_free(&s);
 }
 
@@ -326,10 +330,7 @@ static void known_motion(const char *what, const float *vol, const int vn[3], co
 }
 
 /* The real 4D fMRI volume, time point 0, its central 64 x 64 x 24 voxels
- * (the head; keeps the test short). alpha 100: the 2D default (tuned on
- * Yosemite/FlyingChairs) gives 0.306 voxel here, 100 gives 0.186 (200:
- * 0.253); fMRI has little texture at 2 mm, so the data term is weak against
- * the smoothness term. */
+ * (the head; keeps the test short), with the 3D default alpha. */
 static void test_real(void)
 {
   char path[512];
@@ -344,7 +345,7 @@ static void test_real(void)
   if (r) return;
   lt_grid g = {{64, 64, v.n[2]}, {v.h[0], v.h[1], v.h[2]}};
   known_motion("example4d t0 (central 64x64x24 of 128x96x24, 2x2x2.2 mm)", lt_volume_frame(&v, 0), v.n, &g, 32, 16,
-               100.0f, 0.15, 20000, 0.2);
+               LT_FLOW_DEFAULT_ALPHA_3D, 0.15, 20000, 0.2);
   lt_volume_free(&v);
 }
 
@@ -353,11 +354,10 @@ static void test_real(void)
  * axis, spacing 1. Its central 128 x 128 x 16 voxels (the heart and the
  * chest wall), deformed by a known smooth 3D field. Real anatomy, real
  * noise, strong edges; the thin third axis (16) tests the pyramid's
- * handling of a short dimension. alpha 30: measured (2026-11-23) 0.472 voxel
- * with the 2D default 300, 0.349 with 100, 0.262 with 30, 0.226 with 10; 4
- * warps or 400 iterations change it by < 0.03, so the remaining error is the
- * quadratic model's, not convergence. The issue's example bound (0.2 voxel)
- * is met on the fMRI volume, not on this one: the bound here is 0.3. */
+ * handling of a short dimension. With the 3D default alpha (50) the robust
+ * CLG measured 0.218 voxel (alpha 30: 0.196; the quadratic CLG of before:
+ * 0.262 at best), so the issue's example bound (0.2 voxel, met on the fMRI
+ * volume) is not met here: the bound is 0.25. */
 static void test_cardiac(void)
 {
   char path[512];
@@ -373,8 +373,8 @@ static void test_cardiac(void)
   if (got == nv && vol) {
     for (size_t i = 0; i < nv; i++) vol[i] = raw[i];
     lt_grid g = {{128, 128, 16}, {1, 1, 1}};
-    known_motion("cardiac cine as 2D+t (central 128x128x16 of 256x256x16, spacing 1)", vol, vn, &g, 64, 64, 30.0f, 0.10, 50000,
-                 0.3);
+    known_motion("cardiac cine as 2D+t (central 128x128x16 of 256x256x16, spacing 1)", vol, vn, &g, 64, 64, LT_FLOW_DEFAULT_ALPHA_3D, 0.10,
+                 50000, 0.25);
   }
   free(raw), free(vol);
 }

@@ -19,6 +19,7 @@
 #include <libavformat/avformat.h>
 
 #include "draw.h"
+#include "plot.h"
 #include "error.h"
 #include "image.h"
 #include "log.h"
@@ -652,37 +653,211 @@ static void test_draw(void)
   lt_canvas_free(&c);
 }
 
+/* Every value lies in the bin lt_hist_make counted it in, edges are round. */
+static int hist_consistent(const double *v, int n, const lt_hist *h, char *why, size_t nw)
+{
+  double total = 0, m = h->width / pow(10.0, floor(log10(h->width) + 1e-9));
+  for (int i = 0; i < h->nbins; i++) total += h->counts[i];
+  int finite = 0;
+  for (int k = 0; k < n; k++) finite += isfinite(v[k]) != 0;
+  if (total != finite || h->n != finite) return snprintf(why, nw, "counts sum %g, n %d, finite %d", total, h->n, finite), 0;
+  if (fabs(m - 1) > 1e-9 && fabs(m - 2) > 1e-9 && fabs(m - 5) > 1e-9) return snprintf(why, nw, "width %g", h->width), 0;
+  for (int i = 0; i <= h->nbins; i++) {
+    double e = lt_hist_edge(h, i), q = e / h->width;
+    if (fabs(q - round(q)) > 1e-6) return snprintf(why, nw, "edge %d = %.17g not a multiple of %g", i, e, h->width), 0;
+  }
+  double *c = calloc(h->nbins, sizeof(double));
+  for (int k = 0; k < n; k++) {
+    if (!isfinite(v[k])) continue;
+    int b = -1;
+    for (int i = 0; i < h->nbins; i++)
+      if (v[k] >= lt_hist_edge(h, i) && v[k] < lt_hist_edge(h, i + 1)) b = i;
+    if (b < 0) {
+      free(c);
+      return snprintf(why, nw, "value %.17g outside [%g, %g)", v[k], lt_hist_edge(h, 0), lt_hist_edge(h, h->nbins)), 0;
+    }
+    c[b] += 1;
+  }
+  for (int i = 0; i < h->nbins; i++)
+    if (c[i] != h->counts[i]) {
+      snprintf(why, nw, "bin %d: %g counted, %g expected", i, h->counts[i], c[i]);
+      free(c);
+      return 0;
+    }
+  free(c);
+  return 1;
+}
+
 static void test_histogram(void)
 {
-  double counts[12] = {0, 1, 4, 9, 15, 22, 18, 11, 6, 3, 1, 0};
-  char p[512];
-  join(p, sizeof p, g_tmp, "hist.png");
-  int r = lt_plot_histogram(p, counts, 12, 0.0, 60.0, "Velocity distribution (n=90)",
-                            "speed (\xc2\xb5m/s)", 800, 500);
+  /* bins: values on edges (multiples of 0.1 and 0.25), equal values, negative values, NaN, none */
+  double a[31], b[3] = {5, 5, 5}, c[5] = {-3.2, -0.1, 0, 2.5, NAN}, d[41];
+  for (int i = 0; i < 31; i++) a[i] = 0.1 * i;
+  for (int i = 0; i < 41; i++) d[i] = 0.25 * i;
+  struct { const char *name; const double *v; int n; double range; } cases[] = {
+      {"hist bins: 0, 0.1, ..., 3.0", a, 31, 0}, {"hist bins: three equal values", b, 3, 0},
+      {"hist bins: negative values and NaN", c, 5, 0}, {"hist bins: 0, 0.25, ..., 10", d, 41, 0},
+      {"hist bins: range_max 100 over values up to 10", d, 41, 100}, {"hist bins: no values", a, 0, 0}};
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    lt_hist h;
+    char why[160] = "";
+    int r = lt_hist_make(&h, cases[k].v, cases[k].n, cases[k].range);
+    int ok = r == 0 && hist_consistent(cases[k].v, cases[k].n, &h, why, sizeof why);
+    if (ok && cases[k].range > 0 && lt_hist_edge(&h, h.nbins) < cases[k].range) ok = 0, snprintf(why, sizeof why, "axis ends at %g", lt_hist_edge(&h, h.nbins));
+    T_CHECK(cases[k].name, ok, "%s", why);
+    lt_hist_free(&h);
+  }
+  lt_hist h;
+  lt_hist_make(&h, a, 31, 0);
+  T_CHECK("hist bins: mean and median of 0..3.0", fabs(h.mean - 1.5) < 1e-12 && fabs(h.median - 1.5) < 1e-12,
+          "mean %g median %g", h.mean, h.median);
+  lt_hist_free(&h);
+
+  /* the figure: 90 speeds, tallest bin [25, 30) with 22 */
+  double v[90];
+  int k = 0;
+  const int per[12] = {0, 1, 4, 9, 15, 22, 18, 11, 6, 3, 1, 0};
+  for (int i = 0; i < 12; i++)
+    for (int j = 0; j < per[i]; j++) v[k++] = 5.0 * i + 5.0 * (j + 0.5) / per[i];
+  char base[512], p[600];
+  join(base, sizeof base, g_tmp, "hist");
+  int r = lt_plot_histogram(base, v, k, 0, "Velocity distribution", "speed (\xc2\xb5m/s)", "\xc2\xb5m/s", 800, 500);
   T_CHECK("histogram written", r == 0, "returned %d", r);
+  snprintf(p, sizeof p, "%s.png", base);
   float *px = NULL;
-  int w = 0, h = 0;
-  r = lt_image_read(p, LT_CHANNEL_R, &px, &w, &h);
-  T_CHECK("histogram PNG 800x500 with white corner", r == 0 && w == 800 && h == 500 && px[0] == 255,
-          "r %d %dx%d", r, w, h);
+  int w = 0, hh = 0;
+  r = lt_image_read(p, LT_CHANNEL_R, &px, &w, &hh);
+  T_CHECK("histogram PNG 800x500 with white corner", r == 0 && w == 800 && hh == 500 && px[0] == 255,
+          "r %d %dx%d", r, w, hh);
   if (r == 0) {
-    /* The tallest bar (bin 5 of 12) is steel blue (R=70) just above the x axis. */
-    int left = 80, pw = 800 - 80 - 25, x = left + (int)(5.5 / 12 * pw), y = 500 - 65 - 10;
-    T_CHECK("histogram tallest bar drawn", px[y * 800 + x] == 70, "R at bar = %g", px[y * 800 + x]);
+    /* bins of 2.5 over [0, 57.5]: the tallest bars are steel blue (R=70) just above the x axis */
+    lt_hist_make(&h, v, k, 0);
+    int best = 0;
+    for (int i = 0; i < h.nbins; i++)
+      if (h.counts[i] > h.counts[best]) best = i;
+    int pw = 800 - LT_PLOT_LEFT - LT_PLOT_RIGHT;
+    int x = LT_PLOT_LEFT + (int)((best + 0.5) / h.nbins * pw), y = 500 - LT_PLOT_BOTTOM - 10;
+    T_CHECK("histogram tallest bar drawn", fabsf(px[y * 800 + x] - 70) < 1, "R at bar (%d,%d) = %g", x, y,
+            px[y * 800 + x]);
+    lt_hist_free(&h);
   }
   free(px);
-  r = lt_plot_histogram(p, counts, 0, 0, 1, "t", "x", 800, 500);
-  T_CHECK("histogram with 0 bins rejected", r < 0, "returned %d", r);
+  snprintf(p, sizeof p, "%s.csv", base);
+  FILE *f = fopen(p, "r");
+  char line[128];
+  double sum = 0, lo, hi, cnt;
+  int rows = 0, hdr = f && fgets(line, sizeof line, f) && !strcmp(line, "bin_lo,bin_hi,count\n");
+  while (f && fscanf(f, "%lf,%lf,%lf\n", &lo, &hi, &cnt) == 3) sum += cnt, rows++;
+  if (f) fclose(f);
+  T_CHECK("histogram CSV: header, counts sum to n", hdr && rows > 0 && sum == k, "hdr %d rows %d sum %g", hdr, rows, sum);
+  snprintf(p, sizeof p, "%s.svg", base);
+  f = fopen(p, "r");
+  char buf[16384] = "";
+  size_t nr = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+  buf[nr] = 0;
+  if (f) fclose(f);
+  T_CHECK("histogram SVG has n and mean as text", strstr(buf, ">n = 90 tracks</text>") && strstr(buf, ">mean = "),
+          "%zu bytes", nr);
+#ifdef LT_HAVE_CAIRO
+  snprintf(p, sizeof p, "%s.pdf", base);
+  f = fopen(p, "rb");
+  nr = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+  if (f) fclose(f);
+  T_CHECK("histogram PDF starts with %PDF-", nr > 100 && !memcmp(buf, "%PDF-", 5), "%zu bytes", nr);
+#endif
+  r = lt_plot_histogram(base, v, k, 0, "t", "x", "u", 100, 50);
+  T_CHECK("histogram of 100x50 px rejected", r < 0, "returned %d", r);
   const char *keep = getenv("LT_KEEP_PLOT");
-  if (keep && keep[0]) lt_plot_histogram(keep, counts, 12, 0.0, 60.0, "Velocity distribution (n=90)",
-                                         "speed (\xc2\xb5m/s)", 800, 500);
+  if (keep && keep[0]) lt_plot_histogram(keep, v, k, 0, "Velocity distribution", "speed (\xc2\xb5m/s)", "\xc2\xb5m/s", 800, 500);
+}
+
+/* Overlay helpers: colours that differ among neighbours, labels inside the
+ * frame and off the banner, the palette PNG lossless. */
+static void test_overlay_helpers(void)
+{
+  /* a cluster of LT_TRACK_COLOURS tracks within 30 px: all colours differ */
+  double xy[2 * LT_TRACK_COLOURS];
+  int col[LT_TRACK_COLOURS];
+  for (int i = 0; i < LT_TRACK_COLOURS; i++) {
+    xy[2 * i] = 100 + 10 * (i % 4);
+    xy[2 * i + 1] = 100 + 10 * (i / 4);
+    col[i] = -1;
+  }
+  for (int i = 0; i < LT_TRACK_COLOURS; i++) col[i] = lt_pick_colour(xy, col, LT_TRACK_COLOURS, xy[2 * i], xy[2 * i + 1]);
+  int dup = 0;
+  for (int i = 0; i < LT_TRACK_COLOURS; i++)
+    for (int j = 0; j < i; j++) dup += col[i] == col[j];
+  T_CHECK("track colours: a cluster of 10 gets 10 colours", dup == 0, "%d equal pairs", dup);
+  /* an 11th track next to track 3 and far from the others takes a colour used far away */
+  double xy2[2 * (LT_TRACK_COLOURS + 1)];
+  int col2[LT_TRACK_COLOURS + 1];
+  memcpy(xy2, xy, sizeof xy);
+  memcpy(col2, col, sizeof col);
+  xy2[2 * LT_TRACK_COLOURS] = 400, xy2[2 * LT_TRACK_COLOURS + 1] = 400, col2[LT_TRACK_COLOURS] = -1;
+  xy2[6] = 405, xy2[7] = 400; /* track 3 moved next to it */
+  int k = lt_pick_colour(xy2, col2, LT_TRACK_COLOURS + 1, 400, 400);
+  T_CHECK("track colours: a new track avoids its neighbour's colour", k != col[3], "got the neighbour's %d", k);
+  const lt_rgb c0 = lt_track_colour(0), c10 = lt_track_colour(LT_TRACK_COLOURS);
+  T_CHECK("track colours: palette index wraps", c0.r == c10.r && c0.g == c10.g && c0.b == c10.b, "differ");
+
+  /* labels: 20x7 text of a cell anywhere (also under the banner and at the corners) stays inside and off the banner */
+  int bad = 0;
+  for (int y = -20; y <= 260; y += 4)
+    for (int x = -20; x <= 340; x += 4) {
+      int lx = x, ly = y;
+      lt_label_place(&lx, &ly, 20, 7, y + 30, 320, 240, 150, 22);
+      if (lx < 0 || ly < 0 || lx + 20 > 320 || ly + 7 > 240 || (lx < 150 && ly < 22)) bad++;
+    }
+  T_CHECK("labels: inside the frame, off the banner, wherever the cell is", bad == 0, "%d placements wrong", bad);
+  int lx = 200, ly = 100;
+  lt_label_place(&lx, &ly, 20, 7, 130, 320, 240, 150, 22);
+  T_CHECK("labels: a label with room stays where asked", lx == 200 && ly == 100, "moved to %d,%d", lx, ly);
+
+  /* palette PNG: 200 grey levels + 3 colours read back exactly; all 256 greys
+   * + colours (too many for a palette) within 1 level; 6 bits within 2 */
+  lt_canvas cv;
+  char p[512];
+  join(p, sizeof p, g_tmp, "pal.png");
+  for (int t = 0; t < 3; t++) {
+    int bits = t == 2 ? 6 : 8, levels = t == 0 ? 200 : 256, tol = t == 0 ? 0 : t == 1 ? 1 : 2;
+    float g[64 * 16];
+    for (int i = 0; i < 64 * 16; i++) g[i] = (float)((i * 7) % levels);
+    lt_canvas_init(&cv, 64, 16, g);
+    lt_draw_line(&cv, 0, 3, 63, 3, (lt_rgb){230, 25, 75});
+    lt_draw_text_halo(&cv, 5, 6, 1, "12", (lt_rgb){255, 225, 25}, (lt_rgb){0, 0, 0});
+    int r = lt_canvas_write_png(&cv, p, bits);
+    float *rd = NULL, *gd = NULL;
+    int w = 0, h = 0;
+    if (!r) r = lt_image_read(p, LT_CHANNEL_R, &rd, &w, &h);
+    if (!r) r = lt_image_read(p, LT_CHANNEL_G, &gd, &w, &h);
+    double worst = 0;
+    for (int i = 0; !r && i < 64 * 16; i++) {
+      const uint8_t *q = cv.rgb + 3 * i;
+      worst = fmax(worst, fmax(fabs(rd[i] - q[0]), fabs(gd[i] - q[1])));
+    }
+    FILE *f = fopen(p, "rb");
+    unsigned char hd[32] = {0};
+    if (f) {
+      if (fread(hd, 1, 32, f) != 32) hd[25] = 0;
+      fclose(f);
+    }
+    char name[128];
+    snprintf(name, sizeof name, "overlay PNG: palette (colour type 3), %d greys at %d bits within %d level(s)",
+             levels, bits, tol);
+    T_CHECK(name, r == 0 && hd[25] == 3 && worst <= tol, "r %d type %d worst %g", r, hd[25], worst);
+    free(rd);
+    free(gd);
+    lt_canvas_free(&cv);
+  }
+  remove(p);
 }
 
 static void rm_tree(const char *dir)
 {
   const char *names[] = {"truncated.avi", "text.avi", "empty.avi", "sound.wav", "ffv1.mkv", "grey.png",
                          "rgb.png", "trunc.png", "garbled.png", "g16.png", "rgba16.png", "a.pgm",
-                         "b.pgm", "c.ppm", "d.ppm", "e.pgm", "f.pgm", "g.txt", "hist.png"};
+                         "b.pgm", "c.ppm", "d.ppm", "e.pgm", "f.pgm", "g.txt", "hist.png",
+                         "hist.svg", "hist.pdf", "hist.csv"};
   char p[512];
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
     join(p, sizeof p, dir, names[i]);
@@ -708,6 +883,7 @@ int main(void)
   test_pnm();
   test_draw();
   test_histogram();
+  test_overlay_helpers();
   rm_tree(g_tmp);
   T_DONE();
 }

@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "draw.h"
+#include "plot.h"
 #include "error.h"
 #include "image.h"
 #include "log.h"
@@ -161,16 +162,29 @@ static void line_plot(void)
   err = err ? err : lt_image_read(path, LT_CHANNEL_R, &px, &w, &h);
   T_CHECK("line plot PNG reads back at its size", err == 0 && w == 640 && h == 400, "%dx%d", w, h);
   if (px) {
-    /* the axes: a black vertical line at x = 90 (left margin) over the plot height */
+    /* the axes: a dark vertical line at the left margin over the plot height */
     int black = 0;
-    for (int yy = 60; yy < 300; yy++) black += px[(size_t)yy * w + 90] < 10;
-    T_CHECK("line plot: y axis drawn", black > 200, "%d black pixels", black);
-    /* series 0 (red channel 31) passes the middle of the plot: column of x=25 */
-    int colx = 90 + (int)lround(25.0 / 49 * (640 - 90 - 25)), hit = 0;
-    for (int yy = 45; yy < 335; yy++) hit += fabsf(px[(size_t)yy * w + colx] - 31.0f) < 1;
+    for (int yy = LT_PLOT_TOP; yy < 400 - LT_PLOT_BOTTOM; yy++) black += px[(size_t)yy * w + LT_PLOT_LEFT] < 60;
+    T_CHECK("line plot: y axis drawn", black > 250, "%d dark pixels", black);
+    /* series 0 (red channel 31, anti-aliased) passes the column of x = 25 */
+    int colx = LT_PLOT_LEFT + (int)lround(25.0 / 49 * (640 - LT_PLOT_LEFT - LT_PLOT_RIGHT)), hit = 0;
+    for (int yy = LT_PLOT_TOP; yy < 400 - LT_PLOT_BOTTOM; yy++) hit += px[(size_t)yy * w + colx] < 120;
     T_CHECK("line plot: the curve crosses x = 25", hit >= 1, "no pixel of the series colour");
     free(px);
   }
+  /* SVG: the title and axis labels as text */
+  const char *svg = "/tmp/lt_plot_test.svg";
+  err = lt_plot_lines(svg, x, y, N, 2, names, "Score over time", "frame", "score", 640, 400);
+  FILE *f = fopen(svg, "r");
+  char buf[65536];
+  size_t nr = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+  buf[nr] = 0;
+  if (f) fclose(f);
+  T_CHECK("line plot SVG: title, labels and legend as <text>",
+          err == 0 && strstr(buf, ">Score over time</text>") && strstr(buf, ">frame</text>") &&
+              strstr(buf, ">flat</text>") && strstr(buf, "</svg>"),
+          "err %d, %zu bytes", err, nr);
+  unlink(svg);
   unlink(path);
   err = lt_plot_lines(path, x, y, 0, 1, NULL, NULL, NULL, NULL, 640, 400);
   T_CHECK("line plot rejects 0 points", err != 0, "err=%d", err);

@@ -1,12 +1,14 @@
 /* test_tumor_cuda.c - the tumour mode's CUDA backend against the CPU exact
  * reference (tumor/corr.h): the paper's six configurations (seeds/001 table
- * II) plus 156x116 with a wide shift range, 400x400 and mixed sizes, through
- * the NVRTC-specialised kernel and the generic one (LT_TUMOR_NVRTC=0), and
- * the kernel cache (a second create hits it; a corrupted entry is detected
- * and rebuilt). Tolerance: max |cuda - exact| <= 1e-4 (float sums within a
- * tile of <= 256 pixels, double across tiles; the score is a ratio of sums
- * of ~1e4-1e5 terms, so ~1e-6 is expected). SKIPs everything without a
- * CUDA device (or in a CPU-only build). */
+ * II) plus 156x116 with a wide shift range, 400x400, 37x300 (several
+ * column chunks) and mixed sizes, through the NVRTC-specialised kernel and
+ * the generic one (LT_TUMOR_NVRTC=0), and the kernel cache (a second create
+ * hits it; a corrupted entry is detected and rebuilt). Tolerance:
+ * max |cuda - exact| <= 1e-4 (window sums exact in double; the cross term
+ * in float within a tile of <= 16 x 128 pixels, double across tiles; the
+ * score is a ratio of sums of ~1e4-1e5 terms, so ~1e-6 is expected).
+ * LT_TEST_SUBSET=1 runs the quick cases only (for compute-sanitizer).
+ * SKIPs everything without a CUDA device (or in a CPU-only build). */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -216,17 +218,26 @@ int main(void)
       f1[(size_t)y * fw + x] = f0[(size_t)sy * fw + sx] + (float)((y * 7 + x * 13) % 5) * 0.5f;
     }
   /* rows x cols, templates, V, H (seeds/001 table II) and more */
-  const struct { const char *name; int th, tw, K, V, H, mixed; } cases[] = {
-      {"p1_53x54_12_18_9", 53, 54, 12, 18, 9, 0},   {"p2_23x21_13_11_5", 23, 21, 13, 11, 5, 0},
-      {"p3_76x45_10_9_4", 76, 45, 10, 9, 4, 0},     {"p4_156x116_11_9_3", 156, 116, 11, 9, 3, 0},
-      {"p5_86x78_12_11_6", 86, 78, 12, 11, 6, 0},   {"p6_141x107_14_9_2", 141, 107, 14, 9, 2, 0},
-      {"wide_156x116_3_40_60", 156, 116, 3, 40, 60, 0}, {"big_400x400_2_12_12", 400, 400, 2, 12, 12, 0},
-      {"tiny_1x7_4_3_20", 1, 7, 4, 3, 20, 0},       {"mixed_40x50_5_6_6", 40, 50, 5, 6, 6, 1},
+  /* rows x cols, templates, V, H (seeds/001 table II) and more; quick: in
+   * the subset (LT_TEST_SUBSET=1, for compute-sanitizer, whose racecheck
+   * cannot finish the whole test in time): both kernels, several bands and
+   * column chunks, more than one shift block, odd and mixed sizes */
+  const struct { const char *name; int th, tw, K, V, H, mixed, quick; } cases[] = {
+      {"p1_53x54_12_18_9", 53, 54, 12, 18, 9, 0, 0},   {"p2_23x21_13_11_5", 23, 21, 13, 11, 5, 0, 1},
+      {"p3_76x45_10_9_4", 76, 45, 10, 9, 4, 0, 0},     {"p4_156x116_11_9_3", 156, 116, 11, 9, 3, 0, 0},
+      {"p5_86x78_12_11_6", 86, 78, 12, 11, 6, 0, 0},   {"p6_141x107_14_9_2", 141, 107, 14, 9, 2, 0, 0},
+      {"wide_156x116_3_40_60", 156, 116, 3, 40, 60, 0, 0}, {"big_400x400_2_12_12", 400, 400, 2, 12, 12, 0, 0},
+      {"chunks_37x300_2_3_2", 37, 300, 2, 3, 2, 0, 1}, {"tiny_1x7_4_3_20", 1, 7, 4, 3, 20, 0, 1},
+      {"mixed_40x50_5_6_6", 40, 50, 5, 6, 6, 1, 1},
   };
   const int nc = sizeof cases / sizeof cases[0];
+  const char *sub = getenv("LT_TEST_SUBSET");
+  const int subset = sub && strcmp(sub, "1") == 0;
+  if (subset) printf("# LT_TEST_SUBSET=1: the quick cases only\n");
   for (int pass = 0; pass < 2; pass++) {
     setenv("LT_TUMOR_NVRTC", pass == 0 ? "1" : "0", 1);
     for (int i = 0; i < nc; i++) {
+      if (subset && !cases[i].quick) continue;
       lt_tumor_stats st;
       memset(&st, 0, sizeof st);
       char name[128];
@@ -244,15 +255,22 @@ int main(void)
     }
   }
   setenv("LT_TUMOR_NVRTC", "1", 1);
-  bytes_case("tumor_cuda_p1", f0, fw, fh, 12, 54, 53, 18, 9);
-  bytes_case("tumor_cuda_p4", f0, fw, fh, 11, 116, 156, 9, 3);
+  if (subset)
+    bytes_case("tumor_cuda_p2", f0, fw, fh, 13, 21, 23, 11, 5);
+  else {
+    bytes_case("tumor_cuda_p1", f0, fw, fh, 12, 54, 53, 18, 9);
+    bytes_case("tumor_cuda_p4", f0, fw, fh, 11, 116, 156, 9, 3);
+  }
   setenv("LT_TUMOR_NVRTC", "0", 1);
   bytes_case("tumor_cuda_generic_p2", f0, fw, fh, 13, 21, 23, 11, 5);
-  /* the cache: p1 again hits it; a corrupted entry is detected and rebuilt */
+  /* the cache: the first NVRTC case again (p2 in the subset, p1 otherwise)
+   * hits it; a corrupted entry is detected and rebuilt */
   setenv("LT_TUMOR_NVRTC", "1", 1);
   lt_tumor_stats st;
   memset(&st, 0, sizeof st);
-  double d = run_case("cache", f0, f1, fw, fh, 12, 54, 53, 18, 9, 0, &st);
+  const int cK = subset ? 13 : 12, ctw = subset ? 21 : 54, cth = subset ? 23 : 53;
+  const int cV = subset ? 11 : 18, cH = subset ? 5 : 9;
+  double d = run_case("cache", f0, f1, fw, fh, cK, ctw, cth, cV, cH, 0, &st);
   T_CHECK("tumor_cuda_cache_hit", d >= 0 && d <= TOL_TUMOR_CUDA && st.specialised && st.cache_hit,
           "diff %.3g specialised %d cache_hit %d", d, st.specialised, st.cache_hit);
   printf("# cache hit: load %.4f s (entry %s)\n", st.compile_s, st.cache_file);
@@ -266,11 +284,11 @@ int main(void)
   if (fp) fclose(fp);
   T_CHECK("tumor_cuda_cache_corrupt_written", corrupted, "cannot modify %s", st.cache_file);
   memset(&st, 0, sizeof st);
-  d = run_case("corrupt", f0, f1, fw, fh, 12, 54, 53, 18, 9, 0, &st);
+  d = run_case("corrupt", f0, f1, fw, fh, cK, ctw, cth, cV, cH, 0, &st);
   T_CHECK("tumor_cuda_cache_corrupt_rebuilt", d >= 0 && d <= TOL_TUMOR_CUDA && st.specialised && !st.cache_hit,
           "diff %.3g specialised %d cache_hit %d", d, st.specialised, st.cache_hit);
   memset(&st, 0, sizeof st);
-  d = run_case("rebuilt", f0, f1, fw, fh, 12, 54, 53, 18, 9, 0, &st);
+  d = run_case("rebuilt", f0, f1, fw, fh, cK, ctw, cth, cV, cH, 0, &st);
   T_CHECK("tumor_cuda_cache_hit_after_rebuild", d >= 0 && st.cache_hit, "cache_hit %d", st.cache_hit);
   char cmd[600];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", cache);

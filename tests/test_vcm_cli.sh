@@ -135,7 +135,7 @@ fi
 "$LT" vcm "$T/shift.y4m" -o "$T/o.csv" --overlay "$T/ov" --flo "$T/flo" --stats 2>"$T/stats"; rc=$?
 n=$(ls "$T/ov" 2>/dev/null | grep -c '^frame_00000[0-3]\.png$')
 if [ $rc -eq 0 ] && [ "$n" -eq 4 ] && [ "$(ls "$T/ov" | wc -l)" -eq 4 ] && [ "$(oracle png "$T/ov/frame_000002.png" 320 240)" = ok ]; then
-  pass "--overlay: one 320x240 RGB PNG per pair, frame_000000..3.png"
+  pass "--overlay: one 320x240 RGB/palette PNG per pair, frame_000000..3.png"
 else fail "--overlay" "rc=$rc $n PNGs: $(ls "$T/ov" 2>/dev/null | head -5 | tr '\n' ' ')"; fi
 n=$(ls "$T/flo" 2>/dev/null | grep -c '^frame_00000[0-3]\.flo$')
 read -r fmean fmax fn known <<<"$(oracle flo "$T/flo/frame_000001.flo" 320 240 1.25 -0.75)"

@@ -12,6 +12,9 @@
  *              upload is still in flight;
  *   detect     3 kernels (gradient, GICOV, dilation+maxima), 1 D2H of the
  *              maxima count and list (a second only for > 4096 maxima);
+ *              also in two halves (detect_start, detect_end) so that the
+ *              pipeline queues the tracking between them: the entry band's
+ *              detection then costs its kernels' time, no round trip;
  *   refine     1 kernel, 1 H2D + 1 D2H;
  *   track      1 H2D + 1 D2H of the cell states and, on Hopper, 3 kernels for
  *              all cells (window, cluster MGVF, snake; track.cu), else 1;
@@ -159,6 +162,8 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
   c->dev_cells = -1;
   const char *pv = getenv("LT_CUDA_PREFETCH"); /* experiment: 0 = no prefetch of the next frame */
   c->no_prefetch = pv && strcmp(pv, "0") == 0;
+  const char *gv = getenv("LT_CUDA_GICOV"); /* experiment: pixel = one thread per pixel */
+  c->gicov_per_pixel = gv && strcmp(gv, "pixel") == 0;
   lt_stencil st;
   if ((err = lt_stencil_init(&st, p))) {
     free(c);
@@ -400,10 +405,12 @@ static int cmp_max(const void *a, const void *b)
   return (x > y) - (x < y);
 }
 
-static int cu_detect(void *vctx, const lt_rect *roi, lt_leuk_max *out, int cap, int *n)
+/* detect = detect_start + detect_end: the launches and the copy of the
+ * maxima go into the stream; detect_end waits for them (the pipeline may
+ * queue the tracking in between, whose synchronisation then covers both). */
+static int cu_detect_start(void *vctx, const lt_rect *roi)
 {
   lt_cu_ctx *c = (lt_cu_ctx *)vctx;
-  *n = 0;
   if (roi->x < 0 || roi->y < 0 || roi->w < 1 || roi->h < 1 || roi->x + roi->w > c->fw || roi->y + roi->h > c->fh) {
     lt_error("detect: ROI %d,%d,%d,%d outside the %dx%d frame", roi->x, roi->y, roi->w, roi->h, c->fw, c->fh);
     return LT_ERR_USAGE;
@@ -415,6 +422,22 @@ static int cu_detect(void *vctx, const lt_rect *roi, lt_leuk_max *out, int cap, 
   LT_CU(cudaMemcpyAsync(c->h_maxbuf, c->d_maxbuf, 16 + sizeof(lt_cu_max) * pre, cudaMemcpyDeviceToHost, c->stream),
         "copying the maxima back");
   lt_cu_toc(c, T_DETECT);
+  c->pending_roi = *roi;
+  c->have_pending = 1;
+  return 0;
+}
+
+static int cu_detect_end(void *vctx, lt_leuk_max *out, int cap, int *n)
+{
+  lt_cu_ctx *c = (lt_cu_ctx *)vctx;
+  *n = 0;
+  if (!c->have_pending) {
+    lt_error("detect_end called without detect_start");
+    return LT_ERR_INTERNAL;
+  }
+  c->have_pending = 0;
+  const lt_rect *roi = &c->pending_roi;
+  size_t pre = c->max_cap < MAX_PREFIX ? c->max_cap : MAX_PREFIX;
   LT_CU(cudaStreamSynchronize(c->stream), "the detection kernels");
   int cnt = c->h_maxbuf[0];
   if (cnt > (int)c->max_cap) cnt = (int)c->max_cap;
@@ -438,6 +461,13 @@ static int cu_detect(void *vctx, const lt_rect *roi, lt_leuk_max *out, int cap, 
   c->last_roi = *roi;
   c->have_detect = 1;
   return 0;
+}
+
+static int cu_detect(void *vctx, const lt_rect *roi, lt_leuk_max *out, int cap, int *n)
+{
+  *n = 0;
+  int err = cu_detect_start(vctx, roi);
+  return err ? err : cu_detect_end(vctx, out, cap, n);
 }
 
 static int cu_refine(void *vctx, const lt_leuk_max *m, int n, lt_leuk_det *out)
@@ -573,4 +603,5 @@ static int cu_mgvf(void *vctx, const float *E, int w, int h, float *F, int *iter
 
 extern "C" const lt_leuk_backend lt_leuk_backend_cuda = {
   "cuda", cu_create, cu_destroy, cu_set_frame, cu_detect, cu_refine, cu_track, cu_get_map, cu_mgvf, cu_prefetch, 1,
+  cu_detect_start, cu_detect_end,
 };

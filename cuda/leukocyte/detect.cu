@@ -12,6 +12,9 @@
  *                   operations (non-contracted), so the map is bit-identical
  *                   to the CPU's. Keeps the sign: the winning circle has the
  *                   largest mean^2/var, strictly greater, starting at 0.
+ *  gicov_radii_kernel the same with one thread per (pixel, radius) and the
+ *                   winner picked in radius order (the default;
+ *                   LT_CUDA_GICOV=pixel selects gicov_kernel).
  *  dilate_max_kernel 32x32 output tile + disc halo in shared memory; each
  *                   output is the max over the disc's row runs (half-widths
  *                   computed as dilate.c does); out-of-image = 0, which is
@@ -98,6 +101,63 @@ __global__ void gicov_kernel(const float *__restrict__ gx, const float *__restri
   ridx[i] = (unsigned char)bk;
 }
 
+/* The same map with one thread per (pixel, radius): each thread does the
+ * 150 samples of one circle (the sums in the same order as gicov_kernel),
+ * then the first radius thread of each pixel picks the winner in radius
+ * order with the same strict comparison from 0. 13 times more threads with
+ * 1/13 of the serial work each: a band of the entry ROI (~12 000 pixels)
+ * fills the GPU instead of a third of it. Bit-identical to gicov_kernel. */
+__global__ void __launch_bounds__(1024)
+    gicov_radii_kernel(const float *__restrict__ gx, const float *__restrict__ gy, int w, int h, lt_cu_params P,
+                       float *gicov, float *mg, unsigned char *ridx)
+{
+  extern __shared__ double shs[]; /* score[nradii][32], then float g[nradii][32] */
+  const int tx = threadIdx.x, k = threadIdx.y, nr = P.nradii;
+  const int x = blockIdx.x * 32 + tx, y = blockIdx.y;
+  double *score = shs;
+  float *gk = (float *)(shs + nr * 32);
+  double sc = 0.0;
+  float g = 0.0f;
+  const int b = P.border_all ? P.border_all : P.radius[k] + 1;
+  if (x < w && !(x < b || x >= w - b || y < b || y >= h - b)) {
+    const int N = P.npoints;
+    const double Nd = N;
+    const int *dx = P.dx + k * N, *dy = P.dy + k * N;
+    double sum = 0.0, sq = 0.0;
+#pragma unroll 5
+    for (int t = 0; t < N; t++) {
+      size_t off = (size_t)(y + __ldg(dy + t)) * w + x + __ldg(dx + t);
+      double v = __dadd_rn(__dmul_rn((double)__ldg(gx + off), __ldg(P.cosv + t)),
+                           __dmul_rn((double)__ldg(gy + off), __ldg(P.sinv + t)));
+      sum = __dadd_rn(sum, v);
+      sq = __dadd_rn(sq, __dmul_rn(v, v));
+    }
+    double mean = sum / Nd;
+    double var = __dsub_rn(sq, __dmul_rn(sum, mean)) / (Nd - 1.0);
+    if (var > 0.0) {
+      sc = __dmul_rn(mean, mean) / var;
+      g = (float)(mean / sqrt(var));
+    }
+  }
+  score[k * 32 + tx] = sc;
+  gk[k * 32 + tx] = g;
+  __syncthreads();
+  if (k != 0 || x >= w) return;
+  double best = 0.0;
+  float out = 0.0f;
+  int bk = 0;
+  for (int j = 0; j < nr; j++)
+    if (score[j * 32 + tx] > best) {
+      best = score[j * 32 + tx];
+      bk = j;
+      out = gk[j * 32 + tx];
+    }
+  size_t i = (size_t)y * w + x;
+  gicov[i] = out;
+  mg[i] = __fmul_rn(out, out);
+  ridx[i] = (unsigned char)bk;
+}
+
 __global__ void dilate_max_kernel(const float *__restrict__ mg, const float *__restrict__ gicov,
                                   const unsigned char *__restrict__ ridx, int w, int h, int rr,
                                   lt_cu_params P, float *dil, int *maxbuf, int cap)
@@ -155,7 +215,14 @@ int lt_cu_detect_launch(lt_cu_ctx *c, const lt_rect *roi)
   LT_CU(cudaGetLastError(), "the gradient kernel launch");
   lt_cu_toc(c, T_GRAD);
   lt_cu_tic(c, T_GICOV);
-  gicov_kernel<<<g, b, 0, c->stream>>>(c->d_gx, c->d_gy, w, h, c->kp, c->d_gicov, c->d_mg, c->d_ridx);
+  if (c->gicov_per_pixel) {
+    gicov_kernel<<<g, b, 0, c->stream>>>(c->d_gx, c->d_gy, w, h, c->kp, c->d_gicov, c->d_mg, c->d_ridx);
+  } else {
+    const int nr = c->kp.nradii;
+    dim3 br(32, nr), gr((w + 31) / 32, h);
+    gicov_radii_kernel<<<gr, br, (sizeof(double) + sizeof(float)) * 32 * nr, c->stream>>>(
+        c->d_gx, c->d_gy, w, h, c->kp, c->d_gicov, c->d_mg, c->d_ridx);
+  }
   LT_CU(cudaGetLastError(), "the GICOV kernel launch");
   lt_cu_toc(c, T_GICOV);
   int rr = c->p.dilate_radius < DIL_MAXR ? c->p.dilate_radius : DIL_MAXR;

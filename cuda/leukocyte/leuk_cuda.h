@@ -111,6 +111,7 @@ typedef struct lt_cu_ctx {
   const unsigned char *pref_req; /* the next frame's bytes, to go up during the tracking */
   const unsigned char *pref_src; /* the host bytes that are (being) uploaded, NULL if none */
   int no_prefetch;               /* LT_CUDA_PREFETCH=0 */
+  int gicov_per_pixel;           /* LT_CUDA_GICOV=pixel: one thread per pixel, all radii */
   int stage_i;
   /* detection maps (full frame size, ROI-sized views) */
   float *d_gx, *d_gy, *d_gicov, *d_mg, *d_dil;
@@ -120,6 +121,8 @@ typedef struct lt_cu_ctx {
   size_t max_cap;       /* entries */
   lt_rect last_roi;
   int have_detect;
+  lt_rect pending_roi;  /* detect_start's ROI until detect_end */
+  int have_pending;
   /* refinement */
   lt_cu_refine_in *d_rin, *h_rin;
   lt_cu_refine_out *d_rout, *h_rout;

@@ -7,19 +7,21 @@
  * windows copied into double-buffered pinned staging, converted to B - 128
  * on the GPU, and for the next frame already during this one's work
  * (prefetch, second stream); other frames as B - 128 floats. One launch of
- * the partial-sum kernel covers every template, shift block and tile group
- * (corr_kernel.cuh); one launch of lt_tumor_finish adds the groups in a
- * fixed order (deterministic), forms r and finds each template's peak with
- * its sub-pixel offset; only the peaks come back (the maps when asked), with
- * one synchronisation per frame.
- * The templates (centred, float), their per-tile sums of Tc, sum Tc and
- * sum Tc^2 (double) are uploaded once by create(), which also allocates
- * everything. The partial kernel is the NVRTC-specialised one when
- * available (nvrtc.cu), else the generic one compiled here.
+ * the frame kernel (corr_kernel.cuh) computes the tiles' window and cross
+ * sums, and the last block of each template adds its tiles in a fixed order
+ * (deterministic), forms r and finds the peak with its sub-pixel offset;
+ * only the peaks come back (the maps when asked), with one synchronisation
+ * per frame. The launch and the peaks' download are one CUDA Graph per
+ * input buffer.
+ * The templates (centred, float), sum Tc and sum Tc^2 (double) are uploaded
+ * once by create(), which also allocates everything. The frame kernel is
+ * the NVRTC-specialised one when available (nvrtc.cu), else the generic one
+ * compiled here.
  *
- * Sizes: main tile min(16, template side); shift block SX x SY with SX the
- * power of two >= 2H+1 (at most 32) and SX*SY <= 128 threads; tile groups so
- * that about 4 blocks per SM are in flight (at most 64 groups). */
+ * Sizes (plan()): bands of at most 16 template rows (the specialised kernel
+ * cuts the height evenly), chunks of at most 128 columns, shift blocks of at
+ * most 32 dx times 32 dy, 4 dy per thread, column stripes so that about 256
+ * threads per SM are busy (at most 512 per block, whole warps). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,138 +43,23 @@ extern "C" {
 #include "corr_kernel.cuh"
 #undef LT_TUMOR_KERNEL_CODE
 
-__global__ void lt_tumor_generic(lt_tk_params p)
+/* The generic kernel: every size a run-time value but the band height and
+ * the shifts per thread, fixed here (plan() uses the same when NVRTC is out). */
+#define LT_TK_GEN_RB 16
+#define LT_TK_GEN_DYN 4
+__global__ void __launch_bounds__(512) lt_tumor_generic(lt_tk_params p)
 {
-  extern __shared__ float lt_tk_smem[];
-  lt_tk_partial<0, 0, 0, 0, 0, 0>(p, lt_tk_smem);
-}
-
-struct lt_tk_red {
-  const double *part;
-  const int *tdim;
-  const double *sum_tc, *ta; /* per template */
-  float *scores;
-  int K, V, H, nx, npos, ngroups_max, group_tiles, tlw, tlh, roi_x, roi_y, roi_w, roi_h;
-};
-
-/* Template k's per-frame result (downloaded instead of the maps). */
-struct lt_tk_pk {
-  int dy, dx, found, pad;
-  float score, pad2;
-  double dy_sub, dx_sub;
-};
-
-/* r at shift index pos of template k (groups added in order); *inside = 0
- * (and -1 returned) when the window leaves the ROI, i.e. the frame. */
-__device__ float lt_tk_score(const lt_tk_red &r, int k, int pos, bool *inside)
-{
-  const int w = r.tdim[4 * k], h = r.tdim[4 * k + 1], x = r.tdim[4 * k + 2], y = r.tdim[4 * k + 3];
-  const int dy = pos / r.nx - r.V, dx = pos % r.nx - r.H;
-  const int wr = y + dy - r.roi_y, wc = x + dx - r.roi_x;
-  if (wr < 0 || wc < 0 || wr + h > r.roi_h || wc + w > r.roi_w) {
-    *inside = false;
-    return -1.0f; /* LT_TUMOR_OUTSIDE */
-  }
-  *inside = true;
-  const int ntiles = ((w + r.tlw - 1) / r.tlw) * ((h + r.tlh - 1) / r.tlh);
-  const int ng = (ntiles + r.group_tiles - 1) / r.group_tiles;
-  double s1 = 0, s2 = 0, sc = 0;
-  for (int g = 0; g < ng; g++) {
-    const double *p = r.part + ((long long)k * r.ngroups_max + g) * 3 * r.npos + pos;
-    s1 += p[0];
-    s2 += p[r.npos];
-    sc += p[2 * r.npos];
-  }
-  const double n = (double)w * h, flat = 1e-6 * n; /* LT_TUMOR_FLAT_VAR */
-  double bb = s2 - s1 * s1 / n;
-  const double cross = sc - (s1 / n) * r.sum_tc[k];
-  double v = 0.0;
-  if (r.ta[k] > flat && bb > flat) {
-    v = cross / sqrt(r.ta[k] * bb);
-    v = v > 1.0 ? 1.0 : v < -1.0 ? -1.0 : v;
-  }
-  return (float)v;
-}
-
-/* peak.c's vertex() */
-__device__ double lt_tk_vertex(double sm, double s0, double sp)
-{
-  double curv = sm - 2.0 * s0 + sp;
-  if (!(curv < 0.0)) return 0.0;
-  double d = 0.5 * (sm - sp) / curv;
-  return d > 0.5 ? 0.5 : d < -0.5 ? -0.5 : d;
-}
-
-#define LT_TK_FIN_THREADS 256
-/* Block k: template k's map (written to r.scores), then its peak exactly as
- * lt_tumor_peak_one (first best in scan order among inside shifts, separable
- * parabola refinement from the same float scores). */
-__global__ void __launch_bounds__(LT_TK_FIN_THREADS) lt_tumor_finish(lt_tk_red r, lt_tk_pk *pk)
-{
-  __shared__ float bv[LT_TK_FIN_THREADS];
-  __shared__ int bi[LT_TK_FIN_THREADS];
-  const int k = blockIdx.x;
-  float *map = r.scores + (long long)k * r.npos;
-  float best = -2.0f;
-  int at = -1;
-  for (int pos = threadIdx.x; pos < r.npos; pos += blockDim.x) {
-    bool in;
-    const float v = lt_tk_score(r, k, pos, &in);
-    map[pos] = v;
-    if (in && (at < 0 || v > best)) {
-      best = v;
-      at = pos;
-    }
-  }
-  bv[threadIdx.x] = best;
-  bi[threadIdx.x] = at;
-  __syncthreads();
-  for (int s = blockDim.x / 2; s > 0; s /= 2) {
-    if (threadIdx.x < s) {
-      const float v2 = bv[threadIdx.x + s];
-      const int i2 = bi[threadIdx.x + s], i1 = bi[threadIdx.x];
-      if (i2 >= 0 && (i1 < 0 || v2 > bv[threadIdx.x] || (v2 == bv[threadIdx.x] && i2 < i1))) {
-        bv[threadIdx.x] = v2;
-        bi[threadIdx.x] = i2;
-      }
-    }
-    __syncthreads();
-  }
-  if (threadIdx.x != 0) return;
-  lt_tk_pk o;
-  o.pad = 0;
-  o.pad2 = 0.0f;
-  o.found = bi[0] >= 0;
-  o.dy = o.dx = 0;
-  o.score = -1.0f;
-  if (o.found) {
-    o.dy = bi[0] / r.nx - r.V;
-    o.dx = bi[0] % r.nx - r.H;
-    o.score = bv[0];
-  }
-  o.dy_sub = o.dy;
-  o.dx_sub = o.dx;
-  if (o.found) {
-    const int w = r.tdim[4 * k], h = r.tdim[4 * k + 1], x = r.tdim[4 * k + 2], y = r.tdim[4 * k + 3];
-    const int V = r.V, H = r.H;
-    /* neighbour (dy, dx): in the shift range and its window inside */
-#define LT_TK_NB(DY, DX, OUT)                                                                             \
-  ((DY) >= -V && (DY) <= V && (DX) >= -H && (DX) <= H && y + (DY) - r.roi_y >= 0 &&                       \
-   x + (DX) - r.roi_x >= 0 && y + (DY) - r.roi_y + h <= r.roi_h && x + (DX) - r.roi_x + w <= r.roi_w && \
-   ((OUT) = (double)map[((DY) + V) * r.nx + ((DX) + H)], true))
-    double sm, sp;
-    if (LT_TK_NB(o.dy, o.dx - 1, sm) && LT_TK_NB(o.dy, o.dx + 1, sp)) o.dx_sub += lt_tk_vertex(sm, o.score, sp);
-    if (LT_TK_NB(o.dy - 1, o.dx, sm) && LT_TK_NB(o.dy + 1, o.dx, sp)) o.dy_sub += lt_tk_vertex(sm, o.score, sp);
-#undef LT_TK_NB
-  }
-  pk[k] = o;
+  extern __shared__ double lt_tk_smem[]; /* doubles: 8-byte aligned */
+  lt_tk_frame<0, 0, LT_TK_GEN_RB, LT_TK_GEN_DYN, 0, 0, 0, 0>(p, (float *)lt_tk_smem);
 }
 
 typedef struct cuda_ctx {
   lt_tumor_setup s; /* tpl -> geom */
   lt_tumor_template *geom;
   int K, npos, roi_x, roi_y, roi_w, roi_h;
-  int tlw, tlh, sx, sy, nsb, ngroups, group_tiles;
+  /* the plan (plan()): band rows, dy per thread, chunk width, dx per block,
+   * dy groups, column stripes, shift blocks, tiles per template (most) */
+  int rb, dyn, cwc, sxb, ng, ns, nsbx, nsb, nt_max, threads;
   size_t smem;
   float *h_roi, *d_roi, *d_scores, *d_tc;
   /* the 8-bit path: double-buffered pinned staging and device regions, the
@@ -183,13 +70,23 @@ typedef struct cuda_ctx {
   int cur8, pref_buf, no_prefetch;
   const unsigned char *pref_req, *pref_src;
   lt_tk_pk *h_pk, *d_pk;
-  double *d_part, *d_tile_tc, *d_sum_tc, *d_ta;
+  int *d_done; /* per template: the kernel's count of finished blocks */
+  int *seg, nseg; /* the 8-bit staging's row segments (build_segments) */
+  /* LT_TUMOR_TIMING=1: per-frame host times (s) and GPU time (ms), summed */
+  int timing, nt;
+  double t_pre, t_launch, t_stage, t_sync, g_ms;
+  cudaEvent_t tev[2];
+  double *d_part, *d_sum_tc, *d_ta;
   long long *d_tc_off;
-  int *d_tdim, *d_tile_off;
+  int *d_tdim;
   cudaStream_t stream;
   cudaLibrary_t lib;
   cudaKernel_t spec;
   int have_lib;
+  /* the per-frame work (both kernels and the peaks' download) as one CUDA
+   * Graph per input buffer: 0/1 the 8-bit buffers, 2 the float region */
+  cudaGraphExec_t graph[3];
+  int use_graph;
   lt_tumor_stats st;
 } cuda_ctx;
 
@@ -198,17 +95,17 @@ static void cuda_destroy(void *p)
   cuda_ctx *c = (cuda_ctx *)p;
   if (!c) return;
   if (c->stream) cudaStreamSynchronize(c->stream);
+  for (int i = 0; i < 3; i++)
+    if (c->graph[i]) cudaGraphExecDestroy(c->graph[i]);
   cudaFreeHost(c->h_roi);
   cudaFree(c->d_roi);
   cudaFree(c->d_scores);
   cudaFree(c->d_tc);
   cudaFree(c->d_part);
-  cudaFree(c->d_tile_tc);
   cudaFree(c->d_sum_tc);
   cudaFree(c->d_ta);
   cudaFree(c->d_tc_off);
   cudaFree(c->d_tdim);
-  cudaFree(c->d_tile_off);
   if (c->ustream) cudaStreamSynchronize(c->ustream);
   for (int i = 0; i < 2; i++) {
     cudaFreeHost(c->h_st8[i]);
@@ -218,44 +115,84 @@ static void cuda_destroy(void *p)
   }
   cudaFreeHost(c->h_pk);
   cudaFree(c->d_pk);
+  cudaFree(c->d_done);
   if (c->ustream) cudaStreamDestroy(c->ustream);
   if (c->stream) cudaStreamDestroy(c->stream);
   if (c->have_lib) cudaLibraryUnload(c->lib);
+  if (c->timing && c->nt > 0)
+    fprintf(stderr,
+            "tumor cuda timing over %d frames, us/frame: before launch %.2f, launch %.2f, next frame's staging "
+            "%.2f, wait %.2f; GPU (launch to done) %.2f\n",
+            c->nt, 1e6 * c->t_pre / c->nt, 1e6 * c->t_launch / c->nt, 1e6 * c->t_stage / c->nt,
+            1e6 * c->t_sync / c->nt, 1e3 * c->g_ms / c->nt);
+  for (int i = 0; i < 2; i++)
+    if (c->tev[i]) cudaEventDestroy(c->tev[i]);
+  free(c->seg);
   free(c->geom);
   free(c);
 }
 
-static int pow2ceil(int v)
+static int env_int(const char *name, int def, int lo, int hi)
 {
-  int p = 1;
-  while (p < v) p *= 2;
-  return p;
+  const char *v = getenv(name);
+  if (!v || !*v) return def;
+  int x = atoi(v);
+  return x < lo ? lo : x > hi ? hi : x;
 }
 
-static void plan(cuda_ctx *c, int sm_count)
+/* Bytes of shared memory of a block (corr_kernel.cuh): the stage (template
+ * tile, region) or the stripes' sums, then the row sums (doubles); the
+ * finish's scratch. */
+static size_t plan_smem(int rb, int dyn, int cwc, int sxb, int ng, int threads)
 {
-  int maxw = 1, maxh = 1, max_tiles = 1;
-  for (int k = 0; k < c->K; k++) {
-    maxw = c->geom[k].w > maxw ? c->geom[k].w : maxw;
-    maxh = c->geom[k].h > maxh ? c->geom[k].h : maxh;
-  }
-  c->tlw = maxw < 16 ? maxw : 16;
-  c->tlh = maxh < 16 ? maxh : 16;
+  size_t off = (size_t)rb * cwc + (size_t)(rb + ng * dyn - 1) * (cwc + sxb - 1);
+  off = off > (size_t)threads * dyn ? off : (size_t)threads * dyn;
+  off += off & 1;
+  size_t n = off + (size_t)(rb + ng * dyn - 1) * sxb * 4;
+  n = n > (size_t)2 * threads + 1 ? n : (size_t)2 * threads + 1;
+  return sizeof(float) * n;
+}
+
+/* Block sizes for band height rb and dy per thread dyn: chunks of at most
+ * 128 columns; a shift block of at most 32 dx and 32 dy (fewer dy when its
+ * shared memory would pass 48 KB); column stripes of at most 256 / rb
+ * columns (a thread's float sum of Tc B over at most 256 pixels per tile)
+ * and enough of them that about 256 threads per SM are busy; at most 512
+ * threads per block. */
+static void plan(cuda_ctx *c, int rb, int dyn, int sm_count)
+{
+  int maxw = 1;
+  for (int k = 0; k < c->K; k++) maxw = c->geom[k].w > maxw ? c->geom[k].w : maxw;
   const int nx = 2 * c->s.shift_h + 1, ny = 2 * c->s.shift_v + 1;
-  c->sx = pow2ceil(nx) < 32 ? pow2ceil(nx) : 32;
-  c->sy = 128 / c->sx;
-  if (c->sy > pow2ceil(ny)) c->sy = pow2ceil(ny);
-  c->nsb = ((nx + c->sx - 1) / c->sx) * ((ny + c->sy - 1) / c->sy);
+  c->rb = rb;
+  c->dyn = dyn;
+  c->cwc = maxw < 128 ? maxw : 128;
+  c->sxb = nx < 32 ? nx : 32;
+  c->nsbx = (nx + c->sxb - 1) / c->sxb;
+  int ns_min = 1;
+  while (((c->cwc + ns_min - 1) / ns_min) * rb > 256) ns_min++;
+  int gmax = 32 / dyn > 0 ? 32 / dyn : 1;
+  if (gmax > 512 / (c->sxb * ns_min)) gmax = 512 / (c->sxb * ns_min) > 0 ? 512 / (c->sxb * ns_min) : 1;
+  /* the block's shared memory (see below) within the default 48 KB */
+  while (gmax > 1 && plan_smem(rb, dyn, c->cwc, c->sxb, gmax, 512) > 48 * 1024) gmax--;
+  const int groups = (ny + dyn - 1) / dyn, nsby = (groups + gmax - 1) / gmax;
+  c->ng = (groups + nsby - 1) / nsby;
+  c->nsb = c->nsbx * nsby;
+  c->nt_max = 1;
   for (int k = 0; k < c->K; k++) {
-    int t = ((c->geom[k].w + c->tlw - 1) / c->tlw) * ((c->geom[k].h + c->tlh - 1) / c->tlh);
-    max_tiles = t > max_tiles ? t : max_tiles;
+    const int t = ((c->geom[k].w + c->cwc - 1) / c->cwc) * ((c->geom[k].h + rb - 1) / rb);
+    c->nt_max = t > c->nt_max ? t : c->nt_max;
   }
-  long want = (4L * sm_count + (long)c->K * c->nsb - 1) / ((long)c->K * c->nsb);
-  int ng = (int)(want < 1 ? 1 : want > 64 ? 64 : want);
-  if (ng > max_tiles) ng = max_tiles;
-  c->group_tiles = (max_tiles + ng - 1) / ng;
-  c->ngroups = (max_tiles + c->group_tiles - 1) / c->group_tiles;
-  c->smem = sizeof(float) * ((size_t)(c->tlw + c->sx - 1) * (c->tlh + c->sy - 1) + (size_t)c->tlw * c->tlh);
+  const int per = c->sxb * c->ng;
+  const long blocks = (long)c->K * c->nt_max * c->nsb;
+  const long want = (long)env_int("LT_TUMOR_THREADS_PER_SM", 256, 32, 2048) * sm_count;
+  long ns = (want + blocks * per - 1) / (blocks * per);
+  ns = ns > 512 / per ? 512 / per : ns;
+  ns = ns > c->cwc ? c->cwc : ns;
+  ns = ns < ns_min ? ns_min : ns;
+  c->ns = (int)ns;
+  c->threads = (per * c->ns + 31) / 32 * 32; /* whole warps; the extra threads have empty stripes */
+  c->smem = plan_smem(rb, dyn, c->cwc, c->sxb, c->ng, c->threads);
 }
 
 /* Union of the search regions, clipped to the frame (may be empty). */
@@ -279,31 +216,27 @@ static void roi_of(cuda_ctx *c)
   c->roi_h = y1 > y0 ? y1 - y0 : 0;
 }
 
-/* Centred float templates, per-tile sums, sum Tc and sum Tc^2 (of the float
- * values the kernel uses), uploaded once. */
+/* Centred float templates, sum Tc and sum Tc^2 (of the float values the
+ * kernel uses) and the geometry, uploaded once. */
 static int upload_templates(cuda_ctx *c, const lt_tumor_setup *s)
 {
-  long long total = 0, ntile_total = 0;
-  for (int k = 0; k < c->K; k++) {
-    total += (long long)s->tpl[k].w * s->tpl[k].h;
-    ntile_total += (long long)((s->tpl[k].w + c->tlw - 1) / c->tlw) * ((s->tpl[k].h + c->tlh - 1) / c->tlh);
-  }
+  long long total = 0;
+  for (int k = 0; k < c->K; k++) total += (long long)s->tpl[k].w * s->tpl[k].h;
   float *tc = (float *)malloc(sizeof(float) * total);
-  double *ttc = (double *)calloc(ntile_total, sizeof(double));
   double *stc = (double *)malloc(sizeof(double) * c->K), *ta = (double *)malloc(sizeof(double) * c->K);
   long long *off = (long long *)malloc(sizeof(long long) * c->K);
-  int *toff = (int *)malloc(sizeof(int) * c->K), *dim = (int *)malloc(sizeof(int) * 4 * c->K);
+  int *dim = (int *)malloc(sizeof(int) * 4 * c->K);
   int e = 0;
-  if (!tc || !ttc || !stc || !ta || !off || !toff || !dim) {
+  if (!tc || !stc || !ta || !off || !dim) {
     lt_error("out of memory (tumor CUDA templates)");
     e = LT_ERR_NOMEM;
     goto done;
   }
   {
-    long long o = 0, to = 0;
+    long long o = 0;
     for (int k = 0; k < c->K; k++) {
       const lt_tumor_template *t = &s->tpl[k];
-      const int n = t->w * t->h, tx = (t->w + c->tlw - 1) / c->tlw;
+      const int n = t->w * t->h;
       double sum = 0;
       for (int i = 0; i < n; i++) sum += t->px[i];
       const double mean = sum / n;
@@ -313,18 +246,15 @@ static int upload_templates(cuda_ctx *c, const lt_tumor_setup *s)
         tc[o + i] = v;
         a += v;
         b += (double)v * v;
-        ttc[to + (i / t->w / c->tlh) * tx + (i % t->w) / c->tlw] += v;
       }
       stc[k] = a;
       ta[k] = b;
       off[k] = o;
-      toff[k] = (int)to;
       dim[4 * k] = t->w;
       dim[4 * k + 1] = t->h;
       dim[4 * k + 2] = t->x;
       dim[4 * k + 3] = t->y;
       o += n;
-      to += (long long)tx * ((t->h + c->tlh - 1) / c->tlh);
     }
   }
 #define UP(dst, src, bytes)                                                                  \
@@ -337,20 +267,16 @@ static int upload_templates(cuda_ctx *c, const lt_tumor_setup *s)
     }                                                                                        \
   } while (0)
   UP(c->d_tc, tc, sizeof(float) * total);
-  UP(c->d_tile_tc, ttc, sizeof(double) * ntile_total);
   UP(c->d_sum_tc, stc, sizeof(double) * c->K);
   UP(c->d_ta, ta, sizeof(double) * c->K);
   UP(c->d_tc_off, off, sizeof(long long) * c->K);
-  UP(c->d_tile_off, toff, sizeof(int) * c->K);
   UP(c->d_tdim, dim, sizeof(int) * 4 * c->K);
 #undef UP
 done:
   free(tc);
-  free(ttc);
   free(stc);
   free(ta);
   free(off);
-  free(toff);
   free(dim);
   return e;
 }
@@ -361,6 +287,8 @@ static int all_same_size(const lt_tumor_setup *s)
     if (s->tpl[k].w != s->tpl[0].w || s->tpl[k].h != s->tpl[0].h) return 0;
   return 1;
 }
+
+static int build_segments(cuda_ctx *c);
 
 static int cuda_create(void **out, const lt_tumor_setup *s)
 {
@@ -385,6 +313,10 @@ static int cuda_create(void **out, const lt_tumor_setup *s)
   {
     const char *pv = getenv("LT_TUMOR_PREFETCH"); /* experiment: 0 = no prefetch of the next frame */
     c->no_prefetch = pv && strcmp(pv, "0") == 0;
+    const char *gv = getenv("LT_TUMOR_GRAPH"); /* experiment: 0 = plain launches instead of the graph */
+    c->use_graph = !(gv && strcmp(gv, "0") == 0);
+    const char *tv = getenv("LT_TUMOR_TIMING"); /* experiment: 1 = time the steps of match_peaks */
+    c->timing = tv && strcmp(tv, "1") == 0;
   }
   int dev = 0, sms = 1;
   cudaError_t de = cudaGetDevice(&dev);
@@ -394,11 +326,29 @@ static int cuda_create(void **out, const lt_tumor_setup *s)
     goto fail;
   }
   roi_of(c);
-  plan(c, sms);
+  if ((e = build_segments(c))) goto fail;
   if ((e = upload_templates(c, s))) goto fail;
   {
+    /* the specialised kernel: bands of at most 16 rows cut evenly, dy per
+     * thread 4 (experiments: LT_TUMOR_RB, LT_TUMOR_DYN) */
+    const char *env = getenv("LT_TUMOR_NVRTC");
+    int want = !(env && strcmp(env, "0") == 0) && all_same_size(s);
+    if (want) {
+      const int h = s->tpl[0].h, nb = (h + 15) / 16;
+      plan(c, env_int("LT_TUMOR_RB", (h + nb - 1) / nb, 1, 16), env_int("LT_TUMOR_DYN", 4, 1, 8), sms);
+      lt_tk_spec sp = {s->tpl[0].w, s->tpl[0].h, c->rb, c->dyn, c->sxb, c->ng, c->ns, c->cwc, c->threads};
+      e = lt_tk_nvrtc_get(lt_tumor_kernel_src, &sp, &c->lib, &c->spec, &c->st);
+      if (e < 0) goto fail;
+    } else
+      e = 1;
+    c->have_lib = e == 0;
+    c->st.specialised = e == 0;
+    if (e) plan(c, LT_TK_GEN_RB, LT_TK_GEN_DYN, sms);
+    e = 0;
+  }
+  {
     const size_t roi_n = (size_t)(c->roi_w > 0 ? c->roi_w : 1) * (c->roi_h > 0 ? c->roi_h : 1);
-    const size_t part_n = (size_t)c->K * c->ngroups * 3 * c->npos;
+    const size_t part_n = (size_t)c->K * c->nt_max * 3 * c->npos;
     cudaError_t ce = cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking);
     if (ce == cudaSuccess) ce = cudaMallocHost((void **)&c->h_roi, sizeof(float) * roi_n);
     if (ce == cudaSuccess) ce = cudaMalloc((void **)&c->d_roi, sizeof(float) * roi_n);
@@ -415,23 +365,18 @@ static int cuda_create(void **out, const lt_tumor_setup *s)
     }
     if (ce == cudaSuccess) ce = cudaMallocHost((void **)&c->h_pk, sizeof(lt_tk_pk) * c->K);
     if (ce == cudaSuccess) ce = cudaMalloc((void **)&c->d_pk, sizeof(lt_tk_pk) * c->K);
+    if (ce == cudaSuccess) ce = cudaMalloc((void **)&c->d_done, sizeof(int) * c->K);
+    if (ce == cudaSuccess) ce = cudaMemset(c->d_done, 0, sizeof(int) * c->K);
+    for (int i = 0; i < 2 && c->timing && ce == cudaSuccess; i++) ce = cudaEventCreate(&c->tev[i]);
+    if (ce == cudaSuccess) ce = cudaMemset(c->d_roi, 0, sizeof(float) * roi_n);
     if (ce != cudaSuccess) {
       e = lt_cuda_fail(ce, "tumor CUDA buffers");
       goto fail;
     }
   }
-  {
-    const char *env = getenv("LT_TUMOR_NVRTC");
-    int want = !(env && strcmp(env, "0") == 0) && all_same_size(s);
-    lt_tk_spec sp = {s->tpl[0].w, s->tpl[0].h, c->tlw, c->tlh, c->sx, c->sy};
-    e = want ? lt_tk_nvrtc_get(lt_tumor_kernel_src, &sp, &c->lib, &c->spec, &c->st) : 1;
-    if (e < 0) goto fail;
-    c->have_lib = e == 0;
-    c->st.specialised = e == 0;
-    e = 0;
-  }
-  snprintf(c->st.kernel, sizeof c->st.kernel, "cuda %s: tiles %dx%d, shift blocks %dx%d, %d group(s) of %d tiles",
-           c->st.specialised ? "nvrtc" : "generic", c->tlw, c->tlh, c->sx, c->sy, c->ngroups, c->group_tiles);
+  snprintf(c->st.kernel, sizeof c->st.kernel, "cuda %s: bands %d, chunks %d, shifts %dx%dx%d, %d stripes, %d thr%s",
+           c->st.specialised ? "nvrtc" : "generic", c->rb, c->cwc, c->sxb, c->ng, c->dyn, c->ns, c->threads,
+           c->use_graph ? ", graph" : "");
   c->st.setup_s = lt_now() - t0;
   *out = c;
   return 0;
@@ -440,64 +385,82 @@ fail:
   return e;
 }
 
-/* Launches the partial-sum kernel over the region (floats in d_roi, or
- * bytes in roi8) and lt_tumor_finish (maps in d_scores, peaks in d_pk). */
+/* Launches the frame kernel over the region (floats in d_roi, or bytes in
+ * roi8): maps in d_scores, peaks in d_pk. An empty region still runs it
+ * (every shift outside: maps -1, no peak). */
 static int launch(cuda_ctx *c, const unsigned char *roi8)
 {
-  if (c->roi_w > 0 && c->roi_h > 0) {
-    lt_tk_params kp;
-    kp.roi = c->d_roi;
-    kp.roi8 = roi8;
-    kp.roi_x = c->roi_x;
-    kp.roi_y = c->roi_y;
-    kp.roi_w = c->roi_w;
-    kp.roi_h = c->roi_h;
-    kp.tc = c->d_tc;
-    kp.tc_off = c->d_tc_off;
-    kp.tdim = c->d_tdim;
-    kp.tile_tc = c->d_tile_tc;
-    kp.tile_off = c->d_tile_off;
-    kp.part = c->d_part;
-    kp.V = c->s.shift_v;
-    kp.H = c->s.shift_h;
-    kp.nx = 2 * c->s.shift_h + 1;
-    kp.npos = c->npos;
-    kp.ngroups_max = c->ngroups;
-    kp.group_tiles = c->group_tiles;
-    kp.tlw = c->tlw;
-    kp.tlh = c->tlh;
-    kp.sx = c->sx;
-    kp.sy = c->sy;
-    dim3 grid(c->ngroups, c->nsb, c->K), block(c->sx * c->sy);
-    if (c->have_lib) {
-      void *args[] = {&kp};
-      LT_CU(cudaLaunchKernel((const void *)c->spec, grid, block, args, c->smem, c->stream), "tumor kernel (nvrtc)");
-    } else {
-      lt_tumor_generic<<<grid, block, c->smem, c->stream>>>(kp);
-      LT_CU(cudaGetLastError(), "tumor kernel (generic)");
+  lt_tk_params kp;
+  kp.roi = c->d_roi;
+  kp.roi8 = roi8;
+  kp.roi_x = c->roi_x;
+  kp.roi_y = c->roi_y;
+  kp.roi_w = c->roi_w;
+  kp.roi_h = c->roi_h;
+  kp.tc = c->d_tc;
+  kp.tc_off = c->d_tc_off;
+  kp.tdim = c->d_tdim;
+  kp.part = c->d_part;
+  kp.sum_tc = c->d_sum_tc;
+  kp.ta = c->d_ta;
+  kp.scores = c->d_scores;
+  kp.pk = c->d_pk;
+  kp.done = c->d_done;
+  kp.K = c->K;
+  kp.V = c->s.shift_v;
+  kp.H = c->s.shift_h;
+  kp.nx = 2 * c->s.shift_h + 1;
+  kp.ny = 2 * c->s.shift_v + 1;
+  kp.npos = c->npos;
+  kp.nt_max = c->nt_max;
+  kp.nsb = c->nsb;
+  kp.nsbx = c->nsbx;
+  kp.sxb = c->sxb;
+  kp.ng = c->ng;
+  kp.ns = c->ns;
+  kp.cwc = c->cwc;
+  dim3 grid((unsigned)((long)c->K * c->nt_max * c->nsb)), block(c->threads);
+  if (c->have_lib) {
+    void *args[] = {&kp};
+    LT_CU(cudaLaunchKernel((const void *)c->spec, grid, block, args, c->smem, c->stream), "tumor kernel (nvrtc)");
+  } else {
+    lt_tumor_generic<<<grid, block, c->smem, c->stream>>>(kp);
+    LT_CU(cudaGetLastError(), "tumor kernel (generic)");
+  }
+  return 0;
+}
+
+/* The per-frame work on the stream: the kernel and the peaks' download,
+ * replayed from graph g (captured at its first use) unless graphs are off
+ * or their capture failed (then plain launches, from then on). */
+static int run_frame(cuda_ctx *c, int g, const unsigned char *roi8)
+{
+  if (c->use_graph && !c->graph[g]) {
+    cudaGraph_t gr = NULL;
+    cudaError_t ce = cudaStreamBeginCapture(c->stream, cudaStreamCaptureModeThreadLocal);
+    int e = ce == cudaSuccess ? 0 : 1;
+    if (!e) e = launch(c, roi8) != 0;
+    if (!e)
+      e = cudaMemcpyAsync(c->h_pk, c->d_pk, sizeof(lt_tk_pk) * c->K, cudaMemcpyDeviceToHost, c->stream) !=
+          cudaSuccess;
+    if (ce == cudaSuccess) ce = cudaStreamEndCapture(c->stream, &gr);
+    if (!e && ce == cudaSuccess) ce = cudaGraphInstantiate(&c->graph[g], gr, 0);
+    if (gr) cudaGraphDestroy(gr);
+    if (e || ce != cudaSuccess) {
+      (void)cudaGetLastError();
+      c->graph[g] = NULL;
+      c->use_graph = 0;
+      lt_info("tumor: no CUDA Graph for the frame work (%s); plain launches", cudaGetErrorString(ce));
     }
   }
-  lt_tk_red r;
-  r.part = c->d_part;
-  r.tdim = c->d_tdim;
-  r.sum_tc = c->d_sum_tc;
-  r.ta = c->d_ta;
-  r.scores = c->d_scores;
-  r.K = c->K;
-  r.V = c->s.shift_v;
-  r.H = c->s.shift_h;
-  r.nx = 2 * c->s.shift_h + 1;
-  r.npos = c->npos;
-  r.ngroups_max = c->ngroups;
-  r.group_tiles = c->group_tiles;
-  r.tlw = c->tlw;
-  r.tlh = c->tlh;
-  r.roi_x = c->roi_x;
-  r.roi_y = c->roi_y;
-  r.roi_w = c->roi_w;
-  r.roi_h = c->roi_h;
-  lt_tumor_finish<<<(unsigned)c->K, LT_TK_FIN_THREADS, 0, c->stream>>>(r, c->d_pk);
-  LT_CU(cudaGetLastError(), "tumor finish kernel");
+  if (c->use_graph) {
+    LT_CU(cudaGraphLaunch(c->graph[g], c->stream), "tumor frame graph");
+    return 0;
+  }
+  int e = launch(c, roi8);
+  if (e) return e;
+  LT_CU(cudaMemcpyAsync(c->h_pk, c->d_pk, sizeof(lt_tk_pk) * c->K, cudaMemcpyDeviceToHost, c->stream),
+        "tumor peaks download");
   return 0;
 }
 
@@ -515,23 +478,61 @@ static int upload_float(cuda_ctx *c, const float *frame)
   return 0;
 }
 
-/* Copies the rows of every template's search window (clipped to the frame)
- * from the 8-bit frame into staging buffer dst (ROI layout); the rest of the
- * region is never read by a window that counts. */
-static void stage8(const cuda_ctx *c, const unsigned char *frame8, unsigned char *dst)
+/* The search windows (clipped to the frame) as row segments: per row of the
+ * region, the union of the windows that cover it, merged (overlapping
+ * windows copied once). c->seg: nseg triples y, x0, x1 (frame coordinates). */
+static int build_segments(cuda_ctx *c)
 {
   const int fw = c->s.frame_w, fh = c->s.frame_h, V = c->s.shift_v, H = c->s.shift_h;
-  for (int k = 0; k < c->K; k++) {
-    const lt_tumor_template *t = &c->geom[k];
-    int x0 = t->x - H, x1 = t->x + H + t->w, y0 = t->y - V, y1 = t->y + V + t->h;
-    x0 = x0 < 0 ? 0 : x0;
-    y0 = y0 < 0 ? 0 : y0;
-    x1 = x1 > fw ? fw : x1;
-    y1 = y1 > fh ? fh : y1;
-    if (x1 <= x0 || y1 <= y0) continue;
-    for (int y = y0; y < y1; y++)
-      memcpy(dst + (size_t)(y - c->roi_y) * c->roi_w + (x0 - c->roi_x), frame8 + (size_t)y * fw + x0,
-             (size_t)(x1 - x0));
+  const size_t cap = (size_t)(c->roi_h > 0 ? c->roi_h : 1) * c->K;
+  int *iv = (int *)malloc(sizeof(int) * 2 * c->K);
+  c->seg = (int *)malloc(sizeof(int) * 3 * cap);
+  c->nseg = 0;
+  if (!iv || !c->seg) {
+    free(iv);
+    lt_error("out of memory (tumor CUDA backend)");
+    return LT_ERR_NOMEM;
+  }
+  for (int y = c->roi_y; y < c->roi_y + c->roi_h; y++) {
+    int m = 0;
+    for (int k = 0; k < c->K; k++) {
+      const lt_tumor_template *t = &c->geom[k];
+      int x0 = t->x - H, x1 = t->x + H + t->w, y0 = t->y - V, y1 = t->y + V + t->h;
+      x0 = x0 < 0 ? 0 : x0;
+      y0 = y0 < 0 ? 0 : y0;
+      x1 = x1 > fw ? fw : x1;
+      y1 = y1 > fh ? fh : y1;
+      if (x1 <= x0 || y < y0 || y >= y1) continue;
+      int j = m++; /* insertion by x0 */
+      for (; j > 0 && iv[2 * (j - 1)] > x0; j--) {
+        iv[2 * j] = iv[2 * (j - 1)];
+        iv[2 * j + 1] = iv[2 * (j - 1) + 1];
+      }
+      iv[2 * j] = x0;
+      iv[2 * j + 1] = x1;
+    }
+    for (int j = 0; j < m;) {
+      int x0 = iv[2 * j], x1 = iv[2 * j + 1];
+      for (j++; j < m && iv[2 * j] <= x1; j++) x1 = iv[2 * j + 1] > x1 ? iv[2 * j + 1] : x1;
+      c->seg[3 * c->nseg] = y;
+      c->seg[3 * c->nseg + 1] = x0;
+      c->seg[3 * c->nseg + 2] = x1;
+      c->nseg++;
+    }
+  }
+  free(iv);
+  return 0;
+}
+
+/* Copies the search windows' segments from the 8-bit frame into staging
+ * buffer dst (ROI layout); the rest of the region is never read by a window
+ * that counts. */
+static void stage8(const cuda_ctx *c, const unsigned char *frame8, unsigned char *dst)
+{
+  const int fw = c->s.frame_w;
+  for (int i = 0; i < c->nseg; i++) {
+    const int y = c->seg[3 * i], x0 = c->seg[3 * i + 1], x1 = c->seg[3 * i + 2];
+    memcpy(dst + (size_t)(y - c->roi_y) * c->roi_w + (x0 - c->roi_x), frame8 + (size_t)y * fw + x0, (size_t)(x1 - x0));
   }
 }
 
@@ -576,6 +577,7 @@ static int cuda_match_peaks(void *p, const float *frame, const unsigned char *fr
                             lt_tumor_peak *peaks)
 {
   cuda_ctx *c = (cuda_ctx *)p;
+  const double t0 = c->timing ? lt_now() : 0;
   const int have_roi = c->roi_w > 0 && c->roi_h > 0;
   const unsigned char *roi8 = NULL;
   int e = 0, buf = -1;
@@ -594,10 +596,17 @@ static int cuda_match_peaks(void *p, const float *frame, const unsigned char *fr
   } else if (!frame8 && (e = upload_float(c, frame)))
     return e;
   c->pref_src = NULL;
-  if ((e = launch(c, roi8))) return e;
+  double t1 = 0, t2 = 0, t3 = 0, t4 = 0;
+  if (c->timing) {
+    t1 = lt_now();
+    LT_CU(cudaEventRecord(c->tev[0], c->stream), "tumor timing");
+  }
+  if ((e = run_frame(c, buf >= 0 ? buf : 2, roi8))) return e;
+  if (c->timing) {
+    LT_CU(cudaEventRecord(c->tev[1], c->stream), "tumor timing");
+    t2 = lt_now();
+  }
   if (buf >= 0) LT_CU(cudaEventRecord(c->ev_read[buf], c->stream), "tumor kernels");
-  LT_CU(cudaMemcpyAsync(c->h_pk, c->d_pk, sizeof(lt_tk_pk) * c->K, cudaMemcpyDeviceToHost, c->stream),
-        "tumor peaks download");
   if (scores)
     LT_CU(cudaMemcpyAsync(scores, c->d_scores, sizeof(float) * (size_t)c->K * c->npos, cudaMemcpyDeviceToHost,
                           c->stream),
@@ -608,7 +617,19 @@ static int cuda_match_peaks(void *p, const float *frame, const unsigned char *fr
     c->pref_src = pref;
     c->pref_buf = nb;
   }
+  if (c->timing) t3 = lt_now();
   LT_CU(cudaStreamSynchronize(c->stream), "tumor frame");
+  if (c->timing) {
+    float ms = 0;
+    t4 = lt_now();
+    LT_CU(cudaEventElapsedTime(&ms, c->tev[0], c->tev[1]), "tumor timing");
+    c->t_pre += t1 - t0;
+    c->t_launch += t2 - t1;
+    c->t_stage += t3 - t2;
+    c->t_sync += t4 - t3;
+    c->g_ms += ms;
+    c->nt++;
+  }
   for (int k = 0; k < c->K; k++) {
     const lt_tk_pk *q = &c->h_pk[k];
     lt_tumor_peak *o = &peaks[k];

@@ -205,11 +205,11 @@ int lt_tk_nvrtc_get(const char *ksrc, const lt_tk_spec *sp, cudaLibrary_t *lib, 
   }
   snprintf(src, cap,
            "%s\nextern \"C\" __global__ void __launch_bounds__(%d) lt_tumor_spec(lt_tk_params p)\n"
-           "{\n  extern __shared__ float lt_tk_smem[];\n  lt_tk_partial<%d, %d, %d, %d, %d, %d>(p, lt_tk_smem);\n}\n",
-           ksrc, sp->sx * sp->sy, sp->tw, sp->th, sp->tlw, sp->tlh, sp->sx, sp->sy);
+           "{\n  extern __shared__ double lt_tk_smem[];\n  lt_tk_frame<%d, %d, %d, %d, %d, %d, %d, %d>(p, (float *)lt_tk_smem);\n}\n",
+           ksrc, sp->threads, sp->tw, sp->th, sp->rb, sp->dyn, sp->sxb, sp->ng, sp->ns, sp->cwc);
   char keystr[256];
-  snprintf(keystr, sizeof keystr, "%s tw=%d th=%d tlw=%d tlh=%d sx=%d sy=%d nvrtc=%d.%d src=%016llx", arch,
-           sp->tw, sp->th, sp->tlw, sp->tlh, sp->sx, sp->sy, vmaj, vmin,
+  snprintf(keystr, sizeof keystr, "%s tw=%d th=%d rb=%d dyn=%d sxb=%d ng=%d ns=%d cwc=%d thr=%d nvrtc=%d.%d src=%016llx",
+           arch, sp->tw, sp->th, sp->rb, sp->dyn, sp->sxb, sp->ng, sp->ns, sp->cwc, sp->threads, vmaj, vmin,
            (unsigned long long)fnv1a(src, strlen(src), FNV0));
   const uint64_t key = fnv1a(keystr, strlen(keystr), FNV0);
   char dir[520] = "", path[600] = "";
@@ -245,8 +245,9 @@ int lt_tk_nvrtc_get(const char *ksrc, const lt_tk_spec *sp, cudaLibrary_t *lib, 
   }
   st->compile_s = lt_now() - t0;
   snprintf(st->cache_file, sizeof st->cache_file, "%s", path);
-  lt_info("tumor: kernel for %dx%d templates, %dx%d tiles, %dx%d shift blocks (%s) %s in %.3f s", sp->tw, sp->th,
-          sp->tlw, sp->tlh, sp->sx, sp->sy, arch, st->cache_hit ? "loaded from the cache" : "compiled",
-          st->compile_s);
+  lt_info("tumor: kernel for %dx%d templates, bands of %d rows, %d-column chunks, %dx%dx%d shifts, %d stripes (%s) %s "
+          "in %.3f s",
+          sp->tw, sp->th, sp->rb, sp->cwc, sp->sxb, sp->ng, sp->dyn, sp->ns, arch,
+          st->cache_hit ? "loaded from the cache" : "compiled", st->compile_s);
   return 0;
 }

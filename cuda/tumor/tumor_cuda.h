@@ -24,7 +24,8 @@ extern const lt_tumor_backend lt_tumor_backend_cuda;
 #ifdef __CUDACC__
 #include <cuda_runtime.h>
 typedef struct lt_tk_spec {
-  int tw, th, tlw, tlh, sx, sy; /* compile-time constants of the kernel */
+  int tw, th, rb, dyn, sxb, ng, ns, cwc; /* compile-time constants of the kernel (corr_kernel.cuh) */
+  int threads;                          /* its block size */
 } lt_tk_spec;
 /* Compiles src (the kernel text) for the current device with the sizes of
  * *sp (or loads it from the cache), loads it and returns the kernel

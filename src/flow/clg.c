@@ -31,6 +31,7 @@ struct lt_clg {
   float *pyr0[LT_FLOW_MAX_LEVELS], *pyr1[LT_FLOW_MAX_LEVELS]; /* level 0 unused: the input */
   float *s0, *s1, *w1, *avg, *tmp, *tmp2;
   float *D[4], *J[NJ], *f[3], *fn[3], *f0[3];
+  float *wdat, *wsm; /* lagged robust weights: data term, smoothness diffusivity */
   float *arena;
 };
 
@@ -56,6 +57,10 @@ void lt_flow_params_default(lt_flow_params *p)
   p->iterations = LT_FLOW_DEFAULT_ITERATIONS;
   p->eta = LT_FLOW_DEFAULT_ETA;
   p->beta = LT_FLOW_DEFAULT_BETA;
+  p->eps_data = LT_FLOW_DEFAULT_EPS_DATA;
+  p->eps_smooth = LT_FLOW_DEFAULT_EPS_SMOOTH;
+  p->omega = LT_FLOW_DEFAULT_OMEGA;
+  p->lag = LT_FLOW_DEFAULT_LAG;
 }
 
 int lt_flow_params_check(const lt_flow_params *p)
@@ -66,9 +71,13 @@ int lt_flow_params_check(const lt_flow_params *p)
   else if (!(p->sigma >= 0 && p->sigma <= LT_GAUSS_RMAX / 3.0f)) bad = "sigma must be in 0..16";
   else if (p->levels < 1 || p->levels > LT_FLOW_MAX_LEVELS) bad = "levels must be in 1..16";
   else if (p->warps < 1 || p->warps > 1000) bad = "warps must be in 1..1000";
-  else if (p->iterations < 1 || p->iterations > 100000) bad = "iterations must be in 1..100000";
+  else if (p->iterations < 1 || p->iterations > LT_FLOW_MAX_ITERATIONS) bad = "iterations must be in 1..100000";
   else if (!(p->eta >= 0.25f && p->eta <= 0.95f)) bad = "eta must be in 0.25..0.95";
   else if (!(p->beta >= 0 && p->beta < 1e9f)) bad = "beta must be >= 0";
+  else if (!(p->eps_data >= 0 && p->eps_data < 1e9f)) bad = "eps-data must be >= 0";
+  else if (!(p->eps_smooth >= 0 && p->eps_smooth < 1e9f)) bad = "eps-smooth must be >= 0";
+  else if (!(p->omega >= 0 && p->omega < 2)) bad = "omega must be 0 (Jacobi) or in 0..2 (SOR)";
+  else if (p->lag < 1 || p->lag > 100000) bad = "lag must be in 1..100000";
   if (bad) {
     lt_error("flow: %s", bad);
     return LT_ERR_USAGE;
@@ -121,8 +130,8 @@ size_t lt_clg_bytes(const lt_flow_params *p, const lt_grid *g)
   lt_grid lev[LT_FLOW_MAX_LEVELS];
   const int nlev = lt_flow_pyramid(p, g, lev), dims = lt_grid_dims(g);
   const size_t nj = (size_t)(dims + 1) * (dims + 2) / 2;
-  /* CUDA's arena (8 fixed planes: the CPU's 6 and the two input frames) */
-  size_t total = lt_grid_size(g) * (8 + (size_t)(dims + 1) + nj + 3 * (size_t)dims);
+  /* CUDA's arena (10 fixed planes: the CPU's 8 and the two input frames) */
+  size_t total = lt_grid_size(g) * (10 + (size_t)(dims + 1) + nj + 3 * (size_t)dims);
   for (int l = 1; l < nlev; l++) total += 2 * lt_grid_size(&lev[l]);
   return total * sizeof(float);
 }
@@ -153,7 +162,7 @@ int lt_clg_create(lt_clg **out, const lt_flow_params *p, const lt_grid *g)
   }
   const size_t n = lt_grid_size(g);
   const int nj = (c->dims + 1) * (c->dims + 2) / 2;
-  size_t total = n * (6 + (size_t)(c->dims + 1) + nj + 3 * (size_t)c->dims);
+  size_t total = n * (8 + (size_t)(c->dims + 1) + nj + 3 * (size_t)c->dims);
   for (int l = 1; l < c->nlev; l++) total += 2 * lt_grid_size(&c->lev[l]);
   c->arena = malloc(total * sizeof(float));
   if (!c->arena) {
@@ -162,7 +171,7 @@ int lt_clg_create(lt_clg **out, const lt_flow_params *p, const lt_grid *g)
     return LT_ERR_NOMEM;
   }
   float *a = c->arena;
-  float **fixed[] = {&c->s0, &c->s1, &c->w1, &c->avg, &c->tmp, &c->tmp2};
+  float **fixed[] = {&c->s0, &c->s1, &c->w1, &c->avg, &c->tmp, &c->tmp2, &c->wdat, &c->wsm};
   for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++, a += n) *fixed[i] = a;
   for (int i = 0; i <= c->dims; i++, a += n) c->D[i] = a;
   for (int i = 0; i < nj; i++, a += n) c->J[i] = a;
@@ -265,15 +274,67 @@ void lt_flow_div_coefs(const lt_flow_params *p, const lt_grid *g, double ih[3], 
     for (int b = a; b < 3; b++) bb[a][b] = bb[b][a] = (double)p->beta * ih[a] * ih[b];
 }
 
-/* One collective Jacobi sweep: fn from f (see clg.h). With beta > 0 the
- * divergence term's point-block part enters A and the neighbours' part b
- * (clg.h gives the discretisation); the order of the double operations
- * here is the one cuda/flow/clg.cu repeats. */
-static void jacobi_sweep(lt_clg *c, const lt_grid *g, float *const f[], float *const fn[])
+/* The lagged weights of the robust (Charbonnier) penalisers at the current
+ * iterate f (clg.h): wdat = 1 / sqrt(1 + w3^T J w3 / eps_d^2) with
+ * w3 = (f - f0, 1), wsm = 1 / sqrt(1 + sum_k |grad f_k|^2 / eps_s^2)
+ * (central differences, one-sided at the border). Only the robust terms'
+ * planes are written. Double arithmetic in the order cuda/flow/clg.cu
+ * repeats. */
+static void robust_weights(lt_clg *c, const lt_grid *g)
 {
   const int dims = c->dims, nx = g->n[0];
   const long rows = (long)g->n[1] * g->n[2];
-  const int div = c->p.beta > 0;
+  const int rd = c->p.eps_data > 0, rs = c->p.eps_smooth > 0;
+  const double ied = rd ? 1.0 / ((double)c->p.eps_data * c->p.eps_data) : 0.0;
+  const double ies = rs ? 1.0 / ((double)c->p.eps_smooth * c->p.eps_smooth) : 0.0;
+  size_t st[3];
+  for (int d = 0; d < dims; d++) st[d] = lt_grid_stride(g, d);
+#pragma omp parallel for schedule(static)
+  for (long row = 0; row < rows; row++) {
+    int pos[3] = {0, (int)(row % g->n[1]), (int)(row / g->n[1])};
+    size_t i = (size_t)row * nx;
+    for (int x = 0; x < nx; x++, i++) {
+      pos[0] = x;
+      if (rd) {
+        double du[3], q = (double)c->J[jx(dims, dims, dims)][i];
+        for (int k = 0; k < dims; k++) du[k] = (double)c->f[k][i] - (double)c->f0[k][i];
+        for (int k = 0; k < dims; k++) q += 2.0 * (double)c->J[jx(k, dims, dims)][i] * du[k];
+        for (int k = 0; k < dims; k++)
+          for (int e = 0; e < dims; e++) q += (double)c->J[jx(k, e, dims)][i] * du[k] * du[e];
+        if (!(q > 0.0)) q = 0.0;
+        c->wdat[i] = (float)(1.0 / sqrt(1.0 + q * ied));
+      }
+      if (rs) {
+        double q = 0.0;
+        for (int d = 0; d < dims; d++) {
+          const int lo = pos[d] > 0, hi = pos[d] < g->n[d] - 1;
+          const double den = (double)(lo + hi) * (double)g->h[d];
+          for (int k = 0; k < dims; k++) {
+            const double t = ((double)c->f[k][i + (hi ? st[d] : 0)] - (double)c->f[k][i - (lo ? st[d] : 0)]) / den;
+            q += t * t;
+          }
+        }
+        c->wsm[i] = (float)(1.0 / sqrt(1.0 + q * ies));
+      }
+    }
+  }
+}
+
+/* One relaxation sweep (see clg.h). Jacobi (colour < 0): fn from f, every
+ * sample. SOR: in place (fn == f), only the samples of colour `colour`
+ * (lt_flow_colour), whose neighbours all have other colours, so the order
+ * within a pass cannot matter. With the robust terms the tensor is scaled
+ * by wdat and the neighbour weights become alpha / h^2 (wsm(i) + wsm(j)) / 2.
+ * With beta > 0 the divergence term's point-block part enters A and the
+ * neighbours' part b (clg.h gives the discretisation; the proximal term only
+ * for Jacobi). The order of the double operations here is the one
+ * cuda/flow/clg.cu repeats. */
+static void relax_sweep(lt_clg *c, const lt_grid *g, float *const f[], float *const fn[], int colour)
+{
+  const int dims = c->dims, nx = g->n[0];
+  const long rows = (long)g->n[1] * g->n[2];
+  const int div = c->p.beta > 0, rd = c->p.eps_data > 0, rs = c->p.eps_smooth > 0, sor = colour >= 0;
+  const double om = c->p.omega;
   double wd[3], ih[3], bb[3][3];
   size_t st[3];
   lt_flow_div_coefs(&c->p, g, ih, bb);
@@ -288,26 +349,42 @@ static void jacobi_sweep(lt_clg *c, const lt_grid *g, float *const f[], float *c
   for (long row = 0; row < rows; row++) {
     int pos[3] = {0, (int)(row % g->n[1]), (int)(row / g->n[1])};
     size_t i = (size_t)row * nx;
-    for (int x = 0; x < nx; x++, i++) {
+    /* SOR: every other sample of the row, from the first of this colour
+     * (none where the row has no sample of it: 2^dims colours) */
+    int x0 = 0;
+    if (sor) {
+      pos[0] = 0;
+      x0 = lt_flow_colour(pos, div) == colour ? 0 : 1;
+      pos[0] = x0;
+      if (lt_flow_colour(pos, div) != colour) continue;
+    }
+    i += x0;
+    for (int x = x0; x < nx; x += 1 + sor, i += 1 + sor) {
       pos[0] = x;
       double sw = 0, A[3][3], b[3] = {0, 0, 0}, w[3];
       for (int d = 0; d < dims; d++) {
         if (pos[d] > 0) {
-          sw += wd[d];
-          for (int k = 0; k < dims; k++) b[k] += wd[d] * f[k][i - st[d]];
+          const double e = rs ? wd[d] * (0.5 * ((double)c->wsm[i] + (double)c->wsm[i - st[d]])) : wd[d];
+          sw += e;
+          for (int k = 0; k < dims; k++) b[k] += e * f[k][i - st[d]];
         }
         if (pos[d] < g->n[d] - 1) {
-          sw += wd[d];
-          for (int k = 0; k < dims; k++) b[k] += wd[d] * f[k][i + st[d]];
+          const double e = rs ? wd[d] * (0.5 * ((double)c->wsm[i] + (double)c->wsm[i + st[d]])) : wd[d];
+          sw += e;
+          for (int k = 0; k < dims; k++) b[k] += e * f[k][i + st[d]];
         }
       }
+      const double dw = rd ? (double)c->wdat[i] : 1.0;
       for (int k = 0; k < dims; k++) {
         for (int e = 0; e < dims; e++) {
           double jke = c->J[jx(k, e, dims)][i];
+          if (rd) jke *= dw;
           A[k][e] = jke + (k == e ? sw : 0.0);
           b[k] += jke * c->f0[e][i];
         }
-        b[k] -= c->J[jx(k, dims, dims)][i];
+        double jkt = c->J[jx(k, dims, dims)][i];
+        if (rd) jkt *= dw;
+        b[k] -= jkt;
       }
       if (div) {
         int fw[3], bw[3];
@@ -321,9 +398,11 @@ static void jacobi_sweep(lt_clg *c, const lt_grid *g, float *const f[], float *c
           if (fw[e]) u += (double)f[e][i + st[e]] * ih[e];
         for (int k = 0; k < dims; k++) {
           /* proximal term tau (w_k(i) - w_k^old(i)): keeps the Jacobi step
-           * convergent (see clg.h); the fixed point is unchanged */
-          A[k][k] += tau;
-          b[k] += tau * f[k][i];
+           * convergent (see clg.h; SOR needs none); the fixed point is unchanged */
+          if (!sor) {
+            A[k][k] += tau;
+            b[k] += tau * f[k][i];
+          }
           for (int e = 0; e < dims; e++)
             if (fw[k] && fw[e]) A[k][e] += bb[k][e];
           if (bw[k]) {
@@ -339,20 +418,39 @@ static void jacobi_sweep(lt_clg *c, const lt_grid *g, float *const f[], float *c
         }
       }
       solve_small(dims, A, b, w);
-      for (int k = 0; k < dims; k++) fn[k][i] = (float)w[k];
+      if (sor)
+        for (int k = 0; k < dims; k++) fn[k][i] = (float)((double)f[k][i] + om * (w[k] - (double)f[k][i]));
+      else
+        for (int k = 0; k < dims; k++) fn[k][i] = (float)w[k];
     }
   }
 }
 
-/* Warps and Jacobi sweeps on one level; the result is in c->f. */
-static void solve_level(lt_clg *c, const lt_grid *g)
+
+int lt_flow_level_iterations(const lt_flow_params *p, int l)
+{
+  long n = (long)p->iterations << (l < 16 ? l : 16);
+  return n > LT_FLOW_MAX_ITERATIONS ? LT_FLOW_MAX_ITERATIONS : (int)n;
+}
+
+/* Warps and relaxation sweeps on level l; the result is in c->f. The
+ * robust weights are recomputed before sweep 0 of every warp and then
+ * every `lag` sweeps (lagged nonlinearity). */
+static void solve_level(lt_clg *c, const lt_grid *g, int l)
 {
   const size_t n = lt_grid_size(g);
+  const int nit = lt_flow_level_iterations(&c->p, l);
+  const int robust = c->p.eps_data > 0 || c->p.eps_smooth > 0, sor = c->p.omega > 0;
   for (int k = 0; k < c->p.warps; k++) {
     motion_tensor(c, g);
     for (int d = 0; d < c->dims; d++) memcpy(c->f0[d], c->f[d], n * sizeof(float));
-    for (int it = 0; it < c->p.iterations; it++) {
-      jacobi_sweep(c, g, c->f, c->fn);
+    for (int it = 0; it < nit; it++) {
+      if (robust && it % c->p.lag == 0) robust_weights(c, g);
+      if (sor) {
+        for (int col = 0; col < lt_flow_colours(c->dims, c->p.beta > 0); col++) relax_sweep(c, g, c->f, c->f, col);
+        continue;
+      }
+      relax_sweep(c, g, c->f, c->fn, -1);
       for (int d = 0; d < c->dims; d++) {
         float *t = c->f[d];
         c->f[d] = c->fn[d];
@@ -384,7 +482,7 @@ int lt_clg_compute(lt_clg *c, const float *I0, const float *I1, float *const flo
     }
     lt_grid_gauss(l ? c->pyr0[l] : I0, c->s0, c->tmp, g, c->ks);
     lt_grid_gauss(l ? c->pyr1[l] : I1, c->s1, c->tmp, g, c->ks);
-    solve_level(c, g);
+    solve_level(c, g, l);
   }
   for (int d = 0; d < c->dims; d++) memcpy(flow[d], c->f[d], lt_grid_size(&c->lev[0]) * sizeof(float));
   return 0;
@@ -414,5 +512,6 @@ static int cpu_compute_grid(void *ctx, const float *I0, const float *I1, float *
 
 static long cpu_launches(void *ctx) { return 0; }
 
-const lt_flow_backend lt_flow_backend_cpu = {"cpu",           cpu_create,       cpu_destroy, cpu_compute,
-                                             cpu_create_grid, cpu_compute_grid, cpu_launches};
+const lt_flow_backend lt_flow_backend_cpu = {"cpu",           cpu_create,       cpu_destroy,  cpu_compute,
+                                             cpu_create_grid, cpu_compute_grid, cpu_launches, NULL,
+                                             NULL,            NULL};

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -127,34 +128,188 @@ fail:
   return r;
 }
 
-int lt_flo_write(const char *path, const float *u, const float *v, int w, int h)
+void lt_flo_pack(unsigned char *out, const float *u, const float *v, int w, int h)
+{
+  memcpy(out, "PIEH", 4);
+  put_le32(out + 4, (uint32_t)w);
+  put_le32(out + 8, (uint32_t)h);
+  unsigned char *b = out + 12;
+  const size_t n = (size_t)w * h;
+  for (size_t i = 0; i < n; i++, b += 8) {
+    put_le32(b, bits_of(u[i]));
+    put_le32(b + 4, bits_of(v[i]));
+  }
+}
+
+static int bad_size(const char *path, int w, int h)
 {
   if (w < 1 || h < 1 || (long long)w * h > LT_FLO_MAX_PIXELS) {
     lt_error("cannot write '%s': bad flow size %dx%d", path, w, h);
     return LT_ERR_USAGE;
   }
+  return 0;
+}
+
+/* One packed file in one fwrite, atomically (outfile.h). */
+static int write_packed(const char *path, const unsigned char *b, size_t bytes)
+{
   lt_outfile o;
   int r = lt_out_open(&o, path);
   if (r) return r;
-  unsigned char hd[12], buf[8 * 1024];
-  memcpy(hd, "PIEH", 4);
-  put_le32(hd + 4, (uint32_t)w);
-  put_le32(hd + 8, (uint32_t)h);
-  fwrite(hd, 1, sizeof hd, o.fp);
-  size_t n = (size_t)w * h;
-  for (size_t i = 0; i < n;) {
-    size_t k = n - i < sizeof buf / 8 ? n - i : sizeof buf / 8;
-    for (size_t j = 0; j < k; j++, i++) {
-      put_le32(buf + 8 * j, bits_of(u[i]));
-      put_le32(buf + 8 * j + 4, bits_of(v[i]));
-    }
-    fwrite(buf, 8, k, o.fp);
-  }
+  fwrite(b, 1, bytes, o.fp);
   if ((r = lt_out_check(&o)) != 0) {
     lt_out_abort(&o, 0);
     return r;
   }
   return lt_out_commit(&o);
+}
+
+int lt_flo_write(const char *path, const float *u, const float *v, int w, int h)
+{
+  int r = bad_size(path, w, h);
+  if (r) return r;
+  const size_t bytes = 12 + 8 * (size_t)w * h;
+  unsigned char *b = malloc(bytes);
+  if (!b) {
+    lt_error("cannot write '%s': out of memory (%zu MB)", path, bytes >> 20);
+    return LT_ERR_NOMEM;
+  }
+  lt_flo_pack(b, u, v, w, h);
+  r = write_packed(path, b, bytes);
+  free(b);
+  return r;
+}
+
+/* ---- background writer ---- */
+
+typedef struct slot {
+  unsigned char *bytes;
+  char *path;
+  int state; /* 0 free, 1 queued, 2 being written */
+  long seq;  /* queue order */
+} slot;
+
+struct lt_flo_writer {
+  pthread_mutex_t mu;
+  pthread_cond_t work, room;
+  pthread_t th[LT_FLO_WRITER_MAX_THREADS];
+  int nth, nslot, w, h, stop, err;
+  size_t bytes, pathmax;
+  long seq;
+  slot *s;
+};
+
+static void *writer_main(void *arg)
+{
+  lt_flo_writer *wr = arg;
+  pthread_mutex_lock(&wr->mu);
+  for (;;) {
+    slot *next = NULL;
+    for (int i = 0; i < wr->nslot; i++)
+      if (wr->s[i].state == 1 && (!next || wr->s[i].seq < next->seq)) next = &wr->s[i];
+    if (!next) {
+      if (wr->stop) break;
+      pthread_cond_wait(&wr->work, &wr->mu);
+      continue;
+    }
+    next->state = 2;
+    pthread_mutex_unlock(&wr->mu);
+    int r = write_packed(next->path, next->bytes, wr->bytes);
+    pthread_mutex_lock(&wr->mu);
+    if (r && !wr->err) wr->err = r;
+    next->state = 0;
+    pthread_cond_signal(&wr->room);
+  }
+  pthread_mutex_unlock(&wr->mu);
+  return NULL;
+}
+
+static void writer_free(lt_flo_writer *wr)
+{
+  for (int i = 0; wr->s && i < wr->nslot; i++) free(wr->s[i].bytes), free(wr->s[i].path);
+  free(wr->s);
+  pthread_mutex_destroy(&wr->mu);
+  pthread_cond_destroy(&wr->work);
+  pthread_cond_destroy(&wr->room);
+  free(wr);
+}
+
+int lt_flo_writer_start(lt_flo_writer **out, int w, int h, int threads, size_t pathmax)
+{
+  *out = NULL;
+  int r = bad_size("(writer)", w, h);
+  if (r) return r;
+  lt_flo_writer *wr = calloc(1, sizeof *wr);
+  if (!wr) return LT_ERR_NOMEM;
+  pthread_mutex_init(&wr->mu, NULL);
+  pthread_cond_init(&wr->work, NULL);
+  pthread_cond_init(&wr->room, NULL);
+  wr->w = w, wr->h = h;
+  wr->bytes = 12 + 8 * (size_t)w * h;
+  wr->pathmax = pathmax;
+  wr->nth = threads < 1 ? 1 : threads > LT_FLO_WRITER_MAX_THREADS ? LT_FLO_WRITER_MAX_THREADS : threads;
+  /* two files in hand per thread, at most LT_FLO_WRITER_MAX_BYTES of them (at least 2) */
+  wr->nslot = 2 * wr->nth;
+  while (wr->nslot > 2 && (size_t)wr->nslot * wr->bytes > LT_FLO_WRITER_MAX_BYTES) wr->nslot--;
+  wr->s = calloc((size_t)wr->nslot, sizeof *wr->s);
+  r = wr->s ? 0 : LT_ERR_NOMEM;
+  for (int i = 0; !r && i < wr->nslot; i++)
+    if (!(wr->s[i].bytes = malloc(wr->bytes)) || !(wr->s[i].path = malloc(pathmax))) r = LT_ERR_NOMEM;
+  if (r) {
+    lt_error("out of memory for the .flo writer (%d x %zu MB)", wr->nslot, wr->bytes >> 20);
+    writer_free(wr);
+    return r;
+  }
+  for (int i = 0; i < wr->nth; i++)
+    if (pthread_create(&wr->th[i], NULL, writer_main, wr) != 0) {
+      lt_error("cannot start the .flo writer thread");
+      wr->nth = i;
+      lt_flo_writer_finish(wr);
+      return LT_ERR_INTERNAL;
+    }
+  *out = wr;
+  return 0;
+}
+
+int lt_flo_writer_put(lt_flo_writer *wr, const char *path, const float *u, const float *v)
+{
+  if (strlen(path) >= wr->pathmax) {
+    lt_error("internal: .flo path '%s' too long for the writer", path);
+    return LT_ERR_INTERNAL;
+  }
+  pthread_mutex_lock(&wr->mu);
+  slot *free_slot = NULL;
+  while (!wr->err) {
+    for (int i = 0; i < wr->nslot && !free_slot; i++)
+      if (wr->s[i].state == 0) free_slot = &wr->s[i];
+    if (free_slot) break;
+    pthread_cond_wait(&wr->room, &wr->mu);
+  }
+  int r = wr->err;
+  pthread_mutex_unlock(&wr->mu);
+  if (r) return r;
+  /* the slot is ours until it is queued: pack outside the lock */
+  lt_flo_pack(free_slot->bytes, u, v, wr->w, wr->h);
+  strcpy(free_slot->path, path);
+  pthread_mutex_lock(&wr->mu);
+  free_slot->state = 1;
+  free_slot->seq = wr->seq++;
+  pthread_cond_signal(&wr->work);
+  pthread_mutex_unlock(&wr->mu);
+  return 0;
+}
+
+int lt_flo_writer_finish(lt_flo_writer *wr)
+{
+  if (!wr) return 0;
+  pthread_mutex_lock(&wr->mu);
+  wr->stop = 1;
+  pthread_cond_broadcast(&wr->work);
+  pthread_mutex_unlock(&wr->mu);
+  for (int i = 0; i < wr->nth; i++) pthread_join(wr->th[i], NULL);
+  int r = wr->err;
+  writer_free(wr);
+  return r;
 }
 
 int lt_flow_evaluate(const float *u, const float *v, const float *gu, const float *gv, const float *mask, int w,

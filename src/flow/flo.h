@@ -28,6 +28,26 @@ int lt_flo_read(const char *path, float **u, float **v, int *w, int *h);
  * complete; "-" is stdout). 0 or LT_ERR_OUTPUT / LT_ERR_USAGE (bad size). */
 int lt_flo_write(const char *path, const float *u, const float *v, int w, int h);
 
+/* The .flo bytes of (u, v): 12 + 8 w h bytes at out. */
+void lt_flo_pack(unsigned char *out, const float *u, const float *v, int w, int h);
+
+/* Background writer of a sequence of same-size .flo files, so that writing
+ * (each file atomic and fsync'ed, outfile.h: milliseconds per file) is not
+ * what limits the frame rate: put copies the flow into a free slot (packed,
+ * one fwrite per file) and returns; `threads` threads write the queued
+ * files, in queue order, 2 slots per thread (fewer when that would exceed
+ * LT_FLO_WRITER_MAX_BYTES, at least 2); put waits while every slot is in
+ * use. Every buffer is allocated by start. A failed write stops the queue:
+ * put and finish return the first error (the file's own message was
+ * printed). finish waits for every queued file, stops the threads and frees
+ * the writer (NULL is accepted). */
+#define LT_FLO_WRITER_MAX_THREADS 8
+#define LT_FLO_WRITER_MAX_BYTES ((size_t)256 << 20)
+typedef struct lt_flo_writer lt_flo_writer;
+int lt_flo_writer_start(lt_flo_writer **wr, int w, int h, int threads, size_t pathmax);
+int lt_flo_writer_put(lt_flo_writer *wr, const char *path, const float *u, const float *v);
+int lt_flo_writer_finish(lt_flo_writer *wr);
+
 typedef struct lt_flow_error {
   double aee;   /* average endpoint error |w - w_gt| (pixels) */
   double aae;   /* average angular error (degrees), Barron et al.: the angle

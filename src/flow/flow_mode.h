@@ -18,6 +18,7 @@ typedef struct lt_flow_opts {
   const char *mask;         /* --mask PNG or NULL (needs --ground-truth) */
   const char *plot;         /* --plot FILE.png or NULL */
   int folder;               /* set by check: one video (or 3+ images): -o names a folder */
+  int alpha_set;            /* --alpha given (else the 2D or 3D default) */
   int three_d;              /* --3d: NIfTI volume sequence (volrun.c) */
   int voxel_axes;           /* --displacement voxel: components along i, j, k (else world mm) */
 } lt_flow_opts;

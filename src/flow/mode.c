@@ -12,17 +12,22 @@
 
 enum {
   O_ALPHA = LT_OPT_MODE_BASE, O_RHO, O_SIGMA, O_LEVELS, O_WARPS, O_ITERATIONS, O_COLOR, O_SUMMARY,
-  O_GROUND_TRUTH, O_MASK, O_PLOT, O_3D, O_BETA, O_DISPLACEMENT,
+  O_GROUND_TRUTH, O_MASK, O_PLOT, O_3D, O_BETA, O_DISPLACEMENT, O_EPS_DATA, O_EPS_SMOOTH, O_OMEGA,
 };
 
 
 static const lt_optdef opts[] = {
-  {"alpha", O_ALPHA, required_argument, "A", "smoothness weight, > 0 (default 300; intensities 0..255)"},
+  {"alpha", O_ALPHA, required_argument, "A", "smoothness weight, > 0 (default 500, with --3d 50; intensities 0..255)"},
   {"rho", O_RHO, required_argument, "S", "motion-tensor integration scale, px, 0..16 (default 2)"},
   {"sigma", O_SIGMA, required_argument, "S", "pre-smoothing of both frames, px, 0..16 (default 0.5)"},
   {"levels", O_LEVELS, required_argument, "N", "coarse-to-fine pyramid levels, 1..16 (default 3)"},
   {"warps", O_WARPS, required_argument, "N", "warps (re-linearisations) per level, 1..1000 (default 2)"},
-  {"iterations", O_ITERATIONS, required_argument, "N", "Jacobi iterations per warp, 1..100000 (default 150)"},
+  {"iterations", O_ITERATIONS, required_argument, "N",
+   "relaxation iterations per warp on the finest level, doubled per coarser level, 1..100000 (default 10)"},
+  {"eps-data", O_EPS_DATA, required_argument, "E", "Charbonnier scale of the data term, grey levels; 0 = quadratic (default 1)"},
+  {"eps-smooth", O_EPS_SMOOTH, required_argument, "E",
+   "Charbonnier scale of the smoothness term, flow gradient; 0 = quadratic (default 0.03)"},
+  {"omega", O_OMEGA, required_argument, "W", "relaxation: SOR factor in (0, 2), or 0 for Jacobi (default 1.8)"},
   {"color", O_COLOR, no_argument, NULL, "also write a Middlebury colour-coded PNG next to each .flo"},
   {"summary", O_SUMMARY, required_argument, "FILE", "per-pair CSV: frame,t_s,mean_mag_px,p95_mag_px,max_mag_px"},
   {"ground-truth", O_GROUND_TRUTH, required_argument, "FILE", "true flow (.flo) of the first pair: print AEE and AAE on stdout"},
@@ -49,6 +54,7 @@ static int set(void *params, int id, const char *name, const char *a)
     if (lt_opt_double(name, a, 0.0, 1e8, &d)) return LT_ERR_USAGE;
     if (!(d > 0)) return lt_opt_bad(name, a, "must be > 0");
     o->flow.alpha = (float)d;
+    o->alpha_set = 1;
     return 0;
   case O_RHO:
   case O_SIGMA:
@@ -57,9 +63,20 @@ static int set(void *params, int id, const char *name, const char *a)
     if (id == O_RHO) o->flow.rho = (float)d;
     else o->flow.sigma = (float)d;
     return 0;
+  case O_EPS_DATA:
+  case O_EPS_SMOOTH:
+    if (lt_opt_double(name, a, 0.0, 1e8, &d)) return LT_ERR_USAGE;
+    if (id == O_EPS_DATA) o->flow.eps_data = (float)d;
+    else o->flow.eps_smooth = (float)d;
+    return 0;
+  case O_OMEGA:
+    if (lt_opt_double(name, a, 0.0, 2.0, &d)) return LT_ERR_USAGE;
+    if (!(d < 2.0)) return lt_opt_bad(name, a, "must be below 2 (SOR diverges at 2)");
+    o->flow.omega = (float)d;
+    return 0;
   case O_LEVELS: return lt_opt_int(name, a, 1, LT_FLOW_MAX_LEVELS, &o->flow.levels);
   case O_WARPS: return lt_opt_int(name, a, 1, 1000, &o->flow.warps);
-  case O_ITERATIONS: return lt_opt_int(name, a, 1, 100000, &o->flow.iterations);
+  case O_ITERATIONS: return lt_opt_int(name, a, 1, LT_FLOW_MAX_ITERATIONS, &o->flow.iterations);
   case O_COLOR: o->color = 1; return 0;
   case O_3D: o->three_d = 1; return 0;
   case O_BETA:
@@ -91,6 +108,7 @@ static int check(void *params, const lt_settings *s)
     lt_error("no input given (usage: leuktrack flow [OPTIONS] A B -o OUT.flo, or VIDEO -o DIR; see --help)");
     return LT_ERR_USAGE;
   }
+  if (o->three_d && !o->alpha_set) o->flow.alpha = LT_FLOW_DEFAULT_ALPHA_3D;
   if (lt_flow_params_check(&o->flow)) return LT_ERR_USAGE;
   if (o->three_d) {
     if (o->ground_truth || o->mask || o->plot) {

@@ -4,7 +4,10 @@
  * pixel grid (prev(x) ~ f(x + w)); then the pair's outputs:
  *   - the Middlebury .flo (-o FILE for an image pair, DIR/flow_NNNNNN.flo
  *     for a video, NNNNNN = the index of the pair's first frame), each file
- *     written atomically as soon as it is computed;
+ *     written atomically; a video's files by a background writer
+ *     (lt_flo_writer, 4 threads) while the next pairs are computed, all of
+ *     them complete when the run ends (the "write" stage of --stats is the
+ *     time to hand a field over);
  *   - --color: the Middlebury colour code of the pair (normalised by the
  *     pair's largest magnitude, written on the image) with a legend wheel,
  *     next to the .flo (FILE.png / DIR/flow_NNNNNN.png);
@@ -32,6 +35,7 @@
 #include "backend.h"
 #include "core/loop.h"
 #include "draw.h"
+#include "plot.h"
 #include "error.h"
 #include "flow/color.h"
 #include "flow/flo.h"
@@ -41,6 +45,8 @@
 #include "rows.h"
 
 enum { ST_FLOW, ST_STATS, ST_WRITE, ST_N };
+/* .flo writer threads of -o DIR (fsync'ed files in parallel) */
+#define FLO_WRITER_THREADS 4
 static const char *const stage_names[ST_N] = {"flow", "stats", "write"};
 
 static const lt_col sum_cols[] = {
@@ -67,10 +73,12 @@ typedef struct run {
   lt_rows rows;
   int rows_on;
   lt_outfile *sum_out;
+  lt_flo_writer *wr;    /* background .flo writer of -o DIR */
   double *px, *pmean, *pp95; /* --plot: per pair */
   int np, capp;
   double mag_sum;       /* all pairs, for -v */
   long pairs;
+  int last_index;       /* index of the last pair's second frame */
 } run;
 
 /* ---- statistics of one field ---- */
@@ -109,16 +117,34 @@ float lt_flow_kth_smallest(const float *a, size_t n, size_t k, uint32_t *hist)
   return f;
 }
 
-/* mean, p95 (nearest rank) and max of |w| = sqrt(u^2 + v^2) (double). */
+/* Fixed chunks of the magnitude pass: the partial sums are added in chunk
+ * order, so the mean is the same for any thread count. */
+#define STAT_CHUNKS 64
+
+/* mean, p95 (nearest rank) and max of |w| = sqrt(u^2 + v^2) (double). The
+ * magnitudes in parallel (OpenMP over STAT_CHUNKS chunks), the select on
+ * one thread. */
 static void field_stats(run *R, double *mean, double *p95, double *max)
 {
   size_t n = (size_t)R->w * R->h;
+  double cs[STAT_CHUNKS], cm[STAT_CHUNKS];
+#pragma omp parallel for schedule(static)
+  for (int c = 0; c < STAT_CHUNKS; c++) {
+    const size_t a = n * c / STAT_CHUNKS, b = n * (c + 1) / STAT_CHUNKS;
+    double sc = 0, mc = 0;
+    for (size_t i = a; i < b; i++) {
+      double m = sqrt((double)R->u[i] * R->u[i] + (double)R->v[i] * R->v[i]);
+      R->mag[i] = (float)m;
+      sc += m;
+      if (m > mc) mc = m;
+    }
+    cs[c] = sc;
+    cm[c] = mc;
+  }
   double s = 0, mx = 0;
-  for (size_t i = 0; i < n; i++) {
-    double m = sqrt((double)R->u[i] * R->u[i] + (double)R->v[i] * R->v[i]);
-    R->mag[i] = (float)m;
-    s += m;
-    if (m > mx) mx = m;
+  for (int c = 0; c < STAT_CHUNKS; c++) {
+    s += cs[c];
+    if (cm[c] > mx) mx = cm[c];
   }
   size_t k = (size_t)ceil(0.95 * (double)n);
   if (k < 1) k = 1;
@@ -279,15 +305,23 @@ static int begin(void *m, lt_loop *L, const lt_source_info *in)
     lt_info("%s: %dx%d, %.3f fps", in->name, R->w, R->h, in->fps);
   else
     lt_info("%s: %dx%d, frame rate unknown (t_s = frame index; give --fps)", in->name, R->w, R->h);
-  lt_info("flow: alpha %g, rho %g, sigma %g, %d levels, %d warps, %d iterations", R->o.flow.alpha, R->o.flow.rho,
-          R->o.flow.sigma, R->o.flow.levels, R->o.flow.warps, R->o.flow.iterations);
+  lt_info("flow: alpha %g, rho %g, sigma %g, %d levels, %d warps, %d iterations, eps-data %g, eps-smooth %g, omega %g",
+          R->o.flow.alpha, R->o.flow.rho, R->o.flow.sigma, R->o.flow.levels, R->o.flow.warps, R->o.flow.iterations,
+          R->o.flow.eps_data, R->o.flow.eps_smooth, R->o.flow.omega);
   const void *stages;
   if ((err = lt_backend_stages("flow", R->s->backend, R->s->device, &lt_flow_backend_cpu, &stages))) return err;
   R->be = stages;
   size_t n = (size_t)R->w * R->h;
   R->pathlen = (R->s->output ? strlen(R->s->output) : 0) + (R->s->overlay_dir ? strlen(R->s->overlay_dir) : 0) + 64;
-  R->u = malloc(n * sizeof *R->u);
-  R->v = malloc(n * sizeof *R->v);
+  /* u, v: the backend's host memory (pinned on CUDA) */
+  if (R->be->host_alloc) {
+    R->u = R->be->host_alloc(n * sizeof *R->u, "the flow field");
+    R->v = R->u ? R->be->host_alloc(n * sizeof *R->v, "the flow field") : NULL;
+    if (!R->v) return LT_ERR_GPU;
+  } else {
+    R->u = malloc(n * sizeof *R->u);
+    R->v = malloc(n * sizeof *R->v);
+  }
   R->path = malloc(R->pathlen);
   int want_stats = R->o.summary || R->o.plot;
   if (want_stats) {
@@ -302,6 +336,8 @@ static int begin(void *m, lt_loop *L, const lt_source_info *in)
     return LT_ERR_NOMEM;
   }
   if ((err = R->be->create(&R->ctx, &R->o.flow, R->w, R->h))) return err;
+  if (R->o.folder && R->s->output && (err = lt_flo_writer_start(&R->wr, R->w, R->h, FLO_WRITER_THREADS, R->pathlen)))
+    return err;
   if (R->o.summary) {
     if (!(R->sum_out = lt_loop_output(L, R->o.summary, &err))) return err;
     if ((err = lt_rows_start(&R->rows, R->sum_out, sum_cols, NSUM, NSUM, NULL, NULL))) return err;
@@ -315,7 +351,14 @@ static int step(void *m, lt_loop *L, const lt_frame *f, const lt_frame *prev)
   run *R = m;
   int err;
   double t0 = lt_now();
-  if ((err = R->be->compute(R->ctx, prev->grey, f->grey, R->u, R->v))) return err;
+  /* consecutive pairs: prev is the last pair's second frame, which the
+   * backend may still hold (compute_next: one upload instead of two) */
+  if (R->be->compute_next && R->pairs > 0 && prev->index == R->last_index)
+    err = R->be->compute_next(R->ctx, f->grey, f->grey8, R->u, R->v);
+  else
+    err = R->be->compute(R->ctx, prev->grey, f->grey, R->u, R->v);
+  if (err) return err;
+  R->last_index = f->index;
   double t1 = lt_now();
   lt_loop_time(L, ST_FLOW, t1 - t0);
   if (R->o.ground_truth && !R->evaluated && (err = evaluate(R, prev, f))) return err;
@@ -355,7 +398,11 @@ static int step(void *m, lt_loop *L, const lt_frame *f, const lt_frame *prev)
   }
   double t2 = lt_now();
   lt_loop_time(L, ST_STATS, t2 - t1);
-  if (R->s->output && (err = lt_flo_write(out_name(R, prev->index, ".flo"), R->u, R->v, R->w, R->h))) return err;
+  if (R->s->output) {
+    const char *name = out_name(R, prev->index, ".flo");
+    if ((err = R->wr ? lt_flo_writer_put(R->wr, name, R->u, R->v) : lt_flo_write(name, R->u, R->v, R->w, R->h)))
+      return err;
+  }
   if (R->o.color && (err = write_color(R, prev->index))) return err;
   if (R->s->overlay_dir && (err = write_overlay(R, prev))) return err;
   lt_loop_time(L, ST_WRITE, lt_now() - t2);
@@ -366,7 +413,8 @@ static int step(void *m, lt_loop *L, const lt_frame *f, const lt_frame *prev)
 static int end(void *m, lt_loop *L, int steps)
 {
   run *R = m;
-  int err = 0;
+  int err = lt_flo_writer_finish(R->wr);
+  R->wr = NULL;
   if (R->rows_on) {
     R->rows_on = 0;
     err = lt_rows_finish(&R->rows);
@@ -391,6 +439,8 @@ static int end(void *m, lt_loop *L, int steps)
 static void abort_run(void *m, lt_loop *L)
 {
   run *R = m;
+  lt_flo_writer_finish(R->wr); /* the pairs computed so far keep their files */
+  R->wr = NULL;
   if (R->rows_on) {
     R->rows_on = 0;
     lt_rows_finish(&R->rows); /* the rows handed over are written first */
@@ -407,8 +457,9 @@ static void progress(void *m, char *buf, size_t n)
 static void stats(void *m, FILE *f, int steps)
 {
   const run *R = m;
-  fprintf(f, "flow: %dx%d, alpha %g rho %g sigma %g levels %d warps %d iterations %d\n", R->w, R->h, R->o.flow.alpha,
-          R->o.flow.rho, R->o.flow.sigma, R->o.flow.levels, R->o.flow.warps, R->o.flow.iterations);
+  fprintf(f, "flow: %dx%d, alpha %g rho %g sigma %g levels %d warps %d iterations %d eps-data %g eps-smooth %g omega %g\n",
+          R->w, R->h, R->o.flow.alpha, R->o.flow.rho, R->o.flow.sigma, R->o.flow.levels, R->o.flow.warps,
+          R->o.flow.iterations, R->o.flow.eps_data, R->o.flow.eps_smooth, R->o.flow.omega);
 }
 
 static const lt_steps flow_steps = {
@@ -432,8 +483,15 @@ int lt_flow_run(const lt_settings *s, const void *opts)
   R.o = *(const lt_flow_opts *)opts;
   int err = lt_loop_run(s, &flow_steps, &R);
   if (R.rows_on) lt_rows_finish(&R.rows); /* begin failed after the writer started */
+  lt_flo_writer_finish(R.wr);
   if (R.be && R.ctx) R.be->destroy(R.ctx);
-  free(R.u), free(R.v), free(R.mag), free(R.hist), free(R.rgb), free(R.blend), free(R.path);
+  if (R.be && R.be->host_free) {
+    R.be->host_free(R.u);
+    R.be->host_free(R.v);
+  } else {
+    free(R.u), free(R.v);
+  }
+  free(R.mag), free(R.hist), free(R.rgb), free(R.blend), free(R.path);
   free(R.gu), free(R.gv), free(R.mask);
   free(R.px), free(R.pmean), free(R.pp95);
   return err;

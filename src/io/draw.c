@@ -253,190 +253,123 @@ void lt_draw_text(lt_canvas *c, int x, int y, int scale, const char *s, lt_rgb c
   }
 }
 
-/* Width in pixels of s drawn at scale (for centring). */
-static int text_width(const char *s, int scale)
+int lt_text_width(const char *s, int scale)
 {
+  if (scale < 1) scale = 1;
   int n = 0;
   for (const unsigned char *p = (const unsigned char *)s; *p; p++)
     if ((*p & 0xC0) != 0x80) n++;
   return n > 0 ? (6 * n - 1) * scale : 0;
 }
 
-/* ---- histogram ------------------------------------------------------ */
-
-/* A 1, 2 or 5 times a power of ten close to span / target. */
-static double nice_step(double span, int target)
+void lt_draw_text_down(lt_canvas *c, int x, int y, int scale, const char *s, lt_rgb col)
 {
-  double raw = span / target;
-  double p = pow(10.0, floor(log10(raw)));
-  double m = raw / p;
-  return (m < 1.5 ? 1.0 : m < 3.5 ? 2.0 : m < 7.5 ? 5.0 : 10.0) * p;
-}
-
-static void tick_label(char *buf, size_t n, double v, double step)
-{
-  if (fabs(v) < step * 1e-6) v = 0.0; /* no "-0" or 1e-17 */
-  snprintf(buf, n, "%.6g", v);
-}
-
-int lt_plot_histogram(const char *png_path, const double *counts, int nbins, double lo, double hi,
-                      const char *title, const char *xlabel, int width, int height)
-{
-  if (nbins < 1 || !counts || !(hi > lo) || !isfinite(lo) || !isfinite(hi) || width < 200 ||
-      height < 150) {
-    lt_error("cannot plot histogram '%s': invalid arguments (%d bins over [%g, %g], %dx%d)",
-             png_path, nbins, lo, hi, width, height);
-    return LT_ERR_INTERNAL;
-  }
-  lt_canvas c;
-  int r = lt_canvas_init(&c, width, height, NULL);
-  if (r < 0) return r;
-  memset(c.rgb, 255, (size_t)width * height * 3);
-
-  const lt_rgb black = {0, 0, 0}, grey = {225, 225, 225}, bar = {70, 130, 180},
-               edge = {30, 70, 110};
-  int left = 80, right = 25, top = 45, bottom = 65;
-  int pw = width - left - right, ph = height - top - bottom;
-  int x_axis = top + ph; /* y pixel of the x axis */
-
-  double ymax = 0.0;
-  for (int i = 0; i < nbins; i++)
-    if (isfinite(counts[i]) && counts[i] > ymax) ymax = counts[i];
-  double ystep = nice_step(ymax > 0 ? ymax : 1.0, 5);
-  if (ystep < 1.0 && ymax >= 1.0) ystep = 1.0;
-  double ytop = ceil((ymax > 0 ? ymax : 1.0) / ystep) * ystep;
-
-  char lab[64];
-  /* Y grid, ticks and labels. */
-  for (int k = 0; k * ystep <= ytop * (1 + 1e-9); k++) {
-    double v = k * ystep;
-    int py = x_axis - (int)lround(v / ytop * ph);
-    if (k > 0) lt_draw_line(&c, left + 1, py, left + pw, py, grey);
-    lt_draw_line(&c, left - 5, py, left, py, black);
-    tick_label(lab, sizeof lab, v, ystep);
-    lt_draw_text(&c, left - 8 - text_width(lab, 1), py - 3, 1, lab, black);
-  }
-  /* Bars. */
-  for (int i = 0; i < nbins; i++) {
-    double v = isfinite(counts[i]) && counts[i] > 0 ? counts[i] : 0.0;
-    int x0 = left + (int)lround((double)i / nbins * pw);
-    int x1 = left + (int)lround((double)(i + 1) / nbins * pw);
-    int hpx = (int)lround(v / ytop * ph);
-    if (hpx <= 0) continue;
-    lt_draw_rect_fill(&c, x0, x_axis - hpx, x1 - x0, hpx, bar);
-    lt_draw_line(&c, x0, x_axis - hpx, x1, x_axis - hpx, edge);
-    lt_draw_line(&c, x0, x_axis - hpx, x0, x_axis, edge);
-    lt_draw_line(&c, x1, x_axis - hpx, x1, x_axis, edge);
-  }
-  /* Axes. */
-  lt_draw_line(&c, left, top, left, x_axis, black);
-  lt_draw_line(&c, left, x_axis, left + pw, x_axis, black);
-  /* X ticks and labels. */
-  double xstep = nice_step(hi - lo, 6);
-  for (double v = ceil(lo / xstep - 1e-9) * xstep; v <= hi + xstep * 1e-9; v += xstep) {
-    int px = left + (int)lround((v - lo) / (hi - lo) * pw);
-    lt_draw_line(&c, px, x_axis, px, x_axis + 5, black);
-    tick_label(lab, sizeof lab, v, xstep);
-    lt_draw_text(&c, px - text_width(lab, 1) / 2, x_axis + 9, 1, lab, black);
-  }
-  /* Labels. */
-  lt_draw_text(&c, left - 8 - text_width("count", 1), top - 14, 1, "count", black);
-  if (xlabel)
-    lt_draw_text(&c, left + (pw - text_width(xlabel, 1)) / 2, x_axis + 30, 1, xlabel, black);
-  if (title) lt_draw_text(&c, (width - text_width(title, 2)) / 2, 12, 2, title, black);
-
-  r = lt_png_write_rgb(png_path, c.rgb, width, height);
-  lt_canvas_free(&c);
-  return r;
-}
-
-/* Vertical text: glyphs stacked top to bottom (the y-axis label). */
-static void text_down(lt_canvas *c, int x, int y, const char *s, lt_rgb col)
-{
-  char one[2] = {0, 0};
-  for (; *s; s++, y += 9) {
-    one[0] = *s;
-    lt_draw_text(c, x, y, 1, one, col);
+  char one[3] = {0, 0, 0};
+  if (scale < 1) scale = 1;
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++, y += 9 * scale) {
+    one[0] = (char)*p;
+    one[1] = 0;
+    if ((p[0] == 0xC2 && p[1] == 0xB5) || (p[0] == 0xCE && p[1] == 0xBC)) one[1] = (char)*++p;
+    else
+      while ((p[1] & 0xC0) == 0x80) p++;
+    lt_draw_text(c, x, y, scale, one, col);
   }
 }
 
-int lt_plot_lines(const char *png_path, const double *x, const double *y, int n, int nseries,
-                  const char *const *names, const char *title, const char *xlabel, const char *ylabel, int width,
-                  int height)
+void lt_draw_text_halo(lt_canvas *c, int x, int y, int scale, const char *s, lt_rgb col, lt_rgb halo)
 {
-  if (n < 1 || nseries < 1 || nseries > 8 || !x || !y || width < 200 || height < 150) {
-    lt_error("cannot plot '%s': invalid arguments (%d points, %d series, %dx%d)", png_path, n, nseries, width,
-             height);
-    return LT_ERR_INTERNAL;
-  }
-  /* ranges over the finite values */
-  double x0 = INFINITY, x1 = -INFINITY, y0 = INFINITY, y1 = -INFINITY;
-  for (int i = 0; i < n; i++)
-    if (isfinite(x[i])) {
-      x0 = fmin(x0, x[i]);
-      x1 = fmax(x1, x[i]);
-    }
-  for (long i = 0; i < (long)n * nseries; i++)
-    if (isfinite(y[i])) {
-      y0 = fmin(y0, y[i]);
-      y1 = fmax(y1, y[i]);
-    }
-  if (!(x1 >= x0)) x0 = 0, x1 = 1;
-  if (!(y1 >= y0)) y0 = 0, y1 = 1;
-  if (x1 == x0) x0 -= 0.5, x1 += 0.5;
-  if (y1 == y0) y0 -= 0.5, y1 += 0.5;
-  double ystep = nice_step(y1 - y0, 5), xstep = nice_step(x1 - x0, 6);
-  y0 = floor(y0 / ystep + 1e-9) * ystep;
-  y1 = ceil(y1 / ystep - 1e-9) * ystep;
+  if (scale < 1) scale = 1;
+  for (int dy = -1; dy <= 1; dy++)
+    for (int dx = -1; dx <= 1; dx++)
+      if (dx || dy) lt_draw_text(c, x + dx * scale, y + dy * scale, scale, s, halo);
+  lt_draw_text(c, x, y, scale, s, col);
+}
 
-  lt_canvas c;
-  int r = lt_canvas_init(&c, width, height, NULL);
-  if (r < 0) return r;
-  memset(c.rgb, 255, (size_t)width * height * 3);
-  const lt_rgb black = {0, 0, 0}, grid = {225, 225, 225};
-  static const lt_rgb pal[8] = {{31, 119, 180}, {214, 39, 40}, {44, 160, 44}, {255, 127, 14},
-                                {148, 103, 189}, {140, 86, 75}, {227, 119, 194}, {127, 127, 127}};
-  int left = 90, right = 25, top = 45, bottom = 65;
-  int pw = width - left - right, ph = height - top - bottom, x_axis = top + ph;
-  char lab[64];
-#define PX(v) (left + (int)lround(((v) - x0) / (x1 - x0) * pw))
-#define PY(v) (x_axis - (int)lround(((v) - y0) / (y1 - y0) * ph))
-  for (double v = y0; v <= y1 + ystep * 1e-9; v += ystep) {
-    int py = PY(v);
-    lt_draw_line(&c, left + 1, py, left + pw, py, grid);
-    lt_draw_line(&c, left - 5, py, left, py, black);
-    tick_label(lab, sizeof lab, v, ystep);
-    lt_draw_text(&c, left - 8 - text_width(lab, 1), py - 3, 1, lab, black);
+/* ---- overlay colours and files -------------------------------------- */
+
+/* ten hues that stay apart from each other and from grey */
+static const lt_rgb track_pal[LT_TRACK_COLOURS] = {
+    {230, 25, 75},  {40, 190, 40},  {255, 225, 25}, {30, 120, 255},  {255, 140, 0},
+    {240, 50, 230}, {70, 240, 240}, {255, 255, 255}, {255, 170, 200}, {170, 255, 60}};
+
+lt_rgb lt_track_colour(int k) { return track_pal[((k % LT_TRACK_COLOURS) + LT_TRACK_COLOURS) % LT_TRACK_COLOURS]; }
+
+int lt_pick_colour(const double *xy, const int *colour, int n, double x, double y)
+{
+  double near[LT_TRACK_COLOURS];
+  for (int k = 0; k < LT_TRACK_COLOURS; k++) near[k] = INFINITY;
+  for (int i = 0; i < n; i++) {
+    if (colour[i] < 0 || colour[i] >= LT_TRACK_COLOURS) continue;
+    double d = hypot(xy[2 * i] - x, xy[2 * i + 1] - y);
+    if (d < near[colour[i]]) near[colour[i]] = d;
   }
-  for (double v = ceil(x0 / xstep - 1e-9) * xstep; v <= x1 + xstep * 1e-9; v += xstep) {
-    int px = PX(v);
-    lt_draw_line(&c, px, x_axis, px, x_axis + 5, black);
-    tick_label(lab, sizeof lab, v, xstep);
-    lt_draw_text(&c, px - text_width(lab, 1) / 2, x_axis + 9, 1, lab, black);
+  int best = 0;
+  for (int k = 1; k < LT_TRACK_COLOURS; k++)
+    if (near[k] > near[best]) best = k;
+  return best;
+}
+
+/* Open addressing over 1024 slots: the index of colour v (0xRRGGBB), added
+ * when new; -1 once more than 256 colours were seen. */
+static int pal_index(uint32_t *key, uint8_t *val, int *npal, uint8_t *pal, uint32_t v)
+{
+  uint32_t h = (v * 2654435761u) >> 22;
+  for (;; h = (h + 1) & 1023) {
+    if (key[h] == v + 1) return val[h];
+    if (key[h] == 0) break;
   }
-  for (int s = 0; s < nseries; s++) {
-    const double *ys = y + (size_t)s * n;
-    for (int i = 0; i < n; i++) {
-      if (!isfinite(x[i]) || !isfinite(ys[i])) continue;
-      if (n == 1 || i + 1 >= n || !isfinite(x[i + 1]) || !isfinite(ys[i + 1]))
-        lt_draw_rect_fill(&c, PX(x[i]) - 1, PY(ys[i]) - 1, 3, 3, pal[s]);
-      else
-        lt_draw_line(&c, PX(x[i]), PY(ys[i]), PX(x[i + 1]), PY(ys[i + 1]), pal[s]);
+  if (*npal == 256) return -1;
+  key[h] = v + 1;
+  val[h] = (uint8_t)*npal;
+  pal[3 * *npal] = v >> 16, pal[3 * *npal + 1] = v >> 8 & 255, pal[3 * *npal + 2] = v & 255;
+  return (*npal)++;
+}
+
+int lt_canvas_write_png(const lt_canvas *c, const char *path, int grey_bits)
+{
+  if (grey_bits < 1 || grey_bits > 8) grey_bits = 8;
+  size_t n = (size_t)c->width * c->height;
+  uint8_t *idx = malloc(n);
+  uint32_t *key = malloc(sizeof(uint32_t) * 1024);
+  uint8_t val[1024], pal[3 * 256];
+  if (!idx || !key) {
+    free(idx);
+    free(key);
+    return lt_png_write_rgb(path, c->rgb, c->width, c->height);
+  }
+  int npal = -1;
+  /* pass 0 at grey_bits, pass 1 (too many colours) at most 7 bits */
+  for (int pass = 0; pass < 2 && npal < 0; pass++) {
+    int bits = pass == 0 ? grey_bits : grey_bits < 7 ? grey_bits : 7, top = (1 << bits) - 1;
+    memset(key, 0, sizeof(uint32_t) * 1024);
+    npal = 0;
+    for (size_t i = 0; i < n; i++) {
+      const uint8_t *p = c->rgb + 3 * i;
+      uint32_t r = p[0], g = p[1], b = p[2];
+      if (bits < 8 && r == g && g == b) /* grey to the nearest of 2^bits levels */
+        r = g = b = ((g * top + 127) / 255 * 255 + top / 2) / top;
+      int k = pal_index(key, val, &npal, pal, r << 16 | g << 8 | b);
+      if (k < 0) {
+        npal = -1;
+        break;
+      }
+      idx[i] = (uint8_t)k;
     }
-    if (names && names[s]) { /* legend, top right */
-      int ly = top + 6 + 12 * s, lx = left + pw - 10 - text_width(names[s], 1) - 20;
-      lt_draw_rect_fill(&c, lx, ly + 2, 14, 3, pal[s]);
-      lt_draw_text(&c, lx + 18, ly, 1, names[s], black);
-    }
   }
-#undef PX
-#undef PY
-  lt_draw_line(&c, left, top, left, x_axis, black);
-  lt_draw_line(&c, left, x_axis, left + pw, x_axis, black);
-  if (xlabel) lt_draw_text(&c, left + (pw - text_width(xlabel, 1)) / 2, x_axis + 30, 1, xlabel, black);
-  if (ylabel) text_down(&c, 12, top + (ph - 9 * (int)strlen(ylabel)) / 2, ylabel, black);
-  if (title) lt_draw_text(&c, (width - text_width(title, 2)) / 2, 12, 2, title, black);
-  r = lt_png_write_rgb(png_path, c.rgb, width, height);
-  lt_canvas_free(&c);
-  return r;
+  int err = npal > 0 ? lt_png_write_palette(path, idx, c->width, c->height, pal, npal)
+                     : lt_png_write_rgb(path, c->rgb, c->width, c->height);
+  free(idx);
+  free(key);
+  return err;
+}
+
+void lt_label_place(int *x, int *y, int tw, int th, int below, int w, int h, int bw, int bh)
+{
+  int lx = *x < 2 ? 2 : *x > w - tw - 2 ? w - tw - 2 : *x, ly = *y;
+  if (ly < 2 || (lx < bw && ly < bh)) ly = below;
+  if (ly > h - th - 2) ly = h - th - 2;
+  if (ly < 2) ly = 2;
+  if (lx < bw && ly < bh) lx = bw + 2; /* a cell in the banner's corner: right of it */
+  *x = lx;
+  *y = ly;
 }

@@ -270,7 +270,9 @@ int lt_image_read(const char *path, lt_channel channel, float **px, int *width, 
 
 /* ---- PNG write ------------------------------------------------------ */
 
-static int png_write(const char *path, const uint8_t *px, int width, int height, int nch)
+/* nch 1 grey, 3 RGB; with pal (npal RGB triples) px holds palette indices. */
+static int png_write(const char *path, const uint8_t *px, int width, int height, int nch, const uint8_t *pal,
+                     int npal)
 {
   if (width < 1 || height < 1 || !px) {
     lt_error("cannot write '%s': empty image (%dx%d)", path, width, height);
@@ -303,8 +305,14 @@ static int png_write(const char *path, const uint8_t *px, int width, int height,
       /* Overlays are written every frame: favour speed over the last few %. */
       png_set_compression_level(png, 3);
       png_set_IHDR(png, info, (png_uint_32)width, (png_uint_32)height, 8,
-                   nch == 1 ? PNG_COLOR_TYPE_GRAY : PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE,
-                   PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+                   pal ? PNG_COLOR_TYPE_PALETTE : nch == 1 ? PNG_COLOR_TYPE_GRAY : PNG_COLOR_TYPE_RGB,
+                   PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+      if (pal) {
+        png_color c[256];
+        for (int i = 0; i < npal; i++) c[i] = (png_color){pal[3 * i], pal[3 * i + 1], pal[3 * i + 2]};
+        png_set_PLTE(png, info, c, npal);
+        png_set_filter(png, PNG_FILTER_TYPE_BASE, PNG_FILTER_NONE); /* what libpng advises for palettes */
+      }
       png_write_info(png, info);
       size_t stride = (size_t)width * nch;
       for (int y = 0; y < height; y++) png_write_row(png, (png_const_bytep)(px + (size_t)y * stride));
@@ -339,10 +347,19 @@ static int png_write(const char *path, const uint8_t *px, int width, int height,
 
 int lt_png_write_grey(const char *path, const uint8_t *px, int width, int height)
 {
-  return png_write(path, px, width, height, 1);
+  return png_write(path, px, width, height, 1, NULL, 0);
 }
 
 int lt_png_write_rgb(const char *path, const uint8_t *rgb, int width, int height)
 {
-  return png_write(path, rgb, width, height, 3);
+  return png_write(path, rgb, width, height, 3, NULL, 0);
+}
+
+int lt_png_write_palette(const char *path, const uint8_t *idx, int width, int height, const uint8_t *pal, int npal)
+{
+  if (npal < 1 || npal > 256 || !pal) {
+    lt_error("cannot write '%s': a palette of %d colours", path, npal);
+    return LT_ERR_INTERNAL;
+  }
+  return png_write(path, idx, width, height, 1, pal, npal);
 }

@@ -22,7 +22,7 @@ void lt_leuk_params_default(lt_leuk_params *p)
   memset(p, 0, sizeof *p);
   p->rmin = 8;
   p->rmax = 20;
-  p->rstep = 2;
+  p->rstep = 1;
   p->npoints = 150;
   p->gicov_threshold = 1.8;
   p->dilate_radius = 12;
@@ -30,7 +30,7 @@ void lt_leuk_params_default(lt_leuk_params *p)
   p->snake_iter = 20;
   p->snake_delta = 3.0;
   p->snake_dt = 0.02;
-  p->border = 5.0;
+  p->border = 1.0;
   p->mgvf_mu = 0.5;
   p->mgvf_lambda = 8 * 0.5 + 1;
   p->mgvf_tol = 1e-5;
@@ -41,6 +41,8 @@ void lt_leuk_params_default(lt_leuk_params *p)
   p->lost_fraction = 0.5;
   p->entry_band = 1;
   p->link_gap = 5;
+  p->gicov_adapt = 2.0;
+  p->adapt_floor = 1.0;
 }
 
 int lt_leuk_nradii(const lt_leuk_params *p)

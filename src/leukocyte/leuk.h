@@ -32,7 +32,8 @@ typedef struct lt_rect {
 typedef struct lt_leuk_params {
   lt_rect roi;             /* detection + tracking region (frame coords) */
   lt_rect entry_roi;       /* where re-detection may start new tracks */
-  int rmin, rmax, rstep;   /* GICOV circle radii: 8..20 step 2 */
+  int rmin, rmax, rstep;   /* GICOV circle radii: 8..20 step 1 (the reference: step 2,
+                              which misses cells whose dark rim lies on an even radius) */
   int npoints;             /* samples per GICOV circle: 150 */
   double gicov_threshold;  /* |GICOV| above which a maximum is a candidate: 1.8 */
   int dilate_radius;       /* disc radius of the grey dilation: 12 */
@@ -41,7 +42,8 @@ typedef struct lt_leuk_params {
   int snake_iter;          /* 20 */
   double snake_delta;      /* probe distance: 3.0 */
   double snake_dt;         /* 2*dt = 0.02 */
-  double border;           /* contour must stay this far inside the frame: 5 */
+  double border;           /* contour must stay this far inside the frame: 1 (the
+                              reference: 5, which delays entering cells by 4 px) */
   /* MGVF */
   double mgvf_mu;          /* 0.5 */
   double mgvf_lambda;      /* 8*mu+1 = 5 */
@@ -56,6 +58,10 @@ typedef struct lt_leuk_params {
   /* pipeline only (pipeline.c; no backend reads these) */
   int entry_band;          /* 1: detect every frame in the upstream band(s) of the entry ROI */
   int link_gap;            /* frames a lost track is kept (not written) for re-linking: 5 */
+  double gicov_adapt;      /* > 0: new cells need |GICOV| above min(gicov_threshold,
+                              max(adapt_floor, gicov_adapt * the median |GICOV| of the
+                              maxima at the last full detection)); 0: gicov_threshold */
+  double adapt_floor;      /* 1.0 */
   int reference_geometry;  /* tests only: the reference's GICOV angle table (pi = 3.14159)
                               and its common border rmax+2 for all radii */
 } lt_leuk_params;
@@ -135,6 +141,13 @@ typedef struct lt_leuk_backend {
   /* 1: set_frame and prefetch read only frame8 when it is not NULL (frame
    * may then be NULL), so the decoder may skip the float copy. */
   int bytes_ok;
+  /* Optional (both NULL): detect in two halves, with the same results as
+   * detect. detect_start queues the work over roi; detect_end waits for it
+   * and returns the maxima. Between them the caller may call track (which
+   * leaves the detection's maps alone), so that a backend overlaps them or
+   * runs them without a host round trip in between. */
+  int (*detect_start)(void *ctx, const lt_rect *roi);
+  int (*detect_end)(void *ctx, lt_leuk_max *out, int cap, int *n);
 } lt_leuk_backend;
 
 extern const lt_leuk_backend lt_leuk_backend_cpu;

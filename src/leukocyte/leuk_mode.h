@@ -16,6 +16,9 @@ typedef struct lt_leuk_opts {
   double um_per_px;      /* 0 = not given */
   double adherent_speed; /* --adherent-speed, um/s (px/frame without a scale and frame rate); default 2 */
   double adherent_time;  /* --adherent-time, s (frames without a frame rate); default 10 */
+  const char *overlay_video; /* --overlay-video FILE.mp4|.mkv or NULL */
+  int overlay_tail;      /* --overlay-tail N: frames of each track's path drawn; default 10, 0 = none */
+  int overlay_grey_bits; /* --overlay-grey-bits N: grey levels kept in the overlay PNGs (lt_canvas_write_png); default 8 */
 } lt_leuk_opts;
 
 extern const lt_mode lt_mode_leukocyte;

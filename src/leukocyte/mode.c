@@ -7,10 +7,12 @@
 #include "leuk_mode.h"
 #include "log.h"
 #include "opt.h"
+#include "vidout.h"
 
 enum {
   O_FORMAT = LT_OPT_MODE_BASE, O_ROI, O_ENTRY_ROI, O_DETECT_EVERY, O_RADIUS, O_GICOV_THRESHOLD, O_SEARCH,
-  O_UM_PER_PX, O_SUMMARY, O_ENTRY_BAND, O_LINK_GAP, O_ADHERENT_SPEED, O_ADHERENT_TIME,
+  O_UM_PER_PX, O_SUMMARY, O_ENTRY_BAND, O_LINK_GAP, O_GICOV_ADAPT, O_ADHERENT_SPEED, O_ADHERENT_TIME,
+  O_OVERLAY_VIDEO, O_OVERLAY_TAIL, O_OVERLAY_GREY_BITS,
 };
 
 static const lt_optdef opts[] = {
@@ -18,14 +20,18 @@ static const lt_optdef opts[] = {
   {"roi", O_ROI, required_argument, "X,Y,W,H", "region analysed (default: the whole frame)"},
   {"entry-roi", O_ENTRY_ROI, required_argument, "X,Y,W,H", "region where re-detection starts new tracks (default: the ROI)"},
   {"detect-every", O_DETECT_EVERY, required_argument, "N", "re-detect cells every N frames (default 10)"},
-  {"radius", O_RADIUS, required_argument, "MIN:MAX", "cell radii searched, px (default 8:20, step 2)"},
+  {"radius", O_RADIUS, required_argument, "MIN:MAX", "cell radii searched, px (default 8:20, step 1)"},
   {"gicov-threshold", O_GICOV_THRESHOLD, required_argument, "T", "minimum |GICOV| of a detection (default 1.8)"},
+  {"gicov-adapt", O_GICOV_ADAPT, required_argument, "F", "new cells need |GICOV| above min(threshold, max(1, F x the median |GICOV| of a full detection's maxima)) (default 2, 0 = the threshold)"},
   {"entry-band", O_ENTRY_BAND, required_argument, "0|1", "1: detect every frame in the band(s) of the entry ROI that cells enter through (default 1)"},
   {"link-gap", O_LINK_GAP, required_argument, "N", "frames a lost track waits to be found again under its id (default 5, 0 = off)"},
   {"search", O_SEARCH, required_argument, "N", "re-localisation radius per frame, px (default 8)"},
   {"um-per-px", O_UM_PER_PX, required_argument, "S", "pixel size in micrometres (csv: adds um columns; trackmate: the file is in microns)"},
   {"summary", O_SUMMARY, required_argument, "FILE", "per-track summary CSV (+ FILE's velocity histogram PNG and _population.csv)"},
   {"adherent-speed", O_ADHERENT_SPEED, required_argument, "V", "--summary: a track slower than V is adherent, um/s (px/frame without --um-per-px and a frame rate; default 2)"},
+  {"overlay-video", O_OVERLAY_VIDEO, required_argument, "FILE.mp4|.mkv", "the overlays as a video (MPEG-4, the input's frame rate, 25 fps when unknown)"},
+  {"overlay-tail", O_OVERLAY_TAIL, required_argument, "N", "--overlay/--overlay-video: draw each track's path over its last N frames (default 10, 0 = off)"},
+  {"overlay-grey-bits", O_OVERLAY_GREY_BITS, required_argument, "N", "--overlay PNGs: keep N bits of the frame's grey, 5..8 (default 8 = exact; 6 makes them about 40 % smaller)"},
   {"adherent-time", O_ADHERENT_TIME, required_argument, "S", "--summary: ...when tracked for at least S seconds (frames without a frame rate; default 30)"},
 };
 
@@ -36,6 +42,8 @@ static void defaults(void *params)
   lt_leuk_params_default(&o->leuk);
   o->adherent_speed = 2.0;
   o->adherent_time = 30.0;
+  o->overlay_tail = 10;
+  o->overlay_grey_bits = 8;
 }
 
 static int set(void *params, int id, const char *name, const char *a)
@@ -56,12 +64,17 @@ static int set(void *params, int id, const char *name, const char *a)
     int lo, hi;
     if (lt_opt_range(name, a, &lo, &hi, 0)) return LT_ERR_USAGE;
     if (lo < 2 || hi > 100) return lt_opt_bad(name, a, "radii must be within 2:100");
-    if ((hi - lo) / 2 + 1 > LT_LEUK_MAX_RADII) return lt_opt_bad(name, a, "too many radii");
+    /* every integer radius; every second one when that is more than the
+     * stencil table holds */
+    int step = hi - lo + 1 <= LT_LEUK_MAX_RADII ? 1 : 2;
+    if ((hi - lo) / step + 1 > LT_LEUK_MAX_RADII) return lt_opt_bad(name, a, "too many radii");
     o->leuk.rmin = lo;
-    o->leuk.rmax = lo + ((hi - lo) / 2) * 2;
+    o->leuk.rstep = step;
+    o->leuk.rmax = lo + ((hi - lo) / step) * step;
     return 0;
   }
   case O_GICOV_THRESHOLD: return lt_opt_double(name, a, 0.0, 1000.0, &o->leuk.gicov_threshold);
+  case O_GICOV_ADAPT: return lt_opt_double(name, a, 0.0, 1000.0, &o->leuk.gicov_adapt);
   case O_ENTRY_BAND: return lt_opt_int(name, a, 0, 1, &o->leuk.entry_band);
   case O_LINK_GAP: return lt_opt_int(name, a, 0, 1000, &o->leuk.link_gap);
   case O_SEARCH: return lt_opt_int(name, a, 0, 100, &o->leuk.search);
@@ -72,6 +85,12 @@ static int set(void *params, int id, const char *name, const char *a)
     if (lt_opt_nonempty(name, a)) return LT_ERR_USAGE;
     o->summary = a;
     return 0;
+  case O_OVERLAY_VIDEO:
+    if (lt_opt_nonempty(name, a) || lt_vidout_check_name("--overlay-video", a)) return LT_ERR_USAGE;
+    o->overlay_video = a;
+    return 0;
+  case O_OVERLAY_TAIL: return lt_opt_int(name, a, 0, 10000, &o->overlay_tail);
+  case O_OVERLAY_GREY_BITS: return lt_opt_int(name, a, 5, 8, &o->overlay_grey_bits);
   }
   lt_error("internal: unhandled leukocyte option %d", id);
   return LT_ERR_INTERNAL;

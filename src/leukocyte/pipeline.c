@@ -3,13 +3,18 @@
  * picks the backend and opens the outputs; per frame: detect on the first
  * frame over the ROI, then track every cell, every --detect-every frames
  * detect again inside the entry ROI, and on the other frames inside the
- * band(s) of the entry ROI that cells enter through (issue 15), start tracks
- * for cells not already tracked, write rows, end tracks that left the ROI;
- * a track that lost contrast is kept, unwritten, for up to --link-gap frames
- * and continues under its id when the cell is found again (by its own
- * tracking or by a detection at its place); end writes what needs the whole
- * run. Stage calls go through the backend's table; frames belong to the
- * loop's source (no frame memory here), so both backends get these steps. */
+ * band(s) of the entry ROI that cells enter through (issue 15; a single
+ * band's detection is queued before the tracking when the backend splits
+ * detect in two halves), start tracks for cells not already tracked, write
+ * rows, end tracks that left the ROI; a track that lost contrast is kept,
+ * unwritten, for up to --link-gap frames and continues under its id when the
+ * cell is found again (by its own tracking or by a detection at its place);
+ * end writes what needs the whole run. Detections of new cells need |GICOV|
+ * above a threshold that adapts to the background at every full detection
+ * (--gicov-adapt); a detection of a larger, stronger circle on a track gives
+ * it its whole cell; a detection where a cell just left starts nothing.
+ * Stage calls go through the backend's table; frames belong to the loop's
+ * source (no frame memory here), so both backends get these steps. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +47,11 @@ typedef struct run {
   lt_leuk_cell *cells;   /* active */
   lt_track_info *act;    /* active, parallel to cells */
   int *miss;             /* frames since the cell was last found, parallel to cells */
+  int *was_lost;         /* compact: the cell was coasting before this frame */
+  lt_leuk_cell *gone;    /* cells whose track ended LEFT in the last link_gap frames */
+  int *gone_frame;       /* ... the frame it ended, parallel */
+  int ngone;
+  int frame;             /* index of the frame being processed */
   int ncells;
   int nshown;            /* cells[0..nshown) are found in this frame (written); the rest coast */
   lt_track_info *done;   /* ended */
@@ -49,6 +59,8 @@ typedef struct run {
   int next_id;
   lt_leuk_max *maxima;
   lt_leuk_det *dets;
+  float *absg;           /* |GICOV| of the maxima (the median's scratch) */
+  double thr;            /* |GICOV| a new cell needs (set at each full detection) */
   long cell_frames, mgvf_iters, evolve_iters, mgvf_frame_max_sum, evolve_frame_max_sum, track_frames;
   int warned_full;
 } run;
@@ -75,6 +87,7 @@ static void move_cell(run *R, int to, int from)
   R->cells[to] = R->cells[from];
   R->act[to] = R->act[from];
   R->miss[to] = R->miss[from];
+  R->was_lost[to] = R->was_lost[from];
 }
 
 /* Remove ended cells, keeping the order: LEFT ends the track; LOST ends it
@@ -84,8 +97,16 @@ static void move_cell(run *R, int to, int from)
 static int compact(run *R)
 {
   int k = 0;
+  for (int i = 0; i < R->ngone; i++) /* forget cells that left more than link_gap frames ago */
+    if (R->frame - R->gone_frame[i] <= R->p.link_gap) {
+      R->gone[k] = R->gone[i];
+      R->gone_frame[k++] = R->gone_frame[i];
+    }
+  R->ngone = k;
+  k = 0;
   for (int i = 0; i < R->ncells; i++) {
     int st = R->cells[i].status, end = 0;
+    R->was_lost[i] = R->miss[i] > 0;
     if (st == LT_CELL_ACTIVE)
       R->miss[i] = 0;
     else if (st == LT_CELL_LOST && R->miss[i] < R->p.link_gap)
@@ -96,6 +117,10 @@ static int compact(run *R)
       if (j != i && R->cells[j].status == LT_CELL_ACTIVE &&
           hypot(R->cells[i].xc - R->cells[j].xc, R->cells[i].yc - R->cells[j].yc) < fmax(R->cells[i].R, R->cells[j].R))
         end = LT_END_LOST;
+    if (end == LT_END_LEFT && R->ngone < MAX_CELLS) { /* kept a while: a detection on it is that cell leaving */
+      R->gone[R->ngone] = R->cells[i];
+      R->gone_frame[R->ngone++] = R->frame;
+    }
     if (end) {
       int err = finish_track(R, i, end);
       if (err) return err;
@@ -104,12 +129,15 @@ static int compact(run *R)
     }
   }
   R->ncells = k;
-  /* two found tracks on one cell: the younger one (higher id) ends */
+  /* two found tracks on one cell: one that was coasting before this frame
+   * (its own tracking found a cell again, maybe another one) ends, else the
+   * younger one (higher id) */
   k = 0;
   for (int i = 0; i < R->ncells; i++) {
     int dup = 0;
     for (int j = 0; !dup && j < R->ncells; j++)
-      dup = j != i && !R->miss[i] && !R->miss[j] && R->act[j].id < R->act[i].id &&
+      dup = j != i && !R->miss[i] && !R->miss[j] &&
+            (R->was_lost[i] != R->was_lost[j] ? R->was_lost[i] : R->act[j].id < R->act[i].id) &&
             hypot(R->cells[i].xc - R->cells[j].xc, R->cells[i].yc - R->cells[j].yc) <
                 0.5 * fmin(R->cells[i].R, R->cells[j].R);
     if (dup) {
@@ -174,19 +202,54 @@ static int inside(const lt_rect *r, double x, double y, double rad)
   return x - rad >= r->x && y - rad >= r->y && x + rad <= r->x + r->w - 1 && y + rad <= r->y + r->h - 1;
 }
 
-/* Detect in roi and start tracks for cells that are not tracked yet. */
-static int detect_new(run *R, const lt_rect *roi)
+/* The first of the first n cells within max(rad, R) of (x, y), -1 if none:
+ * the cell that a detection there is. */
+static int cell_at(const run *R, int n, double x, double y, double rad)
 {
-  double t0 = lt_now();
-  int nm = 0;
-  int err = R->be->detect(R->ctx, roi, R->maxima, MAX_MAXIMA, &nm);
-  if (err) return err;
-  int nc = 0;
-  for (int i = 0; i < nm; i++)
-    if (fabsf(R->maxima[i].gicov) > R->p.gicov_threshold) R->maxima[nc++] = R->maxima[i];
+  for (int j = 0; j < n; j++)
+    if (hypot(x - R->cells[j].xc, y - R->cells[j].yc) < fmax(rad, R->cells[j].R)) return j;
+  return -1;
+}
+
+/* Is (x, y) within max(rad, R) of a cell that left the ROI lately, where it
+ * would be now (its last position moved on by its velocity)? A cell leaving
+ * across the frame's border still shows a smaller circle inside it. */
+static int left_at(const run *R, double x, double y, double rad)
+{
+  for (int i = 0; i < R->ngone; i++) {
+    const lt_leuk_cell *c = &R->gone[i];
+    int n = R->frame - R->gone_frame[i];
+    if (hypot(x - (c->xc + n * c->vx), y - (c->yc + n * c->vy)) < fmax(rad, c->R)) return 1;
+  }
+  return 0;
+}
+
+/* A detection (circle radius rad, score g) on found cell j that is that cell
+ * seen whole: a larger circle scoring more than the cell does now (of either
+ * sign: a circle inside a dark rim scores negative, one outside it
+ * positive). A track started on a cell still partly outside the frame has a
+ * too small radius, which it keeps (the size prior), off the cell's centre. */
+static int grown(const run *R, int j, double rad, float g)
+{
+  return rad >= R->cells[j].R + 2 && fabsf(g) > fabsf(R->cells[j].gicov);
+}
+
+/* The nm maxima of a detect over roi: those above the threshold that are
+ * not on a found cell (or on it grown) are refined (a maximum on a found cell
+ * is that cell: no refinement), and start tracks for cells that are not
+ * tracked yet, continue the lost track that they fall on, or give a found
+ * track its whole cell. */
+static int take_maxima(run *R, const lt_rect *roi, int nm)
+{
   double t1 = lt_now();
-  lt_loop_time(R->L, ST_DETECT, t1 - t0);
-  err = R->be->refine(R->ctx, R->maxima, nc, R->dets);
+  int nc = 0;
+  for (int i = 0; i < nm; i++) {
+    const lt_leuk_max *q = &R->maxima[i];
+    if (fabsf(q->gicov) <= R->thr || left_at(R, q->x, q->y, q->radius)) continue;
+    int j = cell_at(R, R->ncells, q->x, q->y, q->radius);
+    if (j < 0 || R->miss[j] || grown(R, j, q->radius, q->gicov)) R->maxima[nc++] = *q;
+  }
+  int err = R->be->refine(R->ctx, R->maxima, nc, R->dets);
   if (err) return err;
   lt_loop_time(R->L, ST_REFINE, lt_now() - t1);
   int first_new = R->ncells;
@@ -196,14 +259,7 @@ static int detect_new(run *R, const lt_rect *roi)
     const lt_leuk_det *d = &R->dets[i];
     double rad = R->maxima[i].radius;
     if (!d->ok || !inside(roi, d->x, d->y, rad)) continue;
-    int dup = -1;
-    for (int j = 0; j < R->ncells; j++) {
-      double lim = fmax(rad, R->cells[j].R);
-      if (hypot(d->x - R->cells[j].xc, d->y - R->cells[j].yc) < lim) {
-        dup = j;
-        break;
-      }
-    }
+    int dup = cell_at(R, R->ncells, d->x, d->y, rad);
     if (dup >= first_new) { /* two detections of one cell: keep the stronger */
       if (fabsf(d->gicov) > fabsf(R->cells[dup].gicov)) {
         double vx = R->cells[dup].vx, vy = R->cells[dup].vy;
@@ -220,6 +276,14 @@ static int detect_new(run *R, const lt_rect *roi)
       R->cells[dup].vx = vx;
       R->cells[dup].vy = vy;
       R->miss[dup] = 0;
+      continue;
+    }
+    if (dup >= 0 && !R->miss[dup] && grown(R, dup, rad, d->gicov)) {
+      /* the whole cell: its track continues with its centre, radius and sign */
+      double vx = R->cells[dup].vx, vy = R->cells[dup].vy;
+      lt_leuk_cell_init(&R->cells[dup], d, rad);
+      R->cells[dup].vx = vx;
+      R->cells[dup].vy = vy;
       continue;
     }
     if (dup >= 0) continue;
@@ -242,16 +306,55 @@ static int detect_new(run *R, const lt_rect *roi)
   return 0;
 }
 
-/* Detection in the band(s) of the entry ROI that cells enter through: the
- * upstream side(s) of the flow (the median velocity of the tracks), all four
- * sides while it is not known. A band is as deep as a detection needs for the
- * largest radius (2 (rmax + 2) + 1 px) plus the search radius, so that a cell
- * moving up to that many px per frame is caught fully inside it. */
-static int detect_entry(run *R)
+static int by_float(const void *a, const void *b)
+{
+  float x = *(const float *)a, y = *(const float *)b;
+  return (x > y) - (x < y);
+}
+
+/* The detection threshold from the nm maxima of a full detection: most
+ * maxima are background, so their median |GICOV| measures how strongly the
+ * background scores; a clean background (synthetic, fluorescence) lowers the
+ * threshold to gicov_adapt times it (not under adapt_floor), a textured one
+ * (real vessels) keeps gicov_threshold. Fewer than 8 maxima: the threshold. */
+static void adapt_threshold(run *R, int nm)
+{
+  R->thr = R->p.gicov_threshold;
+  if (R->p.gicov_adapt <= 0 || nm < 8) return;
+  for (int i = 0; i < nm; i++) R->absg[i] = fabsf(R->maxima[i].gicov);
+  qsort(R->absg, nm, sizeof *R->absg, by_float);
+  double med = nm % 2 ? R->absg[nm / 2] : 0.5 * ((double)R->absg[nm / 2 - 1] + R->absg[nm / 2]);
+  double t = fmax(R->p.adapt_floor, R->p.gicov_adapt * med);
+  if (t < R->thr) R->thr = t;
+}
+
+/* Detect in roi and start tracks for cells that are not tracked yet; full
+ * (the ROI or the entry ROI, not a band): the threshold adapts to it. */
+static int detect_new(run *R, const lt_rect *roi, int full)
+{
+  double t0 = lt_now();
+  int nm = 0;
+  int err = R->be->detect(R->ctx, roi, R->maxima, MAX_MAXIMA, &nm);
+  if (err) return err;
+  lt_loop_time(R->L, ST_DETECT, lt_now() - t0);
+  if (full) adapt_threshold(R, nm);
+  return take_maxima(R, roi, nm);
+}
+
+/* The band(s) of the entry ROI that cells enter through, into b[0..3]:
+ * the upstream side(s) of the flow (the median velocity of the tracks), all
+ * four sides while it is not known; the whole entry ROI when it is too small
+ * for bands. A band is as deep as a detection needs for the largest radius
+ * (2 (rmax + 2) + 1 px) plus the search radius, so that a cell moving up to
+ * that many px per frame is caught fully inside it. Returns the count. */
+static int entry_bands(const run *R, lt_rect *b)
 {
   const lt_rect *e = &R->p.entry_roi;
   int band = 2 * (R->p.rmax + 2) + 1 + R->p.search;
-  if (e->w < 2 * band || e->h < 2 * band) return detect_new(R, e);
+  if (e->w < 2 * band || e->h < 2 * band) {
+    b[0] = *e;
+    return 1;
+  }
   double vx = 0, vy = 0;
   int side[4] = {1, 1, 1, 1}; /* left, right, top, bottom */
   if (flow_velocity(R, &vx, &vy) && hypot(vx, vy) >= 0.3) {
@@ -261,15 +364,14 @@ static int detect_entry(run *R)
     side[2] = vy > 0.3 * v;
     side[3] = vy < -0.3 * v;
   }
-  lt_rect b[4] = {{e->x, e->y, band, e->h},
-                  {e->x + e->w - band, e->y, band, e->h},
-                  {e->x, e->y, e->w, band},
-                  {e->x, e->y + e->h - band, e->w, band}};
-  for (int k = 0; k < 4; k++) {
-    int err;
-    if (side[k] && (err = detect_new(R, &b[k]))) return err;
-  }
-  return 0;
+  const lt_rect all[4] = {{e->x, e->y, band, e->h},
+                          {e->x + e->w - band, e->y, band, e->h},
+                          {e->x, e->y, e->w, band},
+                          {e->x, e->y + e->h - band, e->w, band}};
+  int n = 0;
+  for (int k = 0; k < 4; k++)
+    if (side[k]) b[n++] = all[k];
+  return n;
 }
 
 static int by_id(const void *a, const void *b)
@@ -341,13 +443,19 @@ static int begin(void *m, lt_loop *L, const lt_source_info *in)
     return err;
   R->be = stages;
   /* a GPU backend reads the bytes of 8-bit frames; floats only for overlays */
-  if (R->be->bytes_ok && !R->s->overlay_dir) lt_loop_bytes_only(L);
+  if (R->be->bytes_ok && !R->s->overlay_dir && !R->o.overlay_video) lt_loop_bytes_only(L);
   R->cells = calloc(MAX_CELLS, sizeof *R->cells);
   R->act = calloc(MAX_CELLS, sizeof *R->act);
   R->miss = calloc(MAX_CELLS, sizeof *R->miss);
+  R->was_lost = calloc(MAX_CELLS, sizeof *R->was_lost);
+  R->gone = calloc(MAX_CELLS, sizeof *R->gone);
+  R->gone_frame = calloc(MAX_CELLS, sizeof *R->gone_frame);
   R->maxima = malloc(sizeof *R->maxima * MAX_MAXIMA);
   R->dets = malloc(sizeof *R->dets * MAX_MAXIMA);
-  if (!R->cells || !R->act || !R->miss || !R->maxima || !R->dets) {
+  R->absg = malloc(sizeof *R->absg * MAX_MAXIMA);
+  R->thr = R->p.gicov_threshold;
+  if (!R->cells || !R->act || !R->miss || !R->was_lost || !R->gone || !R->gone_frame || !R->maxima || !R->dets ||
+      !R->absg) {
     lt_error("out of memory");
     return LT_ERR_NOMEM;
   }
@@ -365,6 +473,7 @@ static int step(void *m, lt_loop *L, const lt_frame *f, const lt_frame *prev)
 {
   run *R = m;
   int err;
+  R->frame = f->index;
   double tu = lt_now();
   if ((err = R->be->set_frame(R->ctx, f->grey, f->grey8))) return err;
   const lt_frame *nf; /* the next frame, when decoded already, may travel during this one's work */
@@ -373,11 +482,23 @@ static int step(void *m, lt_loop *L, const lt_frame *f, const lt_frame *prev)
   lt_loop_time(L, ST_UPLOAD, lt_now() - tu);
   if (R->first < 0) {
     R->first = f->index;
-    if ((err = detect_new(R, &R->p.roi))) return err;
+    if ((err = detect_new(R, &R->p.roi, 1))) return err;
   } else {
+    /* the entry bands of this frame, chosen before the tracking (from the
+     * flow of the last frame); a backend that detects in two halves runs a
+     * single band's detection together with the tracking */
+    lt_rect band[4];
+    int nband = 0, split = 0;
+    if ((f->index - R->first) % R->p.detect_every != 0 && R->p.entry_band) {
+      nband = entry_bands(R, band);
+      split = nband == 1 && R->be->detect_start && R->be->detect_end;
+    }
     double t1 = lt_now();
+    if (split && (err = R->be->detect_start(R->ctx, &band[0]))) return err;
+    double t2 = lt_now();
+    lt_loop_time(L, ST_DETECT, t2 - t1);
     if ((err = R->be->track(R->ctx, R->cells, R->ncells))) return err;
-    lt_loop_time(L, ST_TRACK, lt_now() - t1);
+    lt_loop_time(L, ST_TRACK, lt_now() - t2);
     int fmax = 0, emax = 0;
     for (int i = 0; i < R->ncells; i++) {
       R->mgvf_iters += R->cells[i].mgvf_iter;
@@ -390,17 +511,24 @@ static int step(void *m, lt_loop *L, const lt_frame *f, const lt_frame *prev)
     R->track_frames++;
     R->cell_frames += R->ncells;
     if ((err = compact(R))) return err;
-    if ((f->index - R->first) % R->p.detect_every == 0) {
-      if ((err = detect_new(R, &R->p.entry_roi))) return err;
-    } else if (R->p.entry_band && (err = detect_entry(R))) {
-      return err;
+    if (split) {
+      int nm = 0;
+      t1 = lt_now();
+      if ((err = R->be->detect_end(R->ctx, R->maxima, MAX_MAXIMA, &nm))) return err;
+      lt_loop_time(L, ST_DETECT, lt_now() - t1);
+      if ((err = take_maxima(R, &band[0], nm))) return err;
+    } else if ((f->index - R->first) % R->p.detect_every == 0) {
+      if ((err = detect_new(R, &R->p.entry_roi, 1))) return err;
+    } else { /* nband is 0 with --entry-band 0 */
+      for (int k = 0; k < nband; k++)
+        if ((err = detect_new(R, &band[k], 0))) return err;
     }
   }
   order_shown(R);
   double t2 = lt_now();
   if ((err = lt_report_frame(&R->rep, f->index, f->t_s, R->cells, R->act, R->nshown))) return err;
-  if (R->s->overlay_dir &&
-      (err = lt_report_overlay(R->s, &R->o, f->index, f->grey, R->fw, R->fh, R->cells, R->act, R->nshown)))
+  if ((R->s->overlay_dir || R->o.overlay_video) &&
+      (err = lt_report_overlay(&R->rep, f->index, f->grey, R->cells, R->act, R->nshown)))
     return err;
   lt_loop_time(L, ST_OUTPUT, lt_now() - t2);
   return 0;
@@ -460,7 +588,11 @@ int lt_leuk_run(const lt_settings *s, const void *opts)
   free(R.cells);
   free(R.act);
   free(R.miss);
+  free(R.was_lost);
+  free(R.gone);
+  free(R.gone_frame);
   free(R.maxima);
   free(R.dets);
+  free(R.absg);
   return err;
 }

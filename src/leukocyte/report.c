@@ -3,8 +3,10 @@
  *   trackmate  TrackMate XML (spots streamed per frame, tracks at the end)
  *   ctc        Cell Tracking Challenge res_track.txt "L B E P"
  *   --summary  per track: frames, path, mean/median speed (px/frame, um/s)
- *              + a velocity histogram PNG next to it
- *   --overlay  frame_000123.png with contours and track IDs.
+ *              + the velocity histogram next to it (FILE_velocity.png, .svg,
+ *              .pdf and .csv with the bin counts; plot.h)
+ *   --overlay  frame_000123.png with contours, track IDs and tails;
+ *   --overlay-video  the same pictures as an MPEG-4 video (vidout.h).
  * Numbers are printed with the C locale ('.' decimals; leuktrack never
  * calls setlocale). */
 #include "tracks.h"
@@ -21,6 +23,7 @@
 #endif
 
 #include "draw.h"
+#include "plot.h"
 #include "error.h"
 #include "image.h"
 #include "log.h"
@@ -276,6 +279,10 @@ int lt_report_open(lt_report *r, lt_loop *L, const lt_settings *s, const lt_leuk
     lt_error("cannot create overlay folder '%s': %s", s->overlay_dir, strerror(errno));
     return LT_ERR_OUTPUT;
   }
+  if (lo->overlay_video) {
+    if (fps <= 0) lt_info("--overlay-video: frame rate unknown, the video plays at 25 fps");
+    if ((err = lt_vidout_open(&r->video, lo->overlay_video, width, height, fps))) return err;
+  }
   FILE *f = r->out->fp;
   if (lo->format == LT_FORMAT_TRACKMATE) {
     const char *unit = lo->um_per_px > 0 ? "micron" : "pixel";
@@ -392,7 +399,7 @@ static const char *end_name(int e)
   }
 }
 
-/* <summary minus .csv>_velocity.png */
+/* <summary minus .csv>_velocity (the histogram adds .png .svg .pdf .csv) */
 static char *hist_path(const char *summary)
 {
   size_t n = strlen(summary);
@@ -400,7 +407,7 @@ static char *hist_path(const char *summary)
   if (!p) return NULL;
   memcpy(p, summary, n + 1);
   if (n > 4 && !strcmp(p + n - 4, ".csv")) p[n - 4] = 0;
-  strcat(p, "_velocity.png");
+  strcat(p, "_velocity");
   return p;
 }
 
@@ -511,22 +518,12 @@ static int write_summary(lt_report *r, lt_track_info *all, int nall)
   if (r->pop) err = lt_out_check(r->pop);
   if (!err) err = lt_out_check(r->sum);
   if (!err) {
-    double hi = 0;
-    for (int i = 0; i < nm; i++)
-      if (means[i] > hi) hi = means[i];
-    if (hi <= 0) hi = 1;
-    hi *= 1.05;
-    enum { NB = 20 };
-    double counts[NB] = {0};
-    for (int i = 0; i < nm; i++) {
-      int b = (int)(means[i] / hi * NB);
-      counts[b < NB ? b : NB - 1] += 1;
-    }
     char *hp = hist_path(o->summary);
     if (!hp) err = LT_ERR_NOMEM;
     else
-      err = lt_plot_histogram(hp, counts, NB, 0.0, hi, "Velocity distribution of tracked leukocytes",
-                              phys ? "mean speed per track (um/s)" : "mean speed per track (px/frame)", 800, 500);
+      err = lt_plot_histogram(hp, means, nm, 0, "Velocity distribution of tracked leukocytes",
+                              phys ? "mean speed per track (\xc2\xb5m/s)" : "mean speed per track (px/frame)",
+                              phys ? "\xc2\xb5m/s" : "px/frame", 800, 500);
     free(hp);
   }
   free(means);
@@ -625,6 +622,15 @@ static int write_ctc_tracks(lt_report *r, FILE *f, const lt_track_info *all, int
 
 void lt_report_free(lt_report *r)
 {
+  lt_vidout_close(r->video, LT_VIDOUT_DISCARD); /* still open: the run failed */
+  r->video = NULL;
+  free(r->ov_colour);
+  free(r->ov_count);
+  free(r->ov_tail);
+  free(r->ov_xy);
+  free(r->ov_col);
+  r->ov_colour = r->ov_count = r->ov_col = NULL;
+  r->ov_tail = r->ov_xy = NULL;
   free(r->ctc_dir);
   free(r->ctc_track_path);
   free(r->pop_path);
@@ -637,6 +643,9 @@ int lt_report_finish(lt_report *r, lt_track_info *all, int nall)
 {
   int werr = lt_rows_finish(&r->rows);
   r->rows_on = 0;
+  int verr = lt_vidout_close(r->video, werr ? LT_VIDOUT_PARTIAL : LT_VIDOUT_COMMIT);
+  r->video = NULL;
+  if (!werr && verr) return verr;
   if (werr) { /* the complete frames written before the failure stay in .partial */
     lt_loop_keep_partial(r->L, r->out, r->lo->format == LT_FORMAT_CSV);
     return werr;
@@ -669,6 +678,8 @@ int lt_report_finish(lt_report *r, lt_track_info *all, int nall)
 
 void lt_report_abort(lt_report *r)
 {
+  lt_vidout_close(r->video, LT_VIDOUT_PARTIAL); /* the frames so far, as FILE.partial */
+  r->video = NULL;
   if (!r->rows_on) return;
   lt_rows_finish(&r->rows); /* the frames handed over are written first */
   r->rows_on = 0;
@@ -676,23 +687,73 @@ void lt_report_abort(lt_report *r)
   lt_loop_keep_partial(r->L, r->out, r->lo->format == LT_FORMAT_CSV && r->rows.frames > 0);
 }
 
-static lt_rgb track_colour(int id)
+/* Room for track ids below id_end in the overlay bookkeeping. */
+static int ov_grow(lt_report *r, int id_end)
 {
-  static const lt_rgb pal[] = {{230, 25, 75}, {60, 180, 75}, {255, 225, 25}, {0, 130, 200}, {245, 130, 48},
-                               {145, 30, 180}, {70, 240, 240}, {240, 50, 230}, {210, 245, 60}, {250, 190, 212}};
-  return pal[id % (int)(sizeof pal / sizeof pal[0])];
+  if (id_end <= r->ov_ids) return 0;
+  int cap = r->ov_ids ? r->ov_ids : 64, T = r->lo->overlay_tail > 0 ? r->lo->overlay_tail : 1;
+  while (cap < id_end) cap *= 2;
+  int *c = realloc(r->ov_colour, sizeof(int) * cap);
+  if (c) r->ov_colour = c;
+  int *k = realloc(r->ov_count, sizeof(int) * cap);
+  if (k) r->ov_count = k;
+  double *t = realloc(r->ov_tail, sizeof(double) * 3 * T * cap);
+  if (t) r->ov_tail = t;
+  if (!c || !k || !t) return LT_ERR_NOMEM;
+  for (int i = r->ov_ids; i < cap; i++) r->ov_colour[i] = -1, r->ov_count[i] = 0;
+  r->ov_ids = cap;
+  return 0;
 }
 
-int lt_report_overlay(const lt_settings *s, const lt_leuk_opts *lo, int frame, const float *grey, int w, int h,
-                      const lt_leuk_cell *cells, const lt_track_info *info, int n)
+int lt_report_overlay(lt_report *r, int frame, const float *grey, const lt_leuk_cell *cells,
+                      const lt_track_info *info, int n)
 {
-  lt_canvas cv; /* the folder was created by lt_report_open */
-  if (lt_canvas_init(&cv, w, h, grey)) return LT_ERR_NOMEM;
+  const lt_leuk_opts *lo = r->lo;
+  const int w = r->width, h = r->height, T = lo->overlay_tail;
+  const lt_rgb halo = {0, 0, 0}, banner_c = {255, 255, 0};
+  int maxid = 0;
+  for (int i = 0; i < n; i++)
+    if (info[i].id + 1 > maxid) maxid = info[i].id + 1;
+  if (n > r->ov_cap) {
+    double *xy = realloc(r->ov_xy, sizeof(double) * 2 * n);
+    if (xy) r->ov_xy = xy;
+    int *col = realloc(r->ov_col, sizeof(int) * n);
+    if (col) r->ov_col = col;
+    if (!xy || !col) return LT_ERR_NOMEM;
+    r->ov_cap = n;
+  }
+  lt_canvas cv;
+  if (ov_grow(r, maxid) || lt_canvas_init(&cv, w, h, grey)) return LT_ERR_NOMEM;
+  /* colours: a track keeps the colour it got when first shown, chosen away
+   * from the colours of the tracks around it */
+  for (int i = 0; i < n; i++) {
+    r->ov_xy[2 * i] = cells[i].xc;
+    r->ov_xy[2 * i + 1] = cells[i].yc;
+    r->ov_col[i] = r->ov_colour[info[i].id];
+  }
+  for (int i = 0; i < n; i++)
+    if (r->ov_col[i] < 0)
+      r->ov_col[i] = r->ov_colour[info[i].id] = lt_pick_colour(r->ov_xy, r->ov_col, n, cells[i].xc, cells[i].yc);
   const lt_rect *roi = &lo->leuk.roi;
-  lt_rgb grey_c = {160, 160, 160};
   double rx[4] = {roi->x, roi->x + roi->w - 1, roi->x + roi->w - 1, roi->x};
   double ry[4] = {roi->y, roi->y, roi->y + roi->h - 1, roi->y + roi->h - 1};
-  lt_draw_polygon(&cv, rx, ry, 4, grey_c);
+  lt_draw_polygon(&cv, rx, ry, 4, (lt_rgb){160, 160, 160});
+  /* tails: the centres of the last T frames, oldest first */
+  for (int i = 0; i < n && T > 0; i++) {
+    int id = info[i].id, k = r->ov_count[id];
+    double *ring = r->ov_tail + (size_t)3 * T * id;
+    double *p = ring + 3 * (k % T);
+    p[0] = cells[i].xc, p[1] = cells[i].yc, p[2] = frame;
+    r->ov_count[id] = ++k;
+    lt_rgb col = lt_track_colour(r->ov_col[i]);
+    const double *prev = NULL;
+    for (int j = k > T ? k - T : 0; j < k; j++) {
+      const double *q = ring + 3 * (j % T);
+      if (q[2] <= frame - T) continue;
+      if (prev) lt_draw_line(&cv, prev[0], prev[1], q[0], q[1], col);
+      prev = q;
+    }
+  }
   for (int i = 0; i < n; i++) {
     const lt_leuk_cell *c = &cells[i];
     double x[LT_LEUK_SNAXELS], y[LT_LEUK_SNAXELS];
@@ -701,25 +762,38 @@ int lt_report_overlay(const lt_settings *s, const lt_leuk_opts *lo, int frame, c
       x[j] = c->xc + c->r[j] * cos(t);
       y[j] = c->yc + c->r[j] * sin(t);
     }
-    lt_rgb col = track_colour(info[i].id);
+    lt_rgb col = lt_track_colour(r->ov_col[i]);
     lt_draw_polygon(&cv, x, y, LT_LEUK_SNAXELS, col);
     lt_draw_line(&cv, c->xc - 1, c->yc, c->xc + 1, c->yc, col);
     lt_draw_line(&cv, c->xc, c->yc - 1, c->xc, c->yc + 1, col);
-    char id[16];
-    snprintf(id, sizeof id, "%d", info[i].id);
-    lt_draw_text(&cv, (int)(c->xc + c->R * 0.8), (int)(c->yc - c->R - 8), 1, id, col);
   }
+  /* text last, over every line: the banner, then the IDs off it */
   char label[64];
   snprintf(label, sizeof label, "frame %d  cells %d", frame, n);
-  lt_draw_text(&cv, 4, 4, 2, label, (lt_rgb){255, 255, 0});
-  size_t plen = strlen(s->overlay_dir) + 32;
-  char *path = malloc(plen);
-  int err = LT_ERR_NOMEM;
-  if (path) {
-    snprintf(path, plen, "%s/frame_%06d.png", s->overlay_dir, frame);
-    err = lt_png_write_rgb(path, cv.rgb, w, h);
+  int bs = lt_text_width(label, 2) + 8 <= w ? 2 : 1, bw = 4 + lt_text_width(label, bs) + 4, bh = 4 + 7 * bs + 4;
+  lt_draw_text_halo(&cv, 4, 4, bs, label, banner_c, halo);
+  int sc = w >= 1200 ? 2 : 1, th = 7 * sc;
+  for (int i = 0; i < n; i++) {
+    const lt_leuk_cell *c = &cells[i];
+    char id[16];
+    snprintf(id, sizeof id, "%d", info[i].id);
+    int tw = lt_text_width(id, sc);
+    int lx = (int)lround(c->xc + c->R * 0.7), ly = (int)lround(c->yc - c->R) - th - 2;
+    lt_label_place(&lx, &ly, tw, th, (int)lround(c->yc + c->R) + 3, w, h, bw, bh);
+    lt_draw_text_halo(&cv, lx, ly, sc, id, lt_track_colour(r->ov_col[i]), halo);
   }
-  free(path);
+  int err = 0;
+  if (r->s->overlay_dir) {
+    size_t plen = strlen(r->s->overlay_dir) + 32;
+    char *path = malloc(plen);
+    err = LT_ERR_NOMEM;
+    if (path) {
+      snprintf(path, plen, "%s/frame_%06d.png", r->s->overlay_dir, frame);
+      err = lt_canvas_write_png(&cv, path, lo->overlay_grey_bits);
+    }
+    free(path);
+  }
+  if (!err && r->video) err = lt_vidout_frame(r->video, cv.rgb);
   lt_canvas_free(&cv);
   return err;
 }

@@ -1,6 +1,6 @@
 /* tracks.h - the leukocyte run's bookkeeping and its writers: per-frame CSV
  * rows, TrackMate XML, Cell Tracking Challenge res_track.txt, the per-track
- * summary CSV, the velocity histogram and the overlay PNGs (report.c). */
+ * summary CSV, the velocity histogram, the overlay PNGs and video (report.c). */
 #ifndef LT_TRACKS_H
 #define LT_TRACKS_H
 
@@ -12,6 +12,7 @@
 #include "leuk_mode.h"
 #include "outfile.h"
 #include "rows.h"
+#include "vidout.h"
 
 enum { LT_END_ACTIVE = 0, LT_END_LEFT, LT_END_LOST, LT_END_VIDEO };
 
@@ -56,6 +57,14 @@ typedef struct lt_report {
   char *ctc_track_path;      /* DIR/res_track.txt */
   char *pop_path;            /* --summary's population CSV (<summary>_population.csv) */
   lt_outfile *pop;
+  /* overlays (--overlay, --overlay-video) */
+  lt_vidout *video;
+  int ov_ids;                /* track ids 0..ov_ids-1 have room below */
+  int *ov_colour;            /* per track id: lt_track_colour index, -1 = not shown yet */
+  int *ov_count;             /* per track id: positions recorded */
+  double *ov_tail;           /* per track id: a ring of overlay_tail (x, y, frame) */
+  double *ov_xy;             /* this frame's centres (colour choice), 2 per cell */
+  int *ov_col, ov_cap;
 } lt_report;
 
 /* Opens -o and --summary through the loop (which commits them) and the
@@ -65,9 +74,13 @@ int lt_report_open(lt_report *r, lt_loop *L, const lt_settings *s, const lt_leuk
 /* Rows of one frame: n active cells with their infos (already updated). */
 int lt_report_frame(lt_report *r, int frame, double t_s, const lt_leuk_cell *cells,
                     lt_track_info *info, int n);
-/* Overlay PNG of one frame. */
-int lt_report_overlay(const lt_settings *s, const lt_leuk_opts *lo, int frame, const float *grey, int w, int h,
-                      const lt_leuk_cell *cells, const lt_track_info *info, int n);
+/* Overlay of one frame (grey: the frame as floats): frame_NNNNNN.png in
+ * --overlay DIR and/or a frame of --overlay-video. Contours and centres in
+ * each track's colour (lt_pick_colour: neighbours differ), the track's path
+ * over the last --overlay-tail frames, IDs and the frame banner in text
+ * with a dark halo, IDs kept inside the frame and off the banner. */
+int lt_report_overlay(lt_report *r, int frame, const float *grey, const lt_leuk_cell *cells,
+                      const lt_track_info *info, int n);
 /* Success: finish formats that need the whole run (trackmate tracks, ctc),
  * write the summary and histogram (the loop commits the files). */
 int lt_report_finish(lt_report *r, lt_track_info *all, int nall);

@@ -30,6 +30,7 @@
 #include "core/loop.h"
 #include "core/source.h"
 #include "draw.h"
+#include "plot.h"
 #include "error.h"
 #include "image.h"
 #include "log.h"
@@ -427,19 +428,19 @@ static int overlay(run *R, const lt_frame *f, const lt_tumor_peak *best)
     if (k == best->tpl) box(&cv, mx - 1, my - 1, t->w + 2, t->h + 2, (lt_rgb){255, 255, 255});
     char lab[48];
     snprintf(lab, sizeof lab, "%d %.3f", k, p->score);
-    lt_draw_text(&cv, (int)mx, (int)my - 9, 1, lab, col);
+    lt_draw_text_halo(&cv, (int)mx, (int)my - 9, 1, lab, col, (lt_rgb){0, 0, 0});
   }
   char label[128];
   snprintf(label, sizeof label, "frame %d  template %d  r %.4f  dy %.2f dx %.2f", f->index, best->tpl, best->score,
            best->dy_sub, best->dx_sub);
   int scale = (int)strlen(label) * 12 + 8 <= R->fw ? 2 : 1; /* glyphs are 6 px wide per scale */
-  lt_draw_text(&cv, 4, 4, scale, label, (lt_rgb){255, 255, 0});
+  lt_draw_text_halo(&cv, 4, 4, scale, label, (lt_rgb){255, 255, 0}, (lt_rgb){0, 0, 0});
   size_t plen = strlen(R->s->overlay_dir) + 32;
   char *path = malloc(plen);
   int err = LT_ERR_NOMEM;
   if (path) {
     snprintf(path, plen, "%s/frame_%06d.png", R->s->overlay_dir, f->index);
-    err = lt_png_write_rgb(path, cv.rgb, R->fw, R->fh);
+    err = lt_canvas_write_png(&cv, path, 8);
   }
   free(path);
   lt_canvas_free(&cv);

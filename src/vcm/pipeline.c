@@ -195,7 +195,7 @@ static int write_overlay(run *R, const lt_frame *f0, const lt_frame *f1, int n)
   }
   char label[96];
   snprintf(label, sizeof label, "frame %d-%d  %d vectors", f0->index, f1->index, n);
-  lt_draw_text(cv, 4, 4, 2, label, (lt_rgb){255, 255, 0});
+  lt_draw_text_halo(cv, 4, 4, 2, label, (lt_rgb){255, 255, 0}, (lt_rgb){0, 0, 0});
   double ref = nice_below(fmax(60.0 / scale, 1e-3)), len = ref * scale;
   snprintf(label, sizeof label, "= %g px motion (arrows x%g)", ref, scale);
   int ly = R->fh - 14, lx = 6;
@@ -203,7 +203,7 @@ static int write_overlay(run *R, const lt_frame *f0, const lt_frame *f1, int n)
   arrow(cv, lx, ly + 3, lx + len, ly + 3, (lt_rgb){255, 255, 255});
   lt_draw_text(cv, lx + (int)len + 6, ly, 1, label, (lt_rgb){255, 255, 255});
   snprintf(R->path, R->pathlen, "%s/frame_%06d.png", R->s->overlay_dir, f0->index);
-  return lt_png_write_rgb(R->path, cv->rgb, R->fw, R->fh);
+  return lt_canvas_write_png(cv, R->path, 8);
 }
 
 /* Appends v as printf("%.*f", dec, v) or ("%lld", (long long)v) for dec < 0.

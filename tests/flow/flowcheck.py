@@ -10,6 +10,7 @@ synthetic translating texture (y4m + PNG frames).
   flowcheck.py stats FLO                        -> "mean p95 max" (p95 nearest rank)
   flowcheck.py maxdiff A.flo B.flo              -> largest |difference| of u and v
   flowcheck.py size PNG                         -> "W H channels distinct_colours"
+  flowcheck.py farneback A B OUT.flo             -> OpenCV Farneback (the parameters of `opencv`)
   flowcheck.py opencv A B OUT_PREFIX THREADS     -> per OpenCV method "name ms_per_pair":
       Farneback, DIS (medium preset), TV-L1 (if cv2.optflow exists); each flow
       written as OUT_PREFIX_name.flo (the timing excludes reading and writing;
@@ -46,6 +47,11 @@ def write_flo(path, u, v):
         f.write(b'PIEH' + np.array([w, h], '<i4').tobytes() + a.tobytes())
 
 
+def farneback(i0, i1):
+    import cv2
+    return cv2.calcOpticalFlowFarneback(i0, i1, None, 0.5, 5, 15, 5, 7, 1.5, 0)
+
+
 def opencv(a, b, pre, threads):
     import time
     import cv2
@@ -53,7 +59,7 @@ def opencv(a, b, pre, threads):
     i0 = cv2.imread(a, cv2.IMREAD_GRAYSCALE)  # PGM, PPM (luma) or PNG
     i1 = cv2.imread(b, cv2.IMREAD_GRAYSCALE)
     methods = [
-        ('farneback', lambda: cv2.calcOpticalFlowFarneback(i0, i1, None, 0.5, 5, 15, 5, 7, 1.5, 0), 3),
+        ('farneback', lambda: farneback(i0, i1), 3),
         ('dis', lambda: cv2.DISOpticalFlow_create(cv2.DISOPTICAL_FLOW_PRESET_MEDIUM).calc(i0, i1, None), 3),
     ]
     if hasattr(cv2, 'optflow'):
@@ -125,6 +131,10 @@ def main():
         im = cv2.imread(sys.argv[2], cv2.IMREAD_UNCHANGED)
         ch = 1 if im.ndim == 2 else im.shape[2]
         print(im.shape[1], im.shape[0], ch, len(np.unique(im.reshape(-1, ch), axis=0)))
+    elif cmd == 'farneback':
+        import cv2
+        fl = farneback(cv2.imread(sys.argv[2], cv2.IMREAD_GRAYSCALE), cv2.imread(sys.argv[3], cv2.IMREAD_GRAYSCALE))
+        write_flo(sys.argv[4], fl[..., 0], fl[..., 1])
     elif cmd == 'opencv':
         opencv(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]))
     else:

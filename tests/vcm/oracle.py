@@ -4,7 +4,7 @@
 #   oracle.py rot CSV W H DEG          against a rotation about the frame centre
 #   oracle.py gt CSV GT.flo MASK.png   against a ground-truth field at the points (mask > 0)
 #   oracle.py flo FLO W H DX DY        a .flo file: size, known fraction, mean error vs a translation
-#   oracle.py png PNG W H              a PNG: signature, IHDR size, RGB
+#   oracle.py png PNG W H              a PNG: signature, IHDR size, RGB or palette
 import sys, struct, zlib, numpy as np
 
 def flo(p):
@@ -49,7 +49,9 @@ elif k == 'png':
     b = open(sys.argv[2], 'rb').read(); W, H = int(sys.argv[3]), int(sys.argv[4])
     assert b[:8] == b'\x89PNG\r\n\x1a\n' and b[12:16] == b'IHDR', 'not a PNG'
     w, h, depth, ctype = struct.unpack('>IIBB', b[16:26])
-    assert (w, h, depth, ctype) == (W, H, 8, 2), 'IHDR %d %d %d %d' % (w, h, depth, ctype)
+    # RGB, or a palette (the overlay writer's smaller form, draw.h lt_canvas_write_png) with its PLTE
+    assert (w, h, depth) == (W, H, 8) and ctype in (2, 3), 'IHDR %d %d %d %d' % (w, h, depth, ctype)
+    assert ctype == 2 or b'PLTE' in b, 'palette PNG without PLTE'
     print('RESULT ok')
 elif k == 'topng':  # topng IN.y4m OUTPREFIX: the frames as grey PNGs OUTPREFIX_000.png ...
     b = open(sys.argv[2], 'rb').read()
