@@ -424,9 +424,7 @@ void lt_vcm_ncm8(const uint8_t *q0, const uint8_t *q1, const float *I0, const fl
                  int y, const lt_vcm_params *p, uint16_t *scratch, float *ncm)
 {
 #ifdef HAVE_SAD_AVX2
-  static int avx2 = -1;
-  if (avx2 < 0) avx2 = __builtin_cpu_supports("avx2") ? 1 : 0; /* same answer in every thread */
-  if (avx2 && p->patch <= 15) {
+  if (p->patch <= 15 && __builtin_cpu_supports("avx2")) { /* a load of libgcc's CPU model */
     int R = p->search / 2, M = 2 * R + 1, r[4];
     lt_vcm_search_rect(p, w, h, x, y, r);
     int nx = r[1] - r[0] + 1, nb = (nx + 15) / 16;
