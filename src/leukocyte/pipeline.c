@@ -16,6 +16,7 @@
  * Stage calls go through the backend's table; frames belong to the loop's
  * source (no frame memory here), so both backends get these steps. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,6 +62,12 @@ typedef struct run {
   lt_leuk_det *dets;
   float *absg;           /* |GICOV| of the maxima (the median's scratch) */
   double thr;            /* |GICOV| a new cell needs (set at each full detection) */
+  const float *cur;      /* this frame's pixels (float, or NULL and cur8) */
+  const unsigned char *cur8;
+  float *snap[2];        /* copies of earlier frames for the static test (--static-span) */
+  int snap_frame[2];     /* their indices, -1: none */
+  int noise_frame[2];    /* the frame whose median |difference| to snap[k] is in noise[k], -1: none */
+  double noise[2];
   long cell_frames, mgvf_iters, evolve_iters, mgvf_frame_max_sum, evolve_frame_max_sum, track_frames;
   int warned_full;
 } run;
@@ -234,6 +241,75 @@ static int grown(const run *R, int j, double rad, float g)
   return rad >= R->cells[j].R + 2 && fabsf(g) > fabsf(R->cells[j].gicov);
 }
 
+static int by_float(const void *a, const void *b)
+{
+  float x = *(const float *)a, y = *(const float *)b;
+  return (x > y) - (x < y);
+}
+
+static double pixel(const run *R, size_t i) { return R->cur ? R->cur[i] : R->cur8[i]; }
+
+/* Is the circle (x, y, rad) a static structure: the standard deviation of
+ * its difference d = frame - ref (ref: an earlier frame) at most static_ratio
+ * times the noise of d, sigma = median |d(x+1, y) - d(x, y)| / (0.6745 sqrt 2)
+ * on a grid of at most MAX_MAXIMA pixels of the ROI? The deviation ignores a
+ * change of the illumination (an offset of d), the neighbours' difference a
+ * smooth one. A cell that entered or moved since ref differs; a background
+ * structure whose score went over the threshold does not. A cell at rest
+ * since then is not new: it was there at the first frame or was tracked on
+ * its way in. */
+static int is_static(run *R, int k, double x, double y, double rad)
+{
+  const float *ref = R->snap[k];
+  const lt_rect *roi = &R->p.roi;
+  if (R->noise_frame[k] != R->frame) {
+    int step = 4, n = 0;
+    while ((long)(roi->w / step + 1) * (roi->h / step + 1) > MAX_MAXIMA) step++;
+    for (int yy = roi->y; yy < roi->y + roi->h; yy += step)
+      for (int xx = roi->x; xx + 1 < roi->x + roi->w; xx += step) {
+        size_t i = (size_t)yy * R->fw + xx;
+        R->absg[n++] = fabsf((float)(pixel(R, i + 1) - ref[i + 1] - (pixel(R, i) - ref[i])));
+      }
+    qsort(R->absg, n, sizeof *R->absg, by_float);
+    double med = n % 2 ? R->absg[n / 2] : 0.5 * ((double)R->absg[n / 2 - 1] + R->absg[n / 2]);
+    R->noise[k] = med / (0.6745 * sqrt(2.0));
+    R->noise_frame[k] = R->frame;
+  }
+  double s1 = 0, s2 = 0; /* over the means of d in 3x3 blocks inside the circle (noise sigma / 3) */
+  int n = 0;
+  for (int by = (int)floor(y - rad); by + 2 <= (int)ceil(y + rad); by += 3)
+    for (int bx = (int)floor(x - rad); bx + 2 <= (int)ceil(x + rad); bx += 3) {
+      if (bx < 0 || by < 0 || bx + 2 >= R->fw || by + 2 >= R->fh || hypot(bx + 1 - x, by + 1 - y) > rad) continue;
+      double m = 0;
+      for (int yy = by; yy < by + 3; yy++)
+        for (int xx = bx; xx < bx + 3; xx++) {
+          size_t i = (size_t)yy * R->fw + xx;
+          m += pixel(R, i) - ref[i];
+        }
+      m /= 9;
+      s1 += m;
+      s2 += m * m;
+      n++;
+    }
+  if (n < 2) return 0;
+  double var = (s2 - s1 * s1 / n) / (n - 1), lim = R->p.static_ratio * R->noise[k] / 3;
+  if (getenv("LT_STATIC_DEBUG")) fprintf(stderr, "STATIC f%d (%.1f,%.1f) r%.0f sd %.2f noise %.2f ratio %.2f\n", R->frame, x, y, rad, sqrt(var), R->noise[k] / 3, sqrt(var) / R->noise[k] * 3);
+  return var <= lim * lim;
+}
+
+/* Is the circle (x, y, rad) as it was in one of the earlier frames kept
+ * (--static-span): the latest copy when it is at least static_span / 2
+ * frames old, and the one before? A cell that moved past a structure
+ * changes it in one copy, rarely in both. */
+static int unchanged(run *R, double x, double y, double rad)
+{
+  for (int k = 0; k < 2; k++) {
+    int age = R->frame - R->snap_frame[k];
+    if (R->snap_frame[k] >= 0 && age > 0 && 2 * age >= R->p.static_span && is_static(R, k, x, y, rad)) return 1;
+  }
+  return 0;
+}
+
 /* The nm maxima of a detect over roi: those above the threshold that are
  * not on a found cell (or on it grown) are refined (a maximum on a found cell
  * is that cell: no refinement), and start tracks for cells that are not
@@ -286,7 +362,7 @@ static int take_maxima(run *R, const lt_rect *roi, int nm)
       R->cells[dup].vy = vy;
       continue;
     }
-    if (dup >= 0) continue;
+    if (dup >= 0 || (R->p.static_span > 0 && unchanged(R, d->x, d->y, rad))) continue;
     if (R->ncells >= MAX_CELLS) {
       if (!R->warned_full) lt_warn("more than %d cells at once; further detections ignored", MAX_CELLS);
       R->warned_full = 1;
@@ -304,12 +380,6 @@ static int take_maxima(run *R, const lt_rect *roi, int nm)
     R->ncells++;
   }
   return 0;
-}
-
-static int by_float(const void *a, const void *b)
-{
-  float x = *(const float *)a, y = *(const float *)b;
-  return (x > y) - (x < y);
 }
 
 /* The detection threshold from the nm maxima of a full detection: most
@@ -454,6 +524,15 @@ static int begin(void *m, lt_loop *L, const lt_source_info *in)
   R->dets = malloc(sizeof *R->dets * MAX_MAXIMA);
   R->absg = malloc(sizeof *R->absg * MAX_MAXIMA);
   R->thr = R->p.gicov_threshold;
+  R->snap_frame[0] = R->snap_frame[1] = R->noise_frame[0] = R->noise_frame[1] = -1;
+  if (R->p.static_span > 0) {
+    R->snap[0] = malloc(sizeof(float) * R->fw * R->fh);
+    R->snap[1] = malloc(sizeof(float) * R->fw * R->fh);
+    if (!R->snap[0] || !R->snap[1]) {
+      lt_error("out of memory");
+      return LT_ERR_NOMEM;
+    }
+  }
   if (!R->cells || !R->act || !R->miss || !R->was_lost || !R->gone || !R->gone_frame || !R->maxima || !R->dets ||
       !R->absg) {
     lt_error("out of memory");
@@ -474,6 +553,8 @@ static int step(void *m, lt_loop *L, const lt_frame *f, const lt_frame *prev)
   run *R = m;
   int err;
   R->frame = f->index;
+  R->cur = f->grey;
+  R->cur8 = f->grey8;
   double tu = lt_now();
   if ((err = R->be->set_frame(R->ctx, f->grey, f->grey8))) return err;
   const lt_frame *nf; /* the next frame, when decoded already, may travel during this one's work */
@@ -522,6 +603,14 @@ static int step(void *m, lt_loop *L, const lt_frame *f, const lt_frame *prev)
     } else { /* nband is 0 with --entry-band 0 */
       for (int k = 0; k < nband; k++)
         if ((err = detect_new(R, &band[k], 0))) return err;
+    }
+  }
+  if (R->p.static_span > 0) { /* a copy every static_span frames, into the older slot */
+    int a = R->snap_frame[0] > R->snap_frame[1] ? 0 : 1;
+    if (R->snap_frame[a] < 0 || R->frame - R->snap_frame[a] >= R->p.static_span) {
+      float *d = R->snap[1 - a];
+      for (size_t i = 0; i < (size_t)R->fw * R->fh; i++) d[i] = (float)pixel(R, i);
+      R->snap_frame[1 - a] = R->frame;
     }
   }
   order_shown(R);
@@ -594,5 +683,7 @@ int lt_leuk_run(const lt_settings *s, const void *opts)
   free(R.maxima);
   free(R.dets);
   free(R.absg);
+  free(R.snap[0]);
+  free(R.snap[1]);
   return err;
 }
