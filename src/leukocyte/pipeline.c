@@ -16,7 +16,6 @@
  * Stage calls go through the backend's table; frames belong to the loop's
  * source (no frame memory here), so both backends get these steps. */
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -67,7 +66,7 @@ typedef struct run {
   float *snap[2];        /* copies of earlier frames for the static test (--static-span) */
   int snap_frame[2];     /* their indices, -1: none */
   int noise_frame[2];    /* the frame whose median |difference| to snap[k] is in noise[k], -1: none */
-  double noise[2];
+  double noise[2], offset[2]; /* ... and the median difference */
   long cell_frames, mgvf_iters, evolve_iters, mgvf_frame_max_sum, evolve_frame_max_sum, track_frames;
   int warned_full;
 } run;
@@ -249,15 +248,21 @@ static int by_float(const void *a, const void *b)
 
 static double pixel(const run *R, size_t i) { return R->cur ? R->cur[i] : R->cur8[i]; }
 
-/* Is the circle (x, y, rad) a static structure: the standard deviation of
- * its difference d = frame - ref (ref: an earlier frame) at most static_ratio
- * times the noise of d, sigma = median |d(x+1, y) - d(x, y)| / (0.6745 sqrt 2)
- * on a grid of at most MAX_MAXIMA pixels of the ROI? The deviation ignores a
- * change of the illumination (an offset of d), the neighbours' difference a
- * smooth one. A cell that entered or moved since ref differs; a background
- * structure whose score went over the threshold does not. A cell at rest
- * since then is not new: it was there at the first frame or was tracked on
- * its way in. */
+/* The median of v[0..n) (sorts v), n > 0. */
+static double median_sort(float *v, int n)
+{
+  qsort(v, n, sizeof *v, by_float);
+  return n % 2 ? v[n / 2] : 0.5 * ((double)v[n / 2 - 1] + v[n / 2]);
+}
+
+/* Is the circle (x, y, rad) a static structure: the difference d = frame -
+ * snap[k] (an earlier frame), less its median over the ROI (a change of the
+ * illumination), averaged in 3x3 blocks inside the circle, has an RMS of at
+ * most static_ratio times its noise, sigma / 3 with sigma = median
+ * |d(x+1, y) - d(x, y)| / (0.6745 sqrt 2) (medians on a grid of at most
+ * MAX_MAXIMA pixels of the ROI, once per frame and copy)? A cell that
+ * entered or moved since then differs; a background structure whose score
+ * went over the threshold does not. */
 static int is_static(run *R, int k, double x, double y, double rad)
 {
   const float *ref = R->snap[k];
@@ -270,12 +275,17 @@ static int is_static(run *R, int k, double x, double y, double rad)
         size_t i = (size_t)yy * R->fw + xx;
         R->absg[n++] = fabsf((float)(pixel(R, i + 1) - ref[i + 1] - (pixel(R, i) - ref[i])));
       }
-    qsort(R->absg, n, sizeof *R->absg, by_float);
-    double med = n % 2 ? R->absg[n / 2] : 0.5 * ((double)R->absg[n / 2 - 1] + R->absg[n / 2]);
-    R->noise[k] = med / (0.6745 * sqrt(2.0));
+    R->noise[k] = median_sort(R->absg, n) / (0.6745 * sqrt(2.0));
+    n = 0;
+    for (int yy = roi->y; yy < roi->y + roi->h; yy += step)
+      for (int xx = roi->x; xx < roi->x + roi->w; xx += step) {
+        size_t i = (size_t)yy * R->fw + xx;
+        R->absg[n++] = (float)(pixel(R, i) - ref[i]);
+      }
+    R->offset[k] = median_sort(R->absg, n);
     R->noise_frame[k] = R->frame;
   }
-  double s1 = 0, s2 = 0; /* over the means of d in 3x3 blocks inside the circle (noise sigma / 3) */
+  double s2 = 0;
   int n = 0;
   for (int by = (int)floor(y - rad); by + 2 <= (int)ceil(y + rad); by += 3)
     for (int bx = (int)floor(x - rad); bx + 2 <= (int)ceil(x + rad); bx += 3) {
@@ -286,21 +296,20 @@ static int is_static(run *R, int k, double x, double y, double rad)
           size_t i = (size_t)yy * R->fw + xx;
           m += pixel(R, i) - ref[i];
         }
-      m /= 9;
-      s1 += m;
+      m = m / 9 - R->offset[k];
       s2 += m * m;
       n++;
     }
-  if (n < 2) return 0;
-  double var = (s2 - s1 * s1 / n) / (n - 1), lim = R->p.static_ratio * R->noise[k] / 3;
-  if (getenv("LT_STATIC_DEBUG")) fprintf(stderr, "STATIC f%d (%.1f,%.1f) r%.0f sd %.2f noise %.2f ratio %.2f\n", R->frame, x, y, rad, sqrt(var), R->noise[k] / 3, sqrt(var) / R->noise[k] * 3);
-  return var <= lim * lim;
+  double lim = R->p.static_ratio * R->noise[k] / 3;
+  return n >= 2 && s2 / n <= lim * lim;
 }
 
-/* Is the circle (x, y, rad) as it was in one of the earlier frames kept
- * (--static-span): the latest copy when it is at least static_span / 2
- * frames old, and the one before? A cell that moved past a structure
- * changes it in one copy, rarely in both. */
+/* Is the circle (x, y, rad) as it was in one of the two earlier frames kept
+ * (one every --static-span frames): the latest when it is at least
+ * static_span / 2 frames old (a slow cell moves little in fewer), and the one
+ * before? A cell that passed a structure at one of the two times changes it
+ * in that copy only. A cell at rest since the older copy is not new: it was
+ * there at the first frame or was tracked on its way in. */
 static int unchanged(run *R, double x, double y, double rad)
 {
   for (int k = 0; k < 2; k++) {
@@ -392,8 +401,7 @@ static void adapt_threshold(run *R, int nm)
   R->thr = R->p.gicov_threshold;
   if (R->p.gicov_adapt <= 0 || nm < 8) return;
   for (int i = 0; i < nm; i++) R->absg[i] = fabsf(R->maxima[i].gicov);
-  qsort(R->absg, nm, sizeof *R->absg, by_float);
-  double med = nm % 2 ? R->absg[nm / 2] : 0.5 * ((double)R->absg[nm / 2 - 1] + R->absg[nm / 2]);
+  double med = median_sort(R->absg, nm);
   double t = fmax(R->p.adapt_floor, R->p.gicov_adapt * med);
   if (t < R->thr) R->thr = t;
 }
