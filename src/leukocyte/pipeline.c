@@ -48,6 +48,7 @@ typedef struct run {
   lt_track_info *act;    /* active, parallel to cells */
   int *miss;             /* frames since the cell was last found, parallel to cells */
   int *was_lost;         /* compact: the cell was coasting before this frame */
+  double *pv;            /* the cell's velocity before this frame's tracking (x, y), parallel */
   lt_leuk_cell *gone;    /* cells whose track ended LEFT in the last link_gap frames */
   int *gone_frame;       /* ... the frame it ended, parallel */
   int ngone;
@@ -59,7 +60,7 @@ typedef struct run {
   int next_id;
   lt_leuk_max *maxima;
   lt_leuk_det *dets;
-  float *absg;           /* |GICOV| of the maxima (the median's scratch) */
+  float *absg;           /* scratch of the medians (adapt_threshold, is_static) */
   double thr;            /* |GICOV| a new cell needs (set at each full detection) */
   const float *cur;      /* this frame's pixels (float, or NULL and cur8) */
   const unsigned char *cur8;
@@ -94,6 +95,15 @@ static void move_cell(run *R, int to, int from)
   R->act[to] = R->act[from];
   R->miss[to] = R->miss[from];
   R->was_lost[to] = R->was_lost[from];
+  R->pv[2 * to] = R->pv[2 * from];
+  R->pv[2 * to + 1] = R->pv[2 * from + 1];
+}
+
+/* How far cell i's tracking put it from its prediction (the change of its
+ * velocity), px. */
+static double jump(const run *R, int i)
+{
+  return hypot(R->cells[i].vx - R->pv[2 * i], R->cells[i].vy - R->pv[2 * i + 1]);
 }
 
 /* Remove ended cells, keeping the order: LEFT ends the track; LOST ends it
@@ -137,13 +147,17 @@ static int compact(run *R)
   R->ncells = k;
   /* two found tracks on one cell: one that was coasting before this frame
    * (its own tracking found a cell again, maybe another one) ends, else the
-   * younger one (higher id) */
+   * one whose tracking put it more than 1 px farther from its prediction
+   * (it ran onto the other's cell: a track on a static structure that a
+   * cell passes), else the younger one (higher id) */
   k = 0;
   for (int i = 0; i < R->ncells; i++) {
     int dup = 0;
     for (int j = 0; !dup && j < R->ncells; j++)
       dup = j != i && !R->miss[i] && !R->miss[j] &&
-            (R->was_lost[i] != R->was_lost[j] ? R->was_lost[i] : R->act[j].id < R->act[i].id) &&
+            (R->was_lost[i] != R->was_lost[j]   ? R->was_lost[i]
+             : fabs(jump(R, i) - jump(R, j)) > 1 ? jump(R, i) > jump(R, j)
+                                                 : R->act[j].id < R->act[i].id) &&
             hypot(R->cells[i].xc - R->cells[j].xc, R->cells[i].yc - R->cells[j].yc) <
                 0.5 * fmin(R->cells[i].R, R->cells[j].R);
     if (dup) {
@@ -526,6 +540,7 @@ static int begin(void *m, lt_loop *L, const lt_source_info *in)
   R->act = calloc(MAX_CELLS, sizeof *R->act);
   R->miss = calloc(MAX_CELLS, sizeof *R->miss);
   R->was_lost = calloc(MAX_CELLS, sizeof *R->was_lost);
+  R->pv = calloc(2 * MAX_CELLS, sizeof *R->pv);
   R->gone = calloc(MAX_CELLS, sizeof *R->gone);
   R->gone_frame = calloc(MAX_CELLS, sizeof *R->gone_frame);
   R->maxima = malloc(sizeof *R->maxima * MAX_MAXIMA);
@@ -541,7 +556,7 @@ static int begin(void *m, lt_loop *L, const lt_source_info *in)
       return LT_ERR_NOMEM;
     }
   }
-  if (!R->cells || !R->act || !R->miss || !R->was_lost || !R->gone || !R->gone_frame || !R->maxima || !R->dets ||
+  if (!R->cells || !R->act || !R->miss || !R->was_lost || !R->pv || !R->gone || !R->gone_frame || !R->maxima || !R->dets ||
       !R->absg) {
     lt_error("out of memory");
     return LT_ERR_NOMEM;
@@ -586,6 +601,10 @@ static int step(void *m, lt_loop *L, const lt_frame *f, const lt_frame *prev)
     if (split && (err = R->be->detect_start(R->ctx, &band[0]))) return err;
     double t2 = lt_now();
     lt_loop_time(L, ST_DETECT, t2 - t1);
+    for (int i = 0; i < R->ncells; i++) {
+      R->pv[2 * i] = R->cells[i].vx;
+      R->pv[2 * i + 1] = R->cells[i].vy;
+    }
     if ((err = R->be->track(R->ctx, R->cells, R->ncells))) return err;
     lt_loop_time(L, ST_TRACK, lt_now() - t2);
     int fmax = 0, emax = 0;
@@ -686,6 +705,7 @@ int lt_leuk_run(const lt_settings *s, const void *opts)
   free(R.act);
   free(R.miss);
   free(R.was_lost);
+  free(R.pv);
   free(R.gone);
   free(R.gone_frame);
   free(R.maxima);
