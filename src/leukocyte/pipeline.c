@@ -12,7 +12,10 @@
  * end writes what needs the whole run. Detections of new cells need |GICOV|
  * above a threshold that adapts to the background at every full detection
  * (--gicov-adapt); a detection of a larger, stronger circle on a track gives
- * it its whole cell; a detection where a cell just left starts nothing.
+ * it its whole cell; a detection where a cell just left starts nothing, nor
+ * one whose disc is as it was in an earlier frame (--static-span: a static
+ * background structure); of two tracks on one cell, the one that jumped off
+ * its prediction ends.
  * Stage calls go through the backend's table; frames belong to the loop's
  * source (no frame memory here), so both backends get these steps. */
 #include <math.h>
