@@ -209,6 +209,7 @@ opt_adherent_time_abc | $LT $V -o $O --adherent-time abc      | 2 | invalid valu
 opt_fps_negative      | $LT $V -o $O --fps -3                 | 2 | invalid value '-3' for --fps |
 opt_fps_overflow      | $LT $V -o $O --fps 1e400              | 2 | invalid value '1e400' for --fps |
 opt_search_negative   | $LT $V -o $O --search -1              | 2 | invalid value '-1' for --search |
+opt_static_span_neg   | $LT $V -o $O --static-span -1         | 2 | invalid value '-1' for --static-span |
 opt_backend_gpu       | $LT $V -o $O --backend gpu            | 2 | invalid value 'gpu' for --backend: expected auto, cpu or cuda |
 opt_format_xml        | $LT $V -o $O --format xml             | 2 | invalid value 'xml' for --format: expected csv, trackmate or ctc |
 opt_channel_q         | $LT $V -o $O --channel q              | 2 | invalid value 'q' for --channel: expected luma, r, g or b |

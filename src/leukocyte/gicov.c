@@ -43,6 +43,8 @@ void lt_leuk_params_default(lt_leuk_params *p)
   p->link_gap = 5;
   p->gicov_adapt = 2.0;
   p->adapt_floor = 1.0;
+  p->static_span = 10;
+  p->static_ratio = 1.5;
 }
 
 int lt_leuk_nradii(const lt_leuk_params *p)

@@ -62,6 +62,9 @@ typedef struct lt_leuk_params {
                               max(adapt_floor, gicov_adapt * the median |GICOV| of the
                               maxima at the last full detection)); 0: gicov_threshold */
   double adapt_floor;      /* 1.0 */
+  int static_span;         /* > 0: a new cell after the first frame must differ from the
+                              frames kept every static_span frames (pipeline.c, unchanged()): 10 */
+  double static_ratio;     /* 1.5 */
   int reference_geometry;  /* tests only: the reference's GICOV angle table (pi = 3.14159)
                               and its common border rmax+2 for all radii */
 } lt_leuk_params;

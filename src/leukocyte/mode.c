@@ -12,7 +12,7 @@
 enum {
   O_FORMAT = LT_OPT_MODE_BASE, O_ROI, O_ENTRY_ROI, O_DETECT_EVERY, O_RADIUS, O_GICOV_THRESHOLD, O_SEARCH,
   O_UM_PER_PX, O_SUMMARY, O_ENTRY_BAND, O_LINK_GAP, O_GICOV_ADAPT, O_ADHERENT_SPEED, O_ADHERENT_TIME,
-  O_OVERLAY_VIDEO, O_OVERLAY_TAIL, O_OVERLAY_GREY_BITS,
+  O_STATIC_SPAN, O_OVERLAY_VIDEO, O_OVERLAY_TAIL, O_OVERLAY_GREY_BITS,
 };
 
 static const lt_optdef opts[] = {
@@ -25,6 +25,7 @@ static const lt_optdef opts[] = {
   {"gicov-adapt", O_GICOV_ADAPT, required_argument, "F", "new cells need |GICOV| above min(threshold, max(1, F x the median |GICOV| of a full detection's maxima)) (default 2, 0 = the threshold)"},
   {"entry-band", O_ENTRY_BAND, required_argument, "0|1", "1: detect every frame in the band(s) of the entry ROI that cells enter through (default 1)"},
   {"link-gap", O_LINK_GAP, required_argument, "N", "frames a lost track waits to be found again under its id (default 5, 0 = off)"},
+  {"static-span", O_STATIC_SPAN, required_argument, "N", "a new cell after the first frame must have changed since about N frames before: a static background structure starts no track (default 10, 0 = off)"},
   {"search", O_SEARCH, required_argument, "N", "re-localisation radius per frame, px (default 8)"},
   {"um-per-px", O_UM_PER_PX, required_argument, "S", "pixel size in micrometres (csv: adds um columns; trackmate: the file is in microns)"},
   {"summary", O_SUMMARY, required_argument, "FILE", "per-track summary CSV (+ FILE's velocity histogram PNG and _population.csv)"},
@@ -77,6 +78,7 @@ static int set(void *params, int id, const char *name, const char *a)
   case O_GICOV_ADAPT: return lt_opt_double(name, a, 0.0, 1000.0, &o->leuk.gicov_adapt);
   case O_ENTRY_BAND: return lt_opt_int(name, a, 0, 1, &o->leuk.entry_band);
   case O_LINK_GAP: return lt_opt_int(name, a, 0, 1000, &o->leuk.link_gap);
+  case O_STATIC_SPAN: return lt_opt_int(name, a, 0, 100000, &o->leuk.static_span);
   case O_SEARCH: return lt_opt_int(name, a, 0, 100, &o->leuk.search);
   case O_UM_PER_PX: return lt_opt_double(name, a, 1e-6, 1e6, &o->um_per_px);
   case O_ADHERENT_SPEED: return lt_opt_double(name, a, 0.0, 1e6, &o->adherent_speed);

@@ -12,7 +12,10 @@
  * end writes what needs the whole run. Detections of new cells need |GICOV|
  * above a threshold that adapts to the background at every full detection
  * (--gicov-adapt); a detection of a larger, stronger circle on a track gives
- * it its whole cell; a detection where a cell just left starts nothing.
+ * it its whole cell; a detection where a cell just left starts nothing, nor
+ * one whose disc is as it was in an earlier frame (--static-span: a static
+ * background structure); of two tracks on one cell, the one that jumped off
+ * its prediction ends.
  * Stage calls go through the backend's table; frames belong to the loop's
  * source (no frame memory here), so both backends get these steps. */
 #include <math.h>
@@ -48,6 +51,7 @@ typedef struct run {
   lt_track_info *act;    /* active, parallel to cells */
   int *miss;             /* frames since the cell was last found, parallel to cells */
   int *was_lost;         /* compact: the cell was coasting before this frame */
+  double *pv;            /* the cell's velocity before this frame's tracking (x, y), parallel */
   lt_leuk_cell *gone;    /* cells whose track ended LEFT in the last link_gap frames */
   int *gone_frame;       /* ... the frame it ended, parallel */
   int ngone;
@@ -59,8 +63,14 @@ typedef struct run {
   int next_id;
   lt_leuk_max *maxima;
   lt_leuk_det *dets;
-  float *absg;           /* |GICOV| of the maxima (the median's scratch) */
+  float *absg;           /* scratch of the medians (adapt_threshold, is_static) */
   double thr;            /* |GICOV| a new cell needs (set at each full detection) */
+  const float *cur;      /* this frame's pixels (float, or NULL and cur8) */
+  const unsigned char *cur8;
+  float *snap[2];        /* copies of earlier frames for the static test (--static-span) */
+  int snap_frame[2];     /* their indices, -1: none */
+  int noise_frame[2];    /* the frame whose median |difference| to snap[k] is in noise[k], -1: none */
+  double noise[2], offset[2]; /* ... and the median difference */
   long cell_frames, mgvf_iters, evolve_iters, mgvf_frame_max_sum, evolve_frame_max_sum, track_frames;
   int warned_full;
 } run;
@@ -88,6 +98,15 @@ static void move_cell(run *R, int to, int from)
   R->act[to] = R->act[from];
   R->miss[to] = R->miss[from];
   R->was_lost[to] = R->was_lost[from];
+  R->pv[2 * to] = R->pv[2 * from];
+  R->pv[2 * to + 1] = R->pv[2 * from + 1];
+}
+
+/* How far cell i's tracking put it from its prediction (the change of its
+ * velocity), px. */
+static double jump(const run *R, int i)
+{
+  return hypot(R->cells[i].vx - R->pv[2 * i], R->cells[i].vy - R->pv[2 * i + 1]);
 }
 
 /* Remove ended cells, keeping the order: LEFT ends the track; LOST ends it
@@ -131,13 +150,17 @@ static int compact(run *R)
   R->ncells = k;
   /* two found tracks on one cell: one that was coasting before this frame
    * (its own tracking found a cell again, maybe another one) ends, else the
-   * younger one (higher id) */
+   * one whose tracking put it more than 1 px farther from its prediction
+   * (it ran onto the other's cell: a track on a static structure that a
+   * cell passes), else the younger one (higher id) */
   k = 0;
   for (int i = 0; i < R->ncells; i++) {
     int dup = 0;
     for (int j = 0; !dup && j < R->ncells; j++)
       dup = j != i && !R->miss[i] && !R->miss[j] &&
-            (R->was_lost[i] != R->was_lost[j] ? R->was_lost[i] : R->act[j].id < R->act[i].id) &&
+            (R->was_lost[i] != R->was_lost[j]   ? R->was_lost[i]
+             : fabs(jump(R, i) - jump(R, j)) > 1 ? jump(R, i) > jump(R, j)
+                                                 : R->act[j].id < R->act[i].id) &&
             hypot(R->cells[i].xc - R->cells[j].xc, R->cells[i].yc - R->cells[j].yc) <
                 0.5 * fmin(R->cells[i].R, R->cells[j].R);
     if (dup) {
@@ -234,6 +257,85 @@ static int grown(const run *R, int j, double rad, float g)
   return rad >= R->cells[j].R + 2 && fabsf(g) > fabsf(R->cells[j].gicov);
 }
 
+static int by_float(const void *a, const void *b)
+{
+  float x = *(const float *)a, y = *(const float *)b;
+  return (x > y) - (x < y);
+}
+
+static double pixel(const run *R, size_t i) { return R->cur ? R->cur[i] : R->cur8[i]; }
+
+/* The median of v[0..n) (sorts v), n > 0. */
+static double median_sort(float *v, int n)
+{
+  qsort(v, n, sizeof *v, by_float);
+  return n % 2 ? v[n / 2] : 0.5 * ((double)v[n / 2 - 1] + v[n / 2]);
+}
+
+/* Is the circle (x, y, rad) a static structure: the difference d = frame -
+ * snap[k] (an earlier frame), less its median over the ROI (a change of the
+ * illumination), averaged in 3x3 blocks inside the circle, has an RMS of at
+ * most static_ratio times its noise, sigma / 3 with sigma = median
+ * |d(x+1, y) - d(x, y)| / (0.6745 sqrt 2) (medians on a grid of at most
+ * MAX_MAXIMA pixels of the ROI, once per frame and copy)? A cell that
+ * entered or moved since then differs; a background structure whose score
+ * went over the threshold does not. */
+static int is_static(run *R, int k, double x, double y, double rad)
+{
+  const float *ref = R->snap[k];
+  const lt_rect *roi = &R->p.roi;
+  if (R->noise_frame[k] != R->frame) {
+    int step = 4, n = 0;
+    while ((long)(roi->w / step + 1) * (roi->h / step + 1) > MAX_MAXIMA) step++;
+    for (int yy = roi->y; yy < roi->y + roi->h; yy += step)
+      for (int xx = roi->x; xx + 1 < roi->x + roi->w; xx += step) {
+        size_t i = (size_t)yy * R->fw + xx;
+        R->absg[n++] = fabsf((float)(pixel(R, i + 1) - ref[i + 1] - (pixel(R, i) - ref[i])));
+      }
+    R->noise[k] = median_sort(R->absg, n) / (0.6745 * sqrt(2.0));
+    n = 0;
+    for (int yy = roi->y; yy < roi->y + roi->h; yy += step)
+      for (int xx = roi->x; xx < roi->x + roi->w; xx += step) {
+        size_t i = (size_t)yy * R->fw + xx;
+        R->absg[n++] = (float)(pixel(R, i) - ref[i]);
+      }
+    R->offset[k] = median_sort(R->absg, n);
+    R->noise_frame[k] = R->frame;
+  }
+  double s2 = 0;
+  int n = 0;
+  for (int by = (int)floor(y - rad); by + 2 <= (int)ceil(y + rad); by += 3)
+    for (int bx = (int)floor(x - rad); bx + 2 <= (int)ceil(x + rad); bx += 3) {
+      if (bx < 0 || by < 0 || bx + 2 >= R->fw || by + 2 >= R->fh || hypot(bx + 1 - x, by + 1 - y) > rad) continue;
+      double m = 0;
+      for (int yy = by; yy < by + 3; yy++)
+        for (int xx = bx; xx < bx + 3; xx++) {
+          size_t i = (size_t)yy * R->fw + xx;
+          m += pixel(R, i) - ref[i];
+        }
+      m = m / 9 - R->offset[k];
+      s2 += m * m;
+      n++;
+    }
+  double lim = R->p.static_ratio * R->noise[k] / 3;
+  return n >= 2 && s2 / n <= lim * lim;
+}
+
+/* Is the circle (x, y, rad) as it was in one of the two earlier frames kept
+ * (one every --static-span frames): the latest when it is at least
+ * static_span / 2 frames old (a slow cell moves little in fewer), and the one
+ * before? A cell that passed a structure at one of the two times changes it
+ * in that copy only. A cell at rest since the older copy is not new: it was
+ * there at the first frame or was tracked on its way in. */
+static int unchanged(run *R, double x, double y, double rad)
+{
+  for (int k = 0; k < 2; k++) {
+    int age = R->frame - R->snap_frame[k];
+    if (R->snap_frame[k] >= 0 && age > 0 && 2 * age >= R->p.static_span && is_static(R, k, x, y, rad)) return 1;
+  }
+  return 0;
+}
+
 /* The nm maxima of a detect over roi: those above the threshold that are
  * not on a found cell (or on it grown) are refined (a maximum on a found cell
  * is that cell: no refinement), and start tracks for cells that are not
@@ -286,7 +388,7 @@ static int take_maxima(run *R, const lt_rect *roi, int nm)
       R->cells[dup].vy = vy;
       continue;
     }
-    if (dup >= 0) continue;
+    if (dup >= 0 || (R->p.static_span > 0 && unchanged(R, d->x, d->y, rad))) continue;
     if (R->ncells >= MAX_CELLS) {
       if (!R->warned_full) lt_warn("more than %d cells at once; further detections ignored", MAX_CELLS);
       R->warned_full = 1;
@@ -306,12 +408,6 @@ static int take_maxima(run *R, const lt_rect *roi, int nm)
   return 0;
 }
 
-static int by_float(const void *a, const void *b)
-{
-  float x = *(const float *)a, y = *(const float *)b;
-  return (x > y) - (x < y);
-}
-
 /* The detection threshold from the nm maxima of a full detection: most
  * maxima are background, so their median |GICOV| measures how strongly the
  * background scores; a clean background (synthetic, fluorescence) lowers the
@@ -322,8 +418,7 @@ static void adapt_threshold(run *R, int nm)
   R->thr = R->p.gicov_threshold;
   if (R->p.gicov_adapt <= 0 || nm < 8) return;
   for (int i = 0; i < nm; i++) R->absg[i] = fabsf(R->maxima[i].gicov);
-  qsort(R->absg, nm, sizeof *R->absg, by_float);
-  double med = nm % 2 ? R->absg[nm / 2] : 0.5 * ((double)R->absg[nm / 2 - 1] + R->absg[nm / 2]);
+  double med = median_sort(R->absg, nm);
   double t = fmax(R->p.adapt_floor, R->p.gicov_adapt * med);
   if (t < R->thr) R->thr = t;
 }
@@ -448,13 +543,23 @@ static int begin(void *m, lt_loop *L, const lt_source_info *in)
   R->act = calloc(MAX_CELLS, sizeof *R->act);
   R->miss = calloc(MAX_CELLS, sizeof *R->miss);
   R->was_lost = calloc(MAX_CELLS, sizeof *R->was_lost);
+  R->pv = calloc(2 * MAX_CELLS, sizeof *R->pv);
   R->gone = calloc(MAX_CELLS, sizeof *R->gone);
   R->gone_frame = calloc(MAX_CELLS, sizeof *R->gone_frame);
   R->maxima = malloc(sizeof *R->maxima * MAX_MAXIMA);
   R->dets = malloc(sizeof *R->dets * MAX_MAXIMA);
   R->absg = malloc(sizeof *R->absg * MAX_MAXIMA);
   R->thr = R->p.gicov_threshold;
-  if (!R->cells || !R->act || !R->miss || !R->was_lost || !R->gone || !R->gone_frame || !R->maxima || !R->dets ||
+  R->snap_frame[0] = R->snap_frame[1] = R->noise_frame[0] = R->noise_frame[1] = -1;
+  if (R->p.static_span > 0) {
+    R->snap[0] = malloc(sizeof(float) * R->fw * R->fh);
+    R->snap[1] = malloc(sizeof(float) * R->fw * R->fh);
+    if (!R->snap[0] || !R->snap[1]) {
+      lt_error("out of memory");
+      return LT_ERR_NOMEM;
+    }
+  }
+  if (!R->cells || !R->act || !R->miss || !R->was_lost || !R->pv || !R->gone || !R->gone_frame || !R->maxima || !R->dets ||
       !R->absg) {
     lt_error("out of memory");
     return LT_ERR_NOMEM;
@@ -474,6 +579,8 @@ static int step(void *m, lt_loop *L, const lt_frame *f, const lt_frame *prev)
   run *R = m;
   int err;
   R->frame = f->index;
+  R->cur = f->grey;
+  R->cur8 = f->grey8;
   double tu = lt_now();
   if ((err = R->be->set_frame(R->ctx, f->grey, f->grey8))) return err;
   const lt_frame *nf; /* the next frame, when decoded already, may travel during this one's work */
@@ -497,6 +604,10 @@ static int step(void *m, lt_loop *L, const lt_frame *f, const lt_frame *prev)
     if (split && (err = R->be->detect_start(R->ctx, &band[0]))) return err;
     double t2 = lt_now();
     lt_loop_time(L, ST_DETECT, t2 - t1);
+    for (int i = 0; i < R->ncells; i++) {
+      R->pv[2 * i] = R->cells[i].vx;
+      R->pv[2 * i + 1] = R->cells[i].vy;
+    }
     if ((err = R->be->track(R->ctx, R->cells, R->ncells))) return err;
     lt_loop_time(L, ST_TRACK, lt_now() - t2);
     int fmax = 0, emax = 0;
@@ -522,6 +633,14 @@ static int step(void *m, lt_loop *L, const lt_frame *f, const lt_frame *prev)
     } else { /* nband is 0 with --entry-band 0 */
       for (int k = 0; k < nband; k++)
         if ((err = detect_new(R, &band[k], 0))) return err;
+    }
+  }
+  if (R->p.static_span > 0) { /* a copy every static_span frames, into the older slot */
+    int a = R->snap_frame[0] > R->snap_frame[1] ? 0 : 1;
+    if (R->snap_frame[a] < 0 || R->frame - R->snap_frame[a] >= R->p.static_span) {
+      float *d = R->snap[1 - a];
+      for (size_t i = 0; i < (size_t)R->fw * R->fh; i++) d[i] = (float)pixel(R, i);
+      R->snap_frame[1 - a] = R->frame;
     }
   }
   order_shown(R);
@@ -589,10 +708,13 @@ int lt_leuk_run(const lt_settings *s, const void *opts)
   free(R.act);
   free(R.miss);
   free(R.was_lost);
+  free(R.pv);
   free(R.gone);
   free(R.gone_frame);
   free(R.maxima);
   free(R.dets);
   free(R.absg);
+  free(R.snap[0]);
+  free(R.snap[1]);
   return err;
 }
