@@ -23,7 +23,7 @@ struct lt_loop {
   lt_outfile out[MAX_OUTPUTS];
   int keep[MAX_OUTPUTS];
   int nout;
-  lt_frame prev;            /* pairs: a copy of the previous frame */
+  lt_frame prev;            /* pairs: a copy of the previous frame (index and t_s only after the first pair with lt_loop_prev_index_only) */
   int have_prev;
   int prev_index_only;      /* lt_loop_prev_index_only: pixels for the first pair only */
   long decoded;             /* frames the source gave (in range or not) */
