@@ -591,6 +591,44 @@ static void test_threads(const yos *y)
   }
   lt_log_set_level(LT_LOG_NORMAL);
   T_CHECK("I0 NULL on a context's first pair: LT_ERR_INTERNAL", err == LT_ERR_INTERNAL, "err %d", err);
+  /* pair8 on the frames' bytes (lt_vcm_round8, as 8-bit video's grey8):
+   * run 0's vectors to the bit, alone and mixed with pair both ways round
+   * (frame t NULL = the kept copy, whichever stage loaded it) */
+  uint8_t *q[3];
+  const float *fl[3] = {y->I8, y->I9, y->I10};
+  for (int j = 0; j < 3; j++) {
+    q[j] = malloc(np);
+    lt_vcm_round8(fl[j], np, NULL, q[j]);
+  }
+  static const char *const how[3] = {"pair8, pair8 (frame t NULL)", "pair, pair8 (frame t NULL)",
+                                     "pair8, pair (frame t NULL)"};
+  for (int r = 0; r < 3; r++) {
+    int m = -1;
+    err = -1;
+    memset(v[2], 0, sizeof *v[2] * cap);
+    if (lt_vcm_backend_cpu.create(&ctx, &p, y->w, y->h) == 0) {
+      err = r == 1 ? lt_vcm_backend_cpu.pair(ctx, y->I8, y->I9, v[2], cap, &m)
+                   : lt_vcm_backend_cpu.pair8(ctx, q[0], q[1], v[2], cap, &m);
+      if (!err)
+        err = r == 2 ? lt_vcm_backend_cpu.pair(ctx, NULL, y->I10, v[2], cap, &m)
+                     : lt_vcm_backend_cpu.pair8(ctx, NULL, q[2], v[2], cap, &m);
+      lt_vcm_backend_cpu.destroy(ctx);
+    }
+    T_CHECK(r == 0 ? "pair8 on the rounded bytes: pair's vectors to the bit (yosemite 8->9->10, temporal on)"
+            : r == 1 ? "pair then pair8 (frame t NULL): the same bytes" : "pair8 then pair (frame t NULL): the same bytes",
+            !err && m == n[0] && memcmp(v[0], v[2], sizeof *v[0] * n[0]) == 0, "%s: err %d n %d %d", how[r], err,
+            n[0], m);
+  }
+  err = -1;
+  lt_log_set_level(LT_LOG_QUIET);
+  if (lt_vcm_backend_cpu.create(&ctx, &p, y->w, y->h) == 0) {
+    err = lt_vcm_backend_cpu.pair8(ctx, NULL, q[1], v[2], cap, &k);
+    lt_vcm_backend_cpu.destroy(ctx);
+  }
+  lt_log_set_level(LT_LOG_NORMAL);
+  T_CHECK("pair8 with frame t NULL on a context's first pair: LT_ERR_INTERNAL", err == LT_ERR_INTERNAL, "err %d",
+          err);
+  for (int j = 0; j < 3; j++) free(q[j]);
   free(i9);
   for (int t = 0; t < 3; t++) free(v[t]);
 }

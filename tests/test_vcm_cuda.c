@@ -39,20 +39,31 @@ static char nm[512];
 
 /* Runs `pairs` consecutive pairs of frames[] on both backends and compares
  * the last pair's output (the CUDA backend gets I0 NULL after the first
- * pair, the kept copy, as from the vcm mode; the CPU the frame's pointer). */
-static void compare(const char *what, const lt_vcm_params *p, const float *const *frames, int pairs,
-                    int w, int h, double tol, double frac_within, int expect_points)
+ * pair, the kept copy, as from the vcm mode; the CPU the frame's pointer).
+ * bytes: the CUDA backend gets the frames as bytes through pair8
+ * (lt_vcm_round8's values, as the vcm mode passes 8-bit video's grey8). */
+static void compare_as(const char *what, const lt_vcm_params *p, const float *const *frames, int pairs, int w,
+                       int h, double tol, double frac_within, int expect_points, int bytes)
 {
   int cap = lt_vcm_max_points(p), n[2] = {-1, -1}, err[2] = {0, 0};
   lt_vcm_vector *v[2] = {calloc(cap, sizeof(lt_vcm_vector)), calloc(cap, sizeof(lt_vcm_vector))};
   const lt_vcm_backend *be[2] = {&lt_vcm_backend_cpu, &lt_vcm_backend_cuda};
+  size_t np = (size_t)w * h;
+  uint8_t *q[2] = {malloc(np), malloc(np)};
   for (int b = 0; b < 2; b++) {
     void *ctx;
     err[b] = be[b]->create(&ctx, p, w, h);
-    for (int k = 0; k < pairs && !err[b]; k++)
-      err[b] = be[b]->pair(ctx, b && k ? NULL : frames[k], frames[k + 1], v[b], cap, &n[b]); /* CUDA: I0 NULL after the first */
+    for (int k = 0; k < pairs && !err[b]; k++) {
+      if (b && bytes) {
+        for (int j = 0; j < 2; j++) lt_vcm_round8(frames[k + j], np, NULL, q[j]);
+        err[b] = be[b]->pair8(ctx, k ? NULL : q[0], q[1], v[b], cap, &n[b]);
+      } else
+        err[b] = be[b]->pair(ctx, b && k ? NULL : frames[k], frames[k + 1], v[b], cap, &n[b]); /* CUDA: I0 NULL after the first */
+    }
     if (!err[b]) be[b]->destroy(ctx);
   }
+  free(q[0]);
+  free(q[1]);
   if (err[0] || err[1]) {
     T_CHECK(NAME("cuda vs cpu %s", what), 0, "errors cpu %d cuda %d", err[0], err[1]);
     goto out;
@@ -90,6 +101,12 @@ out:
   free(v[1]);
 }
 
+static void compare(const char *what, const lt_vcm_params *p, const float *const *frames, int pairs, int w, int h,
+                    double tol, double frac_within, int expect_points)
+{
+  compare_as(what, p, frames, pairs, w, h, tol, frac_within, expect_points, 0);
+}
+
 int main(void)
 {
   int count = 0;
@@ -118,6 +135,8 @@ int main(void)
   lt_vcm_params t = p;
   t.temporal_weight = 0.5f;
   compare("yosemite 8->9->10 temporal prior 0.5", &t, yos3, 2, w, h, VCM_TOL_EXACT, 1.0, 1);
+  compare_as("yosemite 8->9->10 temporal 0.5, CUDA through pair8 (bytes)", &t, yos3, 2, w, h, VCM_TOL_EXACT, 1.0,
+             1, 1);
   t = p;
   t.similarity = LT_VCM_SIM_EXP;
   compare("yosemite exp similarity", &t, yos, 1, w, h, VCM_TOL_EXP, 0.99, 1);
@@ -140,6 +159,8 @@ int main(void)
   t.grid_x = t.grid_y = 16;
   t.search = 16;
   compare("synthetic rotation 3 deg", &t, syn, 1, W, H, VCM_TOL_EXACT, 1.0, 1);
+  compare_as("synthetic rotation 3 deg (fractional grey), CUDA through pair8 (bytes)", &t, syn, 1, W, H,
+             VCM_TOL_EXACT, 1.0, 1, 1);
   vc_motion_affine(&m, 0, 1, 2, -1);
   vc_make_pair(&m, 40, 30, 5, 0, f0, f1);
   const float *small[2] = {f0, f1};

@@ -2,9 +2,10 @@
  * matching the CPU reference src/vcm/vcm.c stage by stage.
  *
  * One pair = 1 upload (I1; I0 too unless it is the last pair's I1, whose copy
- * is kept: vcm.h) of the frame rounded to bytes on the host (lt_vcm_round8,
- * as the CPU backend, through pinned staging: 0.3 MB at 640x480 instead of a
- * pageable 1.2 MB of floats), 1 memset, 5 kernels, 1 download and one
+ * is kept: vcm.h) of the frame as bytes (rounded on the host by lt_vcm_round8
+ * as the CPU backend, or 8-bit video's bytes as they are through pair8; via
+ * pinned staging: 0.3 MB at 640x480 instead of a pageable 1.2 MB of
+ * floats), 1 memset, 5 kernels, 1 download and one
  * synchronisation on one stream:
  *   strength_k  Sobel |Gx|+|Gy| of I0 -> mag, interior maxima of mag and
  *               |I1-I0| (atomicMax on the float bits: non-negative floats
@@ -74,6 +75,7 @@ struct cuda_ctx {
   size_t vcm_smem, ncm_smem;
   int kpt;                 /* offsets per thread of the map kernels (5, 17 or 66) */
   const float *last_I1;    /* host pointer of the last pair's I1 (its copy is in I1) */
+  int have_last;           /* I1 holds the last pair's I1 (from pair or pair8) */
 };
 
 /* ---- stage 1: interest strength and points ---- */
@@ -689,31 +691,77 @@ static int cu_create(void **out, const lt_vcm_params *p, int w, int h)
   return 0;
 }
 
-static int cu_pair(void *vctx, const float *I0, const float *I1, lt_vcm_vector *out, int cap, int *nout)
+/* Frame t is the last pair's I1, already on the device (vcm.h): the
+ * buffers swap. 0, or the error of a first pair without frame t. */
+static int cu_keep_last(cuda_ctx *c)
 {
-  cuda_ctx *c = (cuda_ctx *)vctx;
-  const vcm_dev_params &d = c->d;
-  size_t bytes = (size_t)d.w * d.h;
-  *nout = 0;
-  LT_CU(cudaEventRecord(c->ev[0], c->s), "vcm timing");
-  /* rounded to bytes on the host (the CPU backend's lt_vcm_round8) into
-   * pinned staging: a quarter of the float frame, uploaded asynchronously;
-   * the staging is free again since the last pair ended synchronised */
-  if (!I0 && !c->last_I1) {
+  if (!c->have_last) {
     lt_error("vcm: internal: the first pair needs its frame t (I0 NULL)");
     return LT_ERR_INTERNAL;
   }
+  uint8_t *t = c->I0;
+  c->I0 = c->I1;
+  c->I1 = t;
+  return 0;
+}
+
+static int cu_run(cuda_ctx *c, lt_vcm_vector *out, int cap, int *nout);
+
+/* The frames go up as bytes from pinned staging (a quarter of the float
+ * frame), asynchronously; the staging is free again since the last pair
+ * ended synchronised. pair rounds floats into it (the CPU backend's
+ * lt_vcm_round8), pair8 copies 8-bit video's bytes (no rounding: the
+ * same values). */
+static int cu_pair(void *vctx, const float *I0, const float *I1, lt_vcm_vector *out, int cap, int *nout)
+{
+  cuda_ctx *c = (cuda_ctx *)vctx;
+  size_t bytes = (size_t)c->d.w * c->d.h;
+  int err;
+  *nout = 0;
+  LT_CU(cudaEventRecord(c->ev[0], c->s), "vcm timing");
   if (!I0 || (I0 == c->last_I1 && I0 != I1)) { /* the last pair's I1 is on the device (vcm.h) */
-    uint8_t *t = c->I0;
-    c->I0 = c->I1;
-    c->I1 = t;
+    if ((err = cu_keep_last(c))) return err;
   } else {
     lt_vcm_round8(I0, bytes, NULL, c->h_q[0]);
     LT_CU(cudaMemcpyAsync(c->I0, c->h_q[0], bytes, cudaMemcpyHostToDevice, c->s), "vcm frame upload");
   }
   c->last_I1 = NULL; /* until this upload has been made */
+  c->have_last = 0;
   lt_vcm_round8(I1, bytes, NULL, c->h_q[1]);
   LT_CU(cudaMemcpyAsync(c->I1, c->h_q[1], bytes, cudaMemcpyHostToDevice, c->s), "vcm frame upload");
+  if ((err = cu_run(c, out, cap, nout))) return err;
+  c->last_I1 = I1;
+  c->have_last = 1;
+  return 0;
+}
+
+static int cu_pair8(void *vctx, const uint8_t *Q0, const uint8_t *Q1, lt_vcm_vector *out, int cap, int *nout)
+{
+  cuda_ctx *c = (cuda_ctx *)vctx;
+  size_t bytes = (size_t)c->d.w * c->d.h;
+  int err;
+  *nout = 0;
+  LT_CU(cudaEventRecord(c->ev[0], c->s), "vcm timing");
+  if (!Q0) {
+    if ((err = cu_keep_last(c))) return err;
+  } else {
+    memcpy(c->h_q[0], Q0, bytes);
+    LT_CU(cudaMemcpyAsync(c->I0, c->h_q[0], bytes, cudaMemcpyHostToDevice, c->s), "vcm frame upload");
+  }
+  c->last_I1 = NULL; /* no float buffer holds it */
+  c->have_last = 0;  /* until this upload has been made */
+  memcpy(c->h_q[1], Q1, bytes);
+  LT_CU(cudaMemcpyAsync(c->I1, c->h_q[1], bytes, cudaMemcpyHostToDevice, c->s), "vcm frame upload");
+  if ((err = cu_run(c, out, cap, nout))) return err;
+  c->have_last = 1;
+  return 0;
+}
+
+/* The stages on the frames queued up in I0, I1 (ev[0] already recorded),
+ * one synchronisation. */
+static int cu_run(cuda_ctx *c, lt_vcm_vector *out, int cap, int *nout)
+{
+  const vcm_dev_params &d = c->d;
   LT_CU(cudaMemsetAsync(c->maxbits, 0, 2 * sizeof(unsigned), c->s), "vcm maxima reset");
   dim3 tb(32, 8), gb((d.w + 31) / 32, (d.h + 7) / 8);
   strength_k<<<gb, tb, 0, c->s>>>(c->I0, c->I1, d, c->mag, c->maxbits);
@@ -750,7 +798,6 @@ static int cu_pair(void *vctx, const float *I0, const float *I1, lt_vcm_vector *
     LT_CU(cudaMemcpyAsync(out, c->cur, (size_t)all * sizeof *out, cudaMemcpyDeviceToHost, c->s),
           "vcm vector download");
   LT_CU(cudaStreamSynchronize(c->s), "vcm pair");
-  c->last_I1 = I1;
   for (int k = 0; k < 3; k++) {
     float ms = 0.0f;
     LT_CU(cudaEventElapsedTime(&ms, c->ev[k], c->ev[k + 1]), "vcm timing");
@@ -770,4 +817,4 @@ static void cu_phases(void *vctx, double s[3])
   for (int k = 0; k < 3; k++) s[k] = c->t[k];
 }
 
-extern "C" const lt_vcm_backend lt_vcm_backend_cuda = {"cuda", cu_create, cu_destroy, cu_pair, cu_phases};
+extern "C" const lt_vcm_backend lt_vcm_backend_cuda = {"cuda", cu_create, cu_destroy, cu_pair, cu_phases, cu_pair8};

@@ -23,8 +23,9 @@ struct lt_loop {
   lt_outfile out[MAX_OUTPUTS];
   int keep[MAX_OUTPUTS];
   int nout;
-  lt_frame prev;            /* pairs: a copy of the previous frame */
+  lt_frame prev;            /* pairs: a copy of the previous frame (index and t_s only after the first pair with lt_loop_prev_index_only) */
   int have_prev;
+  int prev_index_only;      /* lt_loop_prev_index_only: pixels for the first pair only */
   long decoded;             /* frames the source gave (in range or not) */
   lt_video_damage_info damage;
   long damage_missing;
@@ -38,6 +39,8 @@ void lt_loop_time(lt_loop *L, int k, double seconds)
 const lt_settings *lt_loop_settings(const lt_loop *L) { return L->s; }
 
 void lt_loop_bytes_only(lt_loop *L) { lt_source_bytes_only(L->src); }
+
+void lt_loop_prev_index_only(lt_loop *L) { L->prev_index_only = 1; }
 
 int lt_loop_peek(lt_loop *L, const lt_frame **f)
 {
@@ -85,6 +88,13 @@ static int outputs_commit(lt_loop *L)
 
 static int copy_prev(lt_loop *L, const lt_frame *f)
 {
+  if (L->prev_index_only && L->have_prev) { /* the first pair had its pixels */
+    L->prev.grey = NULL;
+    L->prev.grey8 = NULL;
+    L->prev.index = f->index;
+    L->prev.t_s = f->t_s;
+    return 0;
+  }
   int err = lt_frame_copy(&L->prev, f, "the previous frame");
   if (!err) L->have_prev = 1;
   return err;

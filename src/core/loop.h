@@ -73,6 +73,11 @@ void lt_loop_keep_partial(lt_loop *L, lt_outfile *o, int keep);
  * without overlays): the decode thread skips their float copy, and such
  * frames come with grey = NULL. */
 void lt_loop_bytes_only(lt_loop *L);
+/* Pairs: the mode reads the previous frame's pixels only in the first pair
+ * (it keeps its own copy of the last frame after that): from the second
+ * pair on, prev carries only index, t_s and the size (grey and grey8 NULL),
+ * and the loop no longer copies the frame's pixels after every step. */
+void lt_loop_prev_index_only(lt_loop *L);
 /* The common settings of the run. */
 const lt_settings *lt_loop_settings(const lt_loop *L);
 

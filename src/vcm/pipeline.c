@@ -341,6 +341,7 @@ static int begin(void *m, lt_loop *L, const lt_source_info *in)
     if (!R->fu || !R->fv || !R->bstart || !R->bidx) goto nomem;
   }
   if ((err = R->be->create(&R->ctx, p, R->fw, R->fh))) return err;
+  if (!R->s->overlay_dir) lt_loop_prev_index_only(L); /* step: frame t only in the first pair */
   if (!(R->out = lt_loop_output(L, R->s->output, &err))) return err;
   lt_csv_header(R->out->fp, cols, NCOLS); /* the custom formatter's rows.c does not write it */
   if ((err = lt_rows_start(&R->rows, R->out, cols, NCOLS, NCOLS, write_rows, NULL))) return err;
@@ -355,9 +356,17 @@ static int step(void *m, lt_loop *L, const lt_frame *f, const lt_frame *prev)
 {
   run *R = m;
   int n = 0, err;
-  /* prev is the loop's copy of the last step's frame, whose rounded copy the
-   * backend keeps: NULL after the first pair (vcm.h) rounds and uploads only f */
-  if ((err = R->be->pair(R->ctx, R->pairs_done ? NULL : prev->grey, f->grey, R->vec, R->cap, &n))) return err;
+  /* the backend keeps its rounded copy of the last step's frame: frame t
+   * NULL after the first pair (vcm.h) loads only f (the loop keeps no pixels
+   * of prev then, lt_loop_prev_index_only, unless --overlay draws on them);
+   * 8-bit frames go in as the decoder's bytes (pair8: the same values, no
+   * rounding of floats) */
+  const lt_frame *f0 = R->pairs_done ? NULL : prev;
+  if (R->be->pair8 && f->grey8 && (!f0 || f0->grey8))
+    err = R->be->pair8(R->ctx, f0 ? f0->grey8 : NULL, f->grey8, R->vec, R->cap, &n);
+  else
+    err = R->be->pair(R->ctx, f0 ? f0->grey : NULL, f->grey, R->vec, R->cap, &n);
+  if (err) return err;
   R->pairs_done++;
   if (R->be->phases) {
     double ph[3];

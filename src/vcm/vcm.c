@@ -571,6 +571,7 @@ typedef struct cpu_ctx {
   int32_t *cnt;     /* per thread support C(o) in units of 2^-16 */
   int32_t *wq;      /* weight table in units of 2^-16 */
   const float *last_I1; /* the last pair's I1 (its rounded copy is rf[1], q[1]; vcm.h) */
+  int have_last;    /* rf[1], q[1] hold the last pair's I1 (pair or pair8) */
   int *px, *py;
   int *cstart;      /* points of sub-window c: cstart[c] .. cstart[c + 1] - 1 */
   lt_vcm_vector *prev, *cur; /* last pair's vectors (temporal prior), this pair's */
@@ -762,28 +763,69 @@ static void vcm_point(const cpu_ctx *c, int i, float *acc, int32_t *cnt, lt_vcm_
   out->evidence = lt_vcm_evidence(c->q[0], c->q[1], c->w, c->h, out);
 }
 
+/* Frame t is the last pair's I1 (its rounded copies move to slot 0), or 0
+ * after the error of a first pair without frame t. */
+static int keep_last(cpu_ctx *c)
+{
+  if (!c->have_last) {
+    lt_error("vcm: internal: the first pair needs its frame t (I0 NULL)");
+    return LT_ERR_INTERNAL;
+  }
+  float *tf = c->rf[0];
+  uint8_t *tq = c->q[0];
+  c->rf[0] = c->rf[1];
+  c->q[0] = c->q[1];
+  c->rf[1] = tf;
+  c->q[1] = tq;
+  return 0;
+}
+
+static void bytes_in(uint8_t *restrict q, float *restrict rf, const uint8_t *restrict src, size_t n)
+{
+  memcpy(q, src, n);
+  for (size_t i = 0; i < n; i++) rf[i] = (float)q[i];
+}
+
+static int cpu_run(cpu_ctx *c, lt_vcm_vector *out, int cap, int *nout, double t0);
+
 static int cpu_pair(void *vctx, const float *I0, const float *I1, lt_vcm_vector *out, int cap,
                     int *nout)
 {
   cpu_ctx *c = vctx;
-  int w = c->w, h = c->h, M = c->side;
-  size_t m2 = (size_t)M * M, npx = (size_t)w * h;
+  size_t npx = (size_t)c->w * c->h;
   double t0 = lt_now();
-  if (!I0 && !c->last_I1) {
-    lt_error("vcm: internal: the first pair needs its frame t (I0 NULL)");
-    return LT_ERR_INTERNAL;
-  }
+  int err;
   if (!I0 || (I0 == c->last_I1 && I0 != I1)) { /* the last pair's I1, already rounded */
-    float *tf = c->rf[0];
-    uint8_t *tq = c->q[0];
-    c->rf[0] = c->rf[1];
-    c->q[0] = c->q[1];
-    c->rf[1] = tf;
-    c->q[1] = tq;
+    if ((err = keep_last(c))) return err;
   } else
     lt_vcm_round8(I0, npx, c->rf[0], c->q[0]);
   lt_vcm_round8(I1, npx, c->rf[1], c->q[1]);
   c->last_I1 = I1;
+  c->have_last = 1;
+  return cpu_run(c, out, cap, nout, t0);
+}
+
+static int cpu_pair8(void *vctx, const uint8_t *Q0, const uint8_t *Q1, lt_vcm_vector *out, int cap, int *nout)
+{
+  cpu_ctx *c = vctx;
+  size_t npx = (size_t)c->w * c->h;
+  double t0 = lt_now();
+  int err;
+  if (!Q0) {
+    if ((err = keep_last(c))) return err;
+  } else
+    bytes_in(c->q[0], c->rf[0], Q0, npx);
+  bytes_in(c->q[1], c->rf[1], Q1, npx);
+  c->last_I1 = NULL; /* no float buffer holds it */
+  c->have_last = 1;
+  return cpu_run(c, out, cap, nout, t0);
+}
+
+/* The stages on the loaded frames rf / q (t0: when loading began). */
+static int cpu_run(cpu_ctx *c, lt_vcm_vector *out, int cap, int *nout, double t0)
+{
+  int w = c->w, h = c->h, M = c->side;
+  size_t m2 = (size_t)M * M;
   lt_vcm_sobel(c->rf[0], w, h, c->mag);
   lt_vcm_strength(c->mag, c->rf[0], c->rf[1], w, h, &c->p, c->F);
   int n = lt_vcm_select(c->F, w, h, &c->p, c->px, c->py), gx = c->p.grid_x, nc = gx * c->p.grid_y;
@@ -829,4 +871,4 @@ static void cpu_phases(void *vctx, double s[3])
   for (int k = 0; k < 3; k++) s[k] = c->t[k];
 }
 
-const lt_vcm_backend lt_vcm_backend_cpu = {"cpu", cpu_create, cpu_destroy, cpu_pair, cpu_phases};
+const lt_vcm_backend lt_vcm_backend_cpu = {"cpu", cpu_create, cpu_destroy, cpu_pair, cpu_phases, cpu_pair8};

@@ -96,6 +96,12 @@ typedef struct lt_vcm_backend {
    * table 4): s[0] interest points (on CUDA with the frame upload), s[1]
    * NCMs (correlation), s[2] VCMs (accumulation and peak). May be NULL. */
   void (*phases)(void *ctx, double s[3]);
+  /* pair on frames that are already bytes (8-bit video's lt_frame.grey8:
+   * the values lt_vcm_round8 gives for their floats, so the vectors are
+   * pair's to the bit): they are copied, not rounded. Q0 NULL = the last
+   * pair's I1, whether it came through pair or pair8 (and pair's I0 NULL
+   * after a pair8 the same); no pointer test. */
+  int (*pair8)(void *ctx, const uint8_t *Q0, const uint8_t *Q1, lt_vcm_vector *out, int cap, int *n);
 } lt_vcm_backend;
 
 extern const lt_vcm_backend lt_vcm_backend_cpu;
