@@ -96,6 +96,10 @@ typedef struct cuda_ctx {
    * Graph per input buffer: 0/1 the 8-bit buffers, 2 the float region */
   cudaGraphExec_t graph[3];
   int use_graph;
+  /* the pipeline's graphs per 8-bit buffer: the staged region's upload and
+   * the frame work, so that submit is one launch and one event */
+  cudaGraphExec_t pgraph[2];
+  int use_pgraph;
   lt_tumor_stats st;
 } cuda_ctx;
 
@@ -106,6 +110,8 @@ static void cuda_destroy(void *p)
   if (c->stream) cudaStreamSynchronize(c->stream);
   for (int i = 0; i < 3; i++)
     if (c->graph[i]) cudaGraphExecDestroy(c->graph[i]);
+  for (int i = 0; i < 2; i++)
+    if (c->pgraph[i]) cudaGraphExecDestroy(c->pgraph[i]);
   cudaFreeHost(c->h_roi);
   cudaFree(c->d_roi);
   cudaFree(c->d_scores);
@@ -327,6 +333,8 @@ static int cuda_create(void **out, const lt_tumor_setup *s)
     c->no_prefetch = pv && strcmp(pv, "0") == 0;
     const char *gv = getenv("LT_TUMOR_GRAPH"); /* experiment: 0 = plain launches instead of the graph */
     c->use_graph = !(gv && strcmp(gv, "0") == 0);
+    const char *uv = getenv("LT_TUMOR_UPGRAPH"); /* experiment: 0 = the pipeline's upload outside the graph */
+    c->use_pgraph = c->use_graph && !(uv && strcmp(uv, "0") == 0);
     const char *tv = getenv("LT_TUMOR_TIMING"); /* experiment: 1 = time the steps of match_peaks */
     c->timing = tv && strcmp(tv, "1") == 0;
     const char *zv = getenv("LT_TUMOR_ZC"); /* experiment: 0 = peaks downloaded after the kernel */
@@ -682,6 +690,35 @@ static int cuda_match_peaks(void *p, const float *frame, const unsigned char *fr
   return take_peaks(c, g, peaks);
 }
 
+/* The pipeline's graph for 8-bit buffer g (captured at its first use):
+ * the upload of staging buffer g, the kernel, the peaks' download when not
+ * mapped. 1 when it could not be made (then no such graphs from then on). */
+static int pipe_graph(cuda_ctx *c, int g)
+{
+  if (c->pgraph[g]) return 0;
+  cudaGraph_t gr = NULL;
+  cudaError_t ce = cudaStreamBeginCapture(c->stream, cudaStreamCaptureModeThreadLocal);
+  int e = ce == cudaSuccess ? 0 : 1;
+  if (!e)
+    e = cudaMemcpyAsync(c->d_roi8[g], c->h_st8[g], (size_t)c->roi_w * c->roi_h, cudaMemcpyHostToDevice, c->stream) !=
+        cudaSuccess;
+  if (!e) e = launch(c, g, c->d_roi8[g]) != 0;
+  if (!e && !c->zc)
+    e = cudaMemcpyAsync(c->h_pk[g], c->d_pk, sizeof(lt_tk_pk) * c->K, cudaMemcpyDeviceToHost, c->stream) !=
+        cudaSuccess;
+  if (ce == cudaSuccess) ce = cudaStreamEndCapture(c->stream, &gr);
+  if (!e && ce == cudaSuccess) ce = cudaGraphInstantiate(&c->pgraph[g], gr, 0);
+  if (gr) cudaGraphDestroy(gr);
+  if (e || ce != cudaSuccess) {
+    (void)cudaGetLastError();
+    c->pgraph[g] = NULL;
+    c->use_pgraph = 0;
+    lt_info("tumor: no CUDA Graph for the pipeline (%s); separate upload", cudaGetErrorString(ce));
+    return 1;
+  }
+  return 0;
+}
+
 /* The two-deep pipeline: the frame's bytes staged and sent up on the second
  * stream, its graph launched after them; no wait for the GPU (but for a
  * staging buffer whose previous upload is still running). */
@@ -695,7 +732,21 @@ static int cuda_submit(void *p, const unsigned char *frame8)
     return LT_ERR_INTERNAL;
   }
   c->pref_req = NULL;
-  if ((e = start_frame(c, NULL, frame8, 1, &g))) return e;
+  g = c->cur8 ^ 1;
+  if (c->use_pgraph && frame8 != c->pref_src && !pipe_graph(c, g)) {
+    /* staging buffer g: its last upload is done (a frame that used it was
+     * collected; a prefetch into it waited for); d_roi8[g]: its readers are
+     * earlier on the stream, or collected (match_peaks after a drain) */
+    LT_CU(cudaEventSynchronize(c->ev_up[g]), "waiting for a tumor frame upload");
+    stage8(c, frame8, c->h_st8[g]);
+    c->pref_src = NULL;
+    c->cur8 = g;
+    if (c->timing) LT_CU(cudaEventRecord(c->tev[g][0], c->stream), "tumor timing");
+    LT_CU(cudaGraphLaunch(c->pgraph[g], c->stream), "tumor frame graph");
+    if (c->timing) LT_CU(cudaEventRecord(c->tev[g][1], c->stream), "tumor timing");
+    LT_CU(cudaEventRecord(c->ev_fin[g], c->stream), "tumor kernels");
+  } else if ((e = start_frame(c, NULL, frame8, 1, &g)))
+    return e;
   c->q[c->nq++] = g;
   if (c->timing) c->t_pre += lt_now() - t0;
   return 0;
