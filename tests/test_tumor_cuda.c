@@ -113,7 +113,9 @@ static double run_case(const char *name, const float *f0, const float *f1, int f
  * A (prefetching B), B (prefetched; prefetching C), C (prefetched), A again
  * (nothing prefetched), C with a stale prefetch of B; every map within the
  * tolerance of the exact maps of the same frames as floats, the peaks equal
- * to peak.c on the downloaded maps. */
+ * to peak.c on the downloaded maps. Then the same five frames through the
+ * two-deep pipeline (submit frame j, collect frame j - 1): the same peaks as
+ * match_peaks gave, frame by frame. */
 static void bytes_case(const char *name, const float *f0, int fw, int fh, int K, int tw, int th, int V, int H)
 {
   const size_t np = (size_t)fw * fh;
@@ -143,7 +145,7 @@ static void bytes_case(const char *name, const float *f0, int fw, int fh, int K,
   const long n = (long)K * lt_tumor_npos(&s);
   double *ex = malloc(sizeof(double) * n);
   float *gs = malloc(sizeof(float) * n);
-  lt_tumor_peak *gp = calloc(K, sizeof *gp);
+  lt_tumor_peak *gp = calloc(K, sizeof *gp), *seq = calloc(5 * (size_t)K, sizeof *seq);
   void *ctx = NULL;
   int e = lt_tumor_backend_cuda.create(&ctx, &s);
   const int order[5] = {0, 1, 2, 0, 2}, pref[5] = {1, 2, -1, -1, 1};
@@ -157,6 +159,7 @@ static void bytes_case(const char *name, const float *f0, int fw, int fh, int K,
       worst = INFINITY;
       break;
     }
+    memcpy(seq + (size_t)j * K, gp, sizeof *gp * K);
     lt_tumor_corr_exact(&s, fl[f], ex);
     for (long i = 0; i < n; i++) {
       double v = fabs(gs[i] - ex[i]);
@@ -178,12 +181,25 @@ static void bytes_case(const char *name, const float *f0, int fw, int fh, int K,
     if (e) peaks_bad++;
     free(gp2);
   }
+  /* the pipeline: frame j goes out before frame j - 1 is collected */
+  int pipe_bad = e != 0;
+  for (int j = 0; j <= 5 && !e; j++) {
+    if (j < 5) e = lt_tumor_backend_cuda.submit(ctx, b[order[j]]);
+    if (!e && j > 0) {
+      e = lt_tumor_backend_cuda.collect(ctx, gp);
+      for (int k = 0; k < K && !e; k++) pipe_bad += memcmp(&gp[k], &seq[(size_t)(j - 1) * K + k], sizeof *gp) != 0;
+    }
+    if (e) pipe_bad++;
+  }
   lt_tumor_backend_cuda.destroy(ctx);
   char nm[160];
   snprintf(nm, sizeof nm, "%s_bytes_maps", name);
   T_CHECK(nm, worst <= TOL_TUMOR_CUDA, "max |cuda - exact| %.3g over 5 byte frames (with prefetch)", worst);
   snprintf(nm, sizeof nm, "%s_bytes_peaks", name);
   T_CHECK(nm, peaks_bad == 0, "%d peak(s) differ from peak.c on the GPU maps", peaks_bad);
+  snprintf(nm, sizeof nm, "%s_pipeline_peaks", name);
+  T_CHECK(nm, pipe_bad == 0, "%d peak(s) or calls differ between submit/collect and match_peaks", pipe_bad);
+  free(seq);
   for (int k = 0; k < K; k++) free((void *)tp[k].px);
   free(tp);
   free(ex);

@@ -11,8 +11,12 @@
  * sums, and the last block of each template adds its tiles in a fixed order
  * (deterministic), forms r and finds the peak with its sub-pixel offset;
  * only the peaks come back (the maps when asked), with one synchronisation
- * per frame. The launch and the peaks' download are one CUDA Graph per
- * input buffer.
+ * per frame. The last block writes the peaks straight into mapped pinned
+ * host memory (no copy after the kernel; LT_TUMOR_ZC=0: a device buffer and
+ * a download as before), one buffer per input buffer; the launch (and the
+ * download) are one CUDA Graph per input buffer. submit/collect run two
+ * frames deep: the next frame's upload (second stream) and launch go out
+ * before the host waits for the previous frame's peaks.
  * The templates (centred, float), sum Tc and sum Tc^2 (double) are uploaded
  * once by create(), which also allocates everything. The frame kernel is
  * the NVRTC-specialised one when available (nvrtc.cu), else the generic one
@@ -69,13 +73,18 @@ typedef struct cuda_ctx {
   cudaStream_t ustream;
   int cur8, pref_buf, no_prefetch;
   const unsigned char *pref_req, *pref_src;
-  lt_tk_pk *h_pk, *d_pk;
+  /* the peaks per graph (input buffer): pinned host memory, mapped (the
+   * kernel writes d_pkm[g] = h_pk[g]) or, with zc 0, downloaded from d_pk */
+  lt_tk_pk *h_pk[3], *d_pkm[3], *d_pk;
+  int zc;
+  cudaEvent_t ev_fin[3]; /* graph g's frame done (peaks in h_pk[g]) */
+  int q[2], nq;          /* submitted, not collected: their graphs, oldest first */
   int *d_done; /* per template: the kernel's count of finished blocks */
   int *seg, nseg; /* the 8-bit staging's row segments (build_segments) */
   /* LT_TUMOR_TIMING=1: per-frame host times (s) and GPU time (ms), summed */
   int timing, nt;
-  double t_pre, t_launch, t_stage, t_sync, g_ms;
-  cudaEvent_t tev[2];
+  double t_pre, t_stage, t_sync, g_ms;
+  cudaEvent_t tev[3][2];
   double *d_part, *d_sum_tc, *d_ta;
   long long *d_tc_off;
   int *d_tdim;
@@ -87,6 +96,10 @@ typedef struct cuda_ctx {
    * Graph per input buffer: 0/1 the 8-bit buffers, 2 the float region */
   cudaGraphExec_t graph[3];
   int use_graph;
+  /* the pipeline's graphs per 8-bit buffer: the staged region's upload and
+   * the frame work, so that submit is one launch and one event */
+  cudaGraphExec_t pgraph[2];
+  int use_pgraph;
   lt_tumor_stats st;
 } cuda_ctx;
 
@@ -97,6 +110,8 @@ static void cuda_destroy(void *p)
   if (c->stream) cudaStreamSynchronize(c->stream);
   for (int i = 0; i < 3; i++)
     if (c->graph[i]) cudaGraphExecDestroy(c->graph[i]);
+  for (int i = 0; i < 2; i++)
+    if (c->pgraph[i]) cudaGraphExecDestroy(c->pgraph[i]);
   cudaFreeHost(c->h_roi);
   cudaFree(c->d_roi);
   cudaFree(c->d_scores);
@@ -113,7 +128,10 @@ static void cuda_destroy(void *p)
     if (c->ev_up[i]) cudaEventDestroy(c->ev_up[i]);
     if (c->ev_read[i]) cudaEventDestroy(c->ev_read[i]);
   }
-  cudaFreeHost(c->h_pk);
+  for (int i = 0; i < 3; i++) {
+    cudaFreeHost(c->h_pk[i]);
+    if (c->ev_fin[i]) cudaEventDestroy(c->ev_fin[i]);
+  }
   cudaFree(c->d_pk);
   cudaFree(c->d_done);
   if (c->ustream) cudaStreamDestroy(c->ustream);
@@ -121,12 +139,12 @@ static void cuda_destroy(void *p)
   if (c->have_lib) cudaLibraryUnload(c->lib);
   if (c->timing && c->nt > 0)
     fprintf(stderr,
-            "tumor cuda timing over %d frames, us/frame: before launch %.2f, launch %.2f, next frame's staging "
-            "%.2f, wait %.2f; GPU (launch to done) %.2f\n",
-            c->nt, 1e6 * c->t_pre / c->nt, 1e6 * c->t_launch / c->nt, 1e6 * c->t_stage / c->nt,
-            1e6 * c->t_sync / c->nt, 1e3 * c->g_ms / c->nt);
-  for (int i = 0; i < 2; i++)
-    if (c->tev[i]) cudaEventDestroy(c->tev[i]);
+            "tumor cuda timing over %d frames, us/frame: start (staging, upload, launch) %.2f, next frame's "
+            "staging %.2f, wait %.2f; GPU (graph start to end) %.2f\n",
+            c->nt, 1e6 * c->t_pre / c->nt, 1e6 * c->t_stage / c->nt, 1e6 * c->t_sync / c->nt, 1e3 * c->g_ms / c->nt);
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 2; j++)
+      if (c->tev[i][j]) cudaEventDestroy(c->tev[i][j]);
   free(c->seg);
   free(c->geom);
   free(c);
@@ -315,8 +333,12 @@ static int cuda_create(void **out, const lt_tumor_setup *s)
     c->no_prefetch = pv && strcmp(pv, "0") == 0;
     const char *gv = getenv("LT_TUMOR_GRAPH"); /* experiment: 0 = plain launches instead of the graph */
     c->use_graph = !(gv && strcmp(gv, "0") == 0);
+    const char *uv = getenv("LT_TUMOR_UPGRAPH"); /* experiment: 0 = the pipeline's upload outside the graph */
+    c->use_pgraph = c->use_graph && !(uv && strcmp(uv, "0") == 0);
     const char *tv = getenv("LT_TUMOR_TIMING"); /* experiment: 1 = time the steps of match_peaks */
     c->timing = tv && strcmp(tv, "1") == 0;
+    const char *zv = getenv("LT_TUMOR_ZC"); /* experiment: 0 = peaks downloaded after the kernel */
+    c->zc = !(zv && strcmp(zv, "0") == 0);
   }
   int dev = 0, sms = 1;
   cudaError_t de = cudaGetDevice(&dev);
@@ -363,20 +385,24 @@ static int cuda_create(void **out, const lt_tumor_setup *s)
       if (ce == cudaSuccess) ce = cudaEventCreateWithFlags(&c->ev_read[i], cudaEventDisableTiming);
       if (ce == cudaSuccess) memset(c->h_st8[i], 0, roi_n); /* parts outside every window stay 0 */
     }
-    if (ce == cudaSuccess) ce = cudaMallocHost((void **)&c->h_pk, sizeof(lt_tk_pk) * c->K);
-    if (ce == cudaSuccess) ce = cudaMalloc((void **)&c->d_pk, sizeof(lt_tk_pk) * c->K);
+    for (int i = 0; i < 3 && ce == cudaSuccess; i++) {
+      ce = cudaHostAlloc((void **)&c->h_pk[i], sizeof(lt_tk_pk) * c->K, c->zc ? cudaHostAllocMapped : 0);
+      if (ce == cudaSuccess && c->zc) ce = cudaHostGetDevicePointer((void **)&c->d_pkm[i], c->h_pk[i], 0);
+      if (ce == cudaSuccess) ce = cudaEventCreateWithFlags(&c->ev_fin[i], cudaEventDisableTiming);
+    }
+    if (ce == cudaSuccess && !c->zc) ce = cudaMalloc((void **)&c->d_pk, sizeof(lt_tk_pk) * c->K);
     if (ce == cudaSuccess) ce = cudaMalloc((void **)&c->d_done, sizeof(int) * c->K);
     if (ce == cudaSuccess) ce = cudaMemset(c->d_done, 0, sizeof(int) * c->K);
-    for (int i = 0; i < 2 && c->timing && ce == cudaSuccess; i++) ce = cudaEventCreate(&c->tev[i]);
+    for (int i = 0; i < 6 && c->timing && ce == cudaSuccess; i++) ce = cudaEventCreate(&c->tev[i / 2][i % 2]);
     if (ce == cudaSuccess) ce = cudaMemset(c->d_roi, 0, sizeof(float) * roi_n);
     if (ce != cudaSuccess) {
       e = lt_cuda_fail(ce, "tumor CUDA buffers");
       goto fail;
     }
   }
-  snprintf(c->st.kernel, sizeof c->st.kernel, "cuda %s: bands %d, chunks %d, shifts %dx%dx%d, %d stripes, %d thr%s",
+  snprintf(c->st.kernel, sizeof c->st.kernel, "cuda %s: bands %d, chunks %d, shifts %dx%dx%d, %d stripes, %d thr%s%s",
            c->st.specialised ? "nvrtc" : "generic", c->rb, c->cwc, c->sxb, c->ng, c->dyn, c->ns, c->threads,
-           c->use_graph ? ", graph" : "");
+           c->use_graph ? ", graph" : "", c->zc ? ", zc" : "");
   c->st.setup_s = lt_now() - t0;
   *out = c;
   return 0;
@@ -388,7 +414,7 @@ fail:
 /* Launches the frame kernel over the region (floats in d_roi, or bytes in
  * roi8): maps in d_scores, peaks in d_pk. An empty region still runs it
  * (every shift outside: maps -1, no peak). */
-static int launch(cuda_ctx *c, const unsigned char *roi8)
+static int launch(cuda_ctx *c, int g, const unsigned char *roi8)
 {
   lt_tk_params kp;
   kp.roi = c->d_roi;
@@ -404,7 +430,7 @@ static int launch(cuda_ctx *c, const unsigned char *roi8)
   kp.sum_tc = c->d_sum_tc;
   kp.ta = c->d_ta;
   kp.scores = c->d_scores;
-  kp.pk = c->d_pk;
+  kp.pk = c->zc ? c->d_pkm[g] : c->d_pk;
   kp.done = c->d_done;
   kp.K = c->K;
   kp.V = c->s.shift_v;
@@ -439,9 +465,9 @@ static int run_frame(cuda_ctx *c, int g, const unsigned char *roi8)
     cudaGraph_t gr = NULL;
     cudaError_t ce = cudaStreamBeginCapture(c->stream, cudaStreamCaptureModeThreadLocal);
     int e = ce == cudaSuccess ? 0 : 1;
-    if (!e) e = launch(c, roi8) != 0;
-    if (!e)
-      e = cudaMemcpyAsync(c->h_pk, c->d_pk, sizeof(lt_tk_pk) * c->K, cudaMemcpyDeviceToHost, c->stream) !=
+    if (!e) e = launch(c, g, roi8) != 0;
+    if (!e && !c->zc)
+      e = cudaMemcpyAsync(c->h_pk[g], c->d_pk, sizeof(lt_tk_pk) * c->K, cudaMemcpyDeviceToHost, c->stream) !=
           cudaSuccess;
     if (ce == cudaSuccess) ce = cudaStreamEndCapture(c->stream, &gr);
     if (!e && ce == cudaSuccess) ce = cudaGraphInstantiate(&c->graph[g], gr, 0);
@@ -457,9 +483,9 @@ static int run_frame(cuda_ctx *c, int g, const unsigned char *roi8)
     LT_CU(cudaGraphLaunch(c->graph[g], c->stream), "tumor frame graph");
     return 0;
   }
-  int e = launch(c, roi8);
-  if (e) return e;
-  LT_CU(cudaMemcpyAsync(c->h_pk, c->d_pk, sizeof(lt_tk_pk) * c->K, cudaMemcpyDeviceToHost, c->stream),
+  int e = launch(c, g, roi8);
+  if (e || c->zc) return e;
+  LT_CU(cudaMemcpyAsync(c->h_pk[g], c->d_pk, sizeof(lt_tk_pk) * c->K, cudaMemcpyDeviceToHost, c->stream),
         "tumor peaks download");
   return 0;
 }
@@ -553,7 +579,7 @@ static int cuda_match(void *p, const float *frame, float *scores)
 {
   cuda_ctx *c = (cuda_ctx *)p;
   int e = upload_float(c, frame);
-  if (!e) e = launch(c, NULL);
+  if (!e) e = launch(c, 2, NULL);
   if (e) return e;
   LT_CU(cudaMemcpyAsync(scores, c->d_scores, sizeof(float) * (size_t)c->K * c->npos, cudaMemcpyDeviceToHost,
                         c->stream),
@@ -569,69 +595,49 @@ static int cuda_prefetch(void *p, const unsigned char *frame8)
   return 0;
 }
 
-/* One frame: the region up (8-bit: only the windows' rows, or nothing when
- * the prefetch already sent it), two kernels, the peaks (and the maps when
- * asked) down, the next frame's upload started on the second stream while
- * this one computes, one synchronisation. */
-static int cuda_match_peaks(void *p, const float *frame, const unsigned char *frame8, float *scores,
-                            lt_tumor_peak *peaks)
+/* Starts one frame: the region up (8-bit: only the windows' rows, or
+ * nothing when the prefetch already sent it; on ustream when side is set),
+ * the frame graph (kernel; peaks into h_pk[*g]), its end recorded
+ * (ev_read of the buffer, ev_fin[*g]). */
+static int start_frame(cuda_ctx *c, const float *frame, const unsigned char *frame8, int side, int *g)
 {
-  cuda_ctx *c = (cuda_ctx *)p;
-  const double t0 = c->timing ? lt_now() : 0;
   const int have_roi = c->roi_w > 0 && c->roi_h > 0;
   const unsigned char *roi8 = NULL;
   int e = 0, buf = -1;
-  const unsigned char *pref = c->pref_req;
-  c->pref_req = NULL;
   if (frame8 && have_roi) {
     if (frame8 == c->pref_src) { /* already on its way into d_roi8[pref_buf] */
       buf = c->pref_buf;
       LT_CU(cudaStreamWaitEvent(c->stream, c->ev_up[buf], 0), "waiting for the prefetched frame");
     } else {
       buf = c->cur8 ^ 1;
-      if ((e = upload8(c, buf, frame8, c->stream))) return e;
+      if ((e = upload8(c, buf, frame8, side ? c->ustream : c->stream))) return e;
+      if (side) LT_CU(cudaStreamWaitEvent(c->stream, c->ev_up[buf], 0), "waiting for the frame upload");
     }
     c->cur8 = buf;
     roi8 = c->d_roi8[buf];
   } else if (!frame8 && (e = upload_float(c, frame)))
     return e;
   c->pref_src = NULL;
-  double t1 = 0, t2 = 0, t3 = 0, t4 = 0;
-  if (c->timing) {
-    t1 = lt_now();
-    LT_CU(cudaEventRecord(c->tev[0], c->stream), "tumor timing");
-  }
-  if ((e = run_frame(c, buf >= 0 ? buf : 2, roi8))) return e;
-  if (c->timing) {
-    LT_CU(cudaEventRecord(c->tev[1], c->stream), "tumor timing");
-    t2 = lt_now();
-  }
+  *g = buf >= 0 ? buf : 2;
+  if (c->timing) LT_CU(cudaEventRecord(c->tev[*g][0], c->stream), "tumor timing");
+  if ((e = run_frame(c, *g, roi8))) return e;
+  if (c->timing) LT_CU(cudaEventRecord(c->tev[*g][1], c->stream), "tumor timing");
   if (buf >= 0) LT_CU(cudaEventRecord(c->ev_read[buf], c->stream), "tumor kernels");
-  if (scores)
-    LT_CU(cudaMemcpyAsync(scores, c->d_scores, sizeof(float) * (size_t)c->K * c->npos, cudaMemcpyDeviceToHost,
-                          c->stream),
-          "tumor scores download");
-  if (pref && have_roi && pref != frame8) { /* the next frame travels while this one computes */
-    const int nb = (buf >= 0 ? buf : c->cur8) ^ 1;
-    if ((e = upload8(c, nb, pref, c->ustream))) return e;
-    c->pref_src = pref;
-    c->pref_buf = nb;
-  }
-  if (c->timing) t3 = lt_now();
-  LT_CU(cudaStreamSynchronize(c->stream), "tumor frame");
+  LT_CU(cudaEventRecord(c->ev_fin[*g], c->stream), "tumor kernels");
+  return 0;
+}
+
+/* Template k's peaks from graph g's buffer (its frame done). */
+static int take_peaks(cuda_ctx *c, int g, lt_tumor_peak *peaks)
+{
   if (c->timing) {
     float ms = 0;
-    t4 = lt_now();
-    LT_CU(cudaEventElapsedTime(&ms, c->tev[0], c->tev[1]), "tumor timing");
-    c->t_pre += t1 - t0;
-    c->t_launch += t2 - t1;
-    c->t_stage += t3 - t2;
-    c->t_sync += t4 - t3;
+    LT_CU(cudaEventElapsedTime(&ms, c->tev[g][0], c->tev[g][1]), "tumor timing");
     c->g_ms += ms;
     c->nt++;
   }
   for (int k = 0; k < c->K; k++) {
-    const lt_tk_pk *q = &c->h_pk[k];
+    const lt_tk_pk *q = &c->h_pk[g][k];
     lt_tumor_peak *o = &peaks[k];
     memset(o, 0, sizeof *o);
     o->tpl = k;
@@ -646,11 +652,128 @@ static int cuda_match_peaks(void *p, const float *frame, const unsigned char *fr
   return 0;
 }
 
+/* One frame: started (start_frame), the maps down when asked, the next
+ * frame's upload started on the second stream while this one computes, one
+ * synchronisation. Not while frames are submitted and not collected. */
+static int cuda_match_peaks(void *p, const float *frame, const unsigned char *frame8, float *scores,
+                            lt_tumor_peak *peaks)
+{
+  cuda_ctx *c = (cuda_ctx *)p;
+  const double t0 = c->timing ? lt_now() : 0;
+  const unsigned char *pref = c->pref_req;
+  c->pref_req = NULL;
+  int e, g;
+  if (c->nq) {
+    lt_error("tumor cuda: match_peaks with %d frame(s) submitted and not collected", c->nq);
+    return LT_ERR_INTERNAL;
+  }
+  if ((e = start_frame(c, frame, frame8, 0, &g))) return e;
+  const double t2 = c->timing ? lt_now() : 0;
+  if (scores)
+    LT_CU(cudaMemcpyAsync(scores, c->d_scores, sizeof(float) * (size_t)c->K * c->npos, cudaMemcpyDeviceToHost,
+                          c->stream),
+          "tumor scores download");
+  if (pref && c->roi_w > 0 && c->roi_h > 0 && pref != frame8) { /* the next frame travels while this one computes */
+    const int nb = (g < 2 ? g : c->cur8) ^ 1;
+    if ((e = upload8(c, nb, pref, c->ustream))) return e;
+    c->pref_src = pref;
+    c->pref_buf = nb;
+  }
+  const double t3 = c->timing ? lt_now() : 0;
+  LT_CU(cudaStreamSynchronize(c->stream), "tumor frame");
+  if (c->timing) {
+    const double t4 = lt_now();
+    c->t_pre += t2 - t0; /* start_frame: staging, upload, launch */
+    c->t_stage += t3 - t2;
+    c->t_sync += t4 - t3;
+  }
+  return take_peaks(c, g, peaks);
+}
+
+/* The pipeline's graph for 8-bit buffer g (captured at its first use):
+ * the upload of staging buffer g, the kernel, the peaks' download when not
+ * mapped. 1 when it could not be made (then no such graphs from then on). */
+static int pipe_graph(cuda_ctx *c, int g)
+{
+  if (c->pgraph[g]) return 0;
+  cudaGraph_t gr = NULL;
+  cudaError_t ce = cudaStreamBeginCapture(c->stream, cudaStreamCaptureModeThreadLocal);
+  int e = ce == cudaSuccess ? 0 : 1;
+  if (!e)
+    e = cudaMemcpyAsync(c->d_roi8[g], c->h_st8[g], (size_t)c->roi_w * c->roi_h, cudaMemcpyHostToDevice, c->stream) !=
+        cudaSuccess;
+  if (!e) e = launch(c, g, c->d_roi8[g]) != 0;
+  if (!e && !c->zc)
+    e = cudaMemcpyAsync(c->h_pk[g], c->d_pk, sizeof(lt_tk_pk) * c->K, cudaMemcpyDeviceToHost, c->stream) !=
+        cudaSuccess;
+  if (ce == cudaSuccess) ce = cudaStreamEndCapture(c->stream, &gr);
+  if (!e && ce == cudaSuccess) ce = cudaGraphInstantiate(&c->pgraph[g], gr, 0);
+  if (gr) cudaGraphDestroy(gr);
+  if (e || ce != cudaSuccess) {
+    (void)cudaGetLastError();
+    c->pgraph[g] = NULL;
+    c->use_pgraph = 0;
+    lt_info("tumor: no CUDA Graph for the pipeline (%s); separate upload", cudaGetErrorString(ce));
+    return 1;
+  }
+  return 0;
+}
+
+/* The two-deep pipeline: the frame's bytes staged and sent up on the second
+ * stream, its graph launched after them; no wait for the GPU (but for a
+ * staging buffer whose previous upload is still running). */
+static int cuda_submit(void *p, const unsigned char *frame8)
+{
+  cuda_ctx *c = (cuda_ctx *)p;
+  const double t0 = c->timing ? lt_now() : 0;
+  int e, g;
+  if (!frame8 || c->roi_w <= 0 || c->roi_h <= 0 || c->nq >= 2) {
+    lt_error("tumor cuda: submit needs an 8-bit frame, a search region and at most one frame in flight");
+    return LT_ERR_INTERNAL;
+  }
+  c->pref_req = NULL;
+  g = c->cur8 ^ 1;
+  if (c->use_pgraph && frame8 != c->pref_src && !pipe_graph(c, g)) {
+    /* staging buffer g: its last upload is done (a frame that used it was
+     * collected; a prefetch into it waited for); d_roi8[g]: its readers are
+     * earlier on the stream, or collected (match_peaks after a drain) */
+    LT_CU(cudaEventSynchronize(c->ev_up[g]), "waiting for a tumor frame upload");
+    stage8(c, frame8, c->h_st8[g]);
+    c->pref_src = NULL;
+    c->cur8 = g;
+    if (c->timing) LT_CU(cudaEventRecord(c->tev[g][0], c->stream), "tumor timing");
+    LT_CU(cudaGraphLaunch(c->pgraph[g], c->stream), "tumor frame graph");
+    if (c->timing) LT_CU(cudaEventRecord(c->tev[g][1], c->stream), "tumor timing");
+    LT_CU(cudaEventRecord(c->ev_fin[g], c->stream), "tumor kernels");
+  } else if ((e = start_frame(c, NULL, frame8, 1, &g)))
+    return e;
+  c->q[c->nq++] = g;
+  if (c->timing) c->t_pre += lt_now() - t0;
+  return 0;
+}
+
+static int cuda_collect(void *p, lt_tumor_peak *peaks)
+{
+  cuda_ctx *c = (cuda_ctx *)p;
+  const double t0 = c->timing ? lt_now() : 0;
+  if (c->nq <= 0) {
+    lt_error("tumor cuda: collect without a submitted frame");
+    return LT_ERR_INTERNAL;
+  }
+  const int g = c->q[0];
+  c->q[0] = c->q[1];
+  c->nq--;
+  LT_CU(cudaEventSynchronize(c->ev_fin[g]), "tumor frame");
+  if (c->timing) c->t_sync += lt_now() - t0;
+  return take_peaks(c, g, peaks);
+}
+
 static void cuda_stats(const void *p, lt_tumor_stats *st)
 {
   *st = ((const cuda_ctx *)p)->st;
 }
 
 extern "C" const lt_tumor_backend lt_tumor_backend_cuda = {
-    "cuda", cuda_create, cuda_destroy, cuda_match, cuda_stats, cuda_match_peaks, cuda_prefetch,
+    "cuda", cuda_create, cuda_destroy, cuda_match, cuda_stats, cuda_match_peaks, cuda_prefetch, cuda_submit,
+    cuda_collect,
 };

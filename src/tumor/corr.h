@@ -142,6 +142,13 @@ typedef struct lt_tumor_backend {
   /* Optional: the next frame's bytes, to be uploaded while the next
    * match_peaks call's predecessor works (valid until that call). */
   int (*prefetch)(void *ctx, const unsigned char *frame8);
+  /* Optional, the two-deep pipeline (8-bit frames, no maps): submit starts
+   * a frame's work (its bytes are copied before it returns) and returns
+   * without waiting; collect waits for the oldest submitted frame not yet
+   * collected and gives its peaks, as match_peaks would. At most two frames
+   * are submitted and not collected. */
+  int (*submit)(void *ctx, const unsigned char *frame8);
+  int (*collect)(void *ctx, lt_tumor_peak *peaks);
 } lt_tumor_backend;
 
 /* The fast CPU implementation behind the table. */

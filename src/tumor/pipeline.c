@@ -11,8 +11,12 @@
  * outputs opened.
  * step (one frame): every score of every template at every shift (backend
  * match), the best shift per template and overall with sub-pixel refinement
- * (peak.c), the rows, the score maps, the overlay.
- * end: the plots (they need the whole run).
+ * (peak.c), the rows, the score maps, the overlay. With a backend that runs
+ * two frames deep (submit/collect: the CUDA one, 8-bit frames, no --scores,
+ * no overlays), step submits its frame, then collects the previous one and
+ * writes that one's row: the GPU works on frame N while the host takes frame
+ * N + 1; the rows are the same and in the same order.
+ * end: the last frame's row, the plots (they need the whole run).
  *
  * Exit statuses of template problems: a template file or list that is
  * missing, unreadable or malformed, a template larger than the frame, a flat
@@ -82,6 +86,10 @@ typedef struct run {
   double match_first_s, match_rest_s; /* match time of the first frame and of the others */
   int nmatch;
   lt_tumor_peak last;
+  /* the two-deep pipeline (backend submit/collect, 8-bit frames without
+   * maps or overlays): the frame submitted and not yet collected */
+  int pipe, pending, pend_index;
+  double pend_t;
 } run;
 
 /* ---- the exact CPU path (--exact) as a backend table: lt_tumor_corr_exact
@@ -148,7 +156,8 @@ static void exact_stats(const void *c, lt_tumor_stats *st)
   snprintf(st->kernel, sizeof st->kernel, "exact: corr2 by the definition per window (double)");
 }
 
-static const lt_tumor_backend exact_backend = {"cpu-exact", exact_create, exact_destroy, exact_match, exact_stats, NULL, NULL};
+static const lt_tumor_backend exact_backend = {"cpu-exact", exact_create, exact_destroy, exact_match, exact_stats,
+                                                NULL, NULL, NULL, NULL};
 
 /* ---- gathering the templates */
 
@@ -376,6 +385,10 @@ static int begin(void *m, lt_loop *L, const lt_source_info *in)
   /* a backend that finds the peaks itself reads the bytes of 8-bit frames
    * (floats only for overlays) */
   if (R->be->match_peaks && !R->s->overlay_dir) lt_loop_bytes_only(L);
+  {
+    const char *pv = getenv("LT_TUMOR_PIPELINE"); /* experiment: 0 = one frame at a time */
+    R->pipe = R->be->submit && R->be->collect && !R->o->scores && !R->s->overlay_dir && !(pv && !strcmp(pv, "0"));
+  }
   if ((err = R->be->create(&R->ctx, &R->setup))) {
     R->ctx = NULL;
     return err;
@@ -447,10 +460,10 @@ static int overlay(run *R, const lt_frame *f, const lt_tumor_peak *best)
   return err;
 }
 
-static void put_row(double *v, const lt_frame *f, const lt_tumor_peak *p)
+static void put_row(double *v, int index, double t_s, const lt_tumor_peak *p)
 {
-  v[V_FRAME] = f->index;
-  v[V_T] = f->t_s;
+  v[V_FRAME] = index;
+  v[V_T] = t_s;
   v[V_TPL] = p->tpl;
   v[V_DY] = p->dy;
   v[V_DX] = p->dx;
@@ -461,6 +474,30 @@ static void put_row(double *v, const lt_frame *f, const lt_tumor_peak *p)
   v[V_DXS] = p->dx_sub;
 }
 
+static void match_time(run *R, lt_loop *L, double s)
+{
+  lt_loop_time(L, ST_MATCH, s);
+  if (R->nmatch++ == 0) R->match_first_s = s;
+  else R->match_rest_s += s;
+}
+
+static int emit(run *R, lt_loop *L, const lt_frame *f, int index, double t_s, double t1);
+
+/* The pipeline's frame in flight, when there is one: collected, its rows
+ * written. */
+static int drain(run *R, lt_loop *L)
+{
+  if (!R->pending) return 0;
+  R->pending = 0;
+  const double t0 = lt_now();
+  int err = R->be->collect(R->ctx, R->peaks);
+  if (err) return err;
+  const double t1 = lt_now();
+  lt_loop_time(L, ST_MATCH, t1 - t0);
+  R->match_rest_s += t1 - t0;
+  return emit(R, L, NULL, R->pend_index, R->pend_t, t1);
+}
+
 static int step(void *m, lt_loop *L, const lt_frame *f, const lt_frame *prev)
 {
   run *R = m;
@@ -468,9 +505,24 @@ static int step(void *m, lt_loop *L, const lt_frame *f, const lt_frame *prev)
   if (f->width != R->fw || f->height != R->fh) {
     lt_error("'%s': frame %d is %dx%d, the frames before were %dx%d (mixed frame sizes)", R->s->inputs[0], f->index,
              f->width, f->height, R->fw, R->fh);
-    return LT_ERR_INPUT;
+    err = drain(R, L); /* the frames before get their rows */
+    return err ? err : LT_ERR_INPUT;
   }
   double t0 = lt_now();
+  if (R->pipe && f->grey8) { /* frame N goes out, then frame N - 1's peaks come in */
+    err = R->be->submit(R->ctx, f->grey8);
+    if (!err && R->pending) err = R->be->collect(R->ctx, R->peaks);
+    if (err) return err;
+    const double t1 = lt_now();
+    match_time(R, L, t1 - t0);
+    const int had = R->pending, pi = R->pend_index;
+    const double pt = R->pend_t;
+    R->pending = 1;
+    R->pend_index = f->index;
+    R->pend_t = f->t_s;
+    return had ? emit(R, L, NULL, pi, pt, t1) : 0;
+  }
+  if ((err = drain(R, L))) return err;
   if (R->be->match_peaks) {
     const lt_frame *nf; /* the next frame, when decoded already, travels during this one's work */
     if (R->be->prefetch && lt_loop_peek(L, &nf) == 1 && nf->grey8 && (err = R->be->prefetch(R->ctx, nf->grey8)))
@@ -480,9 +532,16 @@ static int step(void *m, lt_loop *L, const lt_frame *f, const lt_frame *prev)
   } else if ((err = R->be->match(R->ctx, f->grey, R->scores)))
     return err;
   double t1 = lt_now();
-  lt_loop_time(L, ST_MATCH, t1 - t0);
-  if (R->nmatch++ == 0) R->match_first_s = t1 - t0;
-  else R->match_rest_s += t1 - t0;
+  match_time(R, L, t1 - t0);
+  return emit(R, L, f, f->index, f->t_s, t1);
+}
+
+/* The best peak of frame index (time t_s) from R->peaks (match_peaks or
+ * collect) or the maps, its rows, maps, plot point and overlay (f: the frame,
+ * NULL in the pipeline, which has no overlays); t1: when its match ended. */
+static int emit(run *R, lt_loop *L, const lt_frame *f, int index, double t_s, double t1)
+{
+  int err;
   lt_tumor_peak best;
   if (R->be->match_peaks) { /* as lt_tumor_peak_best: ties to the lowest index */
     int found = 0;
@@ -501,23 +560,23 @@ static int step(void *m, lt_loop *L, const lt_frame *f, const lt_frame *prev)
   lt_loop_time(L, ST_PEAK, t2 - t1);
 
   int nr = R->o->all_templates ? R->ntpl : 1;
-  double *v = lt_rows_frame(&R->rows, f->index, nr, &err);
+  double *v = lt_rows_frame(&R->rows, index, nr, &err);
   if (!v) return err;
   if (R->o->all_templates)
-    for (int k = 0; k < R->ntpl; k++) put_row(v + (size_t)k * NV, f, &R->peaks[k]);
+    for (int k = 0; k < R->ntpl; k++) put_row(v + (size_t)k * NV, index, t_s, &R->peaks[k]);
   else
-    put_row(v, f, &best);
+    put_row(v, index, t_s, &best);
   if ((err = lt_rows_put(&R->rows))) return err;
   if (R->srows_on) {
     size_t ns = (size_t)R->ntpl * R->npos;
-    double *sv = lt_rows_frame(&R->srows, f->index, (int)ns, &err);
+    double *sv = lt_rows_frame(&R->srows, index, (int)ns, &err);
     if (!sv) return err;
     const int V = R->setup.shift_v, H = R->setup.shift_h;
     size_t i = 0;
     for (int k = 0; k < R->ntpl; k++)
       for (int dy = -V; dy <= V; dy++)
         for (int dx = -H; dx <= H; dx++, i++, sv += SN) {
-          sv[S_FRAME] = f->index;
+          sv[S_FRAME] = index;
           sv[S_TPL] = k;
           sv[S_DY] = dy;
           sv[S_DX] = dx;
@@ -538,12 +597,12 @@ static int step(void *m, lt_loop *L, const lt_frame *f, const lt_frame *prev)
       R->capplot = cap;
     }
     double *p = R->plot + 4 * (size_t)R->nplot++;
-    p[0] = f->index;
+    p[0] = index;
     p[1] = best.score;
     p[2] = best.dy_sub;
     p[3] = best.dx_sub;
   }
-  if (R->s->overlay_dir && (err = overlay(R, f, &best))) return err;
+  if (f && R->s->overlay_dir && (err = overlay(R, f, &best))) return err;
   lt_loop_time(L, ST_OUTPUT, lt_now() - t2);
   return 0;
 }
@@ -608,7 +667,9 @@ static void abort_run(void *m, lt_loop *L)
 static int end(void *m, lt_loop *L, int frames)
 {
   run *R = m;
-  int err = lt_rows_finish(&R->rows), e2 = 0;
+  int err = drain(R, L), e2 = 0;
+  if (err) return err;
+  err = lt_rows_finish(&R->rows);
   R->rows_on = 0;
   if (R->srows_on) e2 = lt_rows_finish(&R->srows);
   R->srows_on = 0;
