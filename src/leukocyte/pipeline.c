@@ -257,19 +257,43 @@ static int grown(const run *R, int j, double rad, float g)
   return rad >= R->cells[j].R + 2 && fabsf(g) > fabsf(R->cells[j].gicov);
 }
 
-static int by_float(const void *a, const void *b)
-{
-  float x = *(const float *)a, y = *(const float *)b;
-  return (x > y) - (x < y);
-}
-
 static double pixel(const run *R, size_t i) { return R->cur ? R->cur[i] : R->cur8[i]; }
 
-/* The median of v[0..n) (sorts v), n > 0. */
+/* Reorders v[0..n) so that v[k] is the k-th smallest, v[0..k) <= v[k] <=
+ * v(k..n) (quickselect, median-of-three pivot; 0 <= k < n; finite values). */
+static void select_kth(float *v, int n, int k)
+{
+  int lo = 0, hi = n - 1;
+  while (hi > lo) {
+    int mid = lo + (hi - lo) / 2;
+    float a = v[lo], b = v[mid], c = v[hi];
+    float piv = a < b ? (b < c ? b : (a < c ? c : a)) : (a < c ? a : (b < c ? c : b));
+    int i = lo, j = hi;
+    while (i <= j) {
+      while (v[i] < piv) i++;
+      while (v[j] > piv) j--;
+      if (i <= j) {
+        float t = v[i];
+        v[i++] = v[j];
+        v[j--] = t;
+      }
+    }
+    if (k <= j) hi = j;
+    else if (k >= i) lo = i;
+    else return; /* j < k < i: v[k] == piv, in place */
+  }
+}
+
+/* The median of v[0..n) (reorders v), n > 0: the same value as sorting and
+ * taking the middle (the mean of the two middle ones for even n), in O(n)
+ * (a qsort of the static test's 9000 samples cost ~0.5 ms per call). */
 static double median_sort(float *v, int n)
 {
-  qsort(v, n, sizeof *v, by_float);
-  return n % 2 ? v[n / 2] : 0.5 * ((double)v[n / 2 - 1] + v[n / 2]);
+  select_kth(v, n, n / 2);
+  if (n % 2) return v[n / 2];
+  float below = v[0];
+  for (int i = 1; i < n / 2; i++) below = v[i] > below ? v[i] : below;
+  return 0.5 * ((double)below + v[n / 2]);
 }
 
 /* Is the circle (x, y, rad) a static structure: the difference d = frame -
