@@ -456,28 +456,44 @@ static int launch(cuda_ctx *c, int g, const unsigned char *roi8)
   return 0;
 }
 
+/* Captures into *out the frame work for buffer g: with `upload`, the copy
+ * of staging buffer g to d_roi8[g] first; the kernel on roi8; the peaks'
+ * download when not mapped. 0, or 1 (and *out NULL) when it could not be
+ * made, with the reason in *why. */
+static int capture_graph(cuda_ctx *c, int g, int upload, const unsigned char *roi8, cudaGraphExec_t *out,
+                         const char **why)
+{
+  cudaGraph_t gr = NULL;
+  cudaError_t ce = cudaStreamBeginCapture(c->stream, cudaStreamCaptureModeThreadLocal);
+  int e = ce == cudaSuccess ? 0 : 1;
+  if (!e && upload)
+    e = cudaMemcpyAsync(c->d_roi8[g], c->h_st8[g], (size_t)c->roi_w * c->roi_h, cudaMemcpyHostToDevice, c->stream) !=
+        cudaSuccess;
+  if (!e) e = launch(c, g, roi8) != 0;
+  if (!e && !c->zc)
+    e = cudaMemcpyAsync(c->h_pk[g], c->d_pk, sizeof(lt_tk_pk) * c->K, cudaMemcpyDeviceToHost, c->stream) !=
+        cudaSuccess;
+  if (ce == cudaSuccess) ce = cudaStreamEndCapture(c->stream, &gr);
+  if (!e && ce == cudaSuccess) ce = cudaGraphInstantiate(out, gr, 0);
+  if (gr) cudaGraphDestroy(gr);
+  if (e || ce != cudaSuccess) {
+    (void)cudaGetLastError();
+    *out = NULL;
+    *why = cudaGetErrorString(ce);
+    return 1;
+  }
+  return 0;
+}
+
 /* The per-frame work on the stream: the kernel and the peaks' download,
  * replayed from graph g (captured at its first use) unless graphs are off
  * or their capture failed (then plain launches, from then on). */
 static int run_frame(cuda_ctx *c, int g, const unsigned char *roi8)
 {
-  if (c->use_graph && !c->graph[g]) {
-    cudaGraph_t gr = NULL;
-    cudaError_t ce = cudaStreamBeginCapture(c->stream, cudaStreamCaptureModeThreadLocal);
-    int e = ce == cudaSuccess ? 0 : 1;
-    if (!e) e = launch(c, g, roi8) != 0;
-    if (!e && !c->zc)
-      e = cudaMemcpyAsync(c->h_pk[g], c->d_pk, sizeof(lt_tk_pk) * c->K, cudaMemcpyDeviceToHost, c->stream) !=
-          cudaSuccess;
-    if (ce == cudaSuccess) ce = cudaStreamEndCapture(c->stream, &gr);
-    if (!e && ce == cudaSuccess) ce = cudaGraphInstantiate(&c->graph[g], gr, 0);
-    if (gr) cudaGraphDestroy(gr);
-    if (e || ce != cudaSuccess) {
-      (void)cudaGetLastError();
-      c->graph[g] = NULL;
-      c->use_graph = 0;
-      lt_info("tumor: no CUDA Graph for the frame work (%s); plain launches", cudaGetErrorString(ce));
-    }
+  const char *why;
+  if (c->use_graph && !c->graph[g] && capture_graph(c, g, 0, roi8, &c->graph[g], &why)) {
+    c->use_graph = 0;
+    lt_info("tumor: no CUDA Graph for the frame work (%s); plain launches", why);
   }
   if (c->use_graph) {
     LT_CU(cudaGraphLaunch(c->graph[g], c->stream), "tumor frame graph");
@@ -662,7 +678,7 @@ static int cuda_match_peaks(void *p, const float *frame, const unsigned char *fr
   const double t0 = c->timing ? lt_now() : 0;
   const unsigned char *pref = c->pref_req;
   c->pref_req = NULL;
-  int e, g;
+  int e, g = 0; /* set by start_frame when it succeeds */
   if (c->nq) {
     lt_error("tumor cuda: match_peaks with %d frame(s) submitted and not collected", c->nq);
     return LT_ERR_INTERNAL;
@@ -695,25 +711,11 @@ static int cuda_match_peaks(void *p, const float *frame, const unsigned char *fr
  * mapped. 1 when it could not be made (then no such graphs from then on). */
 static int pipe_graph(cuda_ctx *c, int g)
 {
+  const char *why;
   if (c->pgraph[g]) return 0;
-  cudaGraph_t gr = NULL;
-  cudaError_t ce = cudaStreamBeginCapture(c->stream, cudaStreamCaptureModeThreadLocal);
-  int e = ce == cudaSuccess ? 0 : 1;
-  if (!e)
-    e = cudaMemcpyAsync(c->d_roi8[g], c->h_st8[g], (size_t)c->roi_w * c->roi_h, cudaMemcpyHostToDevice, c->stream) !=
-        cudaSuccess;
-  if (!e) e = launch(c, g, c->d_roi8[g]) != 0;
-  if (!e && !c->zc)
-    e = cudaMemcpyAsync(c->h_pk[g], c->d_pk, sizeof(lt_tk_pk) * c->K, cudaMemcpyDeviceToHost, c->stream) !=
-        cudaSuccess;
-  if (ce == cudaSuccess) ce = cudaStreamEndCapture(c->stream, &gr);
-  if (!e && ce == cudaSuccess) ce = cudaGraphInstantiate(&c->pgraph[g], gr, 0);
-  if (gr) cudaGraphDestroy(gr);
-  if (e || ce != cudaSuccess) {
-    (void)cudaGetLastError();
-    c->pgraph[g] = NULL;
+  if (capture_graph(c, g, 1, c->d_roi8[g], &c->pgraph[g], &why)) {
     c->use_pgraph = 0;
-    lt_info("tumor: no CUDA Graph for the pipeline (%s); separate upload", cudaGetErrorString(ce));
+    lt_info("tumor: no CUDA Graph for the pipeline (%s); separate upload", why);
     return 1;
   }
   return 0;
