@@ -60,33 +60,42 @@ __global__ void gradient_kernel(const float *__restrict__ frame, int fw, lt_rect
   gy[(size_t)y * w + x] = vy;
 }
 
+/* Mean and variance (one pass, in double, in stencil order: gicov.c) of
+ * the outward gradient on the N stencil samples of circle k at (x, y). */
+__device__ __forceinline__ void circle_stats(const float *__restrict__ gx, const float *__restrict__ gy, int w, int x,
+                                             int y, int k, const lt_cu_params &P, double *mean, double *var)
+{
+  const int N = P.npoints;
+  const double Nd = N;
+  const int *dx = P.dx + k * N, *dy = P.dy + k * N;
+  double sum = 0.0, sq = 0.0;
+#pragma unroll 5
+  for (int t = 0; t < N; t++) {
+    size_t off = (size_t)(y + __ldg(dy + t)) * w + x + __ldg(dx + t);
+    double v = __dadd_rn(__dmul_rn((double)__ldg(gx + off), __ldg(P.cosv + t)),
+                         __dmul_rn((double)__ldg(gy + off), __ldg(P.sinv + t)));
+    sum = __dadd_rn(sum, v);
+    sq = __dadd_rn(sq, __dmul_rn(v, v));
+  }
+  *mean = sum / Nd;
+  *var = __dsub_rn(sq, __dmul_rn(sum, *mean)) / (Nd - 1.0);
+}
+
 __global__ void gicov_kernel(const float *__restrict__ gx, const float *__restrict__ gy, int w, int h,
                              lt_cu_params P, float *gicov, float *mg, unsigned char *ridx)
 {
   int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
   if (x >= w || y >= h) return;
-  const int N = P.npoints;
   float out = 0.0f;
   int bk = 0;
   {
     double best = 0.0;
-    const double Nd = N;
     for (int k = 0; k < P.nradii; k++) {
       /* circle k where it and its gradient stencil fit (gicov.c) */
       const int b = P.border_all ? P.border_all : P.radius[k] + 1;
       if (x < b || x >= w - b || y < b || y >= h - b) continue;
-      const int *dx = P.dx + k * N, *dy = P.dy + k * N;
-      double sum = 0.0, sq = 0.0;
-#pragma unroll 5
-      for (int t = 0; t < N; t++) {
-        size_t off = (size_t)(y + __ldg(dy + t)) * w + x + __ldg(dx + t);
-        double v = __dadd_rn(__dmul_rn((double)__ldg(gx + off), __ldg(P.cosv + t)),
-                             __dmul_rn((double)__ldg(gy + off), __ldg(P.sinv + t)));
-        sum = __dadd_rn(sum, v);
-        sq = __dadd_rn(sq, __dmul_rn(v, v));
-      }
-      double mean = sum / Nd;
-      double var = __dsub_rn(sq, __dmul_rn(sum, mean)) / (Nd - 1.0);
+      double mean, var;
+      circle_stats(gx, gy, w, x, y, k, P, &mean, &var);
       double score = var > 0.0 ? __dmul_rn(mean, mean) / var : 0.0;
       if (score > best) {
         best = score;
@@ -120,20 +129,8 @@ __global__ void __launch_bounds__(1024)
   float g = 0.0f;
   const int b = P.border_all ? P.border_all : P.radius[k] + 1;
   if (x < w && !(x < b || x >= w - b || y < b || y >= h - b)) {
-    const int N = P.npoints;
-    const double Nd = N;
-    const int *dx = P.dx + k * N, *dy = P.dy + k * N;
-    double sum = 0.0, sq = 0.0;
-#pragma unroll 5
-    for (int t = 0; t < N; t++) {
-      size_t off = (size_t)(y + __ldg(dy + t)) * w + x + __ldg(dx + t);
-      double v = __dadd_rn(__dmul_rn((double)__ldg(gx + off), __ldg(P.cosv + t)),
-                           __dmul_rn((double)__ldg(gy + off), __ldg(P.sinv + t)));
-      sum = __dadd_rn(sum, v);
-      sq = __dadd_rn(sq, __dmul_rn(v, v));
-    }
-    double mean = sum / Nd;
-    double var = __dsub_rn(sq, __dmul_rn(sum, mean)) / (Nd - 1.0);
+    double mean, var;
+    circle_stats(gx, gy, w, x, y, k, P, &mean, &var);
     if (var > 0.0) {
       sc = __dmul_rn(mean, mean) / var;
       g = (float)(mean / sqrt(var));
