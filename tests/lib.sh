@@ -5,6 +5,9 @@ failed=0
 pass() { echo "PASS $1"; }
 fail() { echo "FAIL $1: $2"; failed=$((failed + 1)); }
 skip() { echo "SKIP $1: $2"; }
+# check_eval NAME EXPRESSION WHY-IF-FAILED: PASS when `eval EXPRESSION`
+# succeeds, else FAIL with WHY.
+check_eval() { if eval "$2"; then pass "$1"; else fail "$1" "$3"; fi; }
 # expect NAME STATUS FRAGMENT -- CMD...: the command exits with STATUS, its
 # stderr contains FRAGMENT (grep -F), and it says "error:" exactly once when
 # it fails (at most once when it succeeds). Uses $T/out and $T/err.

@@ -13,33 +13,32 @@ cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-fails=0
-check() { if eval "$2"; then echo "PASS $1"; else echo "FAIL $1: $3"; fails=$((fails + 1)); fi; }
+. tests/lib.sh
 S2=$BUILD/tools/lt_synth2
 REAL=/work/shared/data/leukocyte/rodinia_testfile_1frame.avi
 [[ -f ../shared/data/leukocyte/rodinia_testfile_1frame.avi ]] && REAL=../shared/data/leukocyte/rodinia_testfile_1frame.avi
 
 "$S2" --family texture --seed 5 --out "$T/a.y4m" --truth "$T/a.csv" 2>/dev/null
 "$S2" --family texture --seed 5 --out "$T/b.y4m" --truth "$T/b.csv" 2>/dev/null
-check "lt_synth2 is deterministic" "cmp -s '$T/a.y4m' '$T/b.y4m' && cmp -s '$T/a.csv' '$T/b.csv'" "two runs differ"
+check_eval "lt_synth2 is deterministic" "cmp -s '$T/a.y4m' '$T/b.y4m' && cmp -s '$T/a.csv' '$T/b.csv'" "two runs differ"
 "$S2" --family nosuch --out "$T/c.y4m" --truth "$T/c.csv" 2>/dev/null
 rc=$?
-check "lt_synth2 rejects an unknown family (exit 2)" "[ $rc -eq 2 ]" "rc=$rc"
+check_eval "lt_synth2 rejects an unknown family (exit 2)" "[ $rc -eq 2 ]" "rc=$rc"
 
 if [[ ! -f $REAL ]]; then
   echo "SKIP family bench: Rodinia frame not found"
-  exit $((fails > 0))
+  exit $((failed > 0))
 fi
 LT_ACC_REAL=$REAL BUILD=$BUILD OMP_NUM_THREADS=1 bash scripts/accuracy.sh 101 >"$T/table" 2>"$T/err"
 rc=$?
-check "accuracy bench runs" "[ $rc -eq 0 ]" "rc=$rc $(head -c 300 "$T/err")"
+check_eval "accuracy bench runs" "[ $rc -eq 0 ]" "rc=$rc $(head -c 300 "$T/err")"
 # family: minimum cells tracked end to end (measured - 1), max false tracks, max RMSE (px)
 while read -r fam tmin fmax rmax; do
   row=$(awk -v f="$fam" '$1 == f' "$T/table")
   t=$(awk '{ split($2, a, "/"); print a[1] + 0 }' <<<"$row")
   ft=$(awk '{ print $6 + 0 }' <<<"$row")
   rm=$(awk '{ print $5 + 0 }' <<<"$row")
-  check "$fam: >= $tmin cells end to end, <= $fmax false tracks, RMSE <= $rmax px" \
+  check_eval "$fam: >= $tmin cells end to end, <= $fmax false tracks, RMSE <= $rmax px" \
     "[ -n '$row' ] && [ $t -ge $tmin ] && [ $ft -le $fmax ] && awk 'BEGIN { exit !($rm <= $rmax) }'" "got: $row"
 done <<'BOUNDS'
 rim 8 1 0.50
@@ -63,6 +62,6 @@ LT_ACC_REAL=$REAL BUILD=$BUILD OMP_NUM_THREADS=1 bash scripts/accuracy.sh "1 2 3
 LT_ACC_REAL=$REAL BUILD=$BUILD OMP_NUM_THREADS=1 LT_ACC_ARGS="--static-span 0" bash scripts/accuracy.sh "1 2 3" real \
   >"$T/s0" 2>>"$T/err"
 a=$(ft_of "$T/s10") b=$(ft_of "$T/s0")
-check "real, seeds 1-3: --static-span 10 leaves at least 5 fewer false tracks than 0" \
+check_eval "real, seeds 1-3: --static-span 10 leaves at least 5 fewer false tracks than 0" \
   "[ -n '$a' ] && [ -n '$b' ] && [ $a -le $((b - 5)) ]" "got $a vs $b $(head -c 300 "$T/err")"
-exit $((fails > 0))
+exit $((failed > 0))

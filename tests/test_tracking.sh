@@ -18,14 +18,13 @@ cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-fails=0
-check() { if eval "$2"; then echo "PASS $1"; else echo "FAIL $1: $3"; fails=$((fails + 1)); fi; }
+. tests/lib.sh
 
 "$BUILD/tools/lt_synth" --width 640 --height 480 --frames 120 --cells 36 --seed 7 \
   --out "$T/s.${LT_VIDEO_EXT:-mkv}" --truth "$T/truth.csv" >/dev/null 2>&1 || { echo "FAIL lt_synth"; exit 1; }
 "${LT_BIN:-./leuktrack}" "$T/s.${LT_VIDEO_EXT:-mkv}" -o "$T/tracks.csv" --detect-every 2 --summary "$T/summary.csv" 2>"$T/err"
 rc=$?
-check "tracking run exits 0" "[ $rc -eq 0 ]" "rc=$rc $(cat "$T/err")"
+check_eval "tracking run exits 0" "[ $rc -eq 0 ]" "rc=$rc $(cat "$T/err")"
 "$BUILD/tools/lt_eval" "$T/tracks.csv" "$T/truth.csv" --size 640x480 >"$T/eval" 2>&1
 line=$(grep '^accuracy:' "$T/eval")
 pct=$(sed -E 's/.*\(([0-9.]+)%\).*/\1/' <<<"$line")
@@ -34,11 +33,11 @@ fp=$(sed -E 's/.*fp_points=([0-9]+).*/\1/' <<<"$line")
 sw=$(sed -E 's/.*id_switches=([0-9]+).*/\1/' <<<"$line")
 pts=$(awk '/track points/ {print $(NF-2)}' "$T/eval")
 vmax=$(awk '/max speed, tracked/ {print $6}' "$T/eval")
-check "cells tracked entry to exit >= 85% (got $pct%)" "awk 'BEGIN{exit !($pct >= 85)}'" "$line"
-check "centre RMSE <= 0.5 px (got $rmse)" "awk 'BEGIN{exit !($rmse <= 0.5)}'" "$line"
-check "false-positive points <= 1% (got $fp of $pts)" "awk 'BEGIN{exit !($fp <= 0.01 * $pts)}'" "$line"
-check "ID switches <= 1 (got $sw)" "[ $sw -le 1 ]" "$line"
-check "a cell moving > 5 px/frame is tracked (fastest $vmax)" "awk 'BEGIN{exit !($vmax > 5)}'" "$(cat "$T/eval")"
+check_eval "cells tracked entry to exit >= 85% (got $pct%)" "awk 'BEGIN{exit !($pct >= 85)}'" "$line"
+check_eval "centre RMSE <= 0.5 px (got $rmse)" "awk 'BEGIN{exit !($rmse <= 0.5)}'" "$line"
+check_eval "false-positive points <= 1% (got $fp of $pts)" "awk 'BEGIN{exit !($fp <= 0.01 * $pts)}'" "$line"
+check_eval "ID switches <= 1 (got $sw)" "[ $sw -le 1 ]" "$line"
+check_eval "a cell moving > 5 px/frame is tracked (fastest $vmax)" "awk 'BEGIN{exit !($vmax > 5)}'" "$(cat "$T/eval")"
 
 # mean speed per track vs the truth cell it follows (matched at the track's first frame)
 /usr/bin/python3 - "$T/summary.csv" "$T/tracks.csv" "$T/truth.csv" >"$T/speed" <<'PY'
@@ -66,6 +65,6 @@ for s in summ:
 print(good, total)
 PY
 read -r good total <"$T/speed"
-check "summary mean speed within 0.15 px/frame of the truth ($good of $total tracks)" \
+check_eval "summary mean speed within 0.15 px/frame of the truth ($good of $total tracks)" \
   "[ -n \"$total\" ] && [ \"$total\" -gt 20 ] && [ $((good * 10)) -ge $((total * 9)) ]" "$(cat "$T/speed")"
-[ $fails -eq 0 ]
+[ $failed -eq 0 ]
