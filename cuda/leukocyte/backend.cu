@@ -79,10 +79,17 @@ static cudaError_t upload_offsets(int *d_off, const lt_stencil *st, int n, int w
   return e;
 }
 
+/* Leukocyte CUDA contexts alive in this process (`leuktrack --jobs K`
+ * runs K videos in threads, one context each): with more than one, the
+ * tracking takes the dense MGVF, which fills the GPU with several videos'
+ * cells instead of giving each cell a cluster for the lowest latency. */
+static int live_contexts;
+
 static void cu_destroy(void *vctx)
 {
   lt_cu_ctx *c = (lt_cu_ctx *)vctx;
   if (!c) return;
+  if (c->live_counted) __atomic_sub_fetch(&live_contexts, 1, __ATOMIC_RELAXED);
   if (c->stream) cudaStreamSynchronize(c->stream);
   if (c->tm.on) {
     lt_cuda_timer_print(&c->tm);
@@ -282,6 +289,8 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
   if ((err = lt_cuda_alloc((void **)&c->d_win, sizeof(float) * 2 * (size_t)c->win_max, "the MGVF test window")))
     goto fail;
   lt_stencil_free(&st);
+  __atomic_add_fetch(&live_contexts, 1, __ATOMIC_RELAXED);
+  c->live_counted = 1;
   lt_info("cuda: %dx%d frames, %d cells max, tracking windows in %s memory (%zu KB per block)", width, height,
           max_cells, c->track_in_shared ? "shared" : "global", c->track_smem / 1024);
   lt_debug("cuda: buffers, tables and kernel attributes set up in %.1f ms", 1e3 * (lt_now() - t0));
@@ -537,6 +546,7 @@ static int cu_track(void *vctx, lt_leuk_cell *cells, int n)
   }
   c->mgvf_split = (int)((long)slowest * c->mgvf_split_pct / 100);
   c->snake_win = (int)wmax;
+  c->dense = c->dense_ok && (c->mgvf_mode == 2 || (c->mgvf_mode == 0 && __atomic_load_n(&live_contexts, __ATOMIC_RELAXED) > 1));
   lt_cu_tic(c, T_TRACK);
   /* The device keeps the states of the last step (and a clear flag); they
    * go up again only when the host changed them (new or dropped cells). */

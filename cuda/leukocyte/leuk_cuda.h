@@ -141,6 +141,11 @@ typedef struct lt_cu_ctx {
   int mgvf_split_pct; /* cells below this % of the last frame's slowest MGVF use half the cluster (0: off) */
   int mgvf_split;     /* this frame's threshold in iterations (0: none) */
   int snake_win;      /* this frame's largest window (pixels): the snake kernel's shared memory */
+  int dense_ok;       /* the largest window fits one block's shared memory (mgvf_dense_kernel) */
+  int mgvf_mode;      /* LT_CUDA_MGVF: 0 auto (dense while several contexts live), 1 cluster, 2 dense */
+  int dense;          /* this frame: MGVF on one block per cell (mgvf_dense_kernel) */
+  int sms;            /* the device's SM count */
+  int live_counted;   /* counted in the process's live contexts (backend.cu) */
   float *d_gwin;
   lt_cu_win *d_info;
   /* MGVF test access */
