@@ -136,6 +136,8 @@ static void cu_destroy(void *vctx)
   cudaFree(c->d_mg);
   cudaFree(c->d_dil);
   cudaFree(c->d_ridx);
+  cudaFree(c->d_bscore);
+  cudaFree(c->d_bgk);
   cudaFree(c->d_maxbuf);
   cudaFreeHost(c->h_maxbuf);
   cudaFree(c->d_rin);
@@ -181,6 +183,9 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
   const double t0 = lt_now();
   c->max_cap = n;
   c->refine_cap = n < 65536 ? (int)n : 65536;
+  /* the entry band (53 x 480 px with the defaults) and other ROIs up to 1/4 of
+   * a 640x480 frame take the packed GICOV kernels (detect.cu) */
+  c->band_cap = n < 76800 ? n : 76800;
   cudaError_t e = cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking);
   if (e != cudaSuccess) {
     err = lt_cuda_fail(e, "creating the stream");
@@ -206,6 +211,8 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
       (err = lt_cuda_alloc((void **)&c->d_mg, sizeof(float) * n, "the GICOV map")) ||
       (err = lt_cuda_alloc((void **)&c->d_dil, sizeof(float) * n, "the dilated map")) ||
       (err = lt_cuda_alloc((void **)&c->d_ridx, n, "the radius map")) ||
+      (err = lt_cuda_alloc((void **)&c->d_bscore, sizeof(double) * nr * c->band_cap, "the band's GICOV scores")) ||
+      (err = lt_cuda_alloc((void **)&c->d_bgk, sizeof(float) * nr * c->band_cap, "the band's GICOV scores")) ||
       (err = lt_cuda_alloc((void **)&c->d_maxbuf, 16 + sizeof(lt_cu_max) * c->max_cap, "the maxima list")) ||
       (err = lt_cuda_alloc_host((void **)&c->h_maxbuf, 16 + sizeof(lt_cu_max) * c->max_cap, "the maxima list")) ||
       (err = lt_cuda_alloc((void **)&c->d_rin, sizeof(lt_cu_refine_in) * c->refine_cap, "the refinement jobs")) ||

@@ -13,8 +13,11 @@
  *                   to the CPU's. Keeps the sign: the winning circle has the
  *                   largest mean^2/var, strictly greater, starting at 0.
  *  gicov_radii_kernel the same with one thread per (pixel, radius) and the
- *                   winner picked in radius order (the default;
- *                   LT_CUDA_GICOV=pixel selects gicov_kernel).
+ *                   winner picked in radius order (the default for ROIs
+ *                   larger than band_cap pixels; LT_CUDA_GICOV=pixel
+ *                   selects gicov_kernel);
+ *  gicov_task_kernel + gicov_pick_kernel  the same map of a narrow ROI (the
+ *                   entry band): only the circles that fit, then the winner.
  *  dilate_max_kernel 32x32 output tile + disc halo in shared memory; each
  *                   output is the max over the disc's row runs (half-widths
  *                   computed as dilate.c does); out-of-image = 0, which is
@@ -155,6 +158,78 @@ __global__ void __launch_bounds__(1024)
   ridx[i] = (unsigned char)bk;
 }
 
+/* The GICOV map of a narrow ROI (the entry band), bit-identical to
+ * gicov_radii_kernel, in two launches. gicov_task_kernel: one thread per
+ * (pixel, radius) whose circle fits, and only those, packed radius by
+ * radius (a 53-px band left 60 % of gicov_radii_kernel's lanes idle on the
+ * border pixels of the large radii); the samples come from the frame's
+ * gradient P.grad (one 8-byte load; a circle that fits reads only interior
+ * pixels of the ROI, where the ROI's central differences are the frame's)
+ * and the score and signed GICOV go to score/gk[k][pixel].
+ * gicov_pick_kernel: per pixel the winner in radius order (the same strict
+ * comparison from 0). */
+typedef struct band_tasks {
+  int start[LT_LEUK_MAX_RADII + 1]; /* first task of radius k; start[nr] = all */
+  int b[LT_LEUK_MAX_RADII];         /* border of radius k */
+} band_tasks;
+
+__global__ void __launch_bounds__(256) gicov_task_kernel(lt_rect roi, lt_cu_params P, band_tasks B, double *score,
+                                                         float *gk)
+{
+  const int t = blockIdx.x * blockDim.x + threadIdx.x, nr = P.nradii, w = roi.w, h = roi.h;
+  if (t >= B.start[nr]) return;
+  int k = 0;
+  while (t >= B.start[k + 1]) k++;
+  const int b = B.b[k], nx = w - 2 * b, loc = t - B.start[k];
+  const int y = b + loc / nx, x = b + loc % nx;
+  const int N = P.npoints;
+  const double Nd = N;
+  const int *off = P.off + k * N;
+  const float2 *c0 = P.grad + (size_t)(roi.y + y) * P.fw + roi.x + x;
+  double sum = 0.0, sq = 0.0;
+#pragma unroll 5
+  for (int n = 0; n < N; n++) {
+    const float2 g = __ldg(c0 + __ldg(off + n));
+    double v = __dadd_rn(__dmul_rn((double)g.x, __ldg(P.cosv + n)), __dmul_rn((double)g.y, __ldg(P.sinv + n)));
+    sum = __dadd_rn(sum, v);
+    sq = __dadd_rn(sq, __dmul_rn(v, v));
+  }
+  const double mean = sum / Nd, var = __dsub_rn(sq, __dmul_rn(sum, mean)) / (Nd - 1.0);
+  double sc = 0.0;
+  float gv = 0.0f;
+  if (var > 0.0) {
+    sc = __dmul_rn(mean, mean) / var;
+    gv = (float)(mean / sqrt(var));
+  }
+  const size_t i = (size_t)k * w * h + (size_t)y * w + x;
+  score[i] = sc;
+  gk[i] = gv;
+}
+
+__global__ void gicov_pick_kernel(int w, int h, lt_cu_params P, band_tasks B, const double *__restrict__ score,
+                                  const float *__restrict__ gk, float *gicov, float *mg, unsigned char *ridx)
+{
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= w * h) return;
+  const int y = i / w, x = i - y * w;
+  double best = 0.0;
+  float out = 0.0f;
+  int bk = 0;
+  for (int k = 0; k < P.nradii; k++) {
+    const int b = B.b[k];
+    if (x < b || x >= w - b || y < b || y >= h - b) continue;
+    const size_t j = (size_t)k * w * h + i;
+    if (score[j] > best) {
+      best = score[j];
+      bk = k;
+      out = gk[j];
+    }
+  }
+  gicov[i] = out;
+  mg[i] = __fmul_rn(out, out);
+  ridx[i] = (unsigned char)bk;
+}
+
 __global__ void dilate_max_kernel(const float *__restrict__ mg, const float *__restrict__ gicov,
                                   const unsigned char *__restrict__ ridx, int w, int h, int rr,
                                   lt_cu_params P, float *dil, int *maxbuf, int cap)
@@ -212,7 +287,21 @@ int lt_cu_detect_launch(lt_cu_ctx *c, const lt_rect *roi)
   LT_CU(cudaGetLastError(), "the gradient kernel launch");
   lt_cu_toc(c, T_GRAD);
   lt_cu_tic(c, T_GICOV);
-  if (c->gicov_per_pixel) {
+  if (!c->gicov_per_pixel && (size_t)w * h <= c->band_cap) { /* a narrow ROI: only the circles that fit */
+    band_tasks B;
+    const int nr = c->kp.nradii;
+    B.start[0] = 0;
+    for (int k = 0; k < nr; k++) {
+      const int b = c->kp.border_all ? c->kp.border_all : c->kp.radius[k] + 1;
+      B.b[k] = b;
+      const int nx = w - 2 * b, ny = h - 2 * b;
+      B.start[k + 1] = B.start[k] + (nx > 0 && ny > 0 ? nx * ny : 0);
+    }
+    if (B.start[nr] > 0)
+      gicov_task_kernel<<<(B.start[nr] + 255) / 256, 256, 0, c->stream>>>(*roi, c->kp, B, c->d_bscore, c->d_bgk);
+    gicov_pick_kernel<<<(w * h + 255) / 256, 256, 0, c->stream>>>(w, h, c->kp, B, c->d_bscore, c->d_bgk,
+                                                                   c->d_gicov, c->d_mg, c->d_ridx);
+  } else if (c->gicov_per_pixel) {
     gicov_kernel<<<g, b, 0, c->stream>>>(c->d_gx, c->d_gy, w, h, c->kp, c->d_gicov, c->d_mg, c->d_ridx);
   } else {
     const int nr = c->kp.nradii;

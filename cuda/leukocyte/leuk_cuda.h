@@ -116,6 +116,9 @@ typedef struct lt_cu_ctx {
   /* detection maps (full frame size, ROI-sized views) */
   float *d_gx, *d_gy, *d_gicov, *d_mg, *d_dil;
   unsigned char *d_ridx;
+  double *d_bscore;     /* narrow ROIs (entry band): score[k][pixel] of every circle that fits */
+  float *d_bgk;         /* ... and its signed GICOV */
+  size_t band_cap;      /* pixels of the largest ROI that takes this path */
   int *d_maxbuf;        /* [0] = count, [4..] = lt_cu_max entries */
   int *h_maxbuf;        /* pinned, same size */
   size_t max_cap;       /* entries */
