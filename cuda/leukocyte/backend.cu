@@ -53,19 +53,19 @@ static void timing_collect(lt_cu_ctx *c, const int *ks, int nk) { lt_cuda_timer_
  * pixels, exactly what lt_gicov_at computes on the fly (0 on the border,
  * where no stencil point lies). */
 __global__ void frame_kernel(const unsigned char *__restrict__ src8, const float *__restrict__ srcf, float *dst,
-                             float2 *grad, int fw, int fh)
+                             double2 *grad, int fw, int fh)
 {
   const size_t n = (size_t)fw * fh, i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   auto v = [&](size_t k) { return src8 ? (float)src8[k] : srcf[k]; };
   if (src8) dst[i] = v(i);
   const int y = (int)(i / fw), x = (int)(i - (size_t)y * fw);
-  float2 g = make_float2(0.0f, 0.0f);
+  float gx = 0.0f, gy = 0.0f;
   if (x > 0 && x < fw - 1 && y > 0 && y < fh - 1) {
-    g.x = __fmul_rn(__fsub_rn(v(i + 1), v(i - 1)), 0.5f);
-    g.y = __fmul_rn(__fsub_rn(v(i + fw), v(i - fw)), 0.5f);
+    gx = __fmul_rn(__fsub_rn(v(i + 1), v(i - 1)), 0.5f);
+    gy = __fmul_rn(__fsub_rn(v(i + fw), v(i - fw)), 0.5f);
   }
-  grad[i] = g;
+  grad[i] = make_double2(gx, gy); /* exact: the float values, widened once here instead of per GICOV sample */
 }
 
 /* The stencil's sample offsets within a frame row-major of `width`. */
@@ -200,7 +200,7 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
       (err = lt_cuda_alloc((void **)&c->d_frame8, n, "the frame")) ||
       (err = lt_cuda_alloc((void **)&c->d_pref8, n, "the next frame")) ||
       (err = lt_cuda_alloc_host((void **)&c->h_pref8, n, "the frame staging")) ||
-      (err = lt_cuda_alloc((void **)&c->d_grad, sizeof(float2) * n, "the frame gradient")) ||
+      (err = lt_cuda_alloc((void **)&c->d_grad, sizeof(double2) * n, "the frame gradient")) ||
       (err = lt_cuda_alloc_host((void **)&c->h_framef[0], sizeof(float) * n, "the frame staging")) ||
       (err = lt_cuda_alloc_host((void **)&c->h_framef[1], sizeof(float) * n, "the frame staging")) ||
       (err = lt_cuda_alloc_host((void **)&c->h_frame8[0], n, "the frame staging")) ||
@@ -296,6 +296,20 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
   if ((err = lt_cuda_alloc((void **)&c->d_win, sizeof(float) * 2 * (size_t)c->win_max, "the MGVF test window")))
     goto fail;
   lt_stencil_free(&st);
+  {
+    /* LT_CUDA_SYNC=spin|yield|block: how a host thread waits for the GPU
+     * (the process's device flags, set once by the first context) */
+    static int sync_set;
+    const char *sv = getenv("LT_CUDA_SYNC");
+    if (sv && !__atomic_exchange_n(&sync_set, 1, __ATOMIC_RELAXED)) {
+      const unsigned fl = !strcmp(sv, "yield") ? cudaDeviceScheduleYield
+                          : !strcmp(sv, "block") ? cudaDeviceScheduleBlockingSync
+                          : !strcmp(sv, "spin") ? cudaDeviceScheduleSpin : cudaDeviceScheduleAuto;
+      cudaError_t se = cudaSetDeviceFlags(fl);
+      lt_debug("cuda: LT_CUDA_SYNC=%s: %s", sv, cudaGetErrorString(se));
+      (void)cudaGetLastError();
+    }
+  }
   __atomic_add_fetch(&live_contexts, 1, __ATOMIC_RELAXED);
   c->live_counted = 1;
   lt_info("cuda: %dx%d frames, %d cells max, tracking windows in %s memory (%zu KB per block)", width, height,

@@ -33,7 +33,8 @@ typedef struct lt_cu_params {
   const double *cosv, *sinv;    /* device, npoints */
   const int *dx, *dy;           /* device, nradii*npoints */
   const int *off;               /* device, nradii*npoints: dy*fw + dx (frame-sized images) */
-  const float2 *grad;           /* device, the frame's central-difference gradient (interior pixels) */
+  const double2 *grad;          /* device, the frame's central-difference gradient (interior pixels), in
+                                 * double: the GICOV sums' operands without a conversion per sample */
   int search;
   float mgvf_ml, mgvf_il;       /* mu/lambda, 1/lambda */
   double mgvf_tol;
@@ -97,7 +98,7 @@ typedef struct lt_cu_ctx {
   int *d_dx, *d_dy, *d_off;
   /* frame: float on the device; pinned staging, double-buffered */
   float *d_frame;
-  float2 *d_grad; /* (gx, gy) of the frame: what lt_gicov_at samples, one load per sample */
+  double2 *d_grad; /* (gx, gy) of the frame: what lt_gicov_at and the maps sample, one load per sample */
   int dev_cells;  /* cells on the device equal to h_cells[0..dev_cells) after a track; -1 unknown */
   unsigned char *d_frame8;
   float *h_framef[2];

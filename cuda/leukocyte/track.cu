@@ -320,15 +320,15 @@ static __device__ double gicov_lanes(int x, int y, const lt_cu_params &P, int k,
   for (int j = 0; j < PL; j++) ps[j] = pq[j] = 0.0;
   if (in) {
     const int *off = P.off + k * N;
-    const float2 *c0 = P.grad + (size_t)y * w + x; /* img's gradient, made with the frame */
+    const double2 *c0 = P.grad + (size_t)y * w + x; /* img's gradient, made with the frame */
 #pragma unroll(8 / PL)
     for (int m = PL * g; m < N; m += 16) {
 #pragma unroll
       for (int j = 0; j < PL; j++) {
         const int n = m + j;
         if (n < N) {
-          const float2 gv = __ldg(c0 + __ldg(off + n));
-          const double v = __dadd_rn(__dmul_rn((double)gv.x, __ldg(P.cosv + n)), __dmul_rn((double)gv.y, __ldg(P.sinv + n)));
+          const double2 gv = __ldg(c0 + __ldg(off + n));
+          const double v = __dadd_rn(__dmul_rn(gv.x, __ldg(P.cosv + n)), __dmul_rn(gv.y, __ldg(P.sinv + n)));
           ps[j] = __dadd_rn(ps[j], v);
           pq[j] = __dadd_rn(pq[j], __dmul_rn(v, v));
         }
@@ -1075,6 +1075,33 @@ __global__ void __launch_bounds__(MGVF_THREADS_MAX, MGVF_MIN_BLOCKS) mgvf_cluste
  * nine. Same pixel arithmetic (mgvf_update) and the same iteration and
  * convergence rule as mgvf_block: bit-identical F and iteration count. */
 #define DENSE_THREADS 256
+/* One iteration of a thread's strip: rows [r0, r1) of column j of cur into
+ * nxt (shared-memory offsets in int; jl, jr = the column's clamped
+ * neighbours as offsets -1/0 and +1/0), |change| summed when CHECK. */
+template <bool CHECK>
+static __device__ __forceinline__ double dense_strip(const float *cur, float *nxt, const float *E, int o, int ou,
+                                                     int olast, int n, int w, int dl_, int dr_, float ml, float il)
+{
+  double acc = 0.0;
+  float ul = cur[ou + dl_], u = cur[ou], ur = cur[ou + dr_];
+  float l = cur[o + dl_], c = cur[o], r = cur[o + dr_];
+#pragma unroll 2
+  for (int q = 0; q < n; q++, o += w) {
+    const int od = o < olast ? o + w : o; /* the row below, the last row replicated */
+    const float dl = cur[od + dl_], d = cur[od], dr = cur[od + dr_];
+    const float fn = mgvf_update(c, u, d, l, r, ur, dr, ul, dl, E[o], ml, il);
+    nxt[o] = fn;
+    if (CHECK) acc += (double)fabsf(fn - c);
+    ul = l;
+    u = c;
+    ur = r;
+    l = dl;
+    c = d;
+    r = dr;
+  }
+  return acc;
+}
+
 __global__ void __launch_bounds__(DENSE_THREADS, 4) mgvf_dense_kernel(float *gwin, const lt_cu_win *info,
                                                                     lt_leuk_cell *cells, lt_cu_params P, int win_max)
 {
@@ -1110,23 +1137,10 @@ __global__ void __launch_bounds__(DENSE_THREADS, 4) mgvf_dense_kernel(float *gwi
     double acc = 0.0;
     if (act)
       for (int j = j0; j < w; j += DENSE_THREADS) {
-        const int jl = j > 0 ? j - 1 : 0, jr = j < w - 1 ? j + 1 : w - 1;
-        const float *ru = cur + (size_t)(r0 > 0 ? r0 - 1 : 0) * w, *rc = cur + (size_t)r0 * w;
-        float ul = ru[jl], u = ru[j], ur = ru[jr];
-        float l = rc[jl], c = rc[j], r = rc[jr];
-        for (int i = r0; i < r1; i++) {
-          const float *rd = cur + (size_t)(i < h - 1 ? i + 1 : h - 1) * w;
-          const float dl = rd[jl], d = rd[j], dr = rd[jr];
-          const float fn = mgvf_update(c, u, d, l, r, ur, dr, ul, dl, E[(size_t)i * w + j], ml, il);
-          nxt[(size_t)i * w + j] = fn;
-          if (check) acc += (double)fabsf(fn - c);
-          ul = l;
-          u = c;
-          ur = r;
-          l = dl;
-          c = d;
-          r = dr;
-        }
+        const int dl_ = j > 0 ? -1 : 0, dr_ = j < w - 1 ? 1 : 0;
+        const int o = r0 * w + j, ou = (r0 > 0 ? r0 - 1 : 0) * w + j, olast = (h - 1) * w + j;
+        acc += check ? dense_strip<true>(cur, nxt, E, o, ou, olast, r1 - r0, w, dl_, dr_, ml, il)
+                     : dense_strip<false>(cur, nxt, E, o, ou, olast, r1 - r0, w, dl_, dr_, ml, il);
       }
     if (check) {
 #pragma unroll
