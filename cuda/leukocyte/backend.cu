@@ -3,9 +3,10 @@
  *
  * create allocates everything once for the full frame and max_cells (maps,
  * maxima list, refinement jobs, cell states, pinned staging); no stage
- * allocates. All work goes to one stream; each stage does one small upload,
- * its launches and one small download, then synchronises (the pipeline needs
- * the results on the host anyway):
+ * allocates. The work goes to one stream, except the detection (its own
+ * stream, see detect_start) and the next frame's upload; each stage does one
+ * small upload, its launches and one small download, then synchronises (the
+ * pipeline needs the results on the host anyway):
  *   set_frame  frame -> pinned 8-bit staging (float staging when a pixel is
  *              not an integer 0..255), async upload, widen on the device;
  *              two staging buffers so a frame can be staged while the last
@@ -14,12 +15,15 @@
  *              maxima count and list (a second only for > 4096 maxima);
  *              also in two halves (detect_start, detect_end) so that the
  *              pipeline queues the tracking between them: the entry band's
- *              detection then costs its kernels' time, no round trip;
+ *              detection then runs on its own stream beside the tracking,
+ *              no round trip of its own;
  *   refine     1 kernel, 1 H2D + 1 D2H;
  *   track      1 H2D + 1 D2H of the cell states and, on Hopper, 3 kernels for
  *              all cells (window, cluster MGVF, snake; track.cu), else 1;
  *              LT_CUDA_MGVF=block forces the 1-kernel path, LT_CUDA_CLUSTER=N
- *              (2..16, default 8) sets the cluster size.
+ *              (2..16, default 8) sets the cluster size; while several
+ *              contexts live (leuktrack --jobs K) the MGVF runs dense, one
+ *              block per cell (LT_CUDA_MGVF=dense|cluster forces one).
  * LT_CUDA_TIMING=1 in the environment times every stage and kernel with
  * CUDA events and prints a table to stderr at destroy. */
 #include <math.h>
@@ -125,6 +129,11 @@ static void cu_destroy(void *vctx)
   if (c->ev_pref) cudaEventDestroy(c->ev_pref);
   if (c->ev_pref_read) cudaEventDestroy(c->ev_pref_read);
   if (c->ustream) cudaStreamDestroy(c->ustream);
+  if (c->dstream) {
+    cudaStreamSynchronize(c->dstream);
+    cudaStreamDestroy(c->dstream);
+  }
+  if (c->ev_frame) cudaEventDestroy(c->ev_frame);
   for (int i = 0; i < 2; i++) {
     cudaFreeHost(c->h_framef[i]);
     cudaFreeHost(c->h_frame8[i]);
@@ -171,6 +180,8 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
   c->dev_cells = -1;
   const char *pv = getenv("LT_CUDA_PREFETCH"); /* experiment: 0 = no prefetch of the next frame */
   c->no_prefetch = pv && strcmp(pv, "0") == 0;
+  const char *dv = getenv("LT_CUDA_DSTREAM"); /* experiment: 0 = detection in the tracking's stream */
+  c->one_stream = dv && strcmp(dv, "0") == 0;
   const char *gv = getenv("LT_CUDA_GICOV"); /* experiment: pixel = one thread per pixel */
   c->gicov_per_pixel = gv && strcmp(gv, "pixel") == 0;
   lt_stencil st;
@@ -242,6 +253,11 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
       (e = cudaEventCreateWithFlags(&c->ev_pref_read, cudaEventDisableTiming)) != cudaSuccess ||
       (e = cudaStreamCreateWithFlags(&c->ustream, cudaStreamNonBlocking)) != cudaSuccess) {
     err = lt_cuda_fail(e, "creating the upload stream");
+    goto fail;
+  }
+  if ((e = cudaEventCreateWithFlags(&c->ev_frame, cudaEventDisableTiming)) != cudaSuccess ||
+      (e = cudaStreamCreateWithFlags(&c->dstream, cudaStreamNonBlocking)) != cudaSuccess) {
+    err = lt_cuda_fail(e, "creating the detection stream");
     goto fail;
   }
   if ((err = lt_cuda_timer_init(&c->tm, tnames, T_N))) goto fail;
@@ -435,16 +451,9 @@ static int cmp_max(const void *a, const void *b)
   return (x > y) - (x < y);
 }
 
-/* detect = detect_start + detect_end: the launches and the copy of the
- * maxima go into the stream; detect_end waits for them (the pipeline may
- * queue the tracking in between, whose synchronisation then covers both). */
-static int cu_detect_start(void *vctx, const lt_rect *roi)
+/* The detection's launches and the copy of the maxima, into c->stream. */
+static int detect_enqueue(lt_cu_ctx *c, const lt_rect *roi)
 {
-  lt_cu_ctx *c = (lt_cu_ctx *)vctx;
-  if (roi->x < 0 || roi->y < 0 || roi->w < 1 || roi->h < 1 || roi->x + roi->w > c->fw || roi->y + roi->h > c->fh) {
-    lt_error("detect: ROI %d,%d,%d,%d outside the %dx%d frame", roi->x, roi->y, roi->w, roi->h, c->fw, c->fh);
-    return LT_ERR_USAGE;
-  }
   lt_cu_tic(c, T_DETECT);
   int err = lt_cu_detect_launch(c, roi);
   if (err) return err;
@@ -452,6 +461,35 @@ static int cu_detect_start(void *vctx, const lt_rect *roi)
   LT_CU(cudaMemcpyAsync(c->h_maxbuf, c->d_maxbuf, 16 + sizeof(lt_cu_max) * pre, cudaMemcpyDeviceToHost, c->stream),
         "copying the maxima back");
   lt_cu_toc(c, T_DETECT);
+  return 0;
+}
+
+/* detect = detect_start + detect_end: the launches and the copy of the
+ * maxima go into the detection stream, which first waits for the frame
+ * (its upload and gradient in the main stream); detect_end waits for them.
+ * The pipeline queues the tracking in between, so the entry band's
+ * detection runs beside the tracking kernels (they only read the frame;
+ * the next set_frame comes after detect_end). LT_CUDA_DSTREAM=0: one
+ * stream, the detection before the tracking. */
+static int cu_detect_start(void *vctx, const lt_rect *roi)
+{
+  lt_cu_ctx *c = (lt_cu_ctx *)vctx;
+  if (roi->x < 0 || roi->y < 0 || roi->w < 1 || roi->h < 1 || roi->x + roi->w > c->fw || roi->y + roi->h > c->fh) {
+    lt_error("detect: ROI %d,%d,%d,%d outside the %dx%d frame", roi->x, roi->y, roi->w, roi->h, c->fw, c->fh);
+    return LT_ERR_USAGE;
+  }
+  int err = 0;
+  if (c->one_stream) {
+    err = detect_enqueue(c, roi);
+  } else {
+    LT_CU(cudaEventRecord(c->ev_frame, c->stream), "ordering the detection");
+    LT_CU(cudaStreamWaitEvent(c->dstream, c->ev_frame, 0), "ordering the detection");
+    cudaStream_t main_stream = c->stream;
+    c->stream = c->dstream; /* the launchers and timers use c->stream */
+    err = detect_enqueue(c, roi);
+    c->stream = main_stream;
+  }
+  if (err) return err;
   c->pending_roi = *roi;
   c->have_pending = 1;
   return 0;
@@ -468,7 +506,7 @@ static int cu_detect_end(void *vctx, lt_leuk_max *out, int cap, int *n)
   c->have_pending = 0;
   const lt_rect *roi = &c->pending_roi;
   size_t pre = c->max_cap < MAX_PREFIX ? c->max_cap : MAX_PREFIX;
-  LT_CU(cudaStreamSynchronize(c->stream), "the detection kernels");
+  LT_CU(cudaStreamSynchronize(c->one_stream ? c->stream : c->dstream), "the detection kernels");
   int cnt = c->h_maxbuf[0];
   if (cnt > (int)c->max_cap) cnt = (int)c->max_cap;
   lt_cu_max *list = (lt_cu_max *)(c->h_maxbuf + 4);

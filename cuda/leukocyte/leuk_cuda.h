@@ -113,6 +113,9 @@ typedef struct lt_cu_ctx {
   const unsigned char *pref_src; /* the host bytes that are (being) uploaded, NULL if none */
   int no_prefetch;               /* LT_CUDA_PREFETCH=0 */
   int gicov_per_pixel;           /* LT_CUDA_GICOV=pixel: one thread per pixel, all radii */
+  cudaStream_t dstream;          /* the detection's stream (beside the tracking) */
+  cudaEvent_t ev_frame;          /* the frame (upload, gradient) is ready for the detection */
+  int one_stream;                /* LT_CUDA_DSTREAM=0: detection in `stream` */
   int stage_i;
   /* detection maps (full frame size, ROI-sized views) */
   float *d_gx, *d_gy, *d_gicov, *d_mg, *d_dil;
