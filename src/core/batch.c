@@ -124,11 +124,6 @@ int lt_batch_run(const lt_cli *c)
 
   int k = s->jobs > 0 ? s->jobs : 1;
   if (k > n) k = n;
-  /* Several videos' threads waiting for one GPU: they yield their cores
-   * (to the decode and writer threads) instead of spinning, unless the
-   * environment says otherwise (LT_CUDA_SYNC, applied by the leukocyte CUDA backend). Set
-   * before the threads start: setenv is not thread-safe. */
-  if (k > 1 && s->backend != LT_BACKEND_CPU) setenv("LT_CUDA_SYNC", "yield", 0);
   int cores = omp_get_num_procs();
   b.threads = s->threads > 0 ? s->threads : (cores / k > 0 ? cores / k : 1);
   lt_info("batch: %d inputs, %d at once, %d CPU thread(s) each, outputs in %s", n, k, b.threads, s->output);
