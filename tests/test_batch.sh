@@ -105,8 +105,8 @@ printf '#!/bin/sh\necho "GPU 0: Fake (UUID: GPU-0)"\necho "GPU 1: Fake (UUID: GP
 chmod +x "$T/bin/nvidia-smi"
 PATH="$T/bin:$PATH" "$BATCH" --leuktrack "$LT" -n -o "$T/o4" a/v1.avi b/v1.avi a/v2.avi >"$T/dry" 2>"$T/dryerr"; rc=$?
 devs=$(grep -o "'--device' '[0-9]*'" "$T/dry" | tr -dc '0-9\n' | tr '\n' ' ')
-[ $rc -eq 0 ] && [ "$devs" = "0 1 0 " ] && grep -q '8 job(s) at once (inproc)' "$T/dryerr" && [ ! -e "$T/o4/a__v1.csv" ] \
-  && pass "batch: 2 GPUs from nvidia-smi -> 2 x 4 jobs (inproc), --device round-robin" || fail "gpus" "rc=$rc devices: '$devs' $(cat "$T/dryerr")"
+[ $rc -eq 0 ] && [ "$devs" = "0 1 0 " ] && grep -q '32 job(s) at once (inproc)' "$T/dryerr" && [ ! -e "$T/o4/a__v1.csv" ] \
+  && pass "batch: 2 GPUs from nvidia-smi -> 2 x 16 jobs (inproc, the default --per-gpu), --device round-robin" || fail "gpus" "rc=$rc devices: '$devs' $(cat "$T/dryerr")"
 CUDA_VISIBLE_DEVICES="" PATH="$T/bin:$PATH" "$BATCH" --leuktrack "$LT" -n -o "$T/o4" a/v1.avi >"$T/dry" 2>/dev/null
 grep -q -- "--device" "$T/dry" && fail "gpus" "--device despite CUDA_VISIBLE_DEVICES=''" || pass "batch: CUDA_VISIBLE_DEVICES='' -> no --device"
 

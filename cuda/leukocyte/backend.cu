@@ -3,9 +3,10 @@
  *
  * create allocates everything once for the full frame and max_cells (maps,
  * maxima list, refinement jobs, cell states, pinned staging); no stage
- * allocates. All work goes to one stream; each stage does one small upload,
- * its launches and one small download, then synchronises (the pipeline needs
- * the results on the host anyway):
+ * allocates. The work goes to one stream, except the detection (its own
+ * stream, see detect_start) and the next frame's upload; each stage does one
+ * small upload, its launches and one small download, then synchronises (the
+ * pipeline needs the results on the host anyway):
  *   set_frame  frame -> pinned 8-bit staging (float staging when a pixel is
  *              not an integer 0..255), async upload, widen on the device;
  *              two staging buffers so a frame can be staged while the last
@@ -14,12 +15,15 @@
  *              maxima count and list (a second only for > 4096 maxima);
  *              also in two halves (detect_start, detect_end) so that the
  *              pipeline queues the tracking between them: the entry band's
- *              detection then costs its kernels' time, no round trip;
+ *              detection then runs on its own stream beside the tracking,
+ *              no round trip of its own;
  *   refine     1 kernel, 1 H2D + 1 D2H;
  *   track      1 H2D + 1 D2H of the cell states and, on Hopper, 3 kernels for
  *              all cells (window, cluster MGVF, snake; track.cu), else 1;
  *              LT_CUDA_MGVF=block forces the 1-kernel path, LT_CUDA_CLUSTER=N
- *              (2..16, default 8) sets the cluster size.
+ *              (2..16, default 8) sets the cluster size; while several
+ *              contexts live (leuktrack --jobs K) the MGVF runs dense, one
+ *              block per cell (LT_CUDA_MGVF=dense|cluster forces one).
  * LT_CUDA_TIMING=1 in the environment times every stage and kernel with
  * CUDA events and prints a table to stderr at destroy. */
 #include <math.h>
@@ -53,19 +57,19 @@ static void timing_collect(lt_cu_ctx *c, const int *ks, int nk) { lt_cuda_timer_
  * pixels, exactly what lt_gicov_at computes on the fly (0 on the border,
  * where no stencil point lies). */
 __global__ void frame_kernel(const unsigned char *__restrict__ src8, const float *__restrict__ srcf, float *dst,
-                             float2 *grad, int fw, int fh)
+                             double2 *grad, int fw, int fh)
 {
   const size_t n = (size_t)fw * fh, i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   auto v = [&](size_t k) { return src8 ? (float)src8[k] : srcf[k]; };
   if (src8) dst[i] = v(i);
   const int y = (int)(i / fw), x = (int)(i - (size_t)y * fw);
-  float2 g = make_float2(0.0f, 0.0f);
+  float gx = 0.0f, gy = 0.0f;
   if (x > 0 && x < fw - 1 && y > 0 && y < fh - 1) {
-    g.x = __fmul_rn(__fsub_rn(v(i + 1), v(i - 1)), 0.5f);
-    g.y = __fmul_rn(__fsub_rn(v(i + fw), v(i - fw)), 0.5f);
+    gx = __fmul_rn(__fsub_rn(v(i + 1), v(i - 1)), 0.5f);
+    gy = __fmul_rn(__fsub_rn(v(i + fw), v(i - fw)), 0.5f);
   }
-  grad[i] = g;
+  grad[i] = make_double2(gx, gy); /* exact: the float values, widened once here instead of per GICOV sample */
 }
 
 /* The stencil's sample offsets within a frame row-major of `width`. */
@@ -79,10 +83,17 @@ static cudaError_t upload_offsets(int *d_off, const lt_stencil *st, int n, int w
   return e;
 }
 
+/* Leukocyte CUDA contexts alive in this process (`leuktrack --jobs K`
+ * runs K videos in threads, one context each): with more than one, the
+ * tracking takes the dense MGVF, which fills the GPU with several videos'
+ * cells instead of giving each cell a cluster for the lowest latency. */
+static int live_contexts;
+
 static void cu_destroy(void *vctx)
 {
   lt_cu_ctx *c = (lt_cu_ctx *)vctx;
   if (!c) return;
+  if (c->live_counted) __atomic_sub_fetch(&live_contexts, 1, __ATOMIC_RELAXED);
   if (c->stream) cudaStreamSynchronize(c->stream);
   if (c->tm.on) {
     lt_cuda_timer_print(&c->tm);
@@ -118,6 +129,11 @@ static void cu_destroy(void *vctx)
   if (c->ev_pref) cudaEventDestroy(c->ev_pref);
   if (c->ev_pref_read) cudaEventDestroy(c->ev_pref_read);
   if (c->ustream) cudaStreamDestroy(c->ustream);
+  if (c->dstream) {
+    cudaStreamSynchronize(c->dstream);
+    cudaStreamDestroy(c->dstream);
+  }
+  if (c->ev_frame) cudaEventDestroy(c->ev_frame);
   for (int i = 0; i < 2; i++) {
     cudaFreeHost(c->h_framef[i]);
     cudaFreeHost(c->h_frame8[i]);
@@ -129,6 +145,8 @@ static void cu_destroy(void *vctx)
   cudaFree(c->d_mg);
   cudaFree(c->d_dil);
   cudaFree(c->d_ridx);
+  cudaFree(c->d_bscore);
+  cudaFree(c->d_bgk);
   cudaFree(c->d_maxbuf);
   cudaFreeHost(c->h_maxbuf);
   cudaFree(c->d_rin);
@@ -162,6 +180,8 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
   c->dev_cells = -1;
   const char *pv = getenv("LT_CUDA_PREFETCH"); /* experiment: 0 = no prefetch of the next frame */
   c->no_prefetch = pv && strcmp(pv, "0") == 0;
+  const char *dv = getenv("LT_CUDA_DSTREAM"); /* experiment: 0 = detection in the tracking's stream */
+  c->one_stream = dv && strcmp(dv, "0") == 0;
   const char *gv = getenv("LT_CUDA_GICOV"); /* experiment: pixel = one thread per pixel */
   c->gicov_per_pixel = gv && strcmp(gv, "pixel") == 0;
   lt_stencil st;
@@ -174,6 +194,9 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
   const double t0 = lt_now();
   c->max_cap = n;
   c->refine_cap = n < 65536 ? (int)n : 65536;
+  /* the entry band (53 x 480 px with the defaults) and other ROIs up to 1/4 of
+   * a 640x480 frame take the packed GICOV kernels (detect.cu) */
+  c->band_cap = n < 76800 ? n : 76800;
   cudaError_t e = cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking);
   if (e != cudaSuccess) {
     err = lt_cuda_fail(e, "creating the stream");
@@ -188,7 +211,7 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
       (err = lt_cuda_alloc((void **)&c->d_frame8, n, "the frame")) ||
       (err = lt_cuda_alloc((void **)&c->d_pref8, n, "the next frame")) ||
       (err = lt_cuda_alloc_host((void **)&c->h_pref8, n, "the frame staging")) ||
-      (err = lt_cuda_alloc((void **)&c->d_grad, sizeof(float2) * n, "the frame gradient")) ||
+      (err = lt_cuda_alloc((void **)&c->d_grad, sizeof(double2) * n, "the frame gradient")) ||
       (err = lt_cuda_alloc_host((void **)&c->h_framef[0], sizeof(float) * n, "the frame staging")) ||
       (err = lt_cuda_alloc_host((void **)&c->h_framef[1], sizeof(float) * n, "the frame staging")) ||
       (err = lt_cuda_alloc_host((void **)&c->h_frame8[0], n, "the frame staging")) ||
@@ -199,6 +222,8 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
       (err = lt_cuda_alloc((void **)&c->d_mg, sizeof(float) * n, "the GICOV map")) ||
       (err = lt_cuda_alloc((void **)&c->d_dil, sizeof(float) * n, "the dilated map")) ||
       (err = lt_cuda_alloc((void **)&c->d_ridx, n, "the radius map")) ||
+      (err = lt_cuda_alloc((void **)&c->d_bscore, sizeof(double) * nr * c->band_cap, "the band's GICOV scores")) ||
+      (err = lt_cuda_alloc((void **)&c->d_bgk, sizeof(float) * nr * c->band_cap, "the band's GICOV scores")) ||
       (err = lt_cuda_alloc((void **)&c->d_maxbuf, 16 + sizeof(lt_cu_max) * c->max_cap, "the maxima list")) ||
       (err = lt_cuda_alloc_host((void **)&c->h_maxbuf, 16 + sizeof(lt_cu_max) * c->max_cap, "the maxima list")) ||
       (err = lt_cuda_alloc((void **)&c->d_rin, sizeof(lt_cu_refine_in) * c->refine_cap, "the refinement jobs")) ||
@@ -228,6 +253,11 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
       (e = cudaEventCreateWithFlags(&c->ev_pref_read, cudaEventDisableTiming)) != cudaSuccess ||
       (e = cudaStreamCreateWithFlags(&c->ustream, cudaStreamNonBlocking)) != cudaSuccess) {
     err = lt_cuda_fail(e, "creating the upload stream");
+    goto fail;
+  }
+  if ((e = cudaEventCreateWithFlags(&c->ev_frame, cudaEventDisableTiming)) != cudaSuccess ||
+      (e = cudaStreamCreateWithFlags(&c->dstream, cudaStreamNonBlocking)) != cudaSuccess) {
+    err = lt_cuda_fail(e, "creating the detection stream");
     goto fail;
   }
   if ((err = lt_cuda_timer_init(&c->tm, tnames, T_N))) goto fail;
@@ -282,6 +312,22 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
   if ((err = lt_cuda_alloc((void **)&c->d_win, sizeof(float) * 2 * (size_t)c->win_max, "the MGVF test window")))
     goto fail;
   lt_stencil_free(&st);
+  {
+    /* LT_CUDA_SYNC=spin|yield|block: how a host thread waits for the GPU
+     * (the process's device flags, set once by the first context) */
+    static int sync_set;
+    const char *sv = getenv("LT_CUDA_SYNC");
+    if (sv && !__atomic_exchange_n(&sync_set, 1, __ATOMIC_RELAXED)) {
+      const unsigned fl = !strcmp(sv, "yield") ? cudaDeviceScheduleYield
+                          : !strcmp(sv, "block") ? cudaDeviceScheduleBlockingSync
+                          : !strcmp(sv, "spin") ? cudaDeviceScheduleSpin : cudaDeviceScheduleAuto;
+      cudaError_t se = cudaSetDeviceFlags(fl);
+      lt_debug("cuda: LT_CUDA_SYNC=%s: %s", sv, cudaGetErrorString(se));
+      (void)cudaGetLastError();
+    }
+  }
+  __atomic_add_fetch(&live_contexts, 1, __ATOMIC_RELAXED);
+  c->live_counted = 1;
   lt_info("cuda: %dx%d frames, %d cells max, tracking windows in %s memory (%zu KB per block)", width, height,
           max_cells, c->track_in_shared ? "shared" : "global", c->track_smem / 1024);
   lt_debug("cuda: buffers, tables and kernel attributes set up in %.1f ms", 1e3 * (lt_now() - t0));
@@ -405,16 +451,9 @@ static int cmp_max(const void *a, const void *b)
   return (x > y) - (x < y);
 }
 
-/* detect = detect_start + detect_end: the launches and the copy of the
- * maxima go into the stream; detect_end waits for them (the pipeline may
- * queue the tracking in between, whose synchronisation then covers both). */
-static int cu_detect_start(void *vctx, const lt_rect *roi)
+/* The detection's launches and the copy of the maxima, into c->stream. */
+static int detect_enqueue(lt_cu_ctx *c, const lt_rect *roi)
 {
-  lt_cu_ctx *c = (lt_cu_ctx *)vctx;
-  if (roi->x < 0 || roi->y < 0 || roi->w < 1 || roi->h < 1 || roi->x + roi->w > c->fw || roi->y + roi->h > c->fh) {
-    lt_error("detect: ROI %d,%d,%d,%d outside the %dx%d frame", roi->x, roi->y, roi->w, roi->h, c->fw, c->fh);
-    return LT_ERR_USAGE;
-  }
   lt_cu_tic(c, T_DETECT);
   int err = lt_cu_detect_launch(c, roi);
   if (err) return err;
@@ -422,6 +461,35 @@ static int cu_detect_start(void *vctx, const lt_rect *roi)
   LT_CU(cudaMemcpyAsync(c->h_maxbuf, c->d_maxbuf, 16 + sizeof(lt_cu_max) * pre, cudaMemcpyDeviceToHost, c->stream),
         "copying the maxima back");
   lt_cu_toc(c, T_DETECT);
+  return 0;
+}
+
+/* detect = detect_start + detect_end: the launches and the copy of the
+ * maxima go into the detection stream, which first waits for the frame
+ * (its upload and gradient in the main stream); detect_end waits for them.
+ * The pipeline queues the tracking in between, so the entry band's
+ * detection runs beside the tracking kernels (they only read the frame;
+ * the next set_frame comes after detect_end). LT_CUDA_DSTREAM=0: one
+ * stream, the detection before the tracking. */
+static int cu_detect_start(void *vctx, const lt_rect *roi)
+{
+  lt_cu_ctx *c = (lt_cu_ctx *)vctx;
+  if (roi->x < 0 || roi->y < 0 || roi->w < 1 || roi->h < 1 || roi->x + roi->w > c->fw || roi->y + roi->h > c->fh) {
+    lt_error("detect: ROI %d,%d,%d,%d outside the %dx%d frame", roi->x, roi->y, roi->w, roi->h, c->fw, c->fh);
+    return LT_ERR_USAGE;
+  }
+  int err = 0;
+  if (c->one_stream) {
+    err = detect_enqueue(c, roi);
+  } else {
+    LT_CU(cudaEventRecord(c->ev_frame, c->stream), "ordering the detection");
+    LT_CU(cudaStreamWaitEvent(c->dstream, c->ev_frame, 0), "ordering the detection");
+    cudaStream_t main_stream = c->stream;
+    c->stream = c->dstream; /* the launchers and timers use c->stream */
+    err = detect_enqueue(c, roi);
+    c->stream = main_stream;
+  }
+  if (err) return err;
   c->pending_roi = *roi;
   c->have_pending = 1;
   return 0;
@@ -438,7 +506,7 @@ static int cu_detect_end(void *vctx, lt_leuk_max *out, int cap, int *n)
   c->have_pending = 0;
   const lt_rect *roi = &c->pending_roi;
   size_t pre = c->max_cap < MAX_PREFIX ? c->max_cap : MAX_PREFIX;
-  LT_CU(cudaStreamSynchronize(c->stream), "the detection kernels");
+  LT_CU(cudaStreamSynchronize(c->one_stream ? c->stream : c->dstream), "the detection kernels");
   int cnt = c->h_maxbuf[0];
   if (cnt > (int)c->max_cap) cnt = (int)c->max_cap;
   lt_cu_max *list = (lt_cu_max *)(c->h_maxbuf + 4);
@@ -537,6 +605,7 @@ static int cu_track(void *vctx, lt_leuk_cell *cells, int n)
   }
   c->mgvf_split = (int)((long)slowest * c->mgvf_split_pct / 100);
   c->snake_win = (int)wmax;
+  c->dense = c->dense_ok && (c->mgvf_mode == 2 || (c->mgvf_mode == 0 && __atomic_load_n(&live_contexts, __ATOMIC_RELAXED) > 1));
   lt_cu_tic(c, T_TRACK);
   /* The device keeps the states of the last step (and a clear flag); they
    * go up again only when the host changed them (new or dropped cells). */

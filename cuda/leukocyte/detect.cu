@@ -4,7 +4,10 @@
  * detect, no host round trip between them.
  *
  *  gradient_kernel  lt_gradient on the ROI crop (central differences inside,
- *                   one-sided at the borders) straight from the frame.
+ *                   one-sided at the borders) straight from the frame: the
+ *                   refinement's maps (the GICOV kernels sample the frame's
+ *                   gradient, which equals it wherever a circle that fits
+ *                   samples; circle_stats).
  *  gicov_kernel     one thread per pixel; for every radius whose circle fits
  *                   (radius_k + 1 px from the borders, as gicov.c) the 150 stencil
  *                   samples of the outward gradient, one-pass mean/variance
@@ -13,8 +16,11 @@
  *                   to the CPU's. Keeps the sign: the winning circle has the
  *                   largest mean^2/var, strictly greater, starting at 0.
  *  gicov_radii_kernel the same with one thread per (pixel, radius) and the
- *                   winner picked in radius order (the default;
- *                   LT_CUDA_GICOV=pixel selects gicov_kernel).
+ *                   winner picked in radius order (the default for ROIs
+ *                   larger than band_cap pixels; LT_CUDA_GICOV=pixel
+ *                   selects gicov_kernel);
+ *  gicov_task_kernel + gicov_pick_kernel  the same map of a narrow ROI (the
+ *                   entry band): only the circles that fit, then the winner.
  *  dilate_max_kernel 32x32 output tile + disc halo in shared memory; each
  *                   output is the max over the disc's row runs (half-widths
  *                   computed as dilate.c does); out-of-image = 0, which is
@@ -61,19 +67,24 @@ __global__ void gradient_kernel(const float *__restrict__ frame, int fw, lt_rect
 }
 
 /* Mean and variance (one pass, in double, in stencil order: gicov.c) of
- * the outward gradient on the N stencil samples of circle k at (x, y). */
-__device__ __forceinline__ void circle_stats(const float *__restrict__ gx, const float *__restrict__ gy, int w, int x,
-                                             int y, int k, const lt_cu_params &P, double *mean, double *var)
+ * the outward gradient on the N stencil samples of circle k at pixel (x, y)
+ * of the ROI. The samples come from the frame's gradient P.grad (double2:
+ * one load, no conversion per sample): a circle that fits in the ROI
+ * (radius_k + 1 px from its borders) samples only the ROI's interior
+ * pixels, where the ROI crop's central differences (lt_gradient) are the
+ * frame's, to the bit. */
+__device__ __forceinline__ void circle_stats(const lt_rect &roi, int x, int y, int k, const lt_cu_params &P,
+                                             double *mean, double *var)
 {
   const int N = P.npoints;
   const double Nd = N;
-  const int *dx = P.dx + k * N, *dy = P.dy + k * N;
+  const int *off = P.off + k * N;
+  const double2 *c0 = P.grad + (size_t)(roi.y + y) * P.fw + roi.x + x;
   double sum = 0.0, sq = 0.0;
 #pragma unroll 5
   for (int t = 0; t < N; t++) {
-    size_t off = (size_t)(y + __ldg(dy + t)) * w + x + __ldg(dx + t);
-    double v = __dadd_rn(__dmul_rn((double)__ldg(gx + off), __ldg(P.cosv + t)),
-                         __dmul_rn((double)__ldg(gy + off), __ldg(P.sinv + t)));
+    const double2 g = __ldg(c0 + __ldg(off + t));
+    double v = __dadd_rn(__dmul_rn(g.x, __ldg(P.cosv + t)), __dmul_rn(g.y, __ldg(P.sinv + t)));
     sum = __dadd_rn(sum, v);
     sq = __dadd_rn(sq, __dmul_rn(v, v));
   }
@@ -81,8 +92,8 @@ __device__ __forceinline__ void circle_stats(const float *__restrict__ gx, const
   *var = __dsub_rn(sq, __dmul_rn(sum, *mean)) / (Nd - 1.0);
 }
 
-__global__ void gicov_kernel(const float *__restrict__ gx, const float *__restrict__ gy, int w, int h,
-                             lt_cu_params P, float *gicov, float *mg, unsigned char *ridx)
+__global__ void gicov_kernel(lt_rect roi, int w, int h, lt_cu_params P, float *gicov, float *mg,
+                             unsigned char *ridx)
 {
   int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
   if (x >= w || y >= h) return;
@@ -95,7 +106,7 @@ __global__ void gicov_kernel(const float *__restrict__ gx, const float *__restri
       const int b = P.border_all ? P.border_all : P.radius[k] + 1;
       if (x < b || x >= w - b || y < b || y >= h - b) continue;
       double mean, var;
-      circle_stats(gx, gy, w, x, y, k, P, &mean, &var);
+      circle_stats(roi, x, y, k, P, &mean, &var);
       double score = var > 0.0 ? __dmul_rn(mean, mean) / var : 0.0;
       if (score > best) {
         best = score;
@@ -117,8 +128,7 @@ __global__ void gicov_kernel(const float *__restrict__ gx, const float *__restri
  * 1/13 of the serial work each: a band of the entry ROI (~12 000 pixels)
  * fills the GPU instead of a third of it. Bit-identical to gicov_kernel. */
 __global__ void __launch_bounds__(1024)
-    gicov_radii_kernel(const float *__restrict__ gx, const float *__restrict__ gy, int w, int h, lt_cu_params P,
-                       float *gicov, float *mg, unsigned char *ridx)
+    gicov_radii_kernel(lt_rect roi, int w, int h, lt_cu_params P, float *gicov, float *mg, unsigned char *ridx)
 {
   extern __shared__ double shs[]; /* score[nradii][32], then float g[nradii][32] */
   const int tx = threadIdx.x, k = threadIdx.y, nr = P.nradii;
@@ -130,7 +140,7 @@ __global__ void __launch_bounds__(1024)
   const int b = P.border_all ? P.border_all : P.radius[k] + 1;
   if (x < w && !(x < b || x >= w - b || y < b || y >= h - b)) {
     double mean, var;
-    circle_stats(gx, gy, w, x, y, k, P, &mean, &var);
+    circle_stats(roi, x, y, k, P, &mean, &var);
     if (var > 0.0) {
       sc = __dmul_rn(mean, mean) / var;
       g = (float)(mean / sqrt(var));
@@ -150,6 +160,65 @@ __global__ void __launch_bounds__(1024)
       out = gk[j * 32 + tx];
     }
   size_t i = (size_t)y * w + x;
+  gicov[i] = out;
+  mg[i] = __fmul_rn(out, out);
+  ridx[i] = (unsigned char)bk;
+}
+
+/* The GICOV map of a narrow ROI (the entry band), bit-identical to
+ * gicov_radii_kernel, in two launches. gicov_task_kernel: one thread per
+ * (pixel, radius) whose circle fits, and only those, packed radius by
+ * radius (a 53-px band left 60 % of gicov_radii_kernel's lanes idle on the
+ * border pixels of the large radii); the score and signed GICOV go to
+ * score/gk[k][pixel].
+ * gicov_pick_kernel: per pixel the winner in radius order (the same strict
+ * comparison from 0). */
+typedef struct band_tasks {
+  int start[LT_LEUK_MAX_RADII + 1]; /* first task of radius k; start[nr] = all */
+  int b[LT_LEUK_MAX_RADII];         /* border of radius k */
+} band_tasks;
+
+__global__ void __launch_bounds__(256) gicov_task_kernel(lt_rect roi, lt_cu_params P, band_tasks B, double *score,
+                                                         float *gk)
+{
+  const int t = blockIdx.x * blockDim.x + threadIdx.x, nr = P.nradii, w = roi.w, h = roi.h;
+  if (t >= B.start[nr]) return;
+  int k = 0;
+  while (t >= B.start[k + 1]) k++;
+  const int b = B.b[k], nx = w - 2 * b, loc = t - B.start[k];
+  const int y = b + loc / nx, x = b + loc % nx;
+  double mean, var;
+  circle_stats(roi, x, y, k, P, &mean, &var);
+  double sc = 0.0;
+  float gv = 0.0f;
+  if (var > 0.0) {
+    sc = __dmul_rn(mean, mean) / var;
+    gv = (float)(mean / sqrt(var));
+  }
+  const size_t i = (size_t)k * w * h + (size_t)y * w + x;
+  score[i] = sc;
+  gk[i] = gv;
+}
+
+__global__ void gicov_pick_kernel(int w, int h, lt_cu_params P, band_tasks B, const double *__restrict__ score,
+                                  const float *__restrict__ gk, float *gicov, float *mg, unsigned char *ridx)
+{
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= w * h) return;
+  const int y = i / w, x = i - y * w;
+  double best = 0.0;
+  float out = 0.0f;
+  int bk = 0;
+  for (int k = 0; k < P.nradii; k++) {
+    const int b = B.b[k];
+    if (x < b || x >= w - b || y < b || y >= h - b) continue;
+    const size_t j = (size_t)k * w * h + i;
+    if (score[j] > best) {
+      best = score[j];
+      bk = k;
+      out = gk[j];
+    }
+  }
   gicov[i] = out;
   mg[i] = __fmul_rn(out, out);
   ridx[i] = (unsigned char)bk;
@@ -212,13 +281,27 @@ int lt_cu_detect_launch(lt_cu_ctx *c, const lt_rect *roi)
   LT_CU(cudaGetLastError(), "the gradient kernel launch");
   lt_cu_toc(c, T_GRAD);
   lt_cu_tic(c, T_GICOV);
-  if (c->gicov_per_pixel) {
-    gicov_kernel<<<g, b, 0, c->stream>>>(c->d_gx, c->d_gy, w, h, c->kp, c->d_gicov, c->d_mg, c->d_ridx);
+  if (!c->gicov_per_pixel && (size_t)w * h <= c->band_cap) { /* a narrow ROI: only the circles that fit */
+    band_tasks B;
+    const int nr = c->kp.nradii;
+    B.start[0] = 0;
+    for (int k = 0; k < nr; k++) {
+      const int b = c->kp.border_all ? c->kp.border_all : c->kp.radius[k] + 1;
+      B.b[k] = b;
+      const int nx = w - 2 * b, ny = h - 2 * b;
+      B.start[k + 1] = B.start[k] + (nx > 0 && ny > 0 ? nx * ny : 0);
+    }
+    if (B.start[nr] > 0)
+      gicov_task_kernel<<<(B.start[nr] + 255) / 256, 256, 0, c->stream>>>(*roi, c->kp, B, c->d_bscore, c->d_bgk);
+    gicov_pick_kernel<<<(w * h + 255) / 256, 256, 0, c->stream>>>(w, h, c->kp, B, c->d_bscore, c->d_bgk,
+                                                                   c->d_gicov, c->d_mg, c->d_ridx);
+  } else if (c->gicov_per_pixel) {
+    gicov_kernel<<<g, b, 0, c->stream>>>(*roi, w, h, c->kp, c->d_gicov, c->d_mg, c->d_ridx);
   } else {
     const int nr = c->kp.nradii;
     dim3 br(32, nr), gr((w + 31) / 32, h);
     gicov_radii_kernel<<<gr, br, (sizeof(double) + sizeof(float)) * 32 * nr, c->stream>>>(
-        c->d_gx, c->d_gy, w, h, c->kp, c->d_gicov, c->d_mg, c->d_ridx);
+        *roi, w, h, c->kp, c->d_gicov, c->d_mg, c->d_ridx);
   }
   LT_CU(cudaGetLastError(), "the GICOV kernel launch");
   lt_cu_toc(c, T_GICOV);

@@ -33,7 +33,8 @@ typedef struct lt_cu_params {
   const double *cosv, *sinv;    /* device, npoints */
   const int *dx, *dy;           /* device, nradii*npoints */
   const int *off;               /* device, nradii*npoints: dy*fw + dx (frame-sized images) */
-  const float2 *grad;           /* device, the frame's central-difference gradient (interior pixels) */
+  const double2 *grad;          /* device, the frame's central-difference gradient (interior pixels), in
+                                 * double: the GICOV sums' operands without a conversion per sample */
   int search;
   float mgvf_ml, mgvf_il;       /* mu/lambda, 1/lambda */
   double mgvf_tol;
@@ -97,7 +98,7 @@ typedef struct lt_cu_ctx {
   int *d_dx, *d_dy, *d_off;
   /* frame: float on the device; pinned staging, double-buffered */
   float *d_frame;
-  float2 *d_grad; /* (gx, gy) of the frame: what lt_gicov_at samples, one load per sample */
+  double2 *d_grad; /* (gx, gy) of the frame: what lt_gicov_at and the maps sample, one load per sample */
   int dev_cells;  /* cells on the device equal to h_cells[0..dev_cells) after a track; -1 unknown */
   unsigned char *d_frame8;
   float *h_framef[2];
@@ -112,10 +113,16 @@ typedef struct lt_cu_ctx {
   const unsigned char *pref_src; /* the host bytes that are (being) uploaded, NULL if none */
   int no_prefetch;               /* LT_CUDA_PREFETCH=0 */
   int gicov_per_pixel;           /* LT_CUDA_GICOV=pixel: one thread per pixel, all radii */
+  cudaStream_t dstream;          /* the detection's stream (beside the tracking) */
+  cudaEvent_t ev_frame;          /* the frame (upload, gradient) is ready for the detection */
+  int one_stream;                /* LT_CUDA_DSTREAM=0: detection in `stream` */
   int stage_i;
   /* detection maps (full frame size, ROI-sized views) */
   float *d_gx, *d_gy, *d_gicov, *d_mg, *d_dil;
   unsigned char *d_ridx;
+  double *d_bscore;     /* narrow ROIs (entry band): score[k][pixel] of every circle that fits */
+  float *d_bgk;         /* ... and its signed GICOV */
+  size_t band_cap;      /* pixels of the largest ROI that takes this path */
   int *d_maxbuf;        /* [0] = count, [4..] = lt_cu_max entries */
   int *h_maxbuf;        /* pinned, same size */
   size_t max_cap;       /* entries */
@@ -141,6 +148,11 @@ typedef struct lt_cu_ctx {
   int mgvf_split_pct; /* cells below this % of the last frame's slowest MGVF use half the cluster (0: off) */
   int mgvf_split;     /* this frame's threshold in iterations (0: none) */
   int snake_win;      /* this frame's largest window (pixels): the snake kernel's shared memory */
+  int dense_ok;       /* the largest window fits one block's shared memory (mgvf_dense_kernel) */
+  int mgvf_mode;      /* LT_CUDA_MGVF: 0 auto (dense while several contexts live), 1 cluster, 2 dense */
+  int dense;          /* this frame: MGVF on one block per cell (mgvf_dense_kernel) */
+  int sms;            /* the device's SM count */
+  int live_counted;   /* counted in the process's live contexts (backend.cu) */
   float *d_gwin;
   lt_cu_win *d_info;
   /* MGVF test access */

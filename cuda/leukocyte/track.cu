@@ -320,15 +320,15 @@ static __device__ double gicov_lanes(int x, int y, const lt_cu_params &P, int k,
   for (int j = 0; j < PL; j++) ps[j] = pq[j] = 0.0;
   if (in) {
     const int *off = P.off + k * N;
-    const float2 *c0 = P.grad + (size_t)y * w + x; /* img's gradient, made with the frame */
+    const double2 *c0 = P.grad + (size_t)y * w + x; /* img's gradient, made with the frame */
 #pragma unroll(8 / PL)
     for (int m = PL * g; m < N; m += 16) {
 #pragma unroll
       for (int j = 0; j < PL; j++) {
         const int n = m + j;
         if (n < N) {
-          const float2 gv = __ldg(c0 + __ldg(off + n));
-          const double v = __dadd_rn(__dmul_rn((double)gv.x, __ldg(P.cosv + n)), __dmul_rn((double)gv.y, __ldg(P.sinv + n)));
+          const double2 gv = __ldg(c0 + __ldg(off + n));
+          const double v = __dadd_rn(__dmul_rn(gv.x, __ldg(P.cosv + n)), __dmul_rn(gv.y, __ldg(P.sinv + n)));
           ps[j] = __dadd_rn(ps[j], v);
           pq[j] = __dadd_rn(pq[j], __dmul_rn(v, v));
         }
@@ -1064,6 +1064,106 @@ __global__ void __launch_bounds__(MGVF_THREADS_MAX, MGVF_MIN_BLOCKS) mgvf_cluste
 #endif
 }
 
+/* MGVF of the windows in gwin, one block per cell, the whole window (E and
+ * both F buffers) in shared memory sized for the launch's largest window:
+ * the dense path for throughput (several videos in flight, or more cells
+ * than the cluster path's blocks fit on the SMs at once). Several cells
+ * share an SM and every cell converges on its own, without halos between
+ * blocks. Thread t owns column t % w of the rows of strip t / w (the window's
+ * rows cut into DENSE_THREADS / w strips) and walks down it with the 3x3
+ * neighbourhood in registers: three shared-memory loads per pixel instead of
+ * nine. Same pixel arithmetic (mgvf_update) and the same iteration and
+ * convergence rule as mgvf_block: bit-identical F and iteration count. */
+#define DENSE_THREADS 256
+/* One iteration of a thread's strip: rows [r0, r1) of column j of cur into
+ * nxt (shared-memory offsets in int; jl, jr = the column's clamped
+ * neighbours as offsets -1/0 and +1/0), |change| summed when CHECK. */
+template <bool CHECK>
+static __device__ __forceinline__ double dense_strip(const float *cur, float *nxt, const float *E, int o, int ou,
+                                                     int olast, int n, int w, int dl_, int dr_, float ml, float il)
+{
+  double acc = 0.0;
+  float ul = cur[ou + dl_], u = cur[ou], ur = cur[ou + dr_];
+  float l = cur[o + dl_], c = cur[o], r = cur[o + dr_];
+#pragma unroll 2
+  for (int q = 0; q < n; q++, o += w) {
+    const int od = o < olast ? o + w : o; /* the row below, the last row replicated */
+    const float dl = cur[od + dl_], d = cur[od], dr = cur[od + dr_];
+    const float fn = mgvf_update(c, u, d, l, r, ur, dr, ul, dl, E[o], ml, il);
+    nxt[o] = fn;
+    if (CHECK) acc += (double)fabsf(fn - c);
+    ul = l;
+    u = c;
+    ur = r;
+    l = dl;
+    c = d;
+    r = dr;
+  }
+  return acc;
+}
+
+__global__ void __launch_bounds__(DENSE_THREADS, 4) mgvf_dense_kernel(float *gwin, const lt_cu_win *info,
+                                                                    lt_leuk_cell *cells, lt_cu_params P, int win_max)
+{
+  extern __shared__ __align__(16) float dsm[];
+  __shared__ double red[2][DENSE_THREADS / 32];
+  const int ci = blockIdx.x, tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const lt_cu_win I = info[ci];
+  if (I.skip) return;
+  const int w = I.w, h = I.h, n = w * h;
+  float *E = dsm, *A = dsm + n, *B = dsm + 2 * n;
+  float *g = gwin + (size_t)ci * win_max;
+  for (int t = tid; t < n; t += DENSE_THREADS) {
+    const float v = g[t];
+    E[t] = v;
+    A[t] = v;
+  }
+  int strips = DENSE_THREADS / w;
+  if (strips < 1) strips = 1;
+  if (strips > h) strips = h;
+  const int rows = (h + strips - 1) / strips;
+  /* columns wider than the block: a thread takes columns j, j + T, ... */
+  const int s = w >= DENSE_THREADS ? 0 : tid / w, j0 = w >= DENSE_THREADS ? tid : tid - s * w;
+  const int r0 = s * rows, r1 = min(h, r0 + rows);
+  const bool act = s < strips && r0 < r1;
+  const float ml = P.mgvf_ml, il = P.mgvf_il;
+  const double nd = (double)n;
+  long long tp = clock64();
+  __syncthreads();
+  float *cur = A, *nxt = B;
+  int it = 0, par = 0;
+  while (it < P.mgvf_max_iter) {
+    const bool check = (it + 1) % LT_MGVF_CHECK_EVERY == 0 || it + 1 == P.mgvf_max_iter;
+    double acc = 0.0;
+    if (act)
+      for (int j = j0; j < w; j += DENSE_THREADS) {
+        const int dl_ = j > 0 ? -1 : 0, dr_ = j < w - 1 ? 1 : 0;
+        const int o = r0 * w + j, ou = (r0 > 0 ? r0 - 1 : 0) * w + j, olast = (h - 1) * w + j;
+        acc += check ? dense_strip<true>(cur, nxt, E, o, ou, olast, r1 - r0, w, dl_, dr_, ml, il)
+                     : dense_strip<false>(cur, nxt, E, o, ou, olast, r1 - r0, w, dl_, dr_, ml, il);
+      }
+    if (check) {
+#pragma unroll
+      for (int o = 16; o > 0; o >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, o);
+      if (lane == 0) red[par][warp] = acc;
+    }
+    __syncthreads();
+    double diff = 0.0;
+    if (check)
+      for (int q = 0; q < DENSE_THREADS / 32; q++) diff += red[par][q];
+    it++;
+    float *t = cur;
+    cur = nxt;
+    nxt = t;
+    par ^= 1;
+    if (check && diff / nd <= P.mgvf_tol) break;
+  }
+  for (int t = tid; t < n; t += DENSE_THREADS) g[t] = cur[t];
+  if (tid == 0) cells[ci].mgvf_iter = it;
+  LT_CU_PROF(P, 16, 0, tp);
+  if (P.prof && tid == 0) atomicAdd(&P.prof[17], (unsigned long long)it);
+}
+
 /* MGVF of one window (test access): E in win[0..w*h), F out in win[win_max..]. */
 template <bool SH>
 __global__ void __launch_bounds__(NT, 1) mgvf_kernel(float *win, int w, int h, int win_max, lt_cu_params P,
@@ -1169,7 +1269,16 @@ int lt_cu_track_setup(lt_cu_ctx *c)
       lt_error("out of GPU memory allocating the tracking windows (%zu MB)", bytes >> 20);
       return LT_ERR_GPU;
     }
-    lt_info("cuda: tracking split over clusters (window %d, MGVF %d blocks per cell)", c->wcluster, c->cluster);
+    /* the dense MGVF (one block per cell, the window in shared memory) */
+    const size_t dsmem = sizeof(float) * 3 * (size_t)c->win_max;
+    c->dense_ok = dsmem + 2 * sizeof(double) * (DENSE_THREADS / 32) <= (size_t)optin;
+    if (c->dense_ok && dsmem > 48 * 1024)
+      LT_CU(cudaFuncSetAttribute(mgvf_dense_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dsmem),
+            "raising the dense MGVF kernel's shared memory");
+    c->mgvf_mode = mv && !strcmp(mv, "cluster") ? 1 : mv && !strcmp(mv, "dense") && c->dense_ok ? 2 : 0;
+    c->sms = sms;
+    lt_info("cuda: tracking split over clusters (window %d, MGVF %d blocks per cell%s)", c->wcluster, c->cluster,
+            c->mgvf_mode == 1 ? "" : c->mgvf_mode == 2 ? "; dense MGVF forced" : "; dense MGVF with several videos");
   }
   return 0;
 }
@@ -1225,17 +1334,23 @@ int lt_cu_track_split_launch(lt_cu_ctx *c, int n)
           "the tracking (window) kernel launch");
     lt_cu_toc(c, T_TWIN);
     lt_cu_tic(c, T_TMGVF);
-    cfg = cluster_cfg(at, k * CL, c->mgvf_threads, csmem, CL, c->stream);
-    LT_CU(cudaLaunchKernelEx(&cfg, mgvf_cluster_kernel, c->d_gwin, (const lt_cu_win *)c->d_info, cells, c->kp,
-                             c->win_max, rows_cap, wcap, c->mgvf_split),
-          "the cluster MGVF kernel launch");
+    if (c->dense) {
+      mgvf_dense_kernel<<<k, DENSE_THREADS, sizeof(float) * 3 * c->snake_win, c->stream>>>(
+          c->d_gwin, (const lt_cu_win *)c->d_info, cells, c->kp, c->win_max);
+      LT_CU(cudaGetLastError(), "the dense MGVF kernel launch");
+    } else {
+      cfg = cluster_cfg(at, k * CL, c->mgvf_threads, csmem, CL, c->stream);
+      LT_CU(cudaLaunchKernelEx(&cfg, mgvf_cluster_kernel, c->d_gwin, (const lt_cu_win *)c->d_info, cells, c->kp,
+                               c->win_max, rows_cap, wcap, c->mgvf_split),
+            "the cluster MGVF kernel launch");
+    }
     lt_cu_toc(c, T_TMGVF);
     lt_cu_tic(c, T_TSNAKE);
     /* One block per cell, whose evolution runs on one warp: 1024 threads
      * (64 registers each: one block per SM) while the cells fit on the SMs,
      * else 512 or 256 so that two or four cells share an SM in one wave
      * (the status scores and F's gradient then take more rounds). */
-    const int snt = k <= c->work_blocks / 2 ? NT : k <= c->work_blocks ? NT / 2 : NT / 4;
+    const int snt = c->dense ? NT / 4 : k <= c->work_blocks / 2 ? NT : k <= c->work_blocks ? NT / 2 : NT / 4;
     snake_kernel<<<k, snt, sizeof(float) * 3 * c->snake_win, c->stream>>>(c->d_frame, c->kp, cells, c->win_max,
                                                                        c->d_gwin, c->d_info);
     LT_CU(cudaGetLastError(), "the tracking (snake) kernel launch");
