@@ -31,6 +31,15 @@
  * full-range Y plane (linesize = width) are the bytes, the slot keeps a
  * reference to FFmpeg's packet or frame and grey8 points into it (the slot's
  * own byte buffer stays unused; LT_VIDEO_ZEROCOPY=0 copies as before).
+ * A YUV4MPEG2 grey (mono) file on the raw path is read through a memory
+ * map (LT_VIDEO_MMAP=0: not): its frames are "FRAME\n" + width x height
+ * bytes, so the decode thread finds frame k's bytes in the map, makes their
+ * pages present (no copy) and hands over a pointer: no read() copy, no
+ * packet. Anything but a complete frame with a plain "FRAME" line (the end
+ * of the file as mapped at open, a truncated frame, a frame header with
+ * parameters, garbage) goes back to FFmpeg's demuxer at that offset, which
+ * deals with it as before; timestamps are the demuxer's, (offset - offset
+ * of frame 0) / frame size as the y4m demuxer computes them.
  * Hand-over: the consumer that finds no frame spins on the count for a
  * while (lt_spin_until: LT_SPIN_US, default 200 us with 4 or more cores) before it
  * sleeps on `filled`, and the producer signals only a sleeping consumer; a
@@ -39,11 +48,15 @@
 #include "video.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <libavcodec/avcodec.h>
 #include <libavformat/avformat.h>
@@ -91,6 +104,7 @@ struct lt_video {
   int raw_probe;      /* keep frame 0's packet for the check */
   uint8_t *raw_first; /* that packet's bytes */
   int raw_first_size;
+  int64_t raw_first_pos; /* its offset in the file (-1: unknown) */
   int raw;            /* 1: the fast path is on */
   int raw_stride, raw_flip, raw_pal;
   uint8_t lut8[256];  /* pal8: palette -> bytes (when every entry is an integer) */
@@ -110,6 +124,12 @@ struct lt_video {
   AVPacket **ref_pkt;
   AVFrame **ref_frm;
   int zerocopy;       /* 0: always copy into the slot (LT_VIDEO_ZEROCOPY=0) */
+  /* y4m mono through a memory map: the map, the next frame line's offset
+   * in it, frame 0's (the demuxer's data offset); mm_on 0 once the demuxer
+   * has taken over again (the map stays until close: slots point into it) */
+  uint8_t *map;
+  size_t map_size, mm_off, mm_base;
+  int mm_on;
   int cons_sleeping, prod_sleeping;
   int head, count, holding;
   int eof, err, stop;
@@ -441,6 +461,7 @@ static int decode_next(lt_video *v)
     if (v->raw_probe && !v->raw_first && v->pkt->size > 0 && (v->raw_first = malloc((size_t)v->pkt->size))) {
       memcpy(v->raw_first, v->pkt->data, (size_t)v->pkt->size);
       v->raw_first_size = v->pkt->size;
+      v->raw_first_pos = v->pkt->pos;
     }
     r = avcodec_send_packet(v->dec, v->pkt);
     if (r == AVERROR(EAGAIN)) {
@@ -460,11 +481,77 @@ static int decode_next(lt_video *v)
   }
 }
 
+/* The next frame of a mapped y4m mono file: 1 (slot points into the map),
+ * or 0 when the demuxer must take over at mm_off (not a complete frame with
+ * a plain "FRAME" line there; the pb is moved there). */
+static int mm_next(lt_video *v, lt_frame *slot)
+{
+  const size_t np = (size_t)v->width * v->height, off = v->mm_off;
+  static const char magic[] = "FRAME\n";
+  if (off > v->map_size || v->map_size - off < np + 6 || memcmp(v->map + off, magic, 6)) {
+    v->mm_on = 0;
+    if (avio_seek(v->fmt->pb, (int64_t)off, SEEK_SET) < 0) v->mm_off = v->map_size; /* the demuxer sees the end */
+    return 0;
+  }
+  const uint8_t *px = v->map + off + 6;
+  /* the pages present now, on this thread, not at the consumer's first read */
+  const long pg = sysconf(_SC_PAGESIZE);
+  const uintptr_t a0 = (uintptr_t)px & ~(uintptr_t)(pg - 1);
+#ifdef MADV_POPULATE_READ
+  if (madvise((void *)a0, (uintptr_t)px + np - a0, MADV_POPULATE_READ) != 0)
+#endif
+  {
+    volatile const uint8_t *t = px;
+    for (size_t i = 0; i < np; i += (size_t)pg) (void)t[i];
+  }
+  v->mm_off = off + 6 + np;
+  bytes_in_place(v, px, slot);
+  stamp(v, slot, (int64_t)((off - v->mm_base) / (np + 6))); /* the y4m demuxer's pts */
+  return 1;
+}
+
+/* After frame 0 on the raw path: a y4m mono file (regular, stride = width,
+ * frame 0 behind a plain "FRAME" line at its packet's offset) is mapped. */
+static void mm_open(lt_video *v)
+{
+  const char *env = getenv("LT_VIDEO_MMAP");
+  const size_t np = (size_t)v->width * v->height;
+  if ((env && !strcmp(env, "0")) || !v->zerocopy || v->raw_pal || v->raw_flip || v->raw_stride != v->width ||
+      strcmp(v->fmt->iformat->name, "yuv4mpegpipe") || !strcmp(v->path, "-") || v->raw_first_pos < 6 ||
+      v->raw_first_size != (int)np)
+    return;
+  /* the demuxer read up to frame 0's end and no further (no packet of it
+   * waits in its buffer: the map takes over from there) */
+  if (avio_tell(v->fmt->pb) != v->raw_first_pos + (int64_t)np) return;
+  int fd = open(v->path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  struct stat st;
+  void *m = MAP_FAILED;
+  if (!fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_size > 0 && (uint64_t)st.st_size <= SIZE_MAX)
+    m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+  close(fd);
+  if (m == MAP_FAILED) return;
+  const size_t p0 = (size_t)v->raw_first_pos;
+  if (p0 + np > (size_t)st.st_size || memcmp((const uint8_t *)m + p0 - 6, "FRAME\n", 6) ||
+      memcmp((const uint8_t *)m + p0, v->raw_first, np)) {
+    munmap(m, (size_t)st.st_size);
+    return;
+  }
+  madvise(m, (size_t)st.st_size, MADV_SEQUENTIAL);
+  v->map = m;
+  v->map_size = (size_t)st.st_size;
+  v->mm_base = p0 - 6;
+  v->mm_off = p0 + np; /* frame 1's line */
+  v->mm_on = 1;
+  lt_debug("'%s': y4m frames read through a memory map", v->path);
+}
+
 /* The raw fast path: the next packet of our stream is the frame. */
 static int raw_next(lt_video *v, lt_frame *slot)
 {
   char eb[128];
   int error_run = 0;
+  if (v->mm_on && mm_next(v, slot)) return 1;
   for (;;) {
     int r = av_read_frame(v->fmt, v->pkt);
     if (r < 0) {
@@ -751,6 +838,7 @@ int lt_video_open(lt_video **out, const char *path, lt_channel channel, int ring
   av_frame_unref(v->frm);
   if (r < 0) goto fail;
   raw_check(v, &v->slots[0]);
+  if (v->raw) mm_open(v);
   free(v->raw_first);
   v->raw_first = NULL;
   v->raw_probe = 0;
@@ -861,6 +949,7 @@ void lt_video_close(lt_video *v)
   free(v->slots);
   free(v->ref_pkt);
   free(v->ref_frm);
+  if (v->map) munmap(v->map, v->map_size);
   free(v->raw_first);
   free(v->line);
   av_free(v->rgb);
