@@ -34,8 +34,9 @@
  * A YUV4MPEG2 grey (mono) file on the raw path is read through a memory
  * map (LT_VIDEO_MMAP=0: not): its frames are "FRAME\n" + width x height
  * bytes, so the decode thread finds frame k's bytes in the map, makes their
- * pages present (no copy) and hands over a pointer: no read() copy, no
- * packet. Anything but a complete frame with a plain "FRAME" line (the end
+ * pages present, reads one byte per cache line (so that the consumer finds
+ * them in the cache, not in memory; LT_VIDEO_TOUCH=0: not) and hands over a
+ * pointer: no read() copy, no packet. Anything but a complete frame with a plain "FRAME" line (the end
  * of the file as mapped at open, a truncated frame, a frame header with
  * parameters, garbage) goes back to FFmpeg's demuxer at that offset, which
  * deals with it as before; timestamps are the demuxer's, (offset - offset
@@ -130,6 +131,8 @@ struct lt_video {
   uint8_t *map;
   size_t map_size, mm_off, mm_base;
   int mm_on;
+  int mm_touch;          /* read every cache line of a frame on the decode thread (LT_VIDEO_TOUCH=0: not) */
+  volatile unsigned mm_sink;
   int cons_sleeping, prod_sleeping;
   int head, count, holding;
   int eof, err, stop;
@@ -504,6 +507,11 @@ static int mm_next(lt_video *v, lt_frame *slot)
     volatile const uint8_t *t = px;
     for (size_t i = 0; i < np; i += (size_t)pg) (void)t[i];
   }
+  if (v->mm_touch) { /* one read per cache line: the bytes come to the consumer from the cache, not memory */
+    unsigned acc = 0;
+    for (size_t i = 0; i < np; i += 64) acc += px[i];
+    v->mm_sink = acc;
+  }
   v->mm_off = off + 6 + np;
   bytes_in_place(v, px, slot);
   stamp(v, slot, (int64_t)((off - v->mm_base) / (np + 6))); /* the y4m demuxer's pts */
@@ -543,6 +551,8 @@ static void mm_open(lt_video *v)
   v->mm_base = p0 - 6;
   v->mm_off = p0 + np; /* frame 1's line */
   v->mm_on = 1;
+  const char *tv = getenv("LT_VIDEO_TOUCH");
+  v->mm_touch = !(tv && !strcmp(tv, "0"));
   lt_debug("'%s': y4m frames read through a memory map", v->path);
 }
 
