@@ -34,13 +34,18 @@
  * A YUV4MPEG2 grey (mono) file on the raw path is read through a memory
  * map (LT_VIDEO_MMAP=0: not): its frames are "FRAME\n" + width x height
  * bytes, so the decode thread finds frame k's bytes in the map, makes their
- * pages present, reads one byte per cache line (so that the consumer finds
- * them in the cache, not in memory; LT_VIDEO_TOUCH=0: not) and hands over a
- * pointer: no read() copy, no packet. Anything but a complete frame with a plain "FRAME" line (the end
- * of the file as mapped at open, a truncated frame, a frame header with
- * parameters, garbage) goes back to FFmpeg's demuxer at that offset, which
- * deals with it as before; timestamps are the demuxer's, (offset - offset
- * of frame 0) / frame size as the y4m demuxer computes them.
+ * pages present and hands over a pointer: no read() copy, no packet.
+ * Anything but a complete frame with a plain "FRAME" line (the end of the
+ * file as mapped at open, a truncated frame, a frame header with
+ * parameters, garbage) or pages that cannot be made present go back to
+ * FFmpeg's demuxer at that offset, which deals with them as before;
+ * timestamps are the demuxer's, (offset - offset of frame 0) / frame size
+ * as the y4m demuxer computes them. (A file truncated by someone else while
+ * it is read can end the process with SIGBUS, as with any memory map.)
+ * Experiment, LT_VIDEO_TOUCH=1: the decode thread also reads one byte per
+ * cache line, so that the consumer finds the bytes in the cache; on the
+ * H100 host it made the reader 30 us per 512x512 frame slower and the
+ * tumour frame step no faster (docs/PERFORMANCE.md).
  * Hand-over: the consumer that finds no frame spins on the count for a
  * while (lt_spin_until: LT_SPIN_US, default 200 us with 4 or more cores) before it
  * sleeps on `filled`, and the producer signals only a sleeping consumer; a
@@ -105,7 +110,7 @@ struct lt_video {
   int raw_probe;      /* keep frame 0's packet for the check */
   uint8_t *raw_first; /* that packet's bytes */
   int raw_first_size;
-  int64_t raw_first_pos; /* its offset in the file (-1: unknown) */
+  int64_t raw_first_pos; /* its offset in the file (< 0: unknown) */
   int raw;            /* 1: the fast path is on */
   int raw_stride, raw_flip, raw_pal;
   uint8_t lut8[256];  /* pal8: palette -> bytes (when every entry is an integer) */
@@ -131,7 +136,7 @@ struct lt_video {
   uint8_t *map;
   size_t map_size, mm_off, mm_base;
   int mm_on;
-  int mm_touch;          /* read every cache line of a frame on the decode thread (LT_VIDEO_TOUCH=0: not) */
+  int mm_touch;          /* read every cache line of a frame on the decode thread (LT_VIDEO_TOUCH=1) */
   volatile unsigned mm_sink;
   int cons_sleeping, prod_sleeping;
   int head, count, holding;
@@ -491,19 +496,25 @@ static int mm_next(lt_video *v, lt_frame *slot)
 {
   const size_t np = (size_t)v->width * v->height, off = v->mm_off;
   static const char magic[] = "FRAME\n";
-  if (off > v->map_size || v->map_size - off < np + 6 || memcmp(v->map + off, magic, 6)) {
+  int ok = off <= v->map_size && v->map_size - off >= np + 6 && !memcmp(v->map + off, magic, 6);
+  const uint8_t *px = ok ? v->map + off + 6 : v->map;
+  /* the pages present now, on this thread, not at the consumer's first read
+   * (a kernel without MADV_POPULATE_READ: one read per page) */
+  const long pg = sysconf(_SC_PAGESIZE);
+  const uintptr_t a0 = (uintptr_t)px & ~(uintptr_t)(pg - 1);
+  int touch = 1;
+#ifdef MADV_POPULATE_READ
+  if (ok && madvise((void *)a0, (uintptr_t)px + np - a0, MADV_POPULATE_READ) != 0) {
+    ok = errno == EINVAL; /* not supported; else the pages are not there (the file shrank) */
+  } else
+    touch = 0;
+#endif
+  if (!ok) {
     v->mm_on = 0;
     if (avio_seek(v->fmt->pb, (int64_t)off, SEEK_SET) < 0) v->mm_off = v->map_size; /* the demuxer sees the end */
     return 0;
   }
-  const uint8_t *px = v->map + off + 6;
-  /* the pages present now, on this thread, not at the consumer's first read */
-  const long pg = sysconf(_SC_PAGESIZE);
-  const uintptr_t a0 = (uintptr_t)px & ~(uintptr_t)(pg - 1);
-#ifdef MADV_POPULATE_READ
-  if (madvise((void *)a0, (uintptr_t)px + np - a0, MADV_POPULATE_READ) != 0)
-#endif
-  {
+  if (touch) {
     volatile const uint8_t *t = px;
     for (size_t i = 0; i < np; i += (size_t)pg) (void)t[i];
   }
@@ -552,7 +563,7 @@ static void mm_open(lt_video *v)
   v->mm_off = p0 + np; /* frame 1's line */
   v->mm_on = 1;
   const char *tv = getenv("LT_VIDEO_TOUCH");
-  v->mm_touch = !(tv && !strcmp(tv, "0"));
+  v->mm_touch = tv && !strcmp(tv, "1");
   lt_debug("'%s': y4m frames read through a memory map", v->path);
 }
 
