@@ -89,7 +89,7 @@ CUDA_ARCH ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_80,code=s
 ifneq ($(NVCC),)
   CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
   CFLAGS += -DLT_HAVE_CUDA
-  NVCCFLAGS ?= -O3 -std=c++17 $(CUDA_ARCH) -Isrc -Isrc/io -Isrc/leukocyte -Icuda -Xcompiler -fPIC,-Wall -lineinfo
+  NVCCFLAGS ?= -O3 -std=c++17 $(CUDA_ARCH) -Isrc -Isrc/io -Isrc/leukocyte -Icuda -Xcompiler -fPIC,-Wall,-fopenmp -lineinfo
   CU_SRCS := $(shell find cuda -name '*.cu' 2>/dev/null | sort)
   LDLIBS += -L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/targets/x86_64-linux/lib -lcudart_static -ldl -lrt -lstdc++
   FOUND := CUDA ($(NVCC)) + OpenMP

@@ -6,7 +6,8 @@
  * the decode cost per input format.
  *   lt_decode VIDEO [--channel luma|r|g|b] [--quiet] [--debug] [--bytes-only]
  * --quiet: no per-frame lines (and no hashing: the decode rate alone);
- * --bytes-only: as a GPU consumer asks (lt_video_bytes_only). */
+ * --bytes-only: as a GPU consumer asks (lt_video_bytes_only); the hash is
+ * then of the bytes of every 8-bit frame. */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -44,8 +45,12 @@ int main(int argc, char **argv)
       continue;
     }
     uint64_t h = 1469598103934665603ULL;
-    const unsigned char *p = f->grey ? (const unsigned char *)f->grey : f->grey8;
-    size_t nb = (size_t)f->width * f->height * (f->grey ? sizeof(float) : 1);
+    /* --bytes-only: the bytes whenever there are (frames decoded before the
+     * call may come with floats too), so that the hash does not depend on
+     * how far the decode thread got */
+    const int fl = f->grey && !(bytes_only && f->grey8);
+    const unsigned char *p = fl ? (const unsigned char *)f->grey : f->grey8;
+    size_t nb = (size_t)f->width * f->height * (fl ? sizeof(float) : 1);
     for (size_t i = 0; i < nb; i++) h = (h ^ p[i]) * 1099511628211ULL;
     printf("%d %.6f %d %016llx\n", f->index, f->t_s, f->grey8 != NULL, (unsigned long long)h);
     n++;

@@ -77,3 +77,29 @@ double lt_now(void)
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+int lt_spin_until(int (*ready)(const void *arg), const void *arg)
+{
+  static int spin_us = -1; /* LT_SPIN_US, read once (a benign race: every thread reads the same) */
+  int us = __atomic_load_n(&spin_us, __ATOMIC_RELAXED);
+  if (us < 0) {
+    const char *e = getenv("LT_SPIN_US");
+    const int dflt = sysconf(_SC_NPROCESSORS_ONLN) >= 4 ? 200 : 0; /* spinning needs a core to spare */
+    us = e ? atoi(e) : dflt;
+    if (us < 0 || us > 100000) us = dflt;
+    __atomic_store_n(&spin_us, us, __ATOMIC_RELAXED);
+  }
+  double t_end = 0;
+  for (unsigned it = 0;; it++) {
+    if (ready(arg)) return 1;
+    if (us == 0) return 0;
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+    if ((it & 63) == 0) {
+      const double t = lt_now();
+      if (t_end == 0) t_end = t + 1e-6 * us;
+      else if (t > t_end) return 0;
+    }
+  }
+}
+

@@ -26,4 +26,12 @@ void lt_log_set_thread_tag(const char *tag);
 /* Monotonic wall clock in seconds. */
 double lt_now(void);
 
+/* For a hand-over between threads that would otherwise sleep and wake per
+ * frame: spins (pause instructions) until ready(arg) is non-zero or the
+ * spin time has passed (LT_SPIN_US microseconds; default 200 with 4 or more
+ * cores online, else 0: no spin).
+ * 1 when ready, 0 when the caller should go to sleep. ready() reads its
+ * state with atomic loads (no lock held). */
+int lt_spin_until(int (*ready)(const void *arg), const void *arg);
+
 #endif

@@ -81,6 +81,7 @@ typedef struct cuda_ctx {
   int q[2], nq;          /* submitted, not collected: their graphs, oldest first */
   int *d_done; /* per template: the kernel's count of finished blocks */
   int *seg, nseg; /* the 8-bit staging's row segments (build_segments) */
+  int stage_threads; /* threads copying them (stage8) */
   /* LT_TUMOR_TIMING=1: per-frame host times (s) and GPU time (ms), summed */
   int timing, nt;
   double t_pre, t_stage, t_sync, g_ms;
@@ -349,6 +350,15 @@ static int cuda_create(void **out, const lt_tumor_setup *s)
   }
   roi_of(c);
   if ((e = build_segments(c))) goto fail;
+  {
+    /* 4 threads stage 64 KB or more of windows (experiment:
+     * LT_TUMOR_STAGE_THREADS, another number; 1 = one thread) */
+    size_t staged = 0;
+    for (int i = 0; i < c->nseg; i++) staged += (size_t)(c->seg[3 * i + 2] - c->seg[3 * i + 1]);
+    const char *sv = getenv("LT_TUMOR_STAGE_THREADS");
+    c->stage_threads = staged >= 65536 ? 4 : 1;
+    if (sv && atoi(sv) >= 1 && atoi(sv) <= 64) c->stage_threads = atoi(sv);
+  }
   if ((e = upload_templates(c, s))) goto fail;
   {
     /* the specialised kernel: bands of at most 16 rows cut evenly, dy per
@@ -568,10 +578,13 @@ static int build_segments(cuda_ctx *c)
 
 /* Copies the search windows' segments from the 8-bit frame into staging
  * buffer dst (ROI layout); the rest of the region is never read by a window
- * that counts. */
+ * that counts. By c->stage_threads threads (OpenMP) when the region is
+ * large: the copy is on the frame's critical path, and the frame's bytes
+ * may come cold from memory (a memory-mapped input). */
 static void stage8(const cuda_ctx *c, const unsigned char *frame8, unsigned char *dst)
 {
   const int fw = c->s.frame_w;
+#pragma omp parallel for schedule(static) num_threads(c->stage_threads) if (c->stage_threads > 1)
   for (int i = 0; i < c->nseg; i++) {
     const int y = c->seg[3 * i], x0 = c->seg[3 * i + 1], x1 = c->seg[3 * i + 2];
     memcpy(dst + (size_t)(y - c->roi_y) * c->roi_w + (x0 - c->roi_x), frame8 + (size_t)y * fw + x0, (size_t)(x1 - x0));

@@ -24,6 +24,7 @@ struct lt_loop {
   int keep[MAX_OUTPUTS];
   int nout;
   lt_frame prev;            /* pairs: a copy of the previous frame (index and t_s only after the first pair with lt_loop_prev_index_only) */
+  lt_frame cur;             /* bytes-only pairs: floats of a byte frame paired with one that has none (mixed video) */
   int have_prev;
   int prev_index_only;      /* lt_loop_prev_index_only: pixels for the first pair only */
   long decoded;             /* frames the source gave (in range or not) */
@@ -84,6 +85,33 @@ static int outputs_commit(lt_loop *L)
   }
   L->nout = 0;
   return err;
+}
+
+/* Floats of a frame that has only bytes (lt_loop_bytes_only), in dst's own
+ * buffer. */
+static void floats_from_bytes(lt_frame *dst)
+{
+  size_t np = (size_t)dst->width * dst->height;
+  for (size_t i = 0; i < np; i++) dst->grey_buf[i] = dst->grey8[i];
+  dst->grey = dst->grey_buf;
+}
+
+/* Bytes only: a pair whose frames both have pixels but not both bytes (an
+ * 8-bit frame next to one that is not, e.g. a black frame of a colour
+ * video) gets floats for both, so that a mode may read either form of the
+ * pair. *f is replaced by L->cur when it needs floats. */
+static int pair_floats(lt_loop *L, const lt_frame **f)
+{
+  lt_frame *p = &L->prev;
+  if ((!p->grey && !p->grey8) || (!(*f)->grey && !(*f)->grey8) || (!p->grey8) == (!(*f)->grey8)) return 0;
+  if (!p->grey) floats_from_bytes(p);
+  if (!(*f)->grey) {
+    int err = lt_frame_copy(&L->cur, *f, "a frame");
+    if (err) return err;
+    floats_from_bytes(&L->cur);
+    *f = &L->cur;
+  }
+  return 0;
 }
 
 static int copy_prev(lt_loop *L, const lt_frame *f)
@@ -223,6 +251,7 @@ int lt_loop_run(const lt_settings *s, const lt_steps *st, void *m)
     if (f->index < s->frame_begin) continue;
     if (s->frame_end >= 0 && f->index >= s->frame_end) break;
     if (!st->pairs || L.have_prev) {
+      if (st->pairs && (err = pair_floats(&L, &f))) goto out;
       if ((err = st->step(m, &L, f, st->pairs ? &L.prev : NULL))) goto out;
       steps++;
       t_last = lt_now();
@@ -271,6 +300,7 @@ out:
   outputs_abort(&L);
   lt_out_abort(&stats_out, 0);
   lt_frame_release(&L.prev);
+  lt_frame_release(&L.cur);
   lt_source_close(L.src);
   return err;
 }

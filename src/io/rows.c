@@ -38,12 +38,29 @@ static int write_slot(lt_rows *w, const lt_rows_slot *sl)
   return lt_out_check(w->out);
 }
 
+/* A frame's rows to write, or the stop (lt_spin_until's test). */
+static int rows_ready(const void *arg)
+{
+  lt_rows *w = (lt_rows *)arg;
+  return __atomic_load_n(&w->count, __ATOMIC_ACQUIRE) > 0 || __atomic_load_n(&w->stop, __ATOMIC_ACQUIRE);
+}
+
+/* The writer: waits for rows (a short spin, then asleep: the producer wakes
+ * it only when it sleeps, so frames that come faster than the spin time
+ * cost no wake-up each). */
 static void *writer_main(void *arg)
 {
   lt_rows *w = arg;
   pthread_mutex_lock(&w->mu);
   for (;;) {
-    while (w->count == 0 && !w->stop) pthread_cond_wait(&w->cv, &w->mu);
+    if (w->count == 0 && !w->stop) {
+      pthread_mutex_unlock(&w->mu);
+      lt_spin_until(rows_ready, w);
+      pthread_mutex_lock(&w->mu);
+      w->writer_sleeping = 1;
+      while (w->count == 0 && !w->stop) pthread_cond_wait(&w->cv, &w->mu);
+      w->writer_sleeping = 0;
+    }
     if (w->count == 0) break; /* stopped and drained */
     lt_rows_slot *sl = &w->slots[(w->head - w->count + LT_ROWS_SLOTS) % LT_ROWS_SLOTS];
     int bad = w->werr;
@@ -51,8 +68,8 @@ static void *writer_main(void *arg)
     int err = bad ? 0 : write_slot(w, sl); /* after a failure the rest is dropped */
     pthread_mutex_lock(&w->mu);
     if (err && !w->werr) w->werr = err;
-    w->count--;
-    pthread_cond_broadcast(&w->cv);
+    __atomic_store_n(&w->count, w->count - 1, __ATOMIC_RELEASE);
+    if (w->putter_waiting) pthread_cond_broadcast(&w->cv);
   }
   pthread_mutex_unlock(&w->mu);
   return NULL;
@@ -91,7 +108,9 @@ double *lt_rows_frame(lt_rows *w, int frame, int nrows, int *err)
   *err = 0;
   if (w->writer_on) {
     pthread_mutex_lock(&w->mu);
+    w->putter_waiting = 1;
     while (w->count == LT_ROWS_SLOTS && !w->werr) pthread_cond_wait(&w->cv, &w->mu);
+    w->putter_waiting = 0;
     *err = w->werr;
     pthread_mutex_unlock(&w->mu);
     if (*err) return NULL;
@@ -119,8 +138,8 @@ int lt_rows_put(lt_rows *w)
   if (!w->writer_on) return write_slot(w, &w->local);
   pthread_mutex_lock(&w->mu);
   w->head = (w->head + 1) % LT_ROWS_SLOTS;
-  w->count++;
-  pthread_cond_broadcast(&w->cv);
+  __atomic_store_n(&w->count, w->count + 1, __ATOMIC_RELEASE);
+  if (w->writer_sleeping) pthread_cond_broadcast(&w->cv);
   pthread_mutex_unlock(&w->mu);
   return 0;
 }
@@ -130,7 +149,7 @@ int lt_rows_finish(lt_rows *w)
   int err = 0;
   if (w->writer_on) {
     pthread_mutex_lock(&w->mu);
-    w->stop = 1;
+    __atomic_store_n(&w->stop, 1, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&w->cv);
     pthread_mutex_unlock(&w->mu);
     pthread_join(w->writer, NULL);

@@ -44,7 +44,8 @@ typedef struct lt_rows {
   pthread_mutex_t mu;
   pthread_cond_t cv;
   lt_rows_slot slots[LT_ROWS_SLOTS];
-  int head, count, stop, werr; /* under mu */
+  int head, count, stop, werr; /* under mu (count, stop also read by the writer's spin) */
+  int writer_sleeping, putter_waiting; /* who waits on cv: the only ones signalled */
   lt_rows_slot local;
 } lt_rows;
 

@@ -21,18 +21,48 @@
  *                                          (the same weights as image.c).
  * Samples deeper than 8 bits are scaled by 255 / (2^depth - 1).
  *
- * Ring: `ring` float buffers allocated at open. The decode thread writes slot
- * (head + count) % ring while count < ring; lt_video_next hands out slot head
- * and keeps it until the following call (count includes the slot held by the
- * caller), so the producer never touches a frame the caller is reading. */
+ * Ring: `ring` slots, each with float and byte buffers allocated at open.
+ * The decode thread writes slot (head + count) % ring while count < ring;
+ * lt_video_next hands out slot head and keeps it until the following call
+ * (count includes the slot held by the caller), so the producer never
+ * touches a frame the caller is reading.
+ * No copy of 8-bit pixels that are already the frame: when a raw packet's
+ * rows (gray8, top-down, stride = width) or a decoded frame's grey or
+ * full-range Y plane (linesize = width) are the bytes, the slot keeps a
+ * reference to FFmpeg's packet or frame and grey8 points into it (the slot's
+ * own byte buffer stays unused; LT_VIDEO_ZEROCOPY=0 copies as before).
+ * A YUV4MPEG2 grey (mono) file on the raw path is read through a memory
+ * map (LT_VIDEO_MMAP=0: not): its frames are "FRAME\n" + width x height
+ * bytes, so the decode thread finds frame k's bytes in the map, makes their
+ * pages present and hands over a pointer: no read() copy, no packet.
+ * Anything but a complete frame with a plain "FRAME" line (the end of the
+ * file as mapped at open, a truncated frame, a frame header with
+ * parameters, garbage) or pages that cannot be made present go back to
+ * FFmpeg's demuxer at that offset, which deals with them as before;
+ * timestamps are the demuxer's, (offset - offset of frame 0) / frame size
+ * as the y4m demuxer computes them. (A file truncated by someone else while
+ * it is read can end the process with SIGBUS, as with any memory map.)
+ * Experiment, LT_VIDEO_TOUCH=1: the decode thread also reads one byte per
+ * cache line, so that the consumer finds the bytes in the cache; on the
+ * H100 host it made the reader 30 us per 512x512 frame slower and the
+ * tumour frame step no faster (docs/PERFORMANCE.md).
+ * Hand-over: the consumer that finds no frame spins on the count for a
+ * while (lt_spin_until: LT_SPIN_US, default 200 us with 4 or more cores) before it
+ * sleeps on `filled`, and the producer signals only a sleeping consumer; a
+ * producer that finds the ring full sleeps until half of it is free, so
+ * neither side pays a wake-up per frame while frames are ready. */
 #include "video.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <libavcodec/avcodec.h>
 #include <libavformat/avformat.h>
@@ -80,6 +110,7 @@ struct lt_video {
   int raw_probe;      /* keep frame 0's packet for the check */
   uint8_t *raw_first; /* that packet's bytes */
   int raw_first_size;
+  int64_t raw_first_pos; /* its offset in the file (< 0: unknown) */
   int raw;            /* 1: the fast path is on */
   int raw_stride, raw_flip, raw_pal;
   uint8_t lut8[256];  /* pal8: palette -> bytes (when every entry is an integer) */
@@ -92,8 +123,22 @@ struct lt_video {
   int rgb_linesize;
   uint32_t *line;     /* one row of samples for the generic reader */
 
-  /* Ring of frames. */
+  /* Ring of frames; ref_pkt/ref_frm[i]: what slot i's grey8 points into
+   * when it is no copy (else empty). count, eof and err are written under mu
+   * with atomic stores and read by the spinning consumer without it. */
   lt_frame *slots;
+  AVPacket **ref_pkt;
+  AVFrame **ref_frm;
+  int zerocopy;       /* 0: always copy into the slot (LT_VIDEO_ZEROCOPY=0) */
+  /* y4m mono through a memory map: the map, the next frame line's offset
+   * in it, frame 0's (the demuxer's data offset); mm_on 0 once the demuxer
+   * has taken over again (the map stays until close: slots point into it) */
+  uint8_t *map;
+  size_t map_size, mm_off, mm_base;
+  int mm_on;
+  int mm_touch;          /* read every cache line of a frame on the decode thread (LT_VIDEO_TOUCH=1) */
+  volatile unsigned mm_sink;
+  int cons_sleeping, prod_sleeping;
   int head, count, holding;
   int eof, err, stop;
   int thread_started;
@@ -218,6 +263,19 @@ static int rows8(lt_video *v, const uint8_t *src, ptrdiff_t stride, int flip, in
   return 0;
 }
 
+/* 8-bit samples at src (width x height, stride = width, top-down) that are
+ * the frame's bytes and stay valid while the slot holds their reference:
+ * grey8 points at them, floats only when asked. */
+static void bytes_in_place(lt_video *v, const uint8_t *src, lt_frame *slot)
+{
+  slot->grey8 = src;
+  slot->grey = NULL;
+  if (v->need_float) {
+    float *g = slot->grey = slot->grey_buf;
+    for (size_t i = 0, n = (size_t)v->width * v->height; i < n; i++) g[i] = src[i];
+  }
+}
+
 static int conv_rgb(lt_video *v, const AVFrame *f, float *dst)
 {
   struct SwsContext *prev = v->sws;
@@ -300,7 +358,17 @@ static int convert_frame(lt_video *v, lt_frame *slot)
   slot->grey = slot->grey_buf; /* rows8 may leave it NULL (bytes only) */
   const AVComponentDescriptor *c0 = &d->comp[0];
   int plain8 = c0->depth == 8 && c0->step == 1 && c0->shift == 0 && c0->offset == 0;
-  switch (conv_kind_of(d, v->channel)) {
+  enum conv_kind kind = conv_kind_of(d, v->channel);
+  AVFrame *keep = v->ref_frm ? v->ref_frm[slot - v->slots] : NULL;
+  if (v->zerocopy && keep && plain8 && f->buf[0] && f->linesize[c0->plane] == v->width &&
+      (kind == CONV_GREY || (kind == CONV_YPLANE && full_range(f)))) {
+    /* the plane is the frame's bytes: keep the decoder's frame, no copy */
+    av_frame_move_ref(keep, v->frm);
+    bytes_in_place(v, keep->data[c0->plane], slot);
+    stamp(v, slot, keep->best_effort_timestamp);
+    return 0;
+  }
+  switch (kind) {
   case CONV_GREY:
     if (plain8) bytes = rows8(v, f->data[c0->plane], f->linesize[c0->plane], 0, 0, slot);
     else conv_comp0(v, f, d, 0, slot->grey);
@@ -401,6 +469,7 @@ static int decode_next(lt_video *v)
     if (v->raw_probe && !v->raw_first && v->pkt->size > 0 && (v->raw_first = malloc((size_t)v->pkt->size))) {
       memcpy(v->raw_first, v->pkt->data, (size_t)v->pkt->size);
       v->raw_first_size = v->pkt->size;
+      v->raw_first_pos = v->pkt->pos;
     }
     r = avcodec_send_packet(v->dec, v->pkt);
     if (r == AVERROR(EAGAIN)) {
@@ -420,11 +489,90 @@ static int decode_next(lt_video *v)
   }
 }
 
+/* The next frame of a mapped y4m mono file: 1 (slot points into the map),
+ * or 0 when the demuxer must take over at mm_off (not a complete frame with
+ * a plain "FRAME" line there; the pb is moved there). */
+static int mm_next(lt_video *v, lt_frame *slot)
+{
+  const size_t np = (size_t)v->width * v->height, off = v->mm_off;
+  static const char magic[] = "FRAME\n";
+  int ok = off <= v->map_size && v->map_size - off >= np + 6 && !memcmp(v->map + off, magic, 6);
+  const uint8_t *px = ok ? v->map + off + 6 : v->map;
+  /* the pages present now, on this thread, not at the consumer's first read
+   * (a kernel without MADV_POPULATE_READ: one read per page) */
+  const long pg = sysconf(_SC_PAGESIZE);
+  const uintptr_t a0 = (uintptr_t)px & ~(uintptr_t)(pg - 1);
+  int touch = 1;
+#ifdef MADV_POPULATE_READ
+  if (ok && madvise((void *)a0, (uintptr_t)px + np - a0, MADV_POPULATE_READ) != 0) {
+    ok = errno == EINVAL; /* not supported; else the pages are not there (the file shrank) */
+  } else
+    touch = 0;
+#endif
+  if (!ok) {
+    v->mm_on = 0;
+    if (avio_seek(v->fmt->pb, (int64_t)off, SEEK_SET) < 0) v->mm_off = v->map_size; /* the demuxer sees the end */
+    return 0;
+  }
+  if (touch) {
+    volatile const uint8_t *t = px;
+    for (size_t i = 0; i < np; i += (size_t)pg) (void)t[i];
+  }
+  if (v->mm_touch) { /* one read per cache line: the bytes come to the consumer from the cache, not memory */
+    unsigned acc = 0;
+    for (size_t i = 0; i < np; i += 64) acc += px[i];
+    v->mm_sink = acc;
+  }
+  v->mm_off = off + 6 + np;
+  bytes_in_place(v, px, slot);
+  stamp(v, slot, (int64_t)((off - v->mm_base) / (np + 6))); /* the y4m demuxer's pts */
+  return 1;
+}
+
+/* After frame 0 on the raw path: a y4m mono file (regular, stride = width,
+ * frame 0 behind a plain "FRAME" line at its packet's offset) is mapped. */
+static void mm_open(lt_video *v)
+{
+  const char *env = getenv("LT_VIDEO_MMAP");
+  const size_t np = (size_t)v->width * v->height;
+  if ((env && !strcmp(env, "0")) || !v->zerocopy || v->raw_pal || v->raw_flip || v->raw_stride != v->width ||
+      strcmp(v->fmt->iformat->name, "yuv4mpegpipe") || !strcmp(v->path, "-") || v->raw_first_pos < 6 ||
+      v->raw_first_size != (int)np)
+    return;
+  /* the demuxer read up to frame 0's end and no further (no packet of it
+   * waits in its buffer: the map takes over from there) */
+  if (avio_tell(v->fmt->pb) != v->raw_first_pos + (int64_t)np) return;
+  int fd = open(v->path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  struct stat st;
+  void *m = MAP_FAILED;
+  if (!fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_size > 0 && (uint64_t)st.st_size <= SIZE_MAX)
+    m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+  close(fd);
+  if (m == MAP_FAILED) return;
+  const size_t p0 = (size_t)v->raw_first_pos;
+  if (p0 + np > (size_t)st.st_size || memcmp((const uint8_t *)m + p0 - 6, "FRAME\n", 6) ||
+      memcmp((const uint8_t *)m + p0, v->raw_first, np)) {
+    munmap(m, (size_t)st.st_size);
+    return;
+  }
+  madvise(m, (size_t)st.st_size, MADV_SEQUENTIAL);
+  v->map = m;
+  v->map_size = (size_t)st.st_size;
+  v->mm_base = p0 - 6;
+  v->mm_off = p0 + np; /* frame 1's line */
+  v->mm_on = 1;
+  const char *tv = getenv("LT_VIDEO_TOUCH");
+  v->mm_touch = tv && !strcmp(tv, "1");
+  lt_debug("'%s': y4m frames read through a memory map", v->path);
+}
+
 /* The raw fast path: the next packet of our stream is the frame. */
 static int raw_next(lt_video *v, lt_frame *slot)
 {
   char eb[128];
   int error_run = 0;
+  if (v->mm_on && mm_next(v, slot)) return 1;
   for (;;) {
     int r = av_read_frame(v->fmt, v->pkt);
     if (r < 0) {
@@ -453,10 +601,17 @@ static int raw_next(lt_video *v, lt_frame *slot)
       memcpy(p32, pal, sizeof p32);
       pal_lut(v, p32);
     }
-    int bytes = rows8(v, v->pkt->data, v->raw_stride, v->raw_flip, v->raw_pal, slot);
-    slot->grey8 = bytes ? slot->grey8_buf : NULL;
-    stamp(v, slot, v->pkt->pts != AV_NOPTS_VALUE ? v->pkt->pts : v->pkt->dts);
-    av_packet_unref(v->pkt);
+    const int64_t ts = v->pkt->pts != AV_NOPTS_VALUE ? v->pkt->pts : v->pkt->dts;
+    AVPacket *keep = v->ref_pkt ? v->ref_pkt[slot - v->slots] : NULL;
+    if (v->zerocopy && keep && v->pkt->buf && v->raw_stride == v->width && !v->raw_flip && !v->raw_pal) {
+      av_packet_move_ref(keep, v->pkt); /* the packet is the frame's bytes: kept, no copy */
+      bytes_in_place(v, keep->data, slot);
+    } else {
+      int bytes = rows8(v, v->pkt->data, v->raw_stride, v->raw_flip, v->raw_pal, slot);
+      slot->grey8 = bytes ? slot->grey8_buf : NULL;
+      av_packet_unref(v->pkt);
+    }
+    stamp(v, slot, ts);
     return 1;
   }
 }
@@ -495,6 +650,9 @@ static void raw_check(lt_video *v, const lt_frame *slot)
 /* Decode and convert the next frame into slot: 1, 0 at end, or < 0. */
 static int decode_into(lt_video *v, lt_frame *slot)
 {
+  const ptrdiff_t i = slot - v->slots; /* what the slot held before goes back to FFmpeg */
+  av_packet_unref(v->ref_pkt[i]);
+  av_frame_unref(v->ref_frm[i]);
   if (v->raw) return raw_next(v, slot);
   int r = decode_next(v);
   if (r <= 0) return r;
@@ -508,7 +666,11 @@ static void *decode_thread(void *arg)
   lt_video *v = arg;
   for (;;) {
     pthread_mutex_lock(&v->mu);
-    while (v->count == v->ring && !v->stop) pthread_cond_wait(&v->freed, &v->mu);
+    if (v->count == v->ring && !v->stop) { /* full: sleep until half of it is free */
+      v->prod_sleeping = 1;
+      while (v->count > v->ring / 2 && !v->stop) pthread_cond_wait(&v->freed, &v->mu);
+      v->prod_sleeping = 0;
+    }
     int stop = v->stop;
     lt_frame *slot = &v->slots[(v->head + v->count) % v->ring];
     pthread_mutex_unlock(&v->mu);
@@ -518,12 +680,12 @@ static void *decode_thread(void *arg)
 
     pthread_mutex_lock(&v->mu);
     if (r == 1)
-      v->count++;
+      __atomic_store_n(&v->count, v->count + 1, __ATOMIC_RELEASE);
     else if (r == 0)
-      v->eof = 1;
+      __atomic_store_n(&v->eof, 1, __ATOMIC_RELEASE);
     else
-      v->err = r;
-    pthread_cond_signal(&v->filled);
+      __atomic_store_n(&v->err, r, __ATOMIC_RELEASE);
+    if (v->cons_sleeping) pthread_cond_signal(&v->filled);
     pthread_mutex_unlock(&v->mu);
     if (r <= 0) break;
   }
@@ -631,14 +793,18 @@ static int alloc_buffers(lt_video *v)
 {
   size_t n = (size_t)v->width * (size_t)v->height;
   v->slots = calloc((size_t)v->ring, sizeof *v->slots);
+  v->ref_pkt = calloc((size_t)v->ring, sizeof *v->ref_pkt);
+  v->ref_frm = calloc((size_t)v->ring, sizeof *v->ref_frm);
   v->line = malloc((size_t)v->width * sizeof *v->line);
   v->rgb_linesize = FFALIGN(v->width * 3, 64);
   v->rgb = av_malloc((size_t)v->rgb_linesize * (size_t)v->height);
-  if (!v->slots || !v->line || !v->rgb) goto nomem;
+  if (!v->slots || !v->ref_pkt || !v->ref_frm || !v->line || !v->rgb) goto nomem;
   for (int i = 0; i < v->ring; i++) {
     v->slots[i].grey = v->slots[i].grey_buf = malloc(n * sizeof(float));
     v->slots[i].grey8_buf = malloc(n);
-    if (!v->slots[i].grey_buf || !v->slots[i].grey8_buf) goto nomem;
+    v->ref_pkt[i] = av_packet_alloc();
+    v->ref_frm[i] = av_frame_alloc();
+    if (!v->slots[i].grey_buf || !v->slots[i].grey8_buf || !v->ref_pkt[i] || !v->ref_frm[i]) goto nomem;
   }
   return 0;
 nomem:
@@ -660,6 +826,8 @@ int lt_video_open(lt_video **out, const char *path, lt_channel channel, int ring
   v->channel = channel;
   v->need_float = 1;
   v->ring = ring < 2 ? 2 : ring;
+  const char *zc = getenv("LT_VIDEO_ZEROCOPY");
+  v->zerocopy = !(zc && !strcmp(zc, "0"));
   v->stream = -1;
   v->sws_cs = v->sws_range = -1;
   int r = pthread_mutex_init(&v->mu, NULL);
@@ -691,6 +859,7 @@ int lt_video_open(lt_video **out, const char *path, lt_channel channel, int ring
   av_frame_unref(v->frm);
   if (r < 0) goto fail;
   raw_check(v, &v->slots[0]);
+  if (v->raw) mm_open(v);
   free(v->raw_first);
   v->raw_first = NULL;
   v->raw_probe = 0;
@@ -727,17 +896,33 @@ void lt_video_damage(const lt_video *v, lt_video_damage_info *d)
   d->expected = v->declared ? v->declared : v->frames_hint;
 }
 
+/* The decode thread has a frame, the end or an error (lt_spin_until's
+ * test, without the lock: only the decode thread changes them meanwhile). */
+static int frame_ready(const void *arg)
+{
+  lt_video *v = (lt_video *)arg;
+  return __atomic_load_n(&v->count, __ATOMIC_ACQUIRE) > 0 || __atomic_load_n(&v->eof, __ATOMIC_ACQUIRE) ||
+         __atomic_load_n(&v->err, __ATOMIC_ACQUIRE);
+}
+
 int lt_video_next(lt_video *v, const lt_frame **frame)
 {
   *frame = NULL;
   pthread_mutex_lock(&v->mu);
   if (v->holding) {
     v->head = (v->head + 1) % v->ring;
-    v->count--;
+    __atomic_store_n(&v->count, v->count - 1, __ATOMIC_RELEASE);
     v->holding = 0;
-    pthread_cond_signal(&v->freed);
+    if (v->prod_sleeping && v->count <= v->ring / 2) pthread_cond_signal(&v->freed);
   }
-  while (v->count == 0 && !v->eof && !v->err) pthread_cond_wait(&v->filled, &v->mu);
+  if (v->count == 0 && !v->eof && !v->err) { /* a short spin, then sleep */
+    pthread_mutex_unlock(&v->mu);
+    lt_spin_until(frame_ready, v);
+    pthread_mutex_lock(&v->mu);
+    v->cons_sleeping = 1;
+    while (v->count == 0 && !v->eof && !v->err) pthread_cond_wait(&v->filled, &v->mu);
+    v->cons_sleeping = 0;
+  }
   int r;
   if (v->count > 0) {
     *frame = &v->slots[v->head];
@@ -779,8 +964,13 @@ void lt_video_close(lt_video *v)
     for (int i = 0; i < v->ring; i++) {
       free(v->slots[i].grey_buf);
       free(v->slots[i].grey8_buf);
+      if (v->ref_pkt) av_packet_free(&v->ref_pkt[i]);
+      if (v->ref_frm) av_frame_free(&v->ref_frm[i]);
     }
   free(v->slots);
+  free(v->ref_pkt);
+  free(v->ref_frm);
+  if (v->map) munmap(v->map, v->map_size);
   free(v->raw_first);
   free(v->line);
   av_free(v->rgb);

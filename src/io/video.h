@@ -23,7 +23,9 @@ typedef struct lt_frame {
                      for an 8-bit frame after lt_video_bytes_only(v, 1) */
   const uint8_t *grey8; /* the same pixels as bytes when every one is an integer
                            0..255 (8-bit video; made by the decode thread so a
-                           GPU backend uploads a quarter of the bytes), else NULL */
+                           GPU backend uploads a quarter of the bytes), else NULL;
+                           read-only: it may point into FFmpeg's packet or frame
+                           or into the memory-mapped file (video.c) */
   uint8_t *grey8_buf;   /* internal */
   float *grey_buf;      /* internal */
 } lt_frame;

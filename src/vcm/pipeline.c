@@ -342,6 +342,9 @@ static int begin(void *m, lt_loop *L, const lt_source_info *in)
   }
   if ((err = R->be->create(&R->ctx, p, R->fw, R->fh))) return err;
   if (!R->s->overlay_dir) lt_loop_prev_index_only(L); /* step: frame t only in the first pair */
+  /* 8-bit frames go in through pair8 only: the decode thread makes no floats
+   * of them (the loop gives both frames of a mixed first pair floats) */
+  if (R->be->pair8 && !R->s->overlay_dir) lt_loop_bytes_only(L);
   if (!(R->out = lt_loop_output(L, R->s->output, &err))) return err;
   lt_csv_header(R->out->fp, cols, NCOLS); /* the custom formatter's rows.c does not write it */
   if ((err = lt_rows_start(&R->rows, R->out, cols, NCOLS, NCOLS, write_rows, NULL))) return err;
