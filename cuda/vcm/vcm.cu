@@ -36,6 +36,7 @@
  * weight table comes from lt_vcm_weight_table (host), so weights are equal
  * to the bit; only expf (LT_VCM_SIM_EXP) can differ by an ulp.
  * Everything is allocated in create; pair allocates nothing. */
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -74,6 +75,7 @@ struct cuda_ctx {
   double t[3];       /* seconds per phase since create (points incl. upload, NCM, VCM) */
   size_t vcm_smem, ncm_smem;
   int kpt;                 /* offsets per thread of the map kernels (5, 17 or 66) */
+  int per_cell;            /* vcm_k with a block per sub-window (K <= 2) */
   const float *last_I1;    /* host pointer of the last pair's I1 (its copy is in I1) */
   int have_last;           /* I1 holds the last pair's I1 (from pair or pair8) */
 };
@@ -300,6 +302,119 @@ ncm_k(const uint8_t *__restrict__ I0, const uint8_t *__restrict__ I1, const int 
   }
 }
 
+/* The NCM of the default 5x5 patch, register-tiled: one block per point,
+ * each thread a tile of NCM_TX x NCM_TY offsets (4 across, 5 down) whose
+ * SADs stay in registers. The I1 window under the clamped search rectangle
+ * is staged as ints (rows padded to a multiple of 4, zeros past the
+ * rectangle), so a thread reads each of the tile's NCM_TY + 4 window rows
+ * with two 16-byte loads and uses it for every patch row that meets it:
+ * 20 offsets x 25 __sad from 18 shared loads (ncm_k: one byte load per
+ * __sad). The patch is in registers (the same 25 values in every thread).
+ * SADs are integers, so they equal ncm_k's and the CPU's whatever the
+ * order; min/max are order-free; the similarity is ncm_k's expression. The
+ * SADs wait in shared memory (as floats) for the block's min/max, then go
+ * out coalesced. */
+#define NCM_TX 4
+#define NCM_TY 5
+__device__ __forceinline__ int ncm5_ww(int nx) { return NCM_TX * ((nx + NCM_TX - 1) / NCM_TX) + NCM_TX; }
+__device__ __forceinline__ int ncm5_wh(int ny) { return NCM_TY * ((ny + NCM_TY - 1) / NCM_TY) + 4; }
+
+__global__ void __launch_bounds__(MAP_THREADS)
+ncm5_k(const uint8_t *__restrict__ I0, const uint8_t *__restrict__ I1, const int *__restrict__ px,
+       const int *__restrict__ py, const int *n, vcm_dev_params d, float *__restrict__ ncm)
+{
+  extern __shared__ int4 smem4[];
+  __shared__ float rmin[MAP_THREADS / 32], rmax[MAP_THREADS / 32];
+  int i = blockIdx.x;
+  if (i >= *n) return;
+  int x = px[i], y = py[i], R = d.search / 2, M = d.side, r[4];
+  search_rect(d, x, y, r);
+  int nx = r[1] - r[0] + 1, ny = r[3] - r[2] + 1, ww = ncm5_ww(nx), wh = ncm5_wh(ny);
+  int ntx = (nx + NCM_TX - 1) / NCM_TX, nty = (ny + NCM_TY - 1) / NCM_TY;
+  float *sadf = (float *)smem4;     /* M * M SADs (rectangle only) */
+  int *win = (int *)smem4 + ((M * M + 3) & ~3); /* 16-byte aligned */
+  int wx0 = x - 2 + r[0], wy0 = y - 2 + r[2];
+  for (int t = threadIdx.x; t < ww * wh; t += blockDim.x) {
+    int row = t / ww, col = t % ww;
+    win[t] = row < ny + 4 && col < nx + 4 ? I1[(size_t)(wy0 + row) * d.w + wx0 + col] : 0;
+  }
+  int p[25];
+#pragma unroll
+  for (int k = 0; k < 25; k++) p[k] = I0[(size_t)(y + k / 5 - 2) * d.w + x + k % 5 - 2];
+  __syncthreads();
+  float lo = INFINITY, hi = 0.0f;
+  for (int tile = threadIdx.x; tile < ntx * nty; tile += blockDim.x) {
+    int tx = tile % ntx, ty = tile / ntx;
+    unsigned acc[NCM_TY][NCM_TX];
+#pragma unroll
+    for (int a = 0; a < NCM_TY; a++)
+#pragma unroll
+      for (int b = 0; b < NCM_TX; b++) acc[a][b] = 0;
+#pragma unroll
+    for (int yy = 0; yy < NCM_TY + 4; yy++) {
+      const int4 *rp = (const int4 *)(win + (ty * NCM_TY + yy) * ww + tx * NCM_TX);
+      int4 a = rp[0], b = rp[1];
+      int v[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
+#pragma unroll
+      for (int dy = 0; dy < NCM_TY; dy++) {
+        int ky = yy - dy;
+        if (ky < 0 || ky > 4) continue;
+#pragma unroll
+        for (int t = 0; t < NCM_TX; t++)
+#pragma unroll
+          for (int kx = 0; kx < 5; kx++) acc[dy][t] = __sad(p[ky * 5 + kx], v[t + kx], acc[dy][t]);
+      }
+    }
+#pragma unroll
+    for (int dy = 0; dy < NCM_TY; dy++)
+#pragma unroll
+      for (int t = 0; t < NCM_TX; t++) {
+        int ox = r[0] + tx * NCM_TX + t, oy = r[2] + ty * NCM_TY + dy;
+        if (ox > r[1] || oy > r[3]) continue;
+        float s = (float)acc[dy][t];
+        lo = fminf(lo, s);
+        hi = fmaxf(hi, s);
+        sadf[(oy + R) * M + ox + R] = s;
+      }
+  }
+  for (int o = 16; o > 0; o >>= 1) {
+    lo = fminf(lo, __shfl_down_sync(0xffffffffu, lo, o));
+    hi = fmaxf(hi, __shfl_down_sync(0xffffffffu, hi, o));
+  }
+  if (threadIdx.x % 32 == 0) {
+    rmin[threadIdx.x / 32] = lo;
+    rmax[threadIdx.x / 32] = hi;
+  }
+  __syncthreads();
+  float dmin = rmin[0], dmax = rmax[0];
+  for (int k = 1; k < MAP_THREADS / 32; k++) {
+    dmin = fminf(dmin, rmin[k]);
+    dmax = fmaxf(dmax, rmax[k]);
+  }
+  float span = dmax - dmin, *out = ncm + (size_t)i * M * M;
+  for (int o = threadIdx.x; o < M * M; o += blockDim.x) {
+    int ox = o % M - R, oy = o / M - R;
+    float s = 0.0f;
+    if (ox >= r[0] && ox <= r[1] && oy >= r[2] && oy <= r[3]) {
+      float c = sadf[o];
+      if (d.similarity == LT_VCM_SIM_EXP)
+        s = expf(-(c - dmin) / d.tau);
+      else if (span > 0.0f) {
+        s = (dmax - c) / span;
+        if (d.similarity == LT_VCM_SIM_MINMAX2) s = __fmul_rn(s, s);
+      }
+    }
+    out[o] = s;
+  }
+}
+
+/* shared memory of ncm5_k for a search side M: the SADs and the widest window */
+static size_t ncm5_smem(int M)
+{
+  size_t ww = NCM_TX * ((M + NCM_TX - 1) / NCM_TX) + NCM_TX, wh = NCM_TY * ((M + NCM_TY - 1) / NCM_TY) + 4;
+  return (((size_t)M * M + 3) & ~(size_t)3) * sizeof(float) + ww * wh * sizeof(int);
+}
+
 /* ---- stage 3: VCMs ---- */
 
 __device__ float refine(float l, float c, float r, int mode)
@@ -381,97 +496,19 @@ __device__ __forceinline__ bool peak_better(float va, int da, int ia, float vb, 
   return va > vb || (va == vb && (da < db || (da == db && ia < ib)));
 }
 
-/* One block per point i. The neighbours j (within the radius, i itself
- * included) are found among the points of the sub-windows the radius
- * reaches (cstart from compact_k; rows of cells, each a contiguous run of
- * points), MAP_THREADS candidates at a time with a block-wide ballot and
- * prefix, which keeps them in ascending j order = the CPU's summation
- * order; their weights and search rectangles go to shared memory. Each
- * thread then adds the neighbours' NCM values at its KPT offsets
- * (o = threadIdx.x + k * MAP_THREADS: coalesced reads, L2-resident maps)
- * into registers, with the support C(o) in double as the CPU does (exact:
- * weights are multiples of 2^-16). The finished VCM goes to shared memory
- * for the arg-max (the CPU's tie-break) and sub-pixel refinement. */
+/* The end of a point's VCM (every thread of the block, with its KPT
+ * offsets' sums): normalisation by the support, temporal prior, the map in
+ * shared memory, block arg-max with the CPU's tie-break, sub-pixel
+ * refinement and the motion evidence (warp 0), the vector to *out. */
 template <int KPT>
-__global__ void __launch_bounds__(MAP_THREADS)
-vcm_k(const float *__restrict__ ncm, const uint8_t *__restrict__ q0, const uint8_t *__restrict__ q1,
-      const int *__restrict__ px, const int *__restrict__ py, const int *__restrict__ cstart, const int *n,
-      const float *__restrict__ wt, const lt_vcm_vector *__restrict__ prev,
-      const int *nprev, vcm_dev_params d, lt_vcm_vector *__restrict__ out)
+__device__ __forceinline__ void vcm_finish(const float *acc, const int *cnt, long long sw, long long full, float *map,
+                           float *bv_s, int *bd_s, int *bi_s, const uint8_t *__restrict__ q0,
+                           const uint8_t *__restrict__ q1, const float *__restrict__ wt,
+                           const lt_vcm_vector *__restrict__ prev, const int *nprev, const vcm_dev_params &d,
+                           int xi, int yi, lt_vcm_vector *out)
 {
-  extern __shared__ float map[];
-  __shared__ float bv_s[MAP_THREADS / 32], nb_w[MAP_THREADS];
-  __shared__ int bd_s[MAP_THREADS / 32], bi_s[MAP_THREADS / 32], wcnt[MAP_THREADS / 32];
-  __shared__ int nb_j[MAP_THREADS], nb_full[MAP_THREADS];
-  __shared__ int4 nb_r[MAP_THREADS];
-  int i = blockIdx.x, np = *n;
-  if (i >= np) return;
   int M = d.side, m2 = M * M, S2 = d.search / 2, R = d.radius;
   int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  int xi = px[i], yi = py[i];
-  float acc[KPT];
-  int cnt[KPT]; /* support C(o) in units of 2^-16 (weights are multiples of it), as the CPU */
-#pragma unroll
-  for (int k = 0; k < KPT; k++) {
-    acc[k] = 0.0f;
-    cnt[k] = 0;
-  }
-  long long sw = 0, full = 0;
-  int cx0 = cell_of(xi - R > 0 ? xi - R : 0, d.w, d.gx), cx1 = cell_of(xi + R, d.w, d.gx);
-  int cy0 = cell_of(yi - R > 0 ? yi - R : 0, d.h, d.gy), cy1 = cell_of(yi + R, d.h, d.gy);
-  for (int cy = cy0; cy <= cy1; cy++) {
-  int j0 = cstart[cy * d.gx + cx0], j1 = cstart[cy * d.gx + cx1 + 1];
-  for (int base = j0; base < j1; base += MAP_THREADS) {
-    int j = base + threadIdx.x, d2 = 0;
-    bool near = false;
-    if (j < j1) {
-      int ex = px[j] - xi, ey = py[j] - yi;
-      d2 = ex * ex + ey * ey;
-      near = d2 <= R * R;
-    }
-    unsigned ball = __ballot_sync(0xffffffffu, near);
-    if (lane == 0) wcnt[warp] = __popc(ball);
-    __syncthreads();
-    int at = 0, tot = 0;
-    for (int k = 0; k < MAP_THREADS / 32; k++) {
-      at += k < warp ? wcnt[k] : 0;
-      tot += wcnt[k];
-    }
-    if (near) {
-      at += __popc(ball & ((1u << lane) - 1u));
-      int r[4];
-      search_rect(d, px[j], py[j], r);
-      nb_j[at] = j;
-      nb_w[at] = wt[d2];
-      nb_full[at] = r[0] == -S2 && r[1] == S2 && r[2] == -S2 && r[3] == S2;
-      nb_r[at] = make_int4(r[0], r[1], r[2], r[3]);
-    }
-    __syncthreads();
-    for (int q = 0; q < tot; q++) {
-      float wv = nb_w[q];
-      int wq = (int)(wv * 65536.0f); /* exact */
-      const float *s = ncm + (size_t)nb_j[q] * m2;
-      sw += wq;
-#pragma unroll
-      for (int k = 0; k < KPT; k++) {
-        int o = threadIdx.x + k * MAP_THREADS;
-        if (o < m2) acc[k] = __fadd_rn(acc[k], __fmul_rn(wv, __ldg(s + o)));
-      }
-      if (nb_full[q]) {
-        full += wq;
-        continue;
-      }
-      int4 r = nb_r[q];
-#pragma unroll
-      for (int k = 0; k < KPT; k++) {
-        int o = threadIdx.x + k * MAP_THREADS;
-        int ox = o % M - S2, oy = o / M - S2;
-        if (o < m2 && ox >= r.x && ox <= r.y && oy >= r.z && oy <= r.w) cnt[k] += wq;
-      }
-    }
-    __syncthreads(); /* the list is rewritten by the next chunk */
-  }
-  }
   float vx = 0.0f, vy = 0.0f, norm = 1.0f;
   bool prior = d.lam > 0.0f && predict(prev, *nprev, wt, R, xi, yi, &vx, &vy);
   if (prior) norm = __fadd_rn(1.0f, d.lam);
@@ -481,7 +518,7 @@ vcm_k(const float *__restrict__ ncm, const uint8_t *__restrict__ q0, const uint8
   for (int k = 0; k < KPT; k++) {
     int o = threadIdx.x + k * MAP_THREADS;
     if (o >= m2) break;
-    long long cw = full + cnt[k]; /* the CPU's normalise: 4 C >= sw (LT_VCM_MIN_SUPPORT 1/4), C > 0 */
+    long long cw = full + cnt[o]; /* the CPU's normalise: 4 C >= sw (LT_VCM_MIN_SUPPORT 1/4), C > 0 */
     float v = 4 * cw >= sw && cw > 0 ? __fdiv_rn(acc[k], __fmul_rn(__ll2float_rn(cw), 1.0f / 65536.0f)) : 0.0f;
     int ox = o % M - S2, oy = o / M - S2;
     if (prior) {
@@ -557,7 +594,150 @@ vcm_k(const float *__restrict__ ncm, const uint8_t *__restrict__ q0, const uint8
   v.dy = dy;
   v.score = __fdiv_rn(best, norm);
   v.evidence = ev_ratio;
-  out[i] = v;
+  *out = v;
+}
+
+/* NP = 1: one block per point i (blockIdx.x). NP = 2: one block per
+ * sub-window (blockIdx.x = cell), its points (at most 2: K <= 2) together,
+ * so that a neighbour's NCM, read once, is added into both points' sums (a
+ * cell's two points share most neighbours: ~1.5x less L2 traffic at the
+ * defaults). The candidates j are the points of the sub-windows the radius
+ * reaches around any of the block's points (cstart from compact_k; rows of
+ * cells, each a contiguous run of points), taken MAP_THREADS at a time with
+ * a block-wide ballot and prefix, which keeps them in ascending j order =
+ * the CPU's summation order for each point (a candidate beyond a point's
+ * radius is skipped for it: the same sequence as scanning its own cells);
+ * their weights per point (-1: not a neighbour) and search rectangles go to
+ * shared memory. Each thread then adds the neighbours' NCM values at its
+ * KPT offsets (o = threadIdx.x + k * MAP_THREADS: coalesced reads,
+ * L2-resident maps) into registers, with the support C(o) as an integer
+ * count of 2^-16 as the CPU does (exact: weights are multiples of 2^-16).
+ * Each point's finished VCM goes to shared memory in turn for the arg-max
+ * (the CPU's tie-break), sub-pixel refinement and motion evidence. */
+template <int KPT, int NP>
+__global__ void __launch_bounds__(MAP_THREADS, KPT <= 17 ? 2 : 1)
+vcm_k(const float *__restrict__ ncm, const uint8_t *__restrict__ q0, const uint8_t *__restrict__ q1,
+      const int *__restrict__ px, const int *__restrict__ py, const int *__restrict__ cstart, const int *n,
+      const float *__restrict__ wt, const lt_vcm_vector *__restrict__ prev,
+      const int *nprev, vcm_dev_params d, lt_vcm_vector *__restrict__ out)
+{
+  extern __shared__ float map[];
+  __shared__ float bv_s[MAP_THREADS / 32], nb_w[NP][MAP_THREADS];
+  __shared__ int bd_s[MAP_THREADS / 32], bi_s[MAP_THREADS / 32], wcnt[MAP_THREADS / 32];
+  __shared__ int nb_j[MAP_THREADS], nb_full[MAP_THREADS];
+  __shared__ int4 nb_r[MAP_THREADS];
+  int i0, np;
+  if (NP == 1) {
+    i0 = blockIdx.x;
+    np = i0 < *n ? 1 : 0;
+  } else {
+    i0 = cstart[blockIdx.x];
+    np = cstart[blockIdx.x + 1] - i0;
+  }
+  if (np <= 0) return;
+  int M = d.side, m2 = M * M, S2 = d.search / 2, R = d.radius;
+  int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  int xs[NP], ys[NP];
+  float acc[NP][KPT];
+  /* support C(o) in units of 2^-16 (weights are multiples of it), as the CPU, in shared memory after the
+   * map (each thread only touches its own offsets: no barrier; registers would halve the occupancy) */
+  int *cnt = (int *)(map + m2);
+  long long sw[NP], full[NP];
+  int xlo = INT_MAX, xhi = INT_MIN, ylo = INT_MAX, yhi = INT_MIN;
+#pragma unroll
+  for (int p = 0; p < NP; p++) {
+    int ip = p < np ? i0 + p : i0; /* a missing second point repeats the first (not used) */
+    xs[p] = px[ip];
+    ys[p] = py[ip];
+    xlo = min(xlo, xs[p]);
+    xhi = max(xhi, xs[p]);
+    ylo = min(ylo, ys[p]);
+    yhi = max(yhi, ys[p]);
+    sw[p] = full[p] = 0;
+#pragma unroll
+    for (int k = 0; k < KPT; k++) {
+      int o = threadIdx.x + k * MAP_THREADS;
+      acc[p][k] = 0.0f;
+      if (o < m2) cnt[p * m2 + o] = 0;
+    }
+  }
+  int cx0 = cell_of(xlo - R > 0 ? xlo - R : 0, d.w, d.gx), cx1 = cell_of(xhi + R, d.w, d.gx);
+  int cy0 = cell_of(ylo - R > 0 ? ylo - R : 0, d.h, d.gy), cy1 = cell_of(yhi + R, d.h, d.gy);
+  for (int cy = cy0; cy <= cy1; cy++) {
+    int j0 = cstart[cy * d.gx + cx0], j1 = cstart[cy * d.gx + cx1 + 1];
+    for (int base = j0; base < j1; base += MAP_THREADS) {
+      int j = base + threadIdx.x, d2[NP];
+      bool near = false, nearp[NP];
+#pragma unroll
+      for (int p = 0; p < NP; p++) {
+        nearp[p] = false;
+        d2[p] = 0;
+        if (j < j1 && p < np) {
+          int ex = px[j] - xs[p], ey = py[j] - ys[p];
+          d2[p] = ex * ex + ey * ey;
+          nearp[p] = d2[p] <= R * R;
+        }
+        near = near || nearp[p];
+      }
+      unsigned ball = __ballot_sync(0xffffffffu, near);
+      if (lane == 0) wcnt[warp] = __popc(ball);
+      __syncthreads();
+      int at = 0, tot = 0;
+      for (int k = 0; k < MAP_THREADS / 32; k++) {
+        at += k < warp ? wcnt[k] : 0;
+        tot += wcnt[k];
+      }
+      if (near) {
+        at += __popc(ball & ((1u << lane) - 1u));
+        int r[4];
+        search_rect(d, px[j], py[j], r);
+        nb_j[at] = j;
+#pragma unroll
+        for (int p = 0; p < NP; p++) nb_w[p][at] = nearp[p] ? wt[d2[p]] : -1.0f;
+        nb_full[at] = r[0] == -S2 && r[1] == S2 && r[2] == -S2 && r[3] == S2;
+        nb_r[at] = make_int4(r[0], r[1], r[2], r[3]);
+      }
+      __syncthreads();
+      for (int q = 0; q < tot; q++) {
+        const float *s = ncm + (size_t)nb_j[q] * m2;
+        float sv[KPT];
+#pragma unroll
+        for (int k = 0; k < KPT; k++) {
+          int o = threadIdx.x + k * MAP_THREADS;
+          sv[k] = o < m2 ? __ldg(s + o) : 0.0f;
+        }
+        int fl = nb_full[q];
+        int4 r = nb_r[q];
+#pragma unroll
+        for (int p = 0; p < NP; p++) {
+          float wv = nb_w[p][q];
+          if (wv < 0.0f) continue; /* beyond this point's radius */
+          int wq = (int)(wv * 65536.0f); /* exact */
+          sw[p] += wq;
+#pragma unroll
+          for (int k = 0; k < KPT; k++) acc[p][k] = __fadd_rn(acc[p][k], __fmul_rn(wv, sv[k]));
+          if (fl) {
+            full[p] += wq;
+            continue;
+          }
+#pragma unroll
+          for (int k = 0; k < KPT; k++) {
+            int o = threadIdx.x + k * MAP_THREADS;
+            int ox = o % M - S2, oy = o / M - S2;
+            if (o < m2 && ox >= r.x && ox <= r.y && oy >= r.z && oy <= r.w) cnt[p * m2 + o] += wq;
+          }
+        }
+      }
+      __syncthreads(); /* the list is rewritten by the next chunk */
+    }
+  }
+#pragma unroll
+  for (int p = 0; p < NP; p++) {
+    if (p >= np) break;
+    if (p > 0) __syncthreads(); /* the last point's map and maxima are read */
+    vcm_finish<KPT>(acc[p], cnt + p * m2, sw[p], full[p], map, bv_s, bd_s, bi_s, q0, q1, wt, prev, nprev, d, xs[p],
+                    ys[p], &out[i0 + p]);
+  }
 }
 
 /* ---- the backend ---- */
@@ -631,12 +811,16 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
     lt_error("vcm: search %d too large for the CUDA backend", p->search);
     return LT_ERR_USAGE;
   }
-  c->vcm_smem = m2 * sizeof(float);
-  c->ncm_smem = (size_t)(p->search + p->patch) * (p->search + p->patch);
-  const void *kv = c->kpt == 5 ? (const void *)vcm_k<5> : c->kpt == 17 ? (const void *)vcm_k<17> : (const void *)vcm_k<66>;
-  const void *kn = c->kpt == 5    ? (p->patch == 5 ? (const void *)ncm_k<5, 5> : (const void *)ncm_k<5, 0>)
-                   : c->kpt == 17 ? (p->patch == 5 ? (const void *)ncm_k<17, 5> : (const void *)ncm_k<17, 0>)
-                                  : (p->patch == 5 ? (const void *)ncm_k<66, 5> : (const void *)ncm_k<66, 0>);
+  c->per_cell = p->points_per_cell <= 2 && c->kpt <= 17;
+  c->vcm_smem = (1 + (c->per_cell ? 2 : 1)) * m2 * sizeof(float); /* the map, then each point's support */
+  c->ncm_smem = p->patch == 5 ? ncm5_smem(c->d.side) : (size_t)(p->search + p->patch) * (p->search + p->patch);
+  /* a block per sub-window (both its points) where K <= 2 and the sums fit in registers */
+  const void *kv = c->kpt == 5    ? (c->per_cell ? (const void *)vcm_k<5, 2> : (const void *)vcm_k<5, 1>)
+                   : c->kpt == 17 ? (c->per_cell ? (const void *)vcm_k<17, 2> : (const void *)vcm_k<17, 1>)
+                                  : (const void *)vcm_k<66, 1>;
+  const void *kn = p->patch == 5 ? (const void *)ncm5_k
+                   : c->kpt == 5 ? (const void *)ncm_k<5, 0>
+                   : c->kpt == 17 ? (const void *)ncm_k<17, 0> : (const void *)ncm_k<66, 0>;
   if (c->vcm_smem > 48 * 1024)
     LT_CU(cudaFuncSetAttribute(kv, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)c->vcm_smem),
           "vcm shared memory for this search size");
@@ -774,19 +958,18 @@ static int cu_run(cuda_ctx *c, lt_vcm_vector *out, int cap, int *nout)
 #define LT_VCM_MAPS(K)                                                                                  \
   do {                                                                                                  \
     if (d.patch == 5)                                                                                   \
-      ncm_k<K, 5><<<d.maxpts, MAP_THREADS, c->ncm_smem, c->s>>>(c->I0, c->I1, c->px, c->py, c->n, d, c->ncm); \
+      ncm5_k<<<d.maxpts, MAP_THREADS, c->ncm_smem, c->s>>>(c->I0, c->I1, c->px, c->py, c->n, d, c->ncm); \
     else                                                                                                \
       ncm_k<K, 0><<<d.maxpts, MAP_THREADS, c->ncm_smem, c->s>>>(c->I0, c->I1, c->px, c->py, c->n, d, c->ncm); \
     LT_CU(cudaEventRecord(c->ev[2], c->s), "vcm timing");                                              \
-    vcm_k<K><<<d.maxpts, MAP_THREADS, c->vcm_smem, c->s>>>(c->ncm, c->I0, c->I1, c->px, c->py, c->cstart, c->n, c->wt, c->prev, \
-                                                           c->nprev, d, c->cur);                       \
+    if (K <= 17 && c->per_cell)                                                                         \
+      vcm_k<K <= 17 ? K : 17, 2><<<ncell, MAP_THREADS, c->vcm_smem, c->s>>>(                            \
+          c->ncm, c->I0, c->I1, c->px, c->py, c->cstart, c->n, c->wt, c->prev, c->nprev, d, c->cur);     \
+    else                                                                                                \
+      vcm_k<K, 1><<<d.maxpts, MAP_THREADS, c->vcm_smem, c->s>>>(c->ncm, c->I0, c->I1, c->px, c->py,     \
+                                                               c->cstart, c->n, c->wt, c->prev,         \
+                                                               c->nprev, d, c->cur);                    \
   } while (0)
-  if (c->kpt == 5)
-    LT_VCM_MAPS(5);
-  else if (c->kpt == 17)
-    LT_VCM_MAPS(17);
-  else
-    LT_VCM_MAPS(66);
 #undef LT_VCM_MAPS
   LT_CU(cudaEventRecord(c->ev[3], c->s), "vcm timing");
   LT_CU(cudaGetLastError(), "vcm kernels");
