@@ -76,6 +76,10 @@ struct cuda_ctx {
   size_t vcm_smem, ncm_smem;
   int kpt;                 /* offsets per thread of the map kernels (5, 17 or 66) */
   int per_cell;            /* vcm_k with a block per sub-window (K <= 2) */
+  int use_graph;           /* the pair's device work as a CUDA Graph (until a capture fails) */
+  cudaGraphExec_t graph[2][2]; /* by I0 == I_base?, prev == prev_base? (the buffers swap) */
+  uint8_t *I_base;         /* I0 as allocated */
+  lt_vcm_vector *prev_base; /* prev as allocated */
   const float *last_I1;    /* host pointer of the last pair's I1 (its copy is in I1) */
   int have_last;           /* I1 holds the last pair's I1 (from pair or pair8) */
 };
@@ -224,23 +228,57 @@ __device__ __forceinline__ void search_rect(const vcm_dev_params &d, int x, int 
   r[3] = d.h - 1 - hp - y < R ? d.h - 1 - hp - y : R;
 }
 
-/* One block per point. The part of I1 that the clamped search rectangle
- * touches ((S + P)^2 bytes at most) and the patch of I0 are staged in shared
- * memory; each thread keeps its KPT offsets' SADs in registers (offset
- * o = threadIdx.x + k * MAP_THREADS) as integers (__sad: exact, as the
- * CPU's 16-bit lanes), then the block's min/max and the similarity. */
-template <int KPT, int PP>
+/* The block's minimum and maximum of the SADs (lo, hi: each thread's), to
+ * every thread (rmin, rmax: shared, MAP_THREADS / 32 each). */
+__device__ __forceinline__ void block_minmax(float lo, float hi, float *rmin, float *rmax, float *dmin, float *dmax)
+{
+  for (int o = 16; o > 0; o >>= 1) {
+    lo = fminf(lo, __shfl_down_sync(0xffffffffu, lo, o));
+    hi = fmaxf(hi, __shfl_down_sync(0xffffffffu, hi, o));
+  }
+  if (threadIdx.x % 32 == 0) {
+    rmin[threadIdx.x / 32] = lo;
+    rmax[threadIdx.x / 32] = hi;
+  }
+  __syncthreads();
+  *dmin = rmin[0];
+  *dmax = rmax[0];
+  for (int k = 1; k < MAP_THREADS / 32; k++) {
+    *dmin = fminf(*dmin, rmin[k]);
+    *dmax = fmaxf(*dmax, rmax[k]);
+  }
+}
+
+/* The similarity of SAD c (the CPU's ncm_similarity, the same rounding). */
+__device__ __forceinline__ float similarity(float c, float dmin, float dmax, const vcm_dev_params &d)
+{
+  float span = dmax - dmin, s = 0.0f;
+  if (d.similarity == LT_VCM_SIM_EXP)
+    s = expf(-(c - dmin) / d.tau);
+  else if (span > 0.0f) {
+    s = (dmax - c) / span;
+    if (d.similarity == LT_VCM_SIM_MINMAX2) s = __fmul_rn(s, s);
+  }
+  return s;
+}
+
+/* One block per point, any patch side (ncm5_k below takes the default 5).
+ * The part of I1 that the clamped search rectangle touches ((S + P)^2
+ * bytes at most) and the patch of I0 are staged in shared memory; each
+ * thread keeps its KPT offsets' SADs in registers (offset o = threadIdx.x +
+ * k * MAP_THREADS) as integers (__sad: exact, as the CPU's 16-bit lanes),
+ * then the block's min/max and the similarity. */
+template <int KPT>
 __global__ void __launch_bounds__(MAP_THREADS)
 ncm_k(const uint8_t *__restrict__ I0, const uint8_t *__restrict__ I1, const int *__restrict__ px,
       const int *__restrict__ py, const int *n, vcm_dev_params d, float *__restrict__ ncm)
-{ /* PP: the patch side when known at compile time (the default 5: the
-   * patch loops unroll, 25 byte loads and __sad per offset), 0 = d.patch */
+{
   extern __shared__ uint8_t win[]; /* the I1 window */
   __shared__ int patch[LT_VCM_MAX_PATCH * LT_VCM_MAX_PATCH];
   __shared__ float rmin[MAP_THREADS / 32], rmax[MAP_THREADS / 32];
   int i = blockIdx.x;
   if (i >= *n) return;
-  const int P = PP ? PP : d.patch;
+  const int P = d.patch;
   int x = px[i], y = py[i], hp = P / 2, R = d.search / 2, M = d.side, r[4];
   search_rect(d, x, y, r);
   int ww = r[1] - r[0] + P, wh = r[3] - r[2] + P; /* window: offsets' patches */
@@ -269,36 +307,14 @@ ncm_k(const uint8_t *__restrict__ I0, const uint8_t *__restrict__ I1, const int 
     }
     sad[k] = s;
   }
-  for (int o = 16; o > 0; o >>= 1) {
-    lo = fminf(lo, __shfl_down_sync(0xffffffffu, lo, o));
-    hi = fmaxf(hi, __shfl_down_sync(0xffffffffu, hi, o));
-  }
-  if (threadIdx.x % 32 == 0) {
-    rmin[threadIdx.x / 32] = lo;
-    rmax[threadIdx.x / 32] = hi;
-  }
-  __syncthreads();
-  float dmin = rmin[0], dmax = rmax[0];
-  for (int k = 1; k < MAP_THREADS / 32; k++) {
-    dmin = fminf(dmin, rmin[k]);
-    dmax = fmaxf(dmax, rmax[k]);
-  }
-  float span = dmax - dmin, *out = ncm + (size_t)i * M * M;
+  float dmin, dmax, *out = ncm + (size_t)i * M * M;
+  block_minmax(lo, hi, rmin, rmax, &dmin, &dmax);
 #pragma unroll
   for (int k = 0; k < KPT; k++) {
     int o = threadIdx.x + k * MAP_THREADS;
     if (o >= M * M) break;
     int ox = o % M - R, oy = o / M - R;
-    float c = sad[k], s = 0.0f;
-    if (ox >= r[0] && ox <= r[1] && oy >= r[2] && oy <= r[3]) {
-      if (d.similarity == LT_VCM_SIM_EXP)
-        s = expf(-(c - dmin) / d.tau);
-      else if (span > 0.0f) {
-        s = (dmax - c) / span;
-        if (d.similarity == LT_VCM_SIM_MINMAX2) s = __fmul_rn(s, s);
-      }
-    }
-    out[o] = s;
+    out[o] = ox >= r[0] && ox <= r[1] && oy >= r[2] && oy <= r[3] ? similarity(sad[k], dmin, dmax, d) : 0.0f;
   }
 }
 
@@ -377,34 +393,11 @@ ncm5_k(const uint8_t *__restrict__ I0, const uint8_t *__restrict__ I1, const int
         sadf[(oy + R) * M + ox + R] = s;
       }
   }
-  for (int o = 16; o > 0; o >>= 1) {
-    lo = fminf(lo, __shfl_down_sync(0xffffffffu, lo, o));
-    hi = fmaxf(hi, __shfl_down_sync(0xffffffffu, hi, o));
-  }
-  if (threadIdx.x % 32 == 0) {
-    rmin[threadIdx.x / 32] = lo;
-    rmax[threadIdx.x / 32] = hi;
-  }
-  __syncthreads();
-  float dmin = rmin[0], dmax = rmax[0];
-  for (int k = 1; k < MAP_THREADS / 32; k++) {
-    dmin = fminf(dmin, rmin[k]);
-    dmax = fmaxf(dmax, rmax[k]);
-  }
-  float span = dmax - dmin, *out = ncm + (size_t)i * M * M;
+  float dmin, dmax, *out = ncm + (size_t)i * M * M;
+  block_minmax(lo, hi, rmin, rmax, &dmin, &dmax);
   for (int o = threadIdx.x; o < M * M; o += blockDim.x) {
     int ox = o % M - R, oy = o / M - R;
-    float s = 0.0f;
-    if (ox >= r[0] && ox <= r[1] && oy >= r[2] && oy <= r[3]) {
-      float c = sadf[o];
-      if (d.similarity == LT_VCM_SIM_EXP)
-        s = expf(-(c - dmin) / d.tau);
-      else if (span > 0.0f) {
-        s = (dmax - c) / span;
-        if (d.similarity == LT_VCM_SIM_MINMAX2) s = __fmul_rn(s, s);
-      }
-    }
-    out[o] = s;
+    out[o] = ox >= r[0] && ox <= r[1] && oy >= r[2] && oy <= r[3] ? similarity(sadf[o], dmin, dmax, d) : 0.0f;
   }
 }
 
@@ -747,6 +740,9 @@ static void cu_destroy(void *vctx)
   cuda_ctx *c = (cuda_ctx *)vctx;
   if (!c) return;
   if (c->s) cudaStreamSynchronize(c->s);
+  for (int a = 0; a < 2; a++)
+    for (int b = 0; b < 2; b++)
+      if (c->graph[a][b]) cudaGraphExecDestroy(c->graph[a][b]);
   cudaFree(c->I0);
   cudaFree(c->I1);
   for (int k = 0; k < 2; k++) cudaFreeHost(c->h_q[k]);
@@ -791,6 +787,9 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
   LT_CU(cudaMalloc(&c->n, sizeof(int)), "vcm count");
   LT_CU(cudaMalloc(&c->nprev, sizeof(int)), "vcm count");
   LT_CU(cudaMalloc(&c->prev, maxpts * sizeof(lt_vcm_vector)), "vcm vectors");
+  c->I_base = c->I0;
+  c->prev_base = c->prev;
+  c->use_graph = 1;
   LT_CU(cudaMalloc(&c->cur, maxpts * sizeof(lt_vcm_vector)), "vcm vectors");
   LT_CU(cudaMallocHost(&c->h_n, sizeof(int)), "vcm pinned count");
   LT_CU(cudaMemset(c->nprev, 0, sizeof(int)), "vcm count");
@@ -819,8 +818,8 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
                    : c->kpt == 17 ? (c->per_cell ? (const void *)vcm_k<17, 2> : (const void *)vcm_k<17, 1>)
                                   : (const void *)vcm_k<66, 1>;
   const void *kn = p->patch == 5 ? (const void *)ncm5_k
-                   : c->kpt == 5 ? (const void *)ncm_k<5, 0>
-                   : c->kpt == 17 ? (const void *)ncm_k<17, 0> : (const void *)ncm_k<66, 0>;
+                   : c->kpt == 5 ? (const void *)ncm_k<5>
+                   : c->kpt == 17 ? (const void *)ncm_k<17> : (const void *)ncm_k<66>;
   if (c->vcm_smem > 48 * 1024)
     LT_CU(cudaFuncSetAttribute(kv, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)c->vcm_smem),
           "vcm shared memory for this search size");
@@ -889,7 +888,7 @@ static int cu_keep_last(cuda_ctx *c)
   return 0;
 }
 
-static int cu_run(cuda_ctx *c, lt_vcm_vector *out, int cap, int *nout);
+static int cu_run(cuda_ctx *c, int up0, lt_vcm_vector *out, int cap, int *nout);
 
 /* The frames go up as bytes from pinned staging (a quarter of the float
  * frame), asynchronously; the staging is free again since the last pair
@@ -900,20 +899,18 @@ static int cu_pair(void *vctx, const float *I0, const float *I1, lt_vcm_vector *
 {
   cuda_ctx *c = (cuda_ctx *)vctx;
   size_t bytes = (size_t)c->d.w * c->d.h;
-  int err;
+  int err, up0 = 0;
   *nout = 0;
-  LT_CU(cudaEventRecord(c->ev[0], c->s), "vcm timing");
   if (!I0 || (I0 == c->last_I1 && I0 != I1)) { /* the last pair's I1 is on the device (vcm.h) */
     if ((err = cu_keep_last(c))) return err;
   } else {
     lt_vcm_round8(I0, bytes, NULL, c->h_q[0]);
-    LT_CU(cudaMemcpyAsync(c->I0, c->h_q[0], bytes, cudaMemcpyHostToDevice, c->s), "vcm frame upload");
+    up0 = 1;
   }
   c->last_I1 = NULL; /* until this upload has been made */
   c->have_last = 0;
   lt_vcm_round8(I1, bytes, NULL, c->h_q[1]);
-  LT_CU(cudaMemcpyAsync(c->I1, c->h_q[1], bytes, cudaMemcpyHostToDevice, c->s), "vcm frame upload");
-  if ((err = cu_run(c, out, cap, nout))) return err;
+  if ((err = cu_run(c, up0, out, cap, nout))) return err;
   c->last_I1 = I1;
   c->have_last = 1;
   return 0;
@@ -923,27 +920,27 @@ static int cu_pair8(void *vctx, const uint8_t *Q0, const uint8_t *Q1, lt_vcm_vec
 {
   cuda_ctx *c = (cuda_ctx *)vctx;
   size_t bytes = (size_t)c->d.w * c->d.h;
-  int err;
+  int err, up0 = 0;
   *nout = 0;
-  LT_CU(cudaEventRecord(c->ev[0], c->s), "vcm timing");
   if (!Q0) {
     if ((err = cu_keep_last(c))) return err;
   } else {
     memcpy(c->h_q[0], Q0, bytes);
-    LT_CU(cudaMemcpyAsync(c->I0, c->h_q[0], bytes, cudaMemcpyHostToDevice, c->s), "vcm frame upload");
+    up0 = 1;
   }
   c->last_I1 = NULL; /* no float buffer holds it */
   c->have_last = 0;  /* until this upload has been made */
   memcpy(c->h_q[1], Q1, bytes);
-  LT_CU(cudaMemcpyAsync(c->I1, c->h_q[1], bytes, cudaMemcpyHostToDevice, c->s), "vcm frame upload");
-  if ((err = cu_run(c, out, cap, nout))) return err;
+  if ((err = cu_run(c, up0, out, cap, nout))) return err;
   c->have_last = 1;
   return 0;
 }
 
-/* The stages on the frames queued up in I0, I1 (ev[0] already recorded),
- * one synchronisation. */
-static int cu_run(cuda_ctx *c, lt_vcm_vector *out, int cap, int *nout)
+/* The device work of a pair on the frames in I0, I1, queued on the stream
+ * (plain launches, or captured into a graph): the maxima reset, the five
+ * kernels, the phase events ev[1..3] (external records, so that a graph
+ * records them too) and the count's copies. */
+static int launch_pair(cuda_ctx *c)
 {
   const vcm_dev_params &d = c->d;
   LT_CU(cudaMemsetAsync(c->maxbits, 0, 2 * sizeof(unsigned), c->s), "vcm maxima reset");
@@ -954,27 +951,83 @@ static int cu_run(cuda_ctx *c, lt_vcm_vector *out, int cap, int *nout)
                                                                           c->maxbits, d, c->cellidx,
                                                                           c->cellcnt);
   compact_k<<<1, 1024, 0, c->s>>>(c->cellidx, c->cellcnt, d, c->px, c->py, c->cstart, c->n);
-  LT_CU(cudaEventRecord(c->ev[1], c->s), "vcm timing");
-#define LT_VCM_MAPS(K)                                                                                  \
-  do {                                                                                                  \
-    if (d.patch == 5)                                                                                   \
-      ncm5_k<<<d.maxpts, MAP_THREADS, c->ncm_smem, c->s>>>(c->I0, c->I1, c->px, c->py, c->n, d, c->ncm); \
-    else                                                                                                \
-      ncm_k<K, 0><<<d.maxpts, MAP_THREADS, c->ncm_smem, c->s>>>(c->I0, c->I1, c->px, c->py, c->n, d, c->ncm); \
-    LT_CU(cudaEventRecord(c->ev[2], c->s), "vcm timing");                                              \
-    if (K <= 17 && c->per_cell)                                                                         \
-      vcm_k<K <= 17 ? K : 17, 2><<<ncell, MAP_THREADS, c->vcm_smem, c->s>>>(                            \
-          c->ncm, c->I0, c->I1, c->px, c->py, c->cstart, c->n, c->wt, c->prev, c->nprev, d, c->cur);     \
-    else                                                                                                \
-      vcm_k<K, 1><<<d.maxpts, MAP_THREADS, c->vcm_smem, c->s>>>(c->ncm, c->I0, c->I1, c->px, c->py,     \
-                                                               c->cstart, c->n, c->wt, c->prev,         \
-                                                               c->nprev, d, c->cur);                    \
-  } while (0)
-#undef LT_VCM_MAPS
-  LT_CU(cudaEventRecord(c->ev[3], c->s), "vcm timing");
+  LT_CU(cudaEventRecordWithFlags(c->ev[1], c->s, cudaEventRecordExternal), "vcm timing");
+  if (d.patch == 5)
+    ncm5_k<<<d.maxpts, MAP_THREADS, c->ncm_smem, c->s>>>(c->I0, c->I1, c->px, c->py, c->n, d, c->ncm);
+  else if (c->kpt == 5)
+    ncm_k<5><<<d.maxpts, MAP_THREADS, c->ncm_smem, c->s>>>(c->I0, c->I1, c->px, c->py, c->n, d, c->ncm);
+  else if (c->kpt == 17)
+    ncm_k<17><<<d.maxpts, MAP_THREADS, c->ncm_smem, c->s>>>(c->I0, c->I1, c->px, c->py, c->n, d, c->ncm);
+  else
+    ncm_k<66><<<d.maxpts, MAP_THREADS, c->ncm_smem, c->s>>>(c->I0, c->I1, c->px, c->py, c->n, d, c->ncm);
+  LT_CU(cudaEventRecordWithFlags(c->ev[2], c->s, cudaEventRecordExternal), "vcm timing");
+#define LT_VCM_K(K, NP, blocks)                                                                       \
+  vcm_k<K, NP><<<blocks, MAP_THREADS, c->vcm_smem, c->s>>>(c->ncm, c->I0, c->I1, c->px, c->py, c->cstart, \
+                                                          c->n, c->wt, c->prev, c->nprev, d, c->cur)
+  if (c->kpt == 5 && c->per_cell)
+    LT_VCM_K(5, 2, ncell);
+  else if (c->kpt == 5)
+    LT_VCM_K(5, 1, d.maxpts);
+  else if (c->kpt == 17 && c->per_cell)
+    LT_VCM_K(17, 2, ncell);
+  else if (c->kpt == 17)
+    LT_VCM_K(17, 1, d.maxpts);
+  else
+    LT_VCM_K(66, 1, d.maxpts);
+#undef LT_VCM_K
+  LT_CU(cudaEventRecordWithFlags(c->ev[3], c->s, cudaEventRecordExternal), "vcm timing");
   LT_CU(cudaGetLastError(), "vcm kernels");
   LT_CU(cudaMemcpyAsync(c->h_n, c->n, sizeof(int), cudaMemcpyDeviceToHost, c->s), "vcm count download");
   LT_CU(cudaMemcpyAsync(c->nprev, c->n, sizeof(int), cudaMemcpyDeviceToDevice, c->s), "vcm count");
+  return 0;
+}
+
+/* launch_pair captured into a graph for the current frame and vector
+ * buffers (which swap from pair to pair: at most 2 x 2 graphs, each
+ * captured at its first use); 1 when capturing is not possible (then plain
+ * launches from then on), after one note. */
+static int pair_graph(cuda_ctx *c, cudaGraphExec_t *out)
+{
+  int gi = c->I0 != c->I_base, gv = c->prev != c->prev_base;
+  if (c->graph[gi][gv]) {
+    *out = c->graph[gi][gv];
+    return 0;
+  }
+  cudaGraph_t gr = NULL;
+  cudaError_t ce = cudaStreamBeginCapture(c->s, cudaStreamCaptureModeThreadLocal);
+  int e = ce == cudaSuccess ? launch_pair(c) : 1;
+  if (ce == cudaSuccess) ce = cudaStreamEndCapture(c->s, &gr);
+  if (!e && ce == cudaSuccess) ce = cudaGraphInstantiate(&c->graph[gi][gv], gr, 0);
+  if (gr) cudaGraphDestroy(gr);
+  if (e || ce != cudaSuccess) {
+    (void)cudaGetLastError();
+    c->graph[gi][gv] = NULL;
+    lt_info("vcm: no CUDA Graph for the pair (%s); plain launches", cudaGetErrorString(ce));
+    return 1;
+  }
+  *out = c->graph[gi][gv];
+  return 0;
+}
+
+/* Uploads I0 (when up0) and I1 from the staging, then the pair's device
+ * work (one graph launch) and the vectors' download, one synchronisation.
+ * ev[0] is recorded after the host's staging, so the points phase is GPU
+ * time: the upload and the three point kernels. */
+static int cu_run(cuda_ctx *c, int up0, lt_vcm_vector *out, int cap, int *nout)
+{
+  const vcm_dev_params &d = c->d;
+  size_t bytes = (size_t)d.w * d.h;
+  LT_CU(cudaEventRecord(c->ev[0], c->s), "vcm timing");
+  if (up0) LT_CU(cudaMemcpyAsync(c->I0, c->h_q[0], bytes, cudaMemcpyHostToDevice, c->s), "vcm frame upload");
+  LT_CU(cudaMemcpyAsync(c->I1, c->h_q[1], bytes, cudaMemcpyHostToDevice, c->s), "vcm frame upload");
+  cudaGraphExec_t g = NULL;
+  if (c->use_graph && pair_graph(c, &g)) c->use_graph = 0;
+  if (c->use_graph)
+    LT_CU(cudaGraphLaunch(g, c->s), "vcm pair graph");
+  else {
+    int e = launch_pair(c);
+    if (e) return e;
+  }
   /* all slots in the same trip (one synchronisation): at most cap, past n unspecified */
   int all = d.maxpts < cap ? d.maxpts : cap;
   if (all > 0)
