@@ -286,6 +286,8 @@ int lt_vcm_select(const float *F, int w, int h, const lt_vcm_params *p, int *px,
 
 /* ---- stage 2: normal correlation maps ---- */
 
+typedef uint32_t __attribute__((may_alias)) alias_u32;
+
 void lt_vcm_search_rect(const lt_vcm_params *p, int w, int h, int x, int y, int r[4])
 {
   int R = p->search / 2, hp = p->patch / 2;
@@ -304,14 +306,19 @@ __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
 static void ncm_similarity(float *ncm, const int r[4], const lt_vcm_params *p)
 {
   int R = p->search / 2, M = 2 * R + 1, nx = r[1] - r[0] + 1;
-  float dmin = INFINITY, dmax = 0.0f;
+  /* SADs are >= +0 and never NaN, so they order like their bit patterns:
+   * integer minimum and maximum (vectorise; a float ?: does not) */
+  uint32_t umin = 0x7f800000u, umax = 0; /* +infinity, +0 */
   for (int oy = r[2]; oy <= r[3]; oy++) {
-    const float *c = ncm + (size_t)(oy + R) * M + R + r[0];
+    const alias_u32 *c = (const alias_u32 *)(ncm + (size_t)(oy + R) * M + R + r[0]);
     for (int l = 0; l < nx; l++) {
-      dmin = c[l] < dmin ? c[l] : dmin;
-      dmax = c[l] > dmax ? c[l] : dmax;
+      umin = c[l] < umin ? c[l] : umin;
+      umax = c[l] > umax ? c[l] : umax;
     }
   }
+  float dmin, dmax;
+  memcpy(&dmin, &umin, sizeof dmin);
+  memcpy(&dmax, &umax, sizeof dmax);
   float span = dmax - dmin, tau = (float)(p->patch * p->patch) * p->sim_h;
   int sq = p->similarity == LT_VCM_SIM_MINMAX2;
   for (int oy = r[2]; oy <= r[3]; oy++) {
@@ -487,7 +494,6 @@ static float refine(float l, float c, float r, int mode)
  * the reduction is an integer max, which vectorises (a float max written
  * with ?: does not, for NaN's sake); a map with a negative value takes the
  * plain loop. */
-typedef uint32_t __attribute__((may_alias)) alias_u32;
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
 #endif
@@ -623,8 +629,8 @@ static int cpu_create(void **out, const lt_vcm_params *p, int w, int h)
   c->mag = malloc(npx * sizeof *c->mag);
   c->F = malloc(npx * sizeof *c->F);
   c->ncm = malloc((size_t)c->maxpts * m2 * sizeof *c->ncm);
-  c->acc = malloc((size_t)c->nthreads * m2 * sizeof *c->acc);
-  c->cnt = malloc((size_t)c->nthreads * m2 * sizeof *c->cnt);
+  c->acc = malloc((size_t)c->nthreads * 2 * m2 * sizeof *c->acc); /* two points at a time */
+  c->cnt = malloc((size_t)c->nthreads * 2 * m2 * sizeof *c->cnt);
   c->sad = malloc((size_t)c->nthreads * c->side * SAD_LANES * sizeof *c->sad);
   c->wt = malloc(r2 * sizeof *c->wt);
   c->wq = malloc(r2 * sizeof *c->wq);
@@ -680,6 +686,19 @@ static void acc_add(float *restrict acc, const float *restrict s, float wv, int 
   for (int o = 0; o < m2; o++) acc[o] += wv * s[o];
 }
 
+/* acc_add into two sums from one read of s */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
+#endif
+static void acc_add2(float *restrict a0, float *restrict a1, const float *restrict s, float w0, float w1, int m2)
+{
+  for (int o = 0; o < m2; o++) {
+    float v = s[o];
+    a0[o] += w0 * v;
+    a1[o] += w1 * v;
+  }
+}
+
 /* acc[o] /= C(o) = full + cnt[o] where 4 C(o) >= sw (LT_VCM_MIN_SUPPORT =
  * 1/4, in exact integer units of 2^-16) and C(o) > 0, else 0. (float)C(o)
  * is the same number whether C is scaled by 2^-16 before or after rounding
@@ -691,9 +710,16 @@ static void normalise(float *restrict acc, const int32_t *restrict cnt, int m2, 
 {
   if (4 * sw < INT32_MAX) { /* all in 32 bits: vectorises */
     int32_t f = (int32_t)full, s = (int32_t)sw;
+    /* the division on every lane, a divisor of 1 and the result's bits
+     * masked to +0 where C(o) fails: vectorises (with ?: GCC keeps a
+     * branch around the division, which may trap) */
     for (int o = 0; o < m2; o++) {
-      int32_t cw = f + cnt[o];
-      acc[o] = 4 * cw >= s && cw > 0 ? acc[o] / ((float)cw * (1.0f / 65536.0f)) : 0.0f;
+      int32_t cw = f + cnt[o], ok = -((4 * cw >= s) & (cw > 0));
+      union { float f; int32_t i; } den = {(float)cw * (1.0f / 65536.0f)}, one = {1.0f}, q;
+      den.i = (den.i & ok) | (one.i & ~ok);
+      q.f = acc[o] / den.f;
+      q.i &= ok;
+      acc[o] = q.f;
     }
     return;
   }
@@ -714,35 +740,12 @@ static int cell_of(int x, int w, int gn)
   return g < 0 ? 0 : g >= gn ? gn - 1 : g;
 }
 
-static void vcm_point(const cpu_ctx *c, int i, float *acc, int32_t *cnt, lt_vcm_vector *out)
+/* The end of point i's VCM from its sums acc (weights' sum sw, support
+ * full + cnt): normalisation, temporal prior, peak, evidence. */
+static void vcm_finish(const cpu_ctx *c, int i, float *acc, const int32_t *cnt, int64_t sw, int64_t full,
+                       lt_vcm_vector *out)
 {
-  int R = c->p.coherence_radius, M = c->side, m2 = M * M, S2 = c->p.search / 2, gx = c->p.grid_x;
-  int64_t sw = 0, full = 0;
-  memset(acc, 0, sizeof *acc * m2);
-  memset(cnt, 0, sizeof *cnt * m2);
-  /* neighbours from the sub-windows that the radius reaches, in ascending
-   * point order (cells row-major, as the points are) */
-  int xi = c->px[i], yi = c->py[i];
-  int cx0 = cell_of(xi - R > 0 ? xi - R : 0, c->w, gx), cx1 = cell_of(xi + R, c->w, gx);
-  int cy0 = cell_of(yi - R > 0 ? yi - R : 0, c->h, c->p.grid_y), cy1 = cell_of(yi + R, c->h, c->p.grid_y);
-  for (int cy = cy0; cy <= cy1; cy++)
-    for (int j = c->cstart[cy * gx + cx0]; j < c->cstart[cy * gx + cx1 + 1]; j++) {
-    int ex = c->px[j] - c->px[i], ey = c->py[j] - c->py[i], d2 = ex * ex + ey * ey;
-    if (d2 > R * R) continue;
-    acc_add(acc, c->ncm + (size_t)j * m2, c->wt[d2], m2);
-    int32_t wq = c->wq[d2];
-    sw += wq;
-    int r[4];
-    lt_vcm_search_rect(&c->p, c->w, c->h, c->px[j], c->py[j], r);
-    if (r[0] == -S2 && r[1] == S2 && r[2] == -S2 && r[3] == S2) {
-      full += wq;
-      continue;
-    }
-    for (int oy = r[2]; oy <= r[3]; oy++) {
-      int32_t *row = cnt + (oy + S2) * M + S2;
-      for (int ox = r[0]; ox <= r[1]; ox++) row[ox] += wq;
-    }
-    }
+  int M = c->side, m2 = M * M, S2 = c->p.search / 2;
   normalise(acc, cnt, m2, sw, full);
   float lam = c->p.temporal_weight, vx, vy, norm = 1.0f;
   if (lam > 0.0f && temporal_predict(c, c->px[i], c->py[i], &vx, &vy)) {
@@ -762,6 +765,68 @@ static void vcm_point(const cpu_ctx *c, int i, float *acc, int32_t *cnt, lt_vcm_
   out->score = v / norm;
   out->evidence = lt_vcm_evidence(c->q[0], c->q[1], c->w, c->h, out);
 }
+
+/* The VCMs of points i .. i + np - 1 (np 1 or 2; two consecutive points
+ * are in the same or neighbouring sub-windows and share most neighbours),
+ * each into its own acc / cnt (m2 apart): the neighbours j of the
+ * sub-windows the radius reaches around any of them, in ascending point
+ * order (cells row-major, as the points are), each NCM read once for both
+ * sums. A j beyond one point's radius adds 0 * s = +0 to it, which leaves
+ * its sum (>= +0) unchanged to the bit: each sum is the one over its own
+ * neighbours in the same order. */
+static void vcm_points(const cpu_ctx *c, int i, int np, float *acc, int32_t *cnt, lt_vcm_vector *out)
+{
+  int R = c->p.coherence_radius, M = c->side, m2 = M * M, S2 = c->p.search / 2, gx = c->p.grid_x;
+  int64_t sw[2] = {0, 0}, full[2] = {0, 0};
+  memset(acc, 0, sizeof *acc * m2 * np);
+  memset(cnt, 0, sizeof *cnt * m2 * np);
+  int xlo = c->px[i], xhi = xlo, ylo = c->py[i], yhi = ylo;
+  if (np == 2) {
+    xlo = c->px[i + 1] < xlo ? c->px[i + 1] : xlo;
+    xhi = c->px[i + 1] > xhi ? c->px[i + 1] : xhi;
+    ylo = c->py[i + 1] < ylo ? c->py[i + 1] : ylo;
+    yhi = c->py[i + 1] > yhi ? c->py[i + 1] : yhi;
+  }
+  int cx0 = cell_of(xlo - R > 0 ? xlo - R : 0, c->w, gx), cx1 = cell_of(xhi + R, c->w, gx);
+  int cy0 = cell_of(ylo - R > 0 ? ylo - R : 0, c->h, c->p.grid_y), cy1 = cell_of(yhi + R, c->h, c->p.grid_y);
+  for (int cy = cy0; cy <= cy1; cy++)
+    for (int j = c->cstart[cy * gx + cx0]; j < c->cstart[cy * gx + cx1 + 1]; j++) {
+      int d2[2], near[2] = {0, 0};
+      for (int k = 0; k < np; k++) {
+        int ex = c->px[j] - c->px[i + k], ey = c->py[j] - c->py[i + k];
+        d2[k] = ex * ex + ey * ey;
+        near[k] = d2[k] <= R * R;
+      }
+      if (!near[0] && !(np == 2 && near[1])) continue;
+      const float *s = c->ncm + (size_t)j * m2;
+      if (np == 2)
+        acc_add2(acc, acc + m2, s, near[0] ? c->wt[d2[0]] : 0.0f, near[1] ? c->wt[d2[1]] : 0.0f, m2);
+      else
+        acc_add(acc, s, c->wt[d2[0]], m2);
+      int r[4];
+      lt_vcm_search_rect(&c->p, c->w, c->h, c->px[j], c->py[j], r);
+      int isfull = r[0] == -S2 && r[1] == S2 && r[2] == -S2 && r[3] == S2;
+      for (int k = 0; k < np; k++) {
+        if (!near[k]) continue;
+        int32_t wq = c->wq[d2[k]];
+        sw[k] += wq;
+        if (isfull) {
+          full[k] += wq;
+          continue;
+        }
+        for (int oy = r[2]; oy <= r[3]; oy++) {
+          int32_t *row = cnt + (size_t)k * m2 + (oy + S2) * M + S2;
+          for (int ox = r[0]; ox <= r[1]; ox++) row[ox] += wq;
+        }
+      }
+    }
+  for (int k = 0; k < np; k++) vcm_finish(c, i + k, acc + (size_t)k * m2, cnt + (size_t)k * m2, sw[k], full[k], out + k);
+}
+
+/* Bands of sub-window rows per pair in cpu_run (each band: two OpenMP
+ * loops and their barriers; one row per band was 3x slower on two threads
+ * of a loaded machine, where a barrier waits for a preempted thread) */
+#define LT_VCM_BANDS 8
 
 /* Frame t is the last pair's I1 (its rounded copies move to slot 0), or 0
  * after the error of a first pair without frame t. */
@@ -834,27 +899,47 @@ static int cpu_run(cpu_ctx *c, lt_vcm_vector *out, int cap, int *nout, double t0
     c->cstart[k] = j;
   }
   int nt = omp_get_max_threads() < c->nthreads ? omp_get_max_threads() : c->nthreads;
-  double t1 = lt_now();
+  double t1 = lt_now(), tl = t1, tc = 0.0, ta = 0.0;
+  /* In bands of sub-window rows: the NCMs the band's VCMs need that are
+   * not made yet (up to the sub-window row that the radius reaches below
+   * the band), then the band's VCMs, while those NCMs are still in the
+   * cache (all NCMs first, 35 MB at the defaults, left the accumulation
+   * reading them from memory). The same maps and sums as one pass. */
 #pragma omp parallel num_threads(nt)
   {
     uint16_t *sad = c->sad + (size_t)omp_get_thread_num() * M * SAD_LANES;
-#pragma omp for schedule(dynamic, 8)
-    for (int i = 0; i < n; i++)
-      lt_vcm_ncm8(c->q[0], c->q[1], c->rf[0], c->rf[1], w, h, c->px[i], c->py[i], &c->p, sad,
-                  c->ncm + (size_t)i * m2);
-  }
-  double t2 = lt_now();
-#pragma omp parallel num_threads(nt)
-  {
-    float *acc = c->acc + (size_t)omp_get_thread_num() * m2;
-    int32_t *cnt = c->cnt + (size_t)omp_get_thread_num() * m2;
-#pragma omp for schedule(dynamic, 8)
-    for (int i = 0; i < n; i++) vcm_point(c, i, acc, cnt, &c->cur[i]);
+    float *acc = c->acc + (size_t)omp_get_thread_num() * 2 * m2;
+    int32_t *cnt = c->cnt + (size_t)omp_get_thread_num() * 2 * m2;
+    int gy = c->p.grid_y, done = 0, band = (gy + LT_VCM_BANDS - 1) / LT_VCM_BANDS;
+    for (int cy = 0; cy < gy; cy += band) {
+      int cy1 = cy + band < gy ? cy + band : gy, ylast = (int)((long long)cy1 * h / gy) - 1;
+      int need = c->cstart[(cell_of(ylast + c->p.coherence_radius, h, gy) + 1) * gx];
+#pragma omp for schedule(static)
+      for (int i = done; i < need; i++)
+        lt_vcm_ncm8(c->q[0], c->q[1], c->rf[0], c->rf[1], w, h, c->px[i], c->py[i], &c->p, sad,
+                    c->ncm + (size_t)i * m2);
+      done = need > done ? need : done;
+#pragma omp master
+      {
+        double t = lt_now();
+        tc += t - tl;
+        tl = t;
+      }
+      int i0 = c->cstart[cy * gx], i1 = c->cstart[cy1 * gx];
+#pragma omp for schedule(static)
+      for (int i = i0; i < i1; i += 2) vcm_points(c, i, i + 1 < i1 ? 2 : 1, acc, cnt, &c->cur[i]);
+#pragma omp master
+      {
+        double t = lt_now();
+        ta += t - tl;
+        tl = t;
+      }
+    }
   }
   double t3 = lt_now();
   c->t[0] += t1 - t0;
-  c->t[1] += t2 - t1;
-  c->t[2] += t3 - t2;
+  c->t[1] += tc;
+  c->t[2] += ta + (t3 - tl);
   int k = n < cap ? n : cap;
   memcpy(out, c->cur, (size_t)k * sizeof *out);
   lt_vcm_vector *t = c->prev; /* this field is the next pair's prior */
