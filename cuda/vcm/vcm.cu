@@ -76,6 +76,7 @@ struct cuda_ctx {
   size_t vcm_smem, ncm_smem;
   int kpt;                 /* offsets per thread of the map kernels (5, 17 or 66) */
   int per_cell;            /* vcm_k with a block per sub-window (K <= 2) */
+  int ncm_simd;            /* ncm5_k<true> (LT_VCM_NCM=simd) */
   int use_graph;           /* the pair's device work as a CUDA Graph (until a capture fails) */
   cudaGraphExec_t graph[2][2]; /* by I0 == I_base?, prev == prev_base? (the buffers swap) */
   uint8_t *I_base;         /* I0 as allocated */
@@ -228,6 +229,27 @@ __device__ __forceinline__ void search_rect(const vcm_dev_params &d, int x, int 
   r[3] = d.h - 1 - hp - y < R ? d.h - 1 - hp - y : R;
 }
 
+/* Index o = first, first + step, ... walked with its row r and column c in
+ * rows of M (step % M < M): no integer division per step, which costs
+ * about twenty instructions with a run-time M. */
+struct rowcol {
+  int r, c, dr, dc, M;
+};
+__device__ __forceinline__ rowcol rc_start(int first, int step, int M)
+{
+  rowcol q = {first / M, first % M, step / M, step % M, M};
+  return q;
+}
+__device__ __forceinline__ void rc_next(rowcol &q)
+{
+  q.c += q.dc;
+  q.r += q.dr;
+  if (q.c >= q.M) {
+    q.c -= q.M;
+    q.r++;
+  }
+}
+
 /* The block's minimum and maximum of the SADs (lo, hi: each thread's), to
  * every thread (rmin, rmax: shared, MAP_THREADS / 32 each). */
 __device__ __forceinline__ void block_minmax(float lo, float hi, float *rmin, float *rmax, float *dmin, float *dmax)
@@ -335,10 +357,12 @@ ncm_k(const uint8_t *__restrict__ I0, const uint8_t *__restrict__ I1, const int 
 __device__ __forceinline__ int ncm5_ww(int nx) { return NCM_TX * ((nx + NCM_TX - 1) / NCM_TX) + NCM_TX; }
 __device__ __forceinline__ int ncm5_wh(int ny) { return NCM_TY * ((ny + NCM_TY - 1) / NCM_TY) + 4; }
 
+template <bool SIMD>
 __global__ void __launch_bounds__(MAP_THREADS)
 ncm5_k(const uint8_t *__restrict__ I0, const uint8_t *__restrict__ I1, const int *__restrict__ px,
        const int *__restrict__ py, const int *n, vcm_dev_params d, float *__restrict__ ncm)
-{
+{ /* SIMD (LT_VCM_NCM=simd, an experiment): the window as bytes, four
+   * patch pixels per __vabsdiffu4 + __dp4a and the fifth by __sad */
   extern __shared__ int4 smem4[];
   __shared__ float rmin[MAP_THREADS / 32], rmax[MAP_THREADS / 32];
   int i = blockIdx.x;
@@ -349,14 +373,24 @@ ncm5_k(const uint8_t *__restrict__ I0, const uint8_t *__restrict__ I1, const int
   int ntx = (nx + NCM_TX - 1) / NCM_TX, nty = (ny + NCM_TY - 1) / NCM_TY;
   float *sadf = (float *)smem4;     /* M * M SADs (rectangle only) */
   int *win = (int *)smem4 + ((M * M + 3) & ~3); /* 16-byte aligned */
+  uint8_t *win8 = (uint8_t *)win;
   int wx0 = x - 2 + r[0], wy0 = y - 2 + r[2];
-  for (int t = threadIdx.x; t < ww * wh; t += blockDim.x) {
-    int row = t / ww, col = t % ww;
-    win[t] = row < ny + 4 && col < nx + 4 ? I1[(size_t)(wy0 + row) * d.w + wx0 + col] : 0;
+  rowcol q = rc_start(threadIdx.x, blockDim.x, ww);
+  for (int t = threadIdx.x; t < ww * wh; t += blockDim.x, rc_next(q)) {
+    uint8_t v = q.r < ny + 4 && q.c < nx + 4 ? I1[(size_t)(wy0 + q.r) * d.w + wx0 + q.c] : 0;
+    if (SIMD)
+      win8[t] = v;
+    else
+      win[t] = v;
   }
   int p[25];
 #pragma unroll
   for (int k = 0; k < 25; k++) p[k] = I0[(size_t)(y + k / 5 - 2) * d.w + x + k % 5 - 2];
+  unsigned p4[5]; /* SIMD: patch row ky's first four pixels as bytes */
+#pragma unroll
+  for (int ky = 0; ky < 5; ky++)
+    p4[ky] = (unsigned)p[ky * 5] | (unsigned)p[ky * 5 + 1] << 8 | (unsigned)p[ky * 5 + 2] << 16 |
+             (unsigned)p[ky * 5 + 3] << 24;
   __syncthreads();
   float lo = INFINITY, hi = 0.0f;
   for (int tile = threadIdx.x; tile < ntx * nty; tile += blockDim.x) {
@@ -368,17 +402,30 @@ ncm5_k(const uint8_t *__restrict__ I0, const uint8_t *__restrict__ I1, const int
       for (int b = 0; b < NCM_TX; b++) acc[a][b] = 0;
 #pragma unroll
     for (int yy = 0; yy < NCM_TY + 4; yy++) {
-      const int4 *rp = (const int4 *)(win + (ty * NCM_TY + yy) * ww + tx * NCM_TX);
-      int4 a = rp[0], b = rp[1];
-      int v[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
+      int v[8];
+      unsigned w0 = 0, w1 = 0;
+      if (SIMD) {
+        const unsigned *rp = (const unsigned *)(win8 + (ty * NCM_TY + yy) * ww + tx * NCM_TX);
+        w0 = rp[0];
+        w1 = rp[1];
+      } else {
+        const int4 *rp = (const int4 *)(win + (ty * NCM_TY + yy) * ww + tx * NCM_TX);
+        int4 a = rp[0], b = rp[1];
+        v[0] = a.x, v[1] = a.y, v[2] = a.z, v[3] = a.w, v[4] = b.x, v[5] = b.y, v[6] = b.z, v[7] = b.w;
+      }
 #pragma unroll
       for (int dy = 0; dy < NCM_TY; dy++) {
         int ky = yy - dy;
         if (ky < 0 || ky > 4) continue;
 #pragma unroll
         for (int t = 0; t < NCM_TX; t++)
+          if (SIMD) {
+            unsigned g = __byte_perm(w0, w1, 0x3210 + 0x1111 * t); /* window bytes t .. t + 3 */
+            acc[dy][t] = __dp4a(__vabsdiffu4(g, p4[ky]), 0x01010101u, acc[dy][t]);
+            acc[dy][t] = __sad((int)((w1 >> (8 * t)) & 0xffu), p[ky * 5 + 4], acc[dy][t]);
+          } else
 #pragma unroll
-          for (int kx = 0; kx < 5; kx++) acc[dy][t] = __sad(p[ky * 5 + kx], v[t + kx], acc[dy][t]);
+            for (int kx = 0; kx < 5; kx++) acc[dy][t] = __sad(p[ky * 5 + kx], v[t + kx], acc[dy][t]);
       }
     }
 #pragma unroll
@@ -395,8 +442,9 @@ ncm5_k(const uint8_t *__restrict__ I0, const uint8_t *__restrict__ I1, const int
   }
   float dmin, dmax, *out = ncm + (size_t)i * M * M;
   block_minmax(lo, hi, rmin, rmax, &dmin, &dmax);
-  for (int o = threadIdx.x; o < M * M; o += blockDim.x) {
-    int ox = o % M - R, oy = o / M - R;
+  q = rc_start(threadIdx.x, blockDim.x, M);
+  for (int o = threadIdx.x; o < M * M; o += blockDim.x, rc_next(q)) {
+    int ox = q.c - R, oy = q.r - R;
     out[o] = ox >= r[0] && ox <= r[1] && oy >= r[2] && oy <= r[3] ? similarity(sadf[o], dmin, dmax, d) : 0.0f;
   }
 }
@@ -507,13 +555,14 @@ __device__ __forceinline__ void vcm_finish(const float *acc, const int *cnt, lon
   if (prior) norm = __fadd_rn(1.0f, d.lam);
   float best = -INFINITY;
   int bd = 0, bi = 0;
+  rowcol rc = rc_start(threadIdx.x, MAP_THREADS, M);
 #pragma unroll
-  for (int k = 0; k < KPT; k++) {
+  for (int k = 0; k < KPT; k++, rc_next(rc)) {
     int o = threadIdx.x + k * MAP_THREADS;
     if (o >= m2) break;
     long long cw = full + cnt[o]; /* the CPU's normalise: 4 C >= sw (LT_VCM_MIN_SUPPORT 1/4), C > 0 */
     float v = 4 * cw >= sw && cw > 0 ? __fdiv_rn(acc[k], __fmul_rn(__ll2float_rn(cw), 1.0f / 65536.0f)) : 0.0f;
-    int ox = o % M - S2, oy = o / M - S2;
+    int ox = rc.c - S2, oy = rc.r - S2;
     if (prior) {
       float fx = __fsub_rn((float)ox, vx), fy = __fsub_rn((float)oy, vy);
       float q = __fsub_rn(1.0f, __fmul_rn(__fadd_rn(__fmul_rn(fx, fx), __fmul_rn(fy, fy)), d.irho2));
@@ -608,7 +657,7 @@ __device__ __forceinline__ void vcm_finish(const float *acc, const int *cnt, lon
  * Each point's finished VCM goes to shared memory in turn for the arg-max
  * (the CPU's tie-break), sub-pixel refinement and motion evidence. */
 template <int KPT, int NP>
-__global__ void __launch_bounds__(MAP_THREADS, KPT <= 17 ? 2 : 1)
+__global__ void __launch_bounds__(MAP_THREADS, KPT > 17 ? 1 : NP == 1 ? 3 : 2)
 vcm_k(const float *__restrict__ ncm, const uint8_t *__restrict__ q0, const uint8_t *__restrict__ q1,
       const int *__restrict__ px, const int *__restrict__ py, const int *__restrict__ cstart, const int *n,
       const float *__restrict__ wt, const lt_vcm_vector *__restrict__ prev,
@@ -713,11 +762,11 @@ vcm_k(const float *__restrict__ ncm, const uint8_t *__restrict__ q0, const uint8
             full[p] += wq;
             continue;
           }
-#pragma unroll
-          for (int k = 0; k < KPT; k++) {
-            int o = threadIdx.x + k * MAP_THREADS;
-            int ox = o % M - S2, oy = o / M - S2;
-            if (o < m2 && ox >= r.x && ox <= r.y && oy >= r.z && oy <= r.w) cnt[p * m2 + o] += wq;
+          rowcol rc = rc_start(threadIdx.x, MAP_THREADS, M); /* a loop, not unrolled: fewer registers */
+#pragma unroll 1
+          for (int o = threadIdx.x; o < m2; o += MAP_THREADS, rc_next(rc)) {
+            int ox = rc.c - S2, oy = rc.r - S2;
+            if (ox >= r.x && ox <= r.y && oy >= r.z && oy <= r.w) cnt[p * m2 + o] += wq;
           }
         }
       }
@@ -789,7 +838,6 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
   LT_CU(cudaMalloc(&c->prev, maxpts * sizeof(lt_vcm_vector)), "vcm vectors");
   c->I_base = c->I0;
   c->prev_base = c->prev;
-  c->use_graph = 1;
   LT_CU(cudaMalloc(&c->cur, maxpts * sizeof(lt_vcm_vector)), "vcm vectors");
   LT_CU(cudaMallocHost(&c->h_n, sizeof(int)), "vcm pinned count");
   LT_CU(cudaMemset(c->nprev, 0, sizeof(int)), "vcm count");
@@ -810,14 +858,20 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
     lt_error("vcm: search %d too large for the CUDA backend", p->search);
     return LT_ERR_USAGE;
   }
-  c->per_cell = p->points_per_cell <= 2 && c->kpt <= 17;
+  /* experiments (environment): LT_VCM_PER_CELL=0 a block per point in
+   * vcm_k; LT_VCM_NCM=simd the byte-SIMD ncm5_k; LT_VCM_NO_GRAPH=1 plain
+   * launches */
+  const char *pc = getenv("LT_VCM_PER_CELL"), *nv = getenv("LT_VCM_NCM"), *ng = getenv("LT_VCM_NO_GRAPH");
+  c->per_cell = p->points_per_cell <= 2 && c->kpt <= 17 && !(pc && strcmp(pc, "0") == 0);
+  c->ncm_simd = nv && strcmp(nv, "simd") == 0;
+  c->use_graph = !(ng && *ng && strcmp(ng, "0") != 0);
   c->vcm_smem = (1 + (c->per_cell ? 2 : 1)) * m2 * sizeof(float); /* the map, then each point's support */
   c->ncm_smem = p->patch == 5 ? ncm5_smem(c->d.side) : (size_t)(p->search + p->patch) * (p->search + p->patch);
   /* a block per sub-window (both its points) where K <= 2 and the sums fit in registers */
   const void *kv = c->kpt == 5    ? (c->per_cell ? (const void *)vcm_k<5, 2> : (const void *)vcm_k<5, 1>)
                    : c->kpt == 17 ? (c->per_cell ? (const void *)vcm_k<17, 2> : (const void *)vcm_k<17, 1>)
                                   : (const void *)vcm_k<66, 1>;
-  const void *kn = p->patch == 5 ? (const void *)ncm5_k
+  const void *kn = p->patch == 5 ? (c->ncm_simd ? (const void *)ncm5_k<true> : (const void *)ncm5_k<false>)
                    : c->kpt == 5 ? (const void *)ncm_k<5>
                    : c->kpt == 17 ? (const void *)ncm_k<17> : (const void *)ncm_k<66>;
   if (c->vcm_smem > 48 * 1024)
@@ -952,8 +1006,10 @@ static int launch_pair(cuda_ctx *c)
                                                                           c->cellcnt);
   compact_k<<<1, 1024, 0, c->s>>>(c->cellidx, c->cellcnt, d, c->px, c->py, c->cstart, c->n);
   LT_CU(cudaEventRecordWithFlags(c->ev[1], c->s, cudaEventRecordExternal), "vcm timing");
-  if (d.patch == 5)
-    ncm5_k<<<d.maxpts, MAP_THREADS, c->ncm_smem, c->s>>>(c->I0, c->I1, c->px, c->py, c->n, d, c->ncm);
+  if (d.patch == 5 && c->ncm_simd)
+    ncm5_k<true><<<d.maxpts, MAP_THREADS, c->ncm_smem, c->s>>>(c->I0, c->I1, c->px, c->py, c->n, d, c->ncm);
+  else if (d.patch == 5)
+    ncm5_k<false><<<d.maxpts, MAP_THREADS, c->ncm_smem, c->s>>>(c->I0, c->I1, c->px, c->py, c->n, d, c->ncm);
   else if (c->kpt == 5)
     ncm_k<5><<<d.maxpts, MAP_THREADS, c->ncm_smem, c->s>>>(c->I0, c->I1, c->px, c->py, c->n, d, c->ncm);
   else if (c->kpt == 17)
