@@ -188,19 +188,75 @@ static int margin_of(const lt_vcm_params *p)
   return p->patch / 2 > 1 ? p->patch / 2 : 1;
 }
 
+/* float bits read as integers (non-negative floats order like them) */
+typedef uint32_t __attribute__((may_alias)) alias_u32;
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define LT_VCM_CLONES __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
+#else
+#define LT_VCM_CLONES
+#endif
+
+/* Sobel of one row between its neighbour rows a, c (replicated at the
+ * frame's edge): the borders with clamped columns, the interior as a loop
+ * without them that vectorises (the same expression, so the same bits) */
+LT_VCM_CLONES
+static void sobel_row(const float *restrict a, const float *restrict b, const float *restrict c, int w,
+                      float *restrict out)
+{
+  for (int x = 0; x < w; x += x == 0 && w > 2 ? w - 2 : 1) { /* x = 0 and x = w - 1 */
+    int l = x > 0 ? x - 1 : 0, r = x < w - 1 ? x + 1 : w - 1;
+    float gx = (a[r] + 2.0f * b[r] + c[r]) - (a[l] + 2.0f * b[l] + c[l]);
+    float gy = (c[l] + 2.0f * c[x] + c[r]) - (a[l] + 2.0f * a[x] + a[r]);
+    out[x] = fabsf(gx) + fabsf(gy);
+  }
+  for (int x = 1; x < w - 1; x++) {
+    float gx = (a[x + 1] + 2.0f * b[x + 1] + c[x + 1]) - (a[x - 1] + 2.0f * b[x - 1] + c[x - 1]);
+    float gy = (c[x - 1] + 2.0f * c[x] + c[x + 1]) - (a[x - 1] + 2.0f * a[x] + a[x + 1]);
+    out[x] = fabsf(gx) + fabsf(gy);
+  }
+}
+
 void lt_vcm_sobel(const float *img, int w, int h, float *mag)
 {
 #pragma omp parallel for schedule(static)
-  for (int y = 0; y < h; y++) {
-    const float *a = img + (size_t)(y > 0 ? y - 1 : 0) * w;
-    const float *b = img + (size_t)y * w;
-    const float *c = img + (size_t)(y < h - 1 ? y + 1 : h - 1) * w;
-    for (int x = 0; x < w; x++) {
-      int l = x > 0 ? x - 1 : 0, r = x < w - 1 ? x + 1 : w - 1;
-      float gx = (a[r] + 2.0f * b[r] + c[r]) - (a[l] + 2.0f * b[l] + c[l]);
-      float gy = (c[l] + 2.0f * c[x] + c[r]) - (a[l] + 2.0f * a[x] + a[r]);
-      mag[(size_t)y * w + x] = fabsf(gx) + fabsf(gy);
-    }
+  for (int y = 0; y < h; y++)
+    sobel_row(img + (size_t)(y > 0 ? y - 1 : 0) * w, img + (size_t)y * w,
+              img + (size_t)(y < h - 1 ? y + 1 : h - 1) * w, w, mag + (size_t)y * w);
+}
+
+/* Largest gradient and frame difference of a row's n pixels into gm, dm
+ * (as float bits: non-negative floats order like them, so an integer max
+ * vectorises; NaN, whose bits are larger, is skipped as the float
+ * comparison skips it) */
+LT_VCM_CLONES
+static void strength_max_row(const float *restrict g, const float *restrict i0, const float *restrict i1, int n,
+                             uint32_t *gm, uint32_t *dm)
+{
+  uint32_t a = *gm, b = *dm;
+  const alias_u32 *gu = (const alias_u32 *)g;
+  for (int x = 0; x < n; x++) {
+    union { float f; uint32_t u; } dv = {fabsf(i1[x] - i0[x])};
+    uint32_t u = gu[x] & -(uint32_t)(gu[x] <= 0x7f800000u), e = dv.u & -(uint32_t)(dv.u <= 0x7f800000u);
+    a = u > a ? u : a;
+    b = e > b ? e : b;
+  }
+  *gm = a;
+  *dm = b;
+}
+
+/* F of a row's n interior pixels (gmax, dmax > 0): every operation on every
+ * pixel, so that it vectorises; the same expressions as a branch would */
+LT_VCM_CLONES
+static void strength_row(const float *restrict g, const float *restrict i0, const float *restrict i1, int n,
+                         float gmax, float dmax, float smin, float cmin, float gmin, float *restrict F)
+{
+  for (int x = 0; x < n; x++) {
+    float d = fabsf(i1[x] - i0[x]);
+    float gn = g[x] / gmax, dn = d / dmax;
+    float f = gn < dn ? gn : dn;
+    int drop = (f < smin) | (d < cmin) | (g[x] < gmin);
+    F[x] = drop ? 0.0f : f;
   }
 }
 
@@ -208,29 +264,37 @@ void lt_vcm_strength(const float *mag, const float *I0, const float *I1, int w, 
                      const lt_vcm_params *p, float *F)
 {
   int m = margin_of(p);
-  float gmax = 0.0f, dmax = 0.0f;
-#pragma omp parallel for schedule(static) reduction(max : gmax, dmax)
-  for (int y = m; y < h - m; y++)
-    for (int x = m; x < w - m; x++) {
-      size_t i = (size_t)y * w + x;
-      float d = fabsf(I1[i] - I0[i]);
-      gmax = mag[i] > gmax ? mag[i] : gmax;
-      dmax = d > dmax ? d : dmax;
+  uint32_t gbits = 0, dbits = 0;
+#pragma omp parallel
+  {
+    uint32_t gm = 0, dm = 0;
+#pragma omp for schedule(static)
+    for (int y = m; y < h - m; y++) {
+      size_t i = (size_t)y * w + m;
+      if (w - 2 * m > 0) strength_max_row(mag + i, I0 + i, I1 + i, w - 2 * m, &gm, &dm);
     }
-  float gmin = 8.0f * p->min_contrast;
+#pragma omp critical(lt_vcm_strength_max)
+    {
+      gbits = gm > gbits ? gm : gbits;
+      dbits = dm > dbits ? dm : dbits;
+    }
+  }
+  float gmax, dmax, gmin = 8.0f * p->min_contrast;
+  memcpy(&gmax, &gbits, sizeof gmax);
+  memcpy(&dmax, &dbits, sizeof dmax);
+  int any = gmax > 0.0f && dmax > 0.0f;
 #pragma omp parallel for schedule(static)
-  for (int y = 0; y < h; y++)
-    for (int x = 0; x < w; x++) {
-      size_t i = (size_t)y * w + x;
-      float f = 0.0f;
-      if (y >= m && y < h - m && x >= m && x < w - m && gmax > 0.0f && dmax > 0.0f) {
-        float d = fabsf(I1[i] - I0[i]);
-        float gn = mag[i] / gmax, dn = d / dmax;
-        f = gn < dn ? gn : dn;
-        if (f < p->min_strength || d < p->min_contrast || mag[i] < gmin) f = 0.0f;
-      }
-      F[i] = f;
+  for (int y = 0; y < h; y++) {
+    float *row = F + (size_t)y * w;
+    if (!any || y < m || y >= h - m || w - 2 * m <= 0) {
+      memset(row, 0, sizeof *row * w);
+      continue;
     }
+    memset(row, 0, sizeof *row * m);
+    memset(row + w - m, 0, sizeof *row * m);
+    size_t i = (size_t)y * w + m;
+    strength_row(mag + i, I0 + i, I1 + i, w - 2 * m, gmax, dmax, p->min_strength, p->min_contrast, gmin, row + m);
+  }
 }
 
 /* Inserts (f, idx) into the descending list best[0..*cnt) of at most k; an
@@ -285,8 +349,6 @@ int lt_vcm_select(const float *F, int w, int h, const lt_vcm_params *p, int *px,
 }
 
 /* ---- stage 2: normal correlation maps ---- */
-
-typedef uint32_t __attribute__((may_alias)) alias_u32;
 
 void lt_vcm_search_rect(const lt_vcm_params *p, int w, int h, int x, int y, int r[4])
 {
@@ -425,12 +487,69 @@ __attribute__((target("avx2"))) static void sad_avx2(const uint8_t *q0, const ui
 #undef NB_CASE
   }
 }
+
+
+/* The same SADs with AVX-512BW: 32 lanes of 16 bits per register (NB
+ * registers per row of offsets), written straight into the NCM rows as
+ * floats by masked stores (no scratch rows, no lane past the rectangle
+ * written). Loads read up to 31 bytes beyond the rectangle (LT_VCM_PAD8). */
+__attribute__((target("avx512f,avx512bw"), always_inline)) static inline void
+sad_avx512_nb(const uint8_t *q0, const uint8_t *q1, int w, int x, int y, int P, int oxa, int oya, int oyb, int nx,
+              float *out0, int M, const int NB)
+{
+  int hp = P / 2;
+  for (int oy = oya; oy <= oyb; oy++) {
+    __m512i acc[5];
+    for (int b = 0; b < NB; b++) acc[b] = _mm512_setzero_si512();
+    for (int ky = -hp; ky <= hp; ky++) {
+      const uint8_t *a = q0 + (size_t)(y + ky) * w + x;
+      const uint8_t *row = q1 + (size_t)(y + ky + oy) * w + x + oxa;
+      for (int kx = -hp; kx <= hp; kx++) {
+        __m512i v = _mm512_set1_epi16(a[kx]);
+        for (int b = 0; b < NB; b++) {
+          __m512i r = _mm512_cvtepu8_epi16(_mm256_loadu_si256((const __m256i *)(row + kx + 32 * b)));
+          acc[b] = _mm512_add_epi16(acc[b], _mm512_abs_epi16(_mm512_sub_epi16(r, v)));
+        }
+      }
+    }
+    float *out = out0 + (size_t)(oy - oya) * M;
+    for (int b = 0; b < NB; b++)
+      for (int half = 0; half < 2; half++) {
+        int l0 = 32 * b + 16 * half, left = nx - l0;
+        if (left <= 0) break;
+        __m256i s16 = half ? _mm512_extracti64x4_epi64(acc[b], 1) : _mm512_castsi512_si256(acc[b]);
+        __m512 f = _mm512_cvtepi32_ps(_mm512_cvtepu16_epi32(s16));
+        _mm512_mask_storeu_ps(out + l0, left >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << left) - 1u), f);
+      }
+  }
+}
+
+__attribute__((target("avx512f,avx512bw"))) static void sad_avx512(const uint8_t *q0, const uint8_t *q1, int w, int x,
+                                                                    int y, int P, int oxa, int oya, int oyb, int nx,
+                                                                    float *out0, int M)
+{
+  switch ((nx + 31) / 32) {
+#define NB_CASE(k) \
+  case k: sad_avx512_nb(q0, q1, w, x, y, P, oxa, oya, oyb, nx, out0, M, k); break;
+    NB_CASE(1) NB_CASE(2) NB_CASE(3) NB_CASE(4) NB_CASE(5)
+#undef NB_CASE
+  }
+}
 #endif
 
 void lt_vcm_ncm8(const uint8_t *q0, const uint8_t *q1, const float *I0, const float *I1, int w, int h, int x,
                  int y, const lt_vcm_params *p, uint16_t *scratch, float *ncm)
 {
 #ifdef HAVE_SAD_AVX2
+  if (p->patch <= 15 && __builtin_cpu_supports("avx512bw")) {
+    int R = p->search / 2, M = 2 * R + 1, r[4];
+    lt_vcm_search_rect(p, w, h, x, y, r);
+    if (r[1] - r[0] + 1 < M || r[3] - r[2] + 1 < M) /* offsets outside the rectangle are 0 */
+      memset(ncm, 0, sizeof *ncm * M * M);
+    sad_avx512(q0, q1, w, x, y, p->patch, r[0], r[2], r[3], r[1] - r[0] + 1, ncm + (size_t)(r[2] + R) * M + R + r[0], M);
+    ncm_similarity(ncm, r, p);
+    return;
+  }
   if (p->patch <= 15 && __builtin_cpu_supports("avx2")) { /* a load of libgcc's CPU model */
     int R = p->search / 2, M = 2 * R + 1, r[4];
     lt_vcm_search_rect(p, w, h, x, y, r);
