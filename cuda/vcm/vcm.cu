@@ -77,6 +77,7 @@ struct cuda_ctx {
   int kpt;                 /* offsets per thread of the map kernels (5, 17 or 66) */
   int per_cell;            /* vcm_k with a block per sub-window (K <= 2) */
   int ncm_simd;            /* ncm5_k<true> (LT_VCM_NCM=simd) */
+  int prefetch;            /* vcm_k<17, 1, true> (LT_VCM_PREFETCH=1) */
   int use_graph;           /* the pair's device work as a CUDA Graph (until a capture fails) */
   cudaGraphExec_t graph[2][2]; /* by I0 == I_base?, prev == prev_base? (the buffers swap) */
   uint8_t *I_base;         /* I0 as allocated */
@@ -656,7 +657,7 @@ __device__ __forceinline__ void vcm_finish(const float *acc, const int *cnt, lon
  * count of 2^-16 as the CPU does (exact: weights are multiples of 2^-16).
  * Each point's finished VCM goes to shared memory in turn for the arg-max
  * (the CPU's tie-break), sub-pixel refinement and motion evidence. */
-template <int KPT, int NP>
+template <int KPT, int NP, bool PF>
 __global__ void __launch_bounds__(MAP_THREADS, KPT > 17 ? 1 : NP == 1 ? 3 : 2)
 vcm_k(const float *__restrict__ ncm, const uint8_t *__restrict__ q0, const uint8_t *__restrict__ q1,
       const int *__restrict__ px, const int *__restrict__ py, const int *__restrict__ cstart, const int *n,
@@ -740,13 +741,34 @@ vcm_k(const float *__restrict__ ncm, const uint8_t *__restrict__ q0, const uint8
         nb_r[at] = make_int4(r[0], r[1], r[2], r[3]);
       }
       __syncthreads();
-      for (int q = 0; q < tot; q++) {
-        const float *s = ncm + (size_t)nb_j[q] * m2;
-        float sv[KPT];
+      float sv[KPT], nv[PF ? KPT : 1];
+      if (PF && tot > 0) { /* PF: the next neighbour's values are loaded while this one's are added */
+        const float *s = ncm + (size_t)nb_j[0] * m2;
 #pragma unroll
         for (int k = 0; k < KPT; k++) {
           int o = threadIdx.x + k * MAP_THREADS;
-          sv[k] = o < m2 ? __ldg(s + o) : 0.0f;
+          nv[k % (PF ? KPT : 1)] = o < m2 ? __ldg(s + o) : 0.0f;
+        }
+      }
+      for (int q = 0; q < tot; q++) {
+        if (PF) {
+#pragma unroll
+          for (int k = 0; k < KPT; k++) sv[k] = nv[k % (PF ? KPT : 1)];
+          if (q + 1 < tot) {
+            const float *s = ncm + (size_t)nb_j[q + 1] * m2;
+#pragma unroll
+            for (int k = 0; k < KPT; k++) {
+              int o = threadIdx.x + k * MAP_THREADS;
+              nv[k % (PF ? KPT : 1)] = o < m2 ? __ldg(s + o) : 0.0f;
+            }
+          }
+        } else {
+          const float *s = ncm + (size_t)nb_j[q] * m2;
+#pragma unroll
+          for (int k = 0; k < KPT; k++) {
+            int o = threadIdx.x + k * MAP_THREADS;
+            sv[k] = o < m2 ? __ldg(s + o) : 0.0f;
+          }
         }
         int fl = nb_full[q];
         int4 r = nb_r[q];
@@ -859,18 +881,23 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
     return LT_ERR_USAGE;
   }
   /* experiments (environment): LT_VCM_PER_CELL=0 a block per point in
-   * vcm_k; LT_VCM_NCM=simd the byte-SIMD ncm5_k; LT_VCM_NO_GRAPH=1 plain
-   * launches */
+   * vcm_k; LT_VCM_PREFETCH=1 a block per point that loads the next
+   * neighbour's NCM values while adding this one's (search <= 64); LT_VCM_NCM=simd the
+   * byte-SIMD ncm5_k; LT_VCM_NO_GRAPH=1 plain launches */
   const char *pc = getenv("LT_VCM_PER_CELL"), *nv = getenv("LT_VCM_NCM"), *ng = getenv("LT_VCM_NO_GRAPH");
-  c->per_cell = p->points_per_cell <= 2 && c->kpt <= 17 && !(pc && strcmp(pc, "0") == 0);
+  const char *pf = getenv("LT_VCM_PREFETCH");
+  c->prefetch = pf && strcmp(pf, "1") == 0; /* vcm_k<17, 1, true>: a block per point */
+  c->per_cell = p->points_per_cell <= 2 && c->kpt <= 17 && !(pc && strcmp(pc, "0") == 0) && !c->prefetch;
   c->ncm_simd = nv && strcmp(nv, "simd") == 0;
   c->use_graph = !(ng && *ng && strcmp(ng, "0") != 0);
   c->vcm_smem = (1 + (c->per_cell ? 2 : 1)) * m2 * sizeof(float); /* the map, then each point's support */
   c->ncm_smem = p->patch == 5 ? ncm5_smem(c->d.side) : (size_t)(p->search + p->patch) * (p->search + p->patch);
   /* a block per sub-window (both its points) where K <= 2 and the sums fit in registers */
-  const void *kv = c->kpt == 5    ? (c->per_cell ? (const void *)vcm_k<5, 2> : (const void *)vcm_k<5, 1>)
-                   : c->kpt == 17 ? (c->per_cell ? (const void *)vcm_k<17, 2> : (const void *)vcm_k<17, 1>)
-                                  : (const void *)vcm_k<66, 1>;
+  const void *kv = c->kpt == 5    ? (c->per_cell ? (const void *)vcm_k<5, 2, false> : (const void *)vcm_k<5, 1, false>)
+                   : c->kpt == 17 ? (c->prefetch   ? (const void *)vcm_k<17, 1, true>
+                                     : c->per_cell ? (const void *)vcm_k<17, 2, false>
+                                                   : (const void *)vcm_k<17, 1, false>)
+                                  : (const void *)vcm_k<66, 1, false>;
   const void *kn = p->patch == 5 ? (c->ncm_simd ? (const void *)ncm5_k<true> : (const void *)ncm5_k<false>)
                    : c->kpt == 5 ? (const void *)ncm_k<5>
                    : c->kpt == 17 ? (const void *)ncm_k<17> : (const void *)ncm_k<66>;
@@ -1018,12 +1045,15 @@ static int launch_pair(cuda_ctx *c)
     ncm_k<66><<<d.maxpts, MAP_THREADS, c->ncm_smem, c->s>>>(c->I0, c->I1, c->px, c->py, c->n, d, c->ncm);
   LT_CU(cudaEventRecordWithFlags(c->ev[2], c->s, cudaEventRecordExternal), "vcm timing");
 #define LT_VCM_K(K, NP, blocks)                                                                       \
-  vcm_k<K, NP><<<blocks, MAP_THREADS, c->vcm_smem, c->s>>>(c->ncm, c->I0, c->I1, c->px, c->py, c->cstart, \
+  vcm_k<K, NP, false><<<blocks, MAP_THREADS, c->vcm_smem, c->s>>>(c->ncm, c->I0, c->I1, c->px, c->py, c->cstart, \
                                                           c->n, c->wt, c->prev, c->nprev, d, c->cur)
   if (c->kpt == 5 && c->per_cell)
     LT_VCM_K(5, 2, ncell);
   else if (c->kpt == 5)
     LT_VCM_K(5, 1, d.maxpts);
+  else if (c->kpt == 17 && c->prefetch) /* LT_VCM_PREFETCH=1 (experiment) */
+    vcm_k<17, 1, true><<<d.maxpts, MAP_THREADS, c->vcm_smem, c->s>>>(c->ncm, c->I0, c->I1, c->px, c->py, c->cstart,
+                                                                     c->n, c->wt, c->prev, c->nprev, d, c->cur);
   else if (c->kpt == 17 && c->per_cell)
     LT_VCM_K(17, 2, ncell);
   else if (c->kpt == 17)
