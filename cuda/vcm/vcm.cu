@@ -1,12 +1,13 @@
 /* vcm.cu - the CUDA backend of Vector Coherence Mapping (seeds/002 section 6),
  * matching the CPU reference src/vcm/vcm.c stage by stage.
  *
- * One pair = 1 upload (I1; I0 too unless it is the last pair's I1, whose copy
- * is kept: vcm.h) of the frame as bytes (rounded on the host by lt_vcm_round8
- * as the CPU backend, or 8-bit video's bytes as they are through pair8; via
- * pinned staging: 0.3 MB at 640x480 instead of a pageable 1.2 MB of
- * floats), 1 memset, 5 kernels, 1 download and one
- * synchronisation on one stream:
+ * One pair = the upload of I1 (I0 too unless it is the last pair's I1, whose
+ * copy is kept: vcm.h) as bytes (rounded on the host by lt_vcm_round8 as the
+ * CPU backend, or 8-bit video's bytes as they are through pair8; via pinned
+ * staging), one CUDA Graph (captured at first use for each state of the
+ * swapping frame and vector buffers; plain launches if capturing fails or
+ * LT_VCM_NO_GRAPH=1) holding 1 memset, 5 kernels, the phase events and the
+ * count's copies, then the vectors' download and one synchronisation:
  *   strength_k  Sobel |Gx|+|Gy| of I0 -> mag, interior maxima of mag and
  *               |I1-I0| (atomicMax on the float bits: non-negative floats
  *               order like their bit patterns);
@@ -17,25 +18,25 @@
  *   compact_k   one block: prefix sum of the per-cell counts -> the point
  *               list in cell order, each cell's first point (cstart) and n
  *               (stays on the device);
- *   ncm_k       one block per point: I1's window under the clamped search
- *               rectangle and the patch in shared memory, SADs in registers
- *               (patch pixels summed in the CPU's order), block min/max,
- *               similarity;
- *   vcm_k       one block per point: the neighbour list by block ballot over
- *               the points of the sub-windows the radius reaches (in point
- *               order = the CPU's summation order; before, every block
- *               scanned all n points), the weighted sum of
- *               their NCMs and the support C(o) (integer units of 2^-16) in
- *               registers, temporal prior,
- *               block arg-max with the CPU's tie-break, sub-pixel refinement,
- *               the vector's motion evidence (one warp).
- *               (Before: every thread of every block walked all n points and
- *               the sums lived in shared memory: 1.04 ms of 2.5 ms per pair.)
+ *   ncm5_k      (the default 5x5 patch; ncm_k for others) one block per
+ *               point: I1's window under the clamped search rectangle in
+ *               shared memory, each thread a 4x5 tile of offsets whose
+ *               integer SADs stay in registers (four pixels per byte-SIMD
+ *               instruction pair), block min/max, similarity;
+ *   vcm_k       one block per point (or per sub-window, an experiment): the neighbour list by
+ *               block ballot over the points of the sub-windows the radius
+ *               reaches (in point order = the CPU's summation order), the
+ *               weighted sums of their NCMs in registers and the support
+ *               C(o) (integer units of 2^-16) in shared memory, temporal
+ *               prior, block arg-max with the CPU's tie-break, sub-pixel
+ *               refinement, the vector's motion evidence (one warp).
  * Products are written with __fmul_rn/__fadd_rn where the CPU has a multiply
  * followed by an add, so no fused multiply-add changes the rounding. The
  * weight table comes from lt_vcm_weight_table (host), so weights are equal
  * to the bit; only expf (LT_VCM_SIM_EXP) can differ by an ulp.
- * Everything is allocated in create; pair allocates nothing. */
+ * Everything is allocated in create; pair allocates nothing. Experiments
+ * (environment, for A/B runs; all give the same vectors): LT_VCM_PER_CELL=1,
+ * LT_VCM_NCM=sad, LT_VCM_NO_GRAPH=1 (cu_alloc). */
 #include <limits.h>
 #include <math.h>
 #include <stdint.h>
@@ -75,9 +76,8 @@ struct cuda_ctx {
   double t[3];       /* seconds per phase since create (points incl. upload, NCM, VCM) */
   size_t vcm_smem, ncm_smem;
   int kpt;                 /* offsets per thread of the map kernels (5, 17 or 66) */
-  int per_cell;            /* vcm_k with a block per sub-window (K <= 2) */
-  int ncm_simd;            /* ncm5_k<true> (LT_VCM_NCM=simd) */
-  int prefetch;            /* vcm_k<17, 1, true> (LT_VCM_PREFETCH=1) */
+  int per_cell;            /* vcm_k with a block per sub-window (K <= 2; LT_VCM_PER_CELL=1) */
+  int ncm_simd;            /* ncm5_k<true> (unless LT_VCM_NCM=sad) */
   int use_graph;           /* the pair's device work as a CUDA Graph (until a capture fails) */
   cudaGraphExec_t graph[2][2]; /* by I0 == I_base?, prev == prev_base? (the buffers swap) */
   uint8_t *I_base;         /* I0 as allocated */
@@ -344,15 +344,19 @@ ncm_k(const uint8_t *__restrict__ I0, const uint8_t *__restrict__ I1, const int 
 /* The NCM of the default 5x5 patch, register-tiled: one block per point,
  * each thread a tile of NCM_TX x NCM_TY offsets (4 across, 5 down) whose
  * SADs stay in registers. The I1 window under the clamped search rectangle
- * is staged as ints (rows padded to a multiple of 4, zeros past the
- * rectangle), so a thread reads each of the tile's NCM_TY + 4 window rows
- * with two 16-byte loads and uses it for every patch row that meets it:
- * 20 offsets x 25 __sad from 18 shared loads (ncm_k: one byte load per
- * __sad). The patch is in registers (the same 25 values in every thread).
- * SADs are integers, so they equal ncm_k's and the CPU's whatever the
- * order; min/max are order-free; the similarity is ncm_k's expression. The
- * SADs wait in shared memory (as floats) for the block's min/max, then go
- * out coalesced. */
+ * is staged in shared memory (rows padded to a multiple of 4, zeros past
+ * the rectangle), so a thread reads each of the tile's NCM_TY + 4 window
+ * rows once (8 pixels) and uses it for every patch row that meets it. SIMD
+ * (the default): the window as bytes, two 4-byte loads per row, and per
+ * offset and patch row one __byte_perm, __vabsdiffu4, __dp4a and __sad
+ * (five pixels); else the window as ints, two 16-byte loads per row and
+ * 25 __sad per offset (ncm_k: one byte load per __sad). The patch is in
+ * registers (the same 25 values in every thread). SADs are integers, so
+ * they equal ncm_k's and the CPU's whatever the order; min/max are
+ * order-free; the similarity is ncm_k's expression. The SADs wait in
+ * shared memory (as floats) for the block's min/max, then go out
+ * coalesced. H100, 640x480, 2048 points: 51 us SIMD, 62 us __sad, 86 us
+ * ncm_k. */
 #define NCM_TX 4
 #define NCM_TY 5
 __device__ __forceinline__ int ncm5_ww(int nx) { return NCM_TX * ((nx + NCM_TX - 1) / NCM_TX) + NCM_TX; }
@@ -362,8 +366,9 @@ template <bool SIMD>
 __global__ void __launch_bounds__(MAP_THREADS)
 ncm5_k(const uint8_t *__restrict__ I0, const uint8_t *__restrict__ I1, const int *__restrict__ px,
        const int *__restrict__ py, const int *n, vcm_dev_params d, float *__restrict__ ncm)
-{ /* SIMD (LT_VCM_NCM=simd, an experiment): the window as bytes, four
-   * patch pixels per __vabsdiffu4 + __dp4a and the fifth by __sad */
+{ /* SIMD (the default; LT_VCM_NCM=sad for false): the window as bytes,
+   * a patch row's first four pixels by one __vabsdiffu4 + __dp4a on the
+   * window bytes aligned with __byte_perm, the fifth by __sad */
   extern __shared__ int4 smem4[];
   __shared__ float rmin[MAP_THREADS / 32], rmax[MAP_THREADS / 32];
   int i = blockIdx.x;
@@ -657,7 +662,7 @@ __device__ __forceinline__ void vcm_finish(const float *acc, const int *cnt, lon
  * count of 2^-16 as the CPU does (exact: weights are multiples of 2^-16).
  * Each point's finished VCM goes to shared memory in turn for the arg-max
  * (the CPU's tie-break), sub-pixel refinement and motion evidence. */
-template <int KPT, int NP, bool PF>
+template <int KPT, int NP>
 __global__ void __launch_bounds__(MAP_THREADS, KPT > 17 ? 1 : NP == 1 ? 3 : 2)
 vcm_k(const float *__restrict__ ncm, const uint8_t *__restrict__ q0, const uint8_t *__restrict__ q1,
       const int *__restrict__ px, const int *__restrict__ py, const int *__restrict__ cstart, const int *n,
@@ -741,34 +746,13 @@ vcm_k(const float *__restrict__ ncm, const uint8_t *__restrict__ q0, const uint8
         nb_r[at] = make_int4(r[0], r[1], r[2], r[3]);
       }
       __syncthreads();
-      float sv[KPT], nv[PF ? KPT : 1];
-      if (PF && tot > 0) { /* PF: the next neighbour's values are loaded while this one's are added */
-        const float *s = ncm + (size_t)nb_j[0] * m2;
+      for (int q = 0; q < tot; q++) {
+        const float *s = ncm + (size_t)nb_j[q] * m2;
+        float sv[KPT];
 #pragma unroll
         for (int k = 0; k < KPT; k++) {
           int o = threadIdx.x + k * MAP_THREADS;
-          nv[k % (PF ? KPT : 1)] = o < m2 ? __ldg(s + o) : 0.0f;
-        }
-      }
-      for (int q = 0; q < tot; q++) {
-        if (PF) {
-#pragma unroll
-          for (int k = 0; k < KPT; k++) sv[k] = nv[k % (PF ? KPT : 1)];
-          if (q + 1 < tot) {
-            const float *s = ncm + (size_t)nb_j[q + 1] * m2;
-#pragma unroll
-            for (int k = 0; k < KPT; k++) {
-              int o = threadIdx.x + k * MAP_THREADS;
-              nv[k % (PF ? KPT : 1)] = o < m2 ? __ldg(s + o) : 0.0f;
-            }
-          }
-        } else {
-          const float *s = ncm + (size_t)nb_j[q] * m2;
-#pragma unroll
-          for (int k = 0; k < KPT; k++) {
-            int o = threadIdx.x + k * MAP_THREADS;
-            sv[k] = o < m2 ? __ldg(s + o) : 0.0f;
-          }
+          sv[k] = o < m2 ? __ldg(s + o) : 0.0f;
         }
         int fl = nb_full[q];
         int4 r = nb_r[q];
@@ -880,24 +864,21 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
     lt_error("vcm: search %d too large for the CUDA backend", p->search);
     return LT_ERR_USAGE;
   }
-  /* experiments (environment): LT_VCM_PER_CELL=0 a block per point in
-   * vcm_k; LT_VCM_PREFETCH=1 a block per point that loads the next
-   * neighbour's NCM values while adding this one's (search <= 64); LT_VCM_NCM=simd the
-   * byte-SIMD ncm5_k; LT_VCM_NO_GRAPH=1 plain launches */
+  /* experiments (environment; the same vectors, H100 kernel times in
+   * docs/PERFORMANCE.md): LT_VCM_PER_CELL=1 vcm_k with a block per
+   * sub-window (1.5x less L2 traffic, yet 128 vs 104 us: half the
+   * occupancy); LT_VCM_NCM=sad ncm5_k with __sad per pixel instead of the
+   * byte SIMD (62 vs 51 us); LT_VCM_NO_GRAPH=1 plain launches */
   const char *pc = getenv("LT_VCM_PER_CELL"), *nv = getenv("LT_VCM_NCM"), *ng = getenv("LT_VCM_NO_GRAPH");
-  const char *pf = getenv("LT_VCM_PREFETCH");
-  c->prefetch = pf && strcmp(pf, "1") == 0; /* vcm_k<17, 1, true>: a block per point */
-  c->per_cell = p->points_per_cell <= 2 && c->kpt <= 17 && !(pc && strcmp(pc, "0") == 0) && !c->prefetch;
-  c->ncm_simd = nv && strcmp(nv, "simd") == 0;
+  c->per_cell = p->points_per_cell <= 2 && c->kpt <= 17 && pc && strcmp(pc, "1") == 0;
+  c->ncm_simd = !(nv && strcmp(nv, "sad") == 0);
   c->use_graph = !(ng && *ng && strcmp(ng, "0") != 0);
   c->vcm_smem = (1 + (c->per_cell ? 2 : 1)) * m2 * sizeof(float); /* the map, then each point's support */
   c->ncm_smem = p->patch == 5 ? ncm5_smem(c->d.side) : (size_t)(p->search + p->patch) * (p->search + p->patch);
   /* a block per sub-window (both its points) where K <= 2 and the sums fit in registers */
-  const void *kv = c->kpt == 5    ? (c->per_cell ? (const void *)vcm_k<5, 2, false> : (const void *)vcm_k<5, 1, false>)
-                   : c->kpt == 17 ? (c->prefetch   ? (const void *)vcm_k<17, 1, true>
-                                     : c->per_cell ? (const void *)vcm_k<17, 2, false>
-                                                   : (const void *)vcm_k<17, 1, false>)
-                                  : (const void *)vcm_k<66, 1, false>;
+  const void *kv = c->kpt == 5    ? (c->per_cell ? (const void *)vcm_k<5, 2> : (const void *)vcm_k<5, 1>)
+                   : c->kpt == 17 ? (c->per_cell ? (const void *)vcm_k<17, 2> : (const void *)vcm_k<17, 1>)
+                                  : (const void *)vcm_k<66, 1>;
   const void *kn = p->patch == 5 ? (c->ncm_simd ? (const void *)ncm5_k<true> : (const void *)ncm5_k<false>)
                    : c->kpt == 5 ? (const void *)ncm_k<5>
                    : c->kpt == 17 ? (const void *)ncm_k<17> : (const void *)ncm_k<66>;
@@ -1021,8 +1002,11 @@ static int cu_pair8(void *vctx, const uint8_t *Q0, const uint8_t *Q1, lt_vcm_vec
  * (plain launches, or captured into a graph): the maxima reset, the five
  * kernels, the phase events ev[1..3] (external records, so that a graph
  * records them too) and the count's copies. */
-static int launch_pair(cuda_ctx *c)
+static int launch_pair(cuda_ctx *c, int capturing)
 {
+  /* external records in a capture (graph nodes that record); outside one
+   * that flag is an error (cudaErrorIllegalState), plain records */
+  unsigned evf = capturing ? cudaEventRecordExternal : cudaEventRecordDefault;
   const vcm_dev_params &d = c->d;
   LT_CU(cudaMemsetAsync(c->maxbits, 0, 2 * sizeof(unsigned), c->s), "vcm maxima reset");
   dim3 tb(32, 8), gb((d.w + 31) / 32, (d.h + 7) / 8);
@@ -1032,7 +1016,7 @@ static int launch_pair(cuda_ctx *c)
                                                                           c->maxbits, d, c->cellidx,
                                                                           c->cellcnt);
   compact_k<<<1, 1024, 0, c->s>>>(c->cellidx, c->cellcnt, d, c->px, c->py, c->cstart, c->n);
-  LT_CU(cudaEventRecordWithFlags(c->ev[1], c->s, cudaEventRecordExternal), "vcm timing");
+  LT_CU(cudaEventRecordWithFlags(c->ev[1], c->s, evf), "vcm timing");
   if (d.patch == 5 && c->ncm_simd)
     ncm5_k<true><<<d.maxpts, MAP_THREADS, c->ncm_smem, c->s>>>(c->I0, c->I1, c->px, c->py, c->n, d, c->ncm);
   else if (d.patch == 5)
@@ -1043,17 +1027,14 @@ static int launch_pair(cuda_ctx *c)
     ncm_k<17><<<d.maxpts, MAP_THREADS, c->ncm_smem, c->s>>>(c->I0, c->I1, c->px, c->py, c->n, d, c->ncm);
   else
     ncm_k<66><<<d.maxpts, MAP_THREADS, c->ncm_smem, c->s>>>(c->I0, c->I1, c->px, c->py, c->n, d, c->ncm);
-  LT_CU(cudaEventRecordWithFlags(c->ev[2], c->s, cudaEventRecordExternal), "vcm timing");
+  LT_CU(cudaEventRecordWithFlags(c->ev[2], c->s, evf), "vcm timing");
 #define LT_VCM_K(K, NP, blocks)                                                                       \
-  vcm_k<K, NP, false><<<blocks, MAP_THREADS, c->vcm_smem, c->s>>>(c->ncm, c->I0, c->I1, c->px, c->py, c->cstart, \
+  vcm_k<K, NP><<<blocks, MAP_THREADS, c->vcm_smem, c->s>>>(c->ncm, c->I0, c->I1, c->px, c->py, c->cstart, \
                                                           c->n, c->wt, c->prev, c->nprev, d, c->cur)
   if (c->kpt == 5 && c->per_cell)
     LT_VCM_K(5, 2, ncell);
   else if (c->kpt == 5)
     LT_VCM_K(5, 1, d.maxpts);
-  else if (c->kpt == 17 && c->prefetch) /* LT_VCM_PREFETCH=1 (experiment) */
-    vcm_k<17, 1, true><<<d.maxpts, MAP_THREADS, c->vcm_smem, c->s>>>(c->ncm, c->I0, c->I1, c->px, c->py, c->cstart,
-                                                                     c->n, c->wt, c->prev, c->nprev, d, c->cur);
   else if (c->kpt == 17 && c->per_cell)
     LT_VCM_K(17, 2, ncell);
   else if (c->kpt == 17)
@@ -1061,7 +1042,7 @@ static int launch_pair(cuda_ctx *c)
   else
     LT_VCM_K(66, 1, d.maxpts);
 #undef LT_VCM_K
-  LT_CU(cudaEventRecordWithFlags(c->ev[3], c->s, cudaEventRecordExternal), "vcm timing");
+  LT_CU(cudaEventRecordWithFlags(c->ev[3], c->s, evf), "vcm timing");
   LT_CU(cudaGetLastError(), "vcm kernels");
   LT_CU(cudaMemcpyAsync(c->h_n, c->n, sizeof(int), cudaMemcpyDeviceToHost, c->s), "vcm count download");
   LT_CU(cudaMemcpyAsync(c->nprev, c->n, sizeof(int), cudaMemcpyDeviceToDevice, c->s), "vcm count");
@@ -1081,7 +1062,7 @@ static int pair_graph(cuda_ctx *c, cudaGraphExec_t *out)
   }
   cudaGraph_t gr = NULL;
   cudaError_t ce = cudaStreamBeginCapture(c->s, cudaStreamCaptureModeThreadLocal);
-  int e = ce == cudaSuccess ? launch_pair(c) : 1;
+  int e = ce == cudaSuccess ? launch_pair(c, 1) : 1;
   if (ce == cudaSuccess) ce = cudaStreamEndCapture(c->s, &gr);
   if (!e && ce == cudaSuccess) ce = cudaGraphInstantiate(&c->graph[gi][gv], gr, 0);
   if (gr) cudaGraphDestroy(gr);
@@ -1111,7 +1092,7 @@ static int cu_run(cuda_ctx *c, int up0, lt_vcm_vector *out, int cap, int *nout)
   if (c->use_graph)
     LT_CU(cudaGraphLaunch(g, c->s), "vcm pair graph");
   else {
-    int e = launch_pair(c);
+    int e = launch_pair(c, 0);
     if (e) return e;
   }
   /* all slots in the same trip (one synchronisation): at most cap, past n unspecified */
