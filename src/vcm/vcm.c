@@ -537,11 +537,18 @@ __attribute__((target("avx512f,avx512bw"))) static void sad_avx512(const uint8_t
 }
 #endif
 
+static int simd_max = 2; /* lt_vcm_set_simd */
+
+void lt_vcm_set_simd(int level)
+{
+  simd_max = level;
+}
+
 void lt_vcm_ncm8(const uint8_t *q0, const uint8_t *q1, const float *I0, const float *I1, int w, int h, int x,
                  int y, const lt_vcm_params *p, uint16_t *scratch, float *ncm)
 {
 #ifdef HAVE_SAD_AVX2
-  if (p->patch <= 15 && __builtin_cpu_supports("avx512bw")) {
+  if (p->patch <= 15 && simd_max >= 2 && __builtin_cpu_supports("avx512bw")) {
     int R = p->search / 2, M = 2 * R + 1, r[4];
     lt_vcm_search_rect(p, w, h, x, y, r);
     if (r[1] - r[0] + 1 < M || r[3] - r[2] + 1 < M) /* offsets outside the rectangle are 0 */
@@ -550,7 +557,7 @@ void lt_vcm_ncm8(const uint8_t *q0, const uint8_t *q1, const float *I0, const fl
     ncm_similarity(ncm, r, p);
     return;
   }
-  if (p->patch <= 15 && __builtin_cpu_supports("avx2")) { /* a load of libgcc's CPU model */
+  if (p->patch <= 15 && simd_max >= 1 && __builtin_cpu_supports("avx2")) { /* a load of libgcc's CPU model */
     int R = p->search / 2, M = 2 * R + 1, r[4];
     lt_vcm_search_rect(p, w, h, x, y, r);
     int nx = r[1] - r[0] + 1, nb = (nx + 15) / 16;
