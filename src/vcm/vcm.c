@@ -701,6 +701,7 @@ typedef struct cpu_ctx {
   uint8_t *q[2];    /* and as bytes */
   uint16_t *sad;    /* per thread SAD rows (lt_vcm_ncm8) */
   int32_t *cnt;     /* per thread support C(o) in units of 2^-16 */
+  int32_t *zero;    /* m2 zeros: the support of a point without clamped neighbours */
   int32_t *wq;      /* weight table in units of 2^-16 */
   const float *last_I1; /* the last pair's I1 (its rounded copy is rf[1], q[1]; vcm.h) */
   int have_last;    /* rf[1], q[1] hold the last pair's I1 (pair or pair8) */
@@ -722,6 +723,7 @@ static void cpu_destroy(void *vctx)
   free(c->ncm);
   free(c->acc);
   free(c->cnt);
+  free(c->zero);
   free(c->wt);
   free(c->wq);
   for (int k = 0; k < 2; k++) {
@@ -757,6 +759,7 @@ static int cpu_create(void **out, const lt_vcm_params *p, int w, int h)
   c->ncm = malloc((size_t)c->maxpts * m2 * sizeof *c->ncm);
   c->acc = malloc((size_t)c->nthreads * 2 * m2 * sizeof *c->acc); /* two points at a time */
   c->cnt = malloc((size_t)c->nthreads * 2 * m2 * sizeof *c->cnt);
+  c->zero = calloc(m2, sizeof *c->zero);
   c->sad = malloc((size_t)c->nthreads * c->side * SAD_LANES * sizeof *c->sad);
   c->wt = malloc(r2 * sizeof *c->wt);
   c->wq = malloc(r2 * sizeof *c->wq);
@@ -769,7 +772,7 @@ static int cpu_create(void **out, const lt_vcm_params *p, int w, int h)
   c->py = malloc((size_t)c->maxpts * sizeof *c->py);
   c->prev = malloc((size_t)c->maxpts * sizeof *c->prev);
   c->cur = malloc((size_t)c->maxpts * sizeof *c->cur);
-  if (!c->mag || !c->F || !c->ncm || !c->acc || !c->cnt || !c->sad || !c->wt || !c->wq || !c->rf[0] ||
+  if (!c->mag || !c->F || !c->ncm || !c->acc || !c->cnt || !c->zero || !c->sad || !c->wt || !c->wq || !c->rf[0] ||
       !c->rf[1] || !c->q[0] || !c->q[1] || !c->px || !c->py || !c->prev || !c->cur ||
       !c->cstart)
     goto nomem;
@@ -812,17 +815,26 @@ static void acc_add(float *restrict acc, const float *restrict s, float wv, int 
   for (int o = 0; o < m2; o++) acc[o] += wv * s[o];
 }
 
-/* acc_add into two sums from one read of s */
+/* acc_add into two sums from one read of s; first: the sums start here
+ * (a0 = w0 s: what +0 + w0 s gives, as s >= +0; no memset before) */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
 #endif
-static void acc_add2(float *restrict a0, float *restrict a1, const float *restrict s, float w0, float w1, int m2)
+static void acc_add2(float *restrict a0, float *restrict a1, const float *restrict s, float w0, float w1, int m2,
+                     int first)
 {
-  for (int o = 0; o < m2; o++) {
-    float v = s[o];
-    a0[o] += w0 * v;
-    a1[o] += w1 * v;
-  }
+  if (first)
+    for (int o = 0; o < m2; o++) {
+      float v = s[o];
+      a0[o] = w0 * v;
+      a1[o] = w1 * v;
+    }
+  else
+    for (int o = 0; o < m2; o++) {
+      float v = s[o];
+      a0[o] += w0 * v;
+      a1[o] += w1 * v;
+    }
 }
 
 /* acc[o] /= C(o) = full + cnt[o] where 4 C(o) >= sw (LT_VCM_MIN_SUPPORT =
@@ -904,8 +916,7 @@ static void vcm_points(const cpu_ctx *c, int i, int np, float *acc, int32_t *cnt
 {
   int R = c->p.coherence_radius, M = c->side, m2 = M * M, S2 = c->p.search / 2, gx = c->p.grid_x;
   int64_t sw[2] = {0, 0}, full[2] = {0, 0};
-  memset(acc, 0, sizeof *acc * m2 * np);
-  memset(cnt, 0, sizeof *cnt * m2 * np);
+  int nn = 0, partial[2] = {0, 0}; /* neighbours so far; cnt[k] set (else C(o) = full: c->zero) */
   int xlo = c->px[i], xhi = xlo, ylo = c->py[i], yhi = ylo;
   if (np == 2) {
     xlo = c->px[i + 1] < xlo ? c->px[i + 1] : xlo;
@@ -926,9 +937,12 @@ static void vcm_points(const cpu_ctx *c, int i, int np, float *acc, int32_t *cnt
       if (!near[0] && !(np == 2 && near[1])) continue;
       const float *s = c->ncm + (size_t)j * m2;
       if (np == 2)
-        acc_add2(acc, acc + m2, s, near[0] ? c->wt[d2[0]] : 0.0f, near[1] ? c->wt[d2[1]] : 0.0f, m2);
+        acc_add2(acc, acc + m2, s, near[0] ? c->wt[d2[0]] : 0.0f, near[1] ? c->wt[d2[1]] : 0.0f, m2, nn == 0);
+      else if (nn == 0) /* the first neighbour: acc = +0 + w s */
+        for (int o = 0; o < m2; o++) acc[o] = c->wt[d2[0]] * s[o];
       else
         acc_add(acc, s, c->wt[d2[0]], m2);
+      nn++;
       int r[4];
       lt_vcm_search_rect(&c->p, c->w, c->h, c->px[j], c->py[j], r);
       int isfull = r[0] == -S2 && r[1] == S2 && r[2] == -S2 && r[3] == S2;
@@ -940,13 +954,18 @@ static void vcm_points(const cpu_ctx *c, int i, int np, float *acc, int32_t *cnt
           full[k] += wq;
           continue;
         }
+        if (!partial[k]) {
+          memset(cnt + (size_t)k * m2, 0, sizeof *cnt * m2);
+          partial[k] = 1;
+        }
         for (int oy = r[2]; oy <= r[3]; oy++) {
           int32_t *row = cnt + (size_t)k * m2 + (oy + S2) * M + S2;
           for (int ox = r[0]; ox <= r[1]; ox++) row[ox] += wq;
         }
       }
     }
-  for (int k = 0; k < np; k++) vcm_finish(c, i + k, acc + (size_t)k * m2, cnt + (size_t)k * m2, sw[k], full[k], out + k);
+  for (int k = 0; k < np; k++)
+    vcm_finish(c, i + k, acc + (size_t)k * m2, partial[k] ? cnt + (size_t)k * m2 : c->zero, sw[k], full[k], out + k);
 }
 
 /* Bands of sub-window rows per pair in cpu_run (each band: two OpenMP
