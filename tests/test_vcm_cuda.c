@@ -2,7 +2,7 @@
  * reference (src/vcm/vcm.c): the same points in the same order, vectors
  * within tolerance, on Yosemite 9->10 (defaults), Yosemite 8->9->10 with the
  * temporal prior, synthetic rotation, the exp similarity and parabola
- * refinement, a 40x30 frame under a 64x64 search, search 128 (large shared
+ * refinement, patch 7 with K 1, K 3, a 40x30 frame under a 64x64 search, search 128 (large shared
  * memory), uniform frames (n = 0). SKIP when no CUDA device (or a CPU-only
  * build).
  *
@@ -148,6 +148,14 @@ int main(void)
   t = p;
   t.search = 128;
   compare("yosemite search 128", &t, yos, 1, w, h, VCM_TOL_EXACT, 1.0, 1);
+  t = p; /* the generic NCM kernel (any patch) and the block per sub-window with one point */
+  t.patch = 7;
+  t.points_per_cell = 1;
+  compare("yosemite patch 7, K 1", &t, yos, 1, w, h, VCM_TOL_EXACT, 1.0, 1);
+  t = p; /* K 3: a block per point */
+  t.points_per_cell = 3;
+  t.coherence_radius = 12;
+  compare("yosemite K 3, radius 12", &t, yos, 1, w, h, VCM_TOL_EXACT, 1.0, 1);
 
   enum { W = 160, H = 160 };
   static float s0[W * H], s1[W * H], f0[40 * 30], f1[40 * 30];

@@ -1,12 +1,13 @@
 /* vcm.cu - the CUDA backend of Vector Coherence Mapping (seeds/002 section 6),
  * matching the CPU reference src/vcm/vcm.c stage by stage.
  *
- * One pair = 1 upload (I1; I0 too unless it is the last pair's I1, whose copy
- * is kept: vcm.h) of the frame as bytes (rounded on the host by lt_vcm_round8
- * as the CPU backend, or 8-bit video's bytes as they are through pair8; via
- * pinned staging: 0.3 MB at 640x480 instead of a pageable 1.2 MB of
- * floats), 1 memset, 5 kernels, 1 download and one
- * synchronisation on one stream:
+ * One pair = the upload of I1 (I0 too unless it is the last pair's I1, whose
+ * copy is kept: vcm.h) as bytes (rounded on the host by lt_vcm_round8 as the
+ * CPU backend, or 8-bit video's bytes as they are through pair8; via pinned
+ * staging), one CUDA Graph (captured at first use for each state of the
+ * swapping frame and vector buffers; plain launches if capturing fails or
+ * LT_VCM_NO_GRAPH=1) holding 1 memset, 5 kernels, the phase events and the
+ * count's copies, then the vectors' download and one synchronisation:
  *   strength_k  Sobel |Gx|+|Gy| of I0 -> mag, interior maxima of mag and
  *               |I1-I0| (atomicMax on the float bits: non-negative floats
  *               order like their bit patterns);
@@ -17,25 +18,26 @@
  *   compact_k   one block: prefix sum of the per-cell counts -> the point
  *               list in cell order, each cell's first point (cstart) and n
  *               (stays on the device);
- *   ncm_k       one block per point: I1's window under the clamped search
- *               rectangle and the patch in shared memory, SADs in registers
- *               (patch pixels summed in the CPU's order), block min/max,
- *               similarity;
- *   vcm_k       one block per point: the neighbour list by block ballot over
- *               the points of the sub-windows the radius reaches (in point
- *               order = the CPU's summation order; before, every block
- *               scanned all n points), the weighted sum of
- *               their NCMs and the support C(o) (integer units of 2^-16) in
- *               registers, temporal prior,
- *               block arg-max with the CPU's tie-break, sub-pixel refinement,
- *               the vector's motion evidence (one warp).
- *               (Before: every thread of every block walked all n points and
- *               the sums lived in shared memory: 1.04 ms of 2.5 ms per pair.)
+ *   ncm5_k      (the default 5x5 patch; ncm_k for others) one block per
+ *               point: I1's window under the clamped search rectangle in
+ *               shared memory, each thread a 4x5 tile of offsets whose
+ *               integer SADs stay in registers (four pixels per byte-SIMD
+ *               instruction pair), block min/max, similarity;
+ *   vcm_k       one block per point (or per sub-window, an experiment): the neighbour list by
+ *               block ballot over the points of the sub-windows the radius
+ *               reaches (in point order = the CPU's summation order), the
+ *               weighted sums of their NCMs in registers and the support
+ *               C(o) (integer units of 2^-16) in shared memory, temporal
+ *               prior, block arg-max with the CPU's tie-break, sub-pixel
+ *               refinement, the vector's motion evidence (one warp).
  * Products are written with __fmul_rn/__fadd_rn where the CPU has a multiply
  * followed by an add, so no fused multiply-add changes the rounding. The
  * weight table comes from lt_vcm_weight_table (host), so weights are equal
  * to the bit; only expf (LT_VCM_SIM_EXP) can differ by an ulp.
- * Everything is allocated in create; pair allocates nothing. */
+ * Everything is allocated in create; pair allocates nothing. Experiments
+ * (environment, for A/B runs; all give the same vectors): LT_VCM_PER_CELL=1,
+ * LT_VCM_NCM=sad, LT_VCM_NO_GRAPH=1 (cu_alloc). */
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -74,6 +76,12 @@ struct cuda_ctx {
   double t[3];       /* seconds per phase since create (points incl. upload, NCM, VCM) */
   size_t vcm_smem, ncm_smem;
   int kpt;                 /* offsets per thread of the map kernels (5, 17 or 66) */
+  int per_cell;            /* vcm_k with a block per sub-window (K <= 2; LT_VCM_PER_CELL=1) */
+  int ncm_simd;            /* ncm5_k<true> (unless LT_VCM_NCM=sad) */
+  int use_graph;           /* the pair's device work as a CUDA Graph (until a capture fails) */
+  cudaGraphExec_t graph[2][2]; /* by I0 == I_base?, prev == prev_base? (the buffers swap) */
+  uint8_t *I_base;         /* I0 as allocated */
+  lt_vcm_vector *prev_base; /* prev as allocated */
   const float *last_I1;    /* host pointer of the last pair's I1 (its copy is in I1) */
   int have_last;           /* I1 holds the last pair's I1 (from pair or pair8) */
 };
@@ -222,23 +230,78 @@ __device__ __forceinline__ void search_rect(const vcm_dev_params &d, int x, int 
   r[3] = d.h - 1 - hp - y < R ? d.h - 1 - hp - y : R;
 }
 
-/* One block per point. The part of I1 that the clamped search rectangle
- * touches ((S + P)^2 bytes at most) and the patch of I0 are staged in shared
- * memory; each thread keeps its KPT offsets' SADs in registers (offset
- * o = threadIdx.x + k * MAP_THREADS) as integers (__sad: exact, as the
- * CPU's 16-bit lanes), then the block's min/max and the similarity. */
-template <int KPT, int PP>
+/* Index o = first, first + step, ... walked with its row r and column c in
+ * rows of M (step % M < M): no integer division per step, which costs
+ * about twenty instructions with a run-time M. */
+struct rowcol {
+  int r, c, dr, dc, M;
+};
+__device__ __forceinline__ rowcol rc_start(int first, int step, int M)
+{
+  rowcol q = {first / M, first % M, step / M, step % M, M};
+  return q;
+}
+__device__ __forceinline__ void rc_next(rowcol &q)
+{
+  q.c += q.dc;
+  q.r += q.dr;
+  if (q.c >= q.M) {
+    q.c -= q.M;
+    q.r++;
+  }
+}
+
+/* The block's minimum and maximum of the SADs (lo, hi: each thread's), to
+ * every thread (rmin, rmax: shared, MAP_THREADS / 32 each). */
+__device__ __forceinline__ void block_minmax(float lo, float hi, float *rmin, float *rmax, float *dmin, float *dmax)
+{
+  for (int o = 16; o > 0; o >>= 1) {
+    lo = fminf(lo, __shfl_down_sync(0xffffffffu, lo, o));
+    hi = fmaxf(hi, __shfl_down_sync(0xffffffffu, hi, o));
+  }
+  if (threadIdx.x % 32 == 0) {
+    rmin[threadIdx.x / 32] = lo;
+    rmax[threadIdx.x / 32] = hi;
+  }
+  __syncthreads();
+  *dmin = rmin[0];
+  *dmax = rmax[0];
+  for (int k = 1; k < MAP_THREADS / 32; k++) {
+    *dmin = fminf(*dmin, rmin[k]);
+    *dmax = fmaxf(*dmax, rmax[k]);
+  }
+}
+
+/* The similarity of SAD c (the CPU's ncm_similarity, the same rounding). */
+__device__ __forceinline__ float similarity(float c, float dmin, float dmax, const vcm_dev_params &d)
+{
+  float span = dmax - dmin, s = 0.0f;
+  if (d.similarity == LT_VCM_SIM_EXP)
+    s = expf(-(c - dmin) / d.tau);
+  else if (span > 0.0f) {
+    s = (dmax - c) / span;
+    if (d.similarity == LT_VCM_SIM_MINMAX2) s = __fmul_rn(s, s);
+  }
+  return s;
+}
+
+/* One block per point, any patch side (ncm5_k below takes the default 5).
+ * The part of I1 that the clamped search rectangle touches ((S + P)^2
+ * bytes at most) and the patch of I0 are staged in shared memory; each
+ * thread keeps its KPT offsets' SADs in registers (offset o = threadIdx.x +
+ * k * MAP_THREADS) as integers (__sad: exact, as the CPU's 16-bit lanes),
+ * then the block's min/max and the similarity. */
+template <int KPT>
 __global__ void __launch_bounds__(MAP_THREADS)
 ncm_k(const uint8_t *__restrict__ I0, const uint8_t *__restrict__ I1, const int *__restrict__ px,
       const int *__restrict__ py, const int *n, vcm_dev_params d, float *__restrict__ ncm)
-{ /* PP: the patch side when known at compile time (the default 5: the
-   * patch loops unroll, 25 byte loads and __sad per offset), 0 = d.patch */
+{
   extern __shared__ uint8_t win[]; /* the I1 window */
   __shared__ int patch[LT_VCM_MAX_PATCH * LT_VCM_MAX_PATCH];
   __shared__ float rmin[MAP_THREADS / 32], rmax[MAP_THREADS / 32];
   int i = blockIdx.x;
   if (i >= *n) return;
-  const int P = PP ? PP : d.patch;
+  const int P = d.patch;
   int x = px[i], y = py[i], hp = P / 2, R = d.search / 2, M = d.side, r[4];
   search_rect(d, x, y, r);
   int ww = r[1] - r[0] + P, wh = r[3] - r[2] + P; /* window: offsets' patches */
@@ -267,37 +330,136 @@ ncm_k(const uint8_t *__restrict__ I0, const uint8_t *__restrict__ I1, const int 
     }
     sad[k] = s;
   }
-  for (int o = 16; o > 0; o >>= 1) {
-    lo = fminf(lo, __shfl_down_sync(0xffffffffu, lo, o));
-    hi = fmaxf(hi, __shfl_down_sync(0xffffffffu, hi, o));
-  }
-  if (threadIdx.x % 32 == 0) {
-    rmin[threadIdx.x / 32] = lo;
-    rmax[threadIdx.x / 32] = hi;
-  }
-  __syncthreads();
-  float dmin = rmin[0], dmax = rmax[0];
-  for (int k = 1; k < MAP_THREADS / 32; k++) {
-    dmin = fminf(dmin, rmin[k]);
-    dmax = fmaxf(dmax, rmax[k]);
-  }
-  float span = dmax - dmin, *out = ncm + (size_t)i * M * M;
+  float dmin, dmax, *out = ncm + (size_t)i * M * M;
+  block_minmax(lo, hi, rmin, rmax, &dmin, &dmax);
 #pragma unroll
   for (int k = 0; k < KPT; k++) {
     int o = threadIdx.x + k * MAP_THREADS;
     if (o >= M * M) break;
     int ox = o % M - R, oy = o / M - R;
-    float c = sad[k], s = 0.0f;
-    if (ox >= r[0] && ox <= r[1] && oy >= r[2] && oy <= r[3]) {
-      if (d.similarity == LT_VCM_SIM_EXP)
-        s = expf(-(c - dmin) / d.tau);
-      else if (span > 0.0f) {
-        s = (dmax - c) / span;
-        if (d.similarity == LT_VCM_SIM_MINMAX2) s = __fmul_rn(s, s);
+    out[o] = ox >= r[0] && ox <= r[1] && oy >= r[2] && oy <= r[3] ? similarity(sad[k], dmin, dmax, d) : 0.0f;
+  }
+}
+
+/* The NCM of the default 5x5 patch, register-tiled: one block per point,
+ * each thread a tile of NCM_TX x NCM_TY offsets (4 across, 5 down) whose
+ * SADs stay in registers. The I1 window under the clamped search rectangle
+ * is staged in shared memory (rows padded to a multiple of 4, zeros past
+ * the rectangle), so a thread reads each of the tile's NCM_TY + 4 window
+ * rows once (8 pixels) and uses it for every patch row that meets it. SIMD
+ * (the default): the window as bytes, two 4-byte loads per row, and per
+ * offset and patch row one __byte_perm, __vabsdiffu4, __dp4a and __sad
+ * (five pixels); else the window as ints, two 16-byte loads per row and
+ * 25 __sad per offset (ncm_k: one byte load per __sad). The patch is in
+ * registers (the same 25 values in every thread). SADs are integers, so
+ * they equal ncm_k's and the CPU's whatever the order; min/max are
+ * order-free; the similarity is ncm_k's expression. The SADs wait in
+ * shared memory (as floats) for the block's min/max, then go out
+ * coalesced. H100, 640x480, 2048 points: 51 us SIMD, 62 us __sad, 86 us
+ * ncm_k. */
+#define NCM_TX 4
+#define NCM_TY 5
+__device__ __forceinline__ int ncm5_ww(int nx) { return NCM_TX * ((nx + NCM_TX - 1) / NCM_TX) + NCM_TX; }
+__device__ __forceinline__ int ncm5_wh(int ny) { return NCM_TY * ((ny + NCM_TY - 1) / NCM_TY) + 4; }
+
+template <bool SIMD>
+__global__ void __launch_bounds__(MAP_THREADS)
+ncm5_k(const uint8_t *__restrict__ I0, const uint8_t *__restrict__ I1, const int *__restrict__ px,
+       const int *__restrict__ py, const int *n, vcm_dev_params d, float *__restrict__ ncm)
+{ /* SIMD (the default; LT_VCM_NCM=sad for false): the window as bytes,
+   * a patch row's first four pixels by one __vabsdiffu4 + __dp4a on the
+   * window bytes aligned with __byte_perm, the fifth by __sad */
+  extern __shared__ int4 smem4[];
+  __shared__ float rmin[MAP_THREADS / 32], rmax[MAP_THREADS / 32];
+  int i = blockIdx.x;
+  if (i >= *n) return;
+  int x = px[i], y = py[i], R = d.search / 2, M = d.side, r[4];
+  search_rect(d, x, y, r);
+  int nx = r[1] - r[0] + 1, ny = r[3] - r[2] + 1, ww = ncm5_ww(nx), wh = ncm5_wh(ny);
+  int ntx = (nx + NCM_TX - 1) / NCM_TX, nty = (ny + NCM_TY - 1) / NCM_TY;
+  float *sadf = (float *)smem4;     /* M * M SADs (rectangle only) */
+  int *win = (int *)smem4 + ((M * M + 3) & ~3); /* 16-byte aligned */
+  uint8_t *win8 = (uint8_t *)win;
+  int wx0 = x - 2 + r[0], wy0 = y - 2 + r[2];
+  rowcol q = rc_start(threadIdx.x, blockDim.x, ww);
+  for (int t = threadIdx.x; t < ww * wh; t += blockDim.x, rc_next(q)) {
+    uint8_t v = q.r < ny + 4 && q.c < nx + 4 ? I1[(size_t)(wy0 + q.r) * d.w + wx0 + q.c] : 0;
+    if (SIMD)
+      win8[t] = v;
+    else
+      win[t] = v;
+  }
+  int p[25];
+#pragma unroll
+  for (int k = 0; k < 25; k++) p[k] = I0[(size_t)(y + k / 5 - 2) * d.w + x + k % 5 - 2];
+  unsigned p4[5]; /* SIMD: patch row ky's first four pixels as bytes */
+#pragma unroll
+  for (int ky = 0; ky < 5; ky++)
+    p4[ky] = (unsigned)p[ky * 5] | (unsigned)p[ky * 5 + 1] << 8 | (unsigned)p[ky * 5 + 2] << 16 |
+             (unsigned)p[ky * 5 + 3] << 24;
+  __syncthreads();
+  float lo = INFINITY, hi = 0.0f;
+  for (int tile = threadIdx.x; tile < ntx * nty; tile += blockDim.x) {
+    int tx = tile % ntx, ty = tile / ntx;
+    unsigned acc[NCM_TY][NCM_TX];
+#pragma unroll
+    for (int a = 0; a < NCM_TY; a++)
+#pragma unroll
+      for (int b = 0; b < NCM_TX; b++) acc[a][b] = 0;
+#pragma unroll
+    for (int yy = 0; yy < NCM_TY + 4; yy++) {
+      int v[8];
+      unsigned w0 = 0, w1 = 0;
+      if (SIMD) {
+        const unsigned *rp = (const unsigned *)(win8 + (ty * NCM_TY + yy) * ww + tx * NCM_TX);
+        w0 = rp[0];
+        w1 = rp[1];
+      } else {
+        const int4 *rp = (const int4 *)(win + (ty * NCM_TY + yy) * ww + tx * NCM_TX);
+        int4 a = rp[0], b = rp[1];
+        v[0] = a.x, v[1] = a.y, v[2] = a.z, v[3] = a.w, v[4] = b.x, v[5] = b.y, v[6] = b.z, v[7] = b.w;
+      }
+#pragma unroll
+      for (int dy = 0; dy < NCM_TY; dy++) {
+        int ky = yy - dy;
+        if (ky < 0 || ky > 4) continue;
+#pragma unroll
+        for (int t = 0; t < NCM_TX; t++)
+          if (SIMD) {
+            unsigned g = __byte_perm(w0, w1, 0x3210 + 0x1111 * t); /* window bytes t .. t + 3 */
+            acc[dy][t] = __dp4a(__vabsdiffu4(g, p4[ky]), 0x01010101u, acc[dy][t]);
+            acc[dy][t] = __sad((int)((w1 >> (8 * t)) & 0xffu), p[ky * 5 + 4], acc[dy][t]);
+          } else
+#pragma unroll
+            for (int kx = 0; kx < 5; kx++) acc[dy][t] = __sad(p[ky * 5 + kx], v[t + kx], acc[dy][t]);
       }
     }
-    out[o] = s;
+#pragma unroll
+    for (int dy = 0; dy < NCM_TY; dy++)
+#pragma unroll
+      for (int t = 0; t < NCM_TX; t++) {
+        int ox = r[0] + tx * NCM_TX + t, oy = r[2] + ty * NCM_TY + dy;
+        if (ox > r[1] || oy > r[3]) continue;
+        float s = (float)acc[dy][t];
+        lo = fminf(lo, s);
+        hi = fmaxf(hi, s);
+        sadf[(oy + R) * M + ox + R] = s;
+      }
   }
+  float dmin, dmax, *out = ncm + (size_t)i * M * M;
+  block_minmax(lo, hi, rmin, rmax, &dmin, &dmax);
+  q = rc_start(threadIdx.x, blockDim.x, M);
+  for (int o = threadIdx.x; o < M * M; o += blockDim.x, rc_next(q)) {
+    int ox = q.c - R, oy = q.r - R;
+    out[o] = ox >= r[0] && ox <= r[1] && oy >= r[2] && oy <= r[3] ? similarity(sadf[o], dmin, dmax, d) : 0.0f;
+  }
+}
+
+/* shared memory of ncm5_k for a search side M: the SADs and the widest window */
+static size_t ncm5_smem(int M)
+{
+  size_t ww = NCM_TX * ((M + NCM_TX - 1) / NCM_TX) + NCM_TX, wh = NCM_TY * ((M + NCM_TY - 1) / NCM_TY) + 4;
+  return (((size_t)M * M + 3) & ~(size_t)3) * sizeof(float) + ww * wh * sizeof(int);
 }
 
 /* ---- stage 3: VCMs ---- */
@@ -381,109 +543,32 @@ __device__ __forceinline__ bool peak_better(float va, int da, int ia, float vb, 
   return va > vb || (va == vb && (da < db || (da == db && ia < ib)));
 }
 
-/* One block per point i. The neighbours j (within the radius, i itself
- * included) are found among the points of the sub-windows the radius
- * reaches (cstart from compact_k; rows of cells, each a contiguous run of
- * points), MAP_THREADS candidates at a time with a block-wide ballot and
- * prefix, which keeps them in ascending j order = the CPU's summation
- * order; their weights and search rectangles go to shared memory. Each
- * thread then adds the neighbours' NCM values at its KPT offsets
- * (o = threadIdx.x + k * MAP_THREADS: coalesced reads, L2-resident maps)
- * into registers, with the support C(o) in double as the CPU does (exact:
- * weights are multiples of 2^-16). The finished VCM goes to shared memory
- * for the arg-max (the CPU's tie-break) and sub-pixel refinement. */
+/* The end of a point's VCM (every thread of the block, with its KPT
+ * offsets' sums): normalisation by the support, temporal prior, the map in
+ * shared memory, block arg-max with the CPU's tie-break, sub-pixel
+ * refinement and the motion evidence (warp 0), the vector to *out. */
 template <int KPT>
-__global__ void __launch_bounds__(MAP_THREADS)
-vcm_k(const float *__restrict__ ncm, const uint8_t *__restrict__ q0, const uint8_t *__restrict__ q1,
-      const int *__restrict__ px, const int *__restrict__ py, const int *__restrict__ cstart, const int *n,
-      const float *__restrict__ wt, const lt_vcm_vector *__restrict__ prev,
-      const int *nprev, vcm_dev_params d, lt_vcm_vector *__restrict__ out)
+__device__ __forceinline__ void vcm_finish(const float *acc, const int *cnt, long long sw, long long full, float *map,
+                           float *bv_s, int *bd_s, int *bi_s, const uint8_t *__restrict__ q0,
+                           const uint8_t *__restrict__ q1, const float *__restrict__ wt,
+                           const lt_vcm_vector *__restrict__ prev, const int *nprev, const vcm_dev_params &d,
+                           int xi, int yi, lt_vcm_vector *out)
 {
-  extern __shared__ float map[];
-  __shared__ float bv_s[MAP_THREADS / 32], nb_w[MAP_THREADS];
-  __shared__ int bd_s[MAP_THREADS / 32], bi_s[MAP_THREADS / 32], wcnt[MAP_THREADS / 32];
-  __shared__ int nb_j[MAP_THREADS], nb_full[MAP_THREADS];
-  __shared__ int4 nb_r[MAP_THREADS];
-  int i = blockIdx.x, np = *n;
-  if (i >= np) return;
   int M = d.side, m2 = M * M, S2 = d.search / 2, R = d.radius;
   int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  int xi = px[i], yi = py[i];
-  float acc[KPT];
-  int cnt[KPT]; /* support C(o) in units of 2^-16 (weights are multiples of it), as the CPU */
-#pragma unroll
-  for (int k = 0; k < KPT; k++) {
-    acc[k] = 0.0f;
-    cnt[k] = 0;
-  }
-  long long sw = 0, full = 0;
-  int cx0 = cell_of(xi - R > 0 ? xi - R : 0, d.w, d.gx), cx1 = cell_of(xi + R, d.w, d.gx);
-  int cy0 = cell_of(yi - R > 0 ? yi - R : 0, d.h, d.gy), cy1 = cell_of(yi + R, d.h, d.gy);
-  for (int cy = cy0; cy <= cy1; cy++) {
-  int j0 = cstart[cy * d.gx + cx0], j1 = cstart[cy * d.gx + cx1 + 1];
-  for (int base = j0; base < j1; base += MAP_THREADS) {
-    int j = base + threadIdx.x, d2 = 0;
-    bool near = false;
-    if (j < j1) {
-      int ex = px[j] - xi, ey = py[j] - yi;
-      d2 = ex * ex + ey * ey;
-      near = d2 <= R * R;
-    }
-    unsigned ball = __ballot_sync(0xffffffffu, near);
-    if (lane == 0) wcnt[warp] = __popc(ball);
-    __syncthreads();
-    int at = 0, tot = 0;
-    for (int k = 0; k < MAP_THREADS / 32; k++) {
-      at += k < warp ? wcnt[k] : 0;
-      tot += wcnt[k];
-    }
-    if (near) {
-      at += __popc(ball & ((1u << lane) - 1u));
-      int r[4];
-      search_rect(d, px[j], py[j], r);
-      nb_j[at] = j;
-      nb_w[at] = wt[d2];
-      nb_full[at] = r[0] == -S2 && r[1] == S2 && r[2] == -S2 && r[3] == S2;
-      nb_r[at] = make_int4(r[0], r[1], r[2], r[3]);
-    }
-    __syncthreads();
-    for (int q = 0; q < tot; q++) {
-      float wv = nb_w[q];
-      int wq = (int)(wv * 65536.0f); /* exact */
-      const float *s = ncm + (size_t)nb_j[q] * m2;
-      sw += wq;
-#pragma unroll
-      for (int k = 0; k < KPT; k++) {
-        int o = threadIdx.x + k * MAP_THREADS;
-        if (o < m2) acc[k] = __fadd_rn(acc[k], __fmul_rn(wv, __ldg(s + o)));
-      }
-      if (nb_full[q]) {
-        full += wq;
-        continue;
-      }
-      int4 r = nb_r[q];
-#pragma unroll
-      for (int k = 0; k < KPT; k++) {
-        int o = threadIdx.x + k * MAP_THREADS;
-        int ox = o % M - S2, oy = o / M - S2;
-        if (o < m2 && ox >= r.x && ox <= r.y && oy >= r.z && oy <= r.w) cnt[k] += wq;
-      }
-    }
-    __syncthreads(); /* the list is rewritten by the next chunk */
-  }
-  }
   float vx = 0.0f, vy = 0.0f, norm = 1.0f;
   bool prior = d.lam > 0.0f && predict(prev, *nprev, wt, R, xi, yi, &vx, &vy);
   if (prior) norm = __fadd_rn(1.0f, d.lam);
   float best = -INFINITY;
   int bd = 0, bi = 0;
+  rowcol rc = rc_start(threadIdx.x, MAP_THREADS, M);
 #pragma unroll
-  for (int k = 0; k < KPT; k++) {
+  for (int k = 0; k < KPT; k++, rc_next(rc)) {
     int o = threadIdx.x + k * MAP_THREADS;
     if (o >= m2) break;
-    long long cw = full + cnt[k]; /* the CPU's normalise: 4 C >= sw (LT_VCM_MIN_SUPPORT 1/4), C > 0 */
+    long long cw = full + cnt[o]; /* the CPU's normalise: 4 C >= sw (LT_VCM_MIN_SUPPORT 1/4), C > 0 */
     float v = 4 * cw >= sw && cw > 0 ? __fdiv_rn(acc[k], __fmul_rn(__ll2float_rn(cw), 1.0f / 65536.0f)) : 0.0f;
-    int ox = o % M - S2, oy = o / M - S2;
+    int ox = rc.c - S2, oy = rc.r - S2;
     if (prior) {
       float fx = __fsub_rn((float)ox, vx), fy = __fsub_rn((float)oy, vy);
       float q = __fsub_rn(1.0f, __fmul_rn(__fadd_rn(__fmul_rn(fx, fx), __fmul_rn(fy, fy)), d.irho2));
@@ -557,7 +642,150 @@ vcm_k(const float *__restrict__ ncm, const uint8_t *__restrict__ q0, const uint8
   v.dy = dy;
   v.score = __fdiv_rn(best, norm);
   v.evidence = ev_ratio;
-  out[i] = v;
+  *out = v;
+}
+
+/* NP = 1: one block per point i (blockIdx.x). NP = 2: one block per
+ * sub-window (blockIdx.x = cell), its points (at most 2: K <= 2) together,
+ * so that a neighbour's NCM, read once, is added into both points' sums (a
+ * cell's two points share most neighbours: ~1.5x less L2 traffic at the
+ * defaults). The candidates j are the points of the sub-windows the radius
+ * reaches around any of the block's points (cstart from compact_k; rows of
+ * cells, each a contiguous run of points), taken MAP_THREADS at a time with
+ * a block-wide ballot and prefix, which keeps them in ascending j order =
+ * the CPU's summation order for each point (a candidate beyond a point's
+ * radius is skipped for it: the same sequence as scanning its own cells);
+ * their weights per point (-1: not a neighbour) and search rectangles go to
+ * shared memory. Each thread then adds the neighbours' NCM values at its
+ * KPT offsets (o = threadIdx.x + k * MAP_THREADS: coalesced reads,
+ * L2-resident maps) into registers, with the support C(o) as an integer
+ * count of 2^-16 as the CPU does (exact: weights are multiples of 2^-16).
+ * Each point's finished VCM goes to shared memory in turn for the arg-max
+ * (the CPU's tie-break), sub-pixel refinement and motion evidence. */
+template <int KPT, int NP>
+__global__ void __launch_bounds__(MAP_THREADS, KPT > 17 ? 1 : NP == 1 ? 3 : 2)
+vcm_k(const float *__restrict__ ncm, const uint8_t *__restrict__ q0, const uint8_t *__restrict__ q1,
+      const int *__restrict__ px, const int *__restrict__ py, const int *__restrict__ cstart, const int *n,
+      const float *__restrict__ wt, const lt_vcm_vector *__restrict__ prev,
+      const int *nprev, vcm_dev_params d, lt_vcm_vector *__restrict__ out)
+{
+  extern __shared__ float map[];
+  __shared__ float bv_s[MAP_THREADS / 32], nb_w[NP][MAP_THREADS];
+  __shared__ int bd_s[MAP_THREADS / 32], bi_s[MAP_THREADS / 32], wcnt[MAP_THREADS / 32];
+  __shared__ int nb_j[MAP_THREADS], nb_full[MAP_THREADS];
+  __shared__ int4 nb_r[MAP_THREADS];
+  int i0, np;
+  if (NP == 1) {
+    i0 = blockIdx.x;
+    np = i0 < *n ? 1 : 0;
+  } else {
+    i0 = cstart[blockIdx.x];
+    np = cstart[blockIdx.x + 1] - i0;
+  }
+  if (np <= 0) return;
+  int M = d.side, m2 = M * M, S2 = d.search / 2, R = d.radius;
+  int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  int xs[NP], ys[NP];
+  float acc[NP][KPT];
+  /* support C(o) in units of 2^-16 (weights are multiples of it), as the CPU, in shared memory after the
+   * map (each thread only touches its own offsets: no barrier; registers would halve the occupancy) */
+  int *cnt = (int *)(map + m2);
+  long long sw[NP], full[NP];
+  int xlo = INT_MAX, xhi = INT_MIN, ylo = INT_MAX, yhi = INT_MIN;
+#pragma unroll
+  for (int p = 0; p < NP; p++) {
+    int ip = p < np ? i0 + p : i0; /* a missing second point repeats the first (not used) */
+    xs[p] = px[ip];
+    ys[p] = py[ip];
+    xlo = min(xlo, xs[p]);
+    xhi = max(xhi, xs[p]);
+    ylo = min(ylo, ys[p]);
+    yhi = max(yhi, ys[p]);
+    sw[p] = full[p] = 0;
+#pragma unroll
+    for (int k = 0; k < KPT; k++) {
+      int o = threadIdx.x + k * MAP_THREADS;
+      acc[p][k] = 0.0f;
+      if (o < m2) cnt[p * m2 + o] = 0;
+    }
+  }
+  int cx0 = cell_of(xlo - R > 0 ? xlo - R : 0, d.w, d.gx), cx1 = cell_of(xhi + R, d.w, d.gx);
+  int cy0 = cell_of(ylo - R > 0 ? ylo - R : 0, d.h, d.gy), cy1 = cell_of(yhi + R, d.h, d.gy);
+  for (int cy = cy0; cy <= cy1; cy++) {
+    int j0 = cstart[cy * d.gx + cx0], j1 = cstart[cy * d.gx + cx1 + 1];
+    for (int base = j0; base < j1; base += MAP_THREADS) {
+      int j = base + threadIdx.x, d2[NP];
+      bool near = false, nearp[NP];
+#pragma unroll
+      for (int p = 0; p < NP; p++) {
+        nearp[p] = false;
+        d2[p] = 0;
+        if (j < j1 && p < np) {
+          int ex = px[j] - xs[p], ey = py[j] - ys[p];
+          d2[p] = ex * ex + ey * ey;
+          nearp[p] = d2[p] <= R * R;
+        }
+        near = near || nearp[p];
+      }
+      unsigned ball = __ballot_sync(0xffffffffu, near);
+      if (lane == 0) wcnt[warp] = __popc(ball);
+      __syncthreads();
+      int at = 0, tot = 0;
+      for (int k = 0; k < MAP_THREADS / 32; k++) {
+        at += k < warp ? wcnt[k] : 0;
+        tot += wcnt[k];
+      }
+      if (near) {
+        at += __popc(ball & ((1u << lane) - 1u));
+        int r[4];
+        search_rect(d, px[j], py[j], r);
+        nb_j[at] = j;
+#pragma unroll
+        for (int p = 0; p < NP; p++) nb_w[p][at] = nearp[p] ? wt[d2[p]] : -1.0f;
+        nb_full[at] = r[0] == -S2 && r[1] == S2 && r[2] == -S2 && r[3] == S2;
+        nb_r[at] = make_int4(r[0], r[1], r[2], r[3]);
+      }
+      __syncthreads();
+      for (int q = 0; q < tot; q++) {
+        const float *s = ncm + (size_t)nb_j[q] * m2;
+        float sv[KPT];
+#pragma unroll
+        for (int k = 0; k < KPT; k++) {
+          int o = threadIdx.x + k * MAP_THREADS;
+          sv[k] = o < m2 ? __ldg(s + o) : 0.0f;
+        }
+        int fl = nb_full[q];
+        int4 r = nb_r[q];
+#pragma unroll
+        for (int p = 0; p < NP; p++) {
+          float wv = nb_w[p][q];
+          if (wv < 0.0f) continue; /* beyond this point's radius */
+          int wq = (int)(wv * 65536.0f); /* exact */
+          sw[p] += wq;
+#pragma unroll
+          for (int k = 0; k < KPT; k++) acc[p][k] = __fadd_rn(acc[p][k], __fmul_rn(wv, sv[k]));
+          if (fl) {
+            full[p] += wq;
+            continue;
+          }
+          rowcol rc = rc_start(threadIdx.x, MAP_THREADS, M); /* a loop, not unrolled: fewer registers */
+#pragma unroll 1
+          for (int o = threadIdx.x; o < m2; o += MAP_THREADS, rc_next(rc)) {
+            int ox = rc.c - S2, oy = rc.r - S2;
+            if (ox >= r.x && ox <= r.y && oy >= r.z && oy <= r.w) cnt[p * m2 + o] += wq;
+          }
+        }
+      }
+      __syncthreads(); /* the list is rewritten by the next chunk */
+    }
+  }
+#pragma unroll
+  for (int p = 0; p < NP; p++) {
+    if (p >= np) break;
+    if (p > 0) __syncthreads(); /* the last point's map and maxima are read */
+    vcm_finish<KPT>(acc[p], cnt + p * m2, sw[p], full[p], map, bv_s, bd_s, bi_s, q0, q1, wt, prev, nprev, d, xs[p],
+                    ys[p], &out[i0 + p]);
+  }
 }
 
 /* ---- the backend ---- */
@@ -567,6 +795,9 @@ static void cu_destroy(void *vctx)
   cuda_ctx *c = (cuda_ctx *)vctx;
   if (!c) return;
   if (c->s) cudaStreamSynchronize(c->s);
+  for (int a = 0; a < 2; a++)
+    for (int b = 0; b < 2; b++)
+      if (c->graph[a][b]) cudaGraphExecDestroy(c->graph[a][b]);
   cudaFree(c->I0);
   cudaFree(c->I1);
   for (int k = 0; k < 2; k++) cudaFreeHost(c->h_q[k]);
@@ -611,6 +842,8 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
   LT_CU(cudaMalloc(&c->n, sizeof(int)), "vcm count");
   LT_CU(cudaMalloc(&c->nprev, sizeof(int)), "vcm count");
   LT_CU(cudaMalloc(&c->prev, maxpts * sizeof(lt_vcm_vector)), "vcm vectors");
+  c->I_base = c->I0;
+  c->prev_base = c->prev;
   LT_CU(cudaMalloc(&c->cur, maxpts * sizeof(lt_vcm_vector)), "vcm vectors");
   LT_CU(cudaMallocHost(&c->h_n, sizeof(int)), "vcm pinned count");
   LT_CU(cudaMemset(c->nprev, 0, sizeof(int)), "vcm count");
@@ -631,12 +864,24 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
     lt_error("vcm: search %d too large for the CUDA backend", p->search);
     return LT_ERR_USAGE;
   }
-  c->vcm_smem = m2 * sizeof(float);
-  c->ncm_smem = (size_t)(p->search + p->patch) * (p->search + p->patch);
-  const void *kv = c->kpt == 5 ? (const void *)vcm_k<5> : c->kpt == 17 ? (const void *)vcm_k<17> : (const void *)vcm_k<66>;
-  const void *kn = c->kpt == 5    ? (p->patch == 5 ? (const void *)ncm_k<5, 5> : (const void *)ncm_k<5, 0>)
-                   : c->kpt == 17 ? (p->patch == 5 ? (const void *)ncm_k<17, 5> : (const void *)ncm_k<17, 0>)
-                                  : (p->patch == 5 ? (const void *)ncm_k<66, 5> : (const void *)ncm_k<66, 0>);
+  /* experiments (environment; the same vectors, H100 kernel times in
+   * docs/PERFORMANCE.md): LT_VCM_PER_CELL=1 vcm_k with a block per
+   * sub-window (1.5x less L2 traffic, yet 128 vs 104 us: half the
+   * occupancy); LT_VCM_NCM=sad ncm5_k with __sad per pixel instead of the
+   * byte SIMD (62 vs 51 us); LT_VCM_NO_GRAPH=1 plain launches */
+  const char *pc = getenv("LT_VCM_PER_CELL"), *nv = getenv("LT_VCM_NCM"), *ng = getenv("LT_VCM_NO_GRAPH");
+  c->per_cell = p->points_per_cell <= 2 && c->kpt <= 17 && pc && strcmp(pc, "1") == 0;
+  c->ncm_simd = !(nv && strcmp(nv, "sad") == 0);
+  c->use_graph = !(ng && *ng && strcmp(ng, "0") != 0);
+  c->vcm_smem = (1 + (c->per_cell ? 2 : 1)) * m2 * sizeof(float); /* the map, then each point's support */
+  c->ncm_smem = p->patch == 5 ? ncm5_smem(c->d.side) : (size_t)(p->search + p->patch) * (p->search + p->patch);
+  /* a block per sub-window (both its points) where K <= 2 and the sums fit in registers */
+  const void *kv = c->kpt == 5    ? (c->per_cell ? (const void *)vcm_k<5, 2> : (const void *)vcm_k<5, 1>)
+                   : c->kpt == 17 ? (c->per_cell ? (const void *)vcm_k<17, 2> : (const void *)vcm_k<17, 1>)
+                                  : (const void *)vcm_k<66, 1>;
+  const void *kn = p->patch == 5 ? (c->ncm_simd ? (const void *)ncm5_k<true> : (const void *)ncm5_k<false>)
+                   : c->kpt == 5 ? (const void *)ncm_k<5>
+                   : c->kpt == 17 ? (const void *)ncm_k<17> : (const void *)ncm_k<66>;
   if (c->vcm_smem > 48 * 1024)
     LT_CU(cudaFuncSetAttribute(kv, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)c->vcm_smem),
           "vcm shared memory for this search size");
@@ -705,7 +950,7 @@ static int cu_keep_last(cuda_ctx *c)
   return 0;
 }
 
-static int cu_run(cuda_ctx *c, lt_vcm_vector *out, int cap, int *nout);
+static int cu_run(cuda_ctx *c, int up0, lt_vcm_vector *out, int cap, int *nout);
 
 /* The frames go up as bytes from pinned staging (a quarter of the float
  * frame), asynchronously; the staging is free again since the last pair
@@ -716,20 +961,18 @@ static int cu_pair(void *vctx, const float *I0, const float *I1, lt_vcm_vector *
 {
   cuda_ctx *c = (cuda_ctx *)vctx;
   size_t bytes = (size_t)c->d.w * c->d.h;
-  int err;
+  int err, up0 = 0;
   *nout = 0;
-  LT_CU(cudaEventRecord(c->ev[0], c->s), "vcm timing");
   if (!I0 || (I0 == c->last_I1 && I0 != I1)) { /* the last pair's I1 is on the device (vcm.h) */
     if ((err = cu_keep_last(c))) return err;
   } else {
     lt_vcm_round8(I0, bytes, NULL, c->h_q[0]);
-    LT_CU(cudaMemcpyAsync(c->I0, c->h_q[0], bytes, cudaMemcpyHostToDevice, c->s), "vcm frame upload");
+    up0 = 1;
   }
   c->last_I1 = NULL; /* until this upload has been made */
   c->have_last = 0;
   lt_vcm_round8(I1, bytes, NULL, c->h_q[1]);
-  LT_CU(cudaMemcpyAsync(c->I1, c->h_q[1], bytes, cudaMemcpyHostToDevice, c->s), "vcm frame upload");
-  if ((err = cu_run(c, out, cap, nout))) return err;
+  if ((err = cu_run(c, up0, out, cap, nout))) return err;
   c->last_I1 = I1;
   c->have_last = 1;
   return 0;
@@ -739,28 +982,31 @@ static int cu_pair8(void *vctx, const uint8_t *Q0, const uint8_t *Q1, lt_vcm_vec
 {
   cuda_ctx *c = (cuda_ctx *)vctx;
   size_t bytes = (size_t)c->d.w * c->d.h;
-  int err;
+  int err, up0 = 0;
   *nout = 0;
-  LT_CU(cudaEventRecord(c->ev[0], c->s), "vcm timing");
   if (!Q0) {
     if ((err = cu_keep_last(c))) return err;
   } else {
     memcpy(c->h_q[0], Q0, bytes);
-    LT_CU(cudaMemcpyAsync(c->I0, c->h_q[0], bytes, cudaMemcpyHostToDevice, c->s), "vcm frame upload");
+    up0 = 1;
   }
   c->last_I1 = NULL; /* no float buffer holds it */
   c->have_last = 0;  /* until this upload has been made */
   memcpy(c->h_q[1], Q1, bytes);
-  LT_CU(cudaMemcpyAsync(c->I1, c->h_q[1], bytes, cudaMemcpyHostToDevice, c->s), "vcm frame upload");
-  if ((err = cu_run(c, out, cap, nout))) return err;
+  if ((err = cu_run(c, up0, out, cap, nout))) return err;
   c->have_last = 1;
   return 0;
 }
 
-/* The stages on the frames queued up in I0, I1 (ev[0] already recorded),
- * one synchronisation. */
-static int cu_run(cuda_ctx *c, lt_vcm_vector *out, int cap, int *nout)
+/* The device work of a pair on the frames in I0, I1, queued on the stream
+ * (plain launches, or captured into a graph): the maxima reset, the five
+ * kernels, the phase events ev[1..3] (external records, so that a graph
+ * records them too) and the count's copies. */
+static int launch_pair(cuda_ctx *c, int capturing)
 {
+  /* external records in a capture (graph nodes that record); outside one
+   * that flag is an error (cudaErrorIllegalState), plain records */
+  unsigned evf = capturing ? cudaEventRecordExternal : cudaEventRecordDefault;
   const vcm_dev_params &d = c->d;
   LT_CU(cudaMemsetAsync(c->maxbits, 0, 2 * sizeof(unsigned), c->s), "vcm maxima reset");
   dim3 tb(32, 8), gb((d.w + 31) / 32, (d.h + 7) / 8);
@@ -770,28 +1016,85 @@ static int cu_run(cuda_ctx *c, lt_vcm_vector *out, int cap, int *nout)
                                                                           c->maxbits, d, c->cellidx,
                                                                           c->cellcnt);
   compact_k<<<1, 1024, 0, c->s>>>(c->cellidx, c->cellcnt, d, c->px, c->py, c->cstart, c->n);
-  LT_CU(cudaEventRecord(c->ev[1], c->s), "vcm timing");
-#define LT_VCM_MAPS(K)                                                                                  \
-  do {                                                                                                  \
-    if (d.patch == 5)                                                                                   \
-      ncm_k<K, 5><<<d.maxpts, MAP_THREADS, c->ncm_smem, c->s>>>(c->I0, c->I1, c->px, c->py, c->n, d, c->ncm); \
-    else                                                                                                \
-      ncm_k<K, 0><<<d.maxpts, MAP_THREADS, c->ncm_smem, c->s>>>(c->I0, c->I1, c->px, c->py, c->n, d, c->ncm); \
-    LT_CU(cudaEventRecord(c->ev[2], c->s), "vcm timing");                                              \
-    vcm_k<K><<<d.maxpts, MAP_THREADS, c->vcm_smem, c->s>>>(c->ncm, c->I0, c->I1, c->px, c->py, c->cstart, c->n, c->wt, c->prev, \
-                                                           c->nprev, d, c->cur);                       \
-  } while (0)
-  if (c->kpt == 5)
-    LT_VCM_MAPS(5);
+  LT_CU(cudaEventRecordWithFlags(c->ev[1], c->s, evf), "vcm timing");
+  if (d.patch == 5 && c->ncm_simd)
+    ncm5_k<true><<<d.maxpts, MAP_THREADS, c->ncm_smem, c->s>>>(c->I0, c->I1, c->px, c->py, c->n, d, c->ncm);
+  else if (d.patch == 5)
+    ncm5_k<false><<<d.maxpts, MAP_THREADS, c->ncm_smem, c->s>>>(c->I0, c->I1, c->px, c->py, c->n, d, c->ncm);
+  else if (c->kpt == 5)
+    ncm_k<5><<<d.maxpts, MAP_THREADS, c->ncm_smem, c->s>>>(c->I0, c->I1, c->px, c->py, c->n, d, c->ncm);
   else if (c->kpt == 17)
-    LT_VCM_MAPS(17);
+    ncm_k<17><<<d.maxpts, MAP_THREADS, c->ncm_smem, c->s>>>(c->I0, c->I1, c->px, c->py, c->n, d, c->ncm);
   else
-    LT_VCM_MAPS(66);
-#undef LT_VCM_MAPS
-  LT_CU(cudaEventRecord(c->ev[3], c->s), "vcm timing");
+    ncm_k<66><<<d.maxpts, MAP_THREADS, c->ncm_smem, c->s>>>(c->I0, c->I1, c->px, c->py, c->n, d, c->ncm);
+  LT_CU(cudaEventRecordWithFlags(c->ev[2], c->s, evf), "vcm timing");
+#define LT_VCM_K(K, NP, blocks)                                                                       \
+  vcm_k<K, NP><<<blocks, MAP_THREADS, c->vcm_smem, c->s>>>(c->ncm, c->I0, c->I1, c->px, c->py, c->cstart, \
+                                                          c->n, c->wt, c->prev, c->nprev, d, c->cur)
+  if (c->kpt == 5 && c->per_cell)
+    LT_VCM_K(5, 2, ncell);
+  else if (c->kpt == 5)
+    LT_VCM_K(5, 1, d.maxpts);
+  else if (c->kpt == 17 && c->per_cell)
+    LT_VCM_K(17, 2, ncell);
+  else if (c->kpt == 17)
+    LT_VCM_K(17, 1, d.maxpts);
+  else
+    LT_VCM_K(66, 1, d.maxpts);
+#undef LT_VCM_K
+  LT_CU(cudaEventRecordWithFlags(c->ev[3], c->s, evf), "vcm timing");
   LT_CU(cudaGetLastError(), "vcm kernels");
   LT_CU(cudaMemcpyAsync(c->h_n, c->n, sizeof(int), cudaMemcpyDeviceToHost, c->s), "vcm count download");
   LT_CU(cudaMemcpyAsync(c->nprev, c->n, sizeof(int), cudaMemcpyDeviceToDevice, c->s), "vcm count");
+  return 0;
+}
+
+/* launch_pair captured into a graph for the current frame and vector
+ * buffers (which swap from pair to pair: at most 2 x 2 graphs, each
+ * captured at its first use); 1 when capturing is not possible (then plain
+ * launches from then on), after one note. */
+static int pair_graph(cuda_ctx *c, cudaGraphExec_t *out)
+{
+  int gi = c->I0 != c->I_base, gv = c->prev != c->prev_base;
+  if (c->graph[gi][gv]) {
+    *out = c->graph[gi][gv];
+    return 0;
+  }
+  cudaGraph_t gr = NULL;
+  cudaError_t ce = cudaStreamBeginCapture(c->s, cudaStreamCaptureModeThreadLocal);
+  int e = ce == cudaSuccess ? launch_pair(c, 1) : 1;
+  if (ce == cudaSuccess) ce = cudaStreamEndCapture(c->s, &gr);
+  if (!e && ce == cudaSuccess) ce = cudaGraphInstantiate(&c->graph[gi][gv], gr, 0);
+  if (gr) cudaGraphDestroy(gr);
+  if (e || ce != cudaSuccess) {
+    (void)cudaGetLastError();
+    c->graph[gi][gv] = NULL;
+    lt_info("vcm: no CUDA Graph for the pair (%s); plain launches", cudaGetErrorString(ce));
+    return 1;
+  }
+  *out = c->graph[gi][gv];
+  return 0;
+}
+
+/* Uploads I0 (when up0) and I1 from the staging, then the pair's device
+ * work (one graph launch) and the vectors' download, one synchronisation.
+ * ev[0] is recorded after the host's staging, so the points phase is GPU
+ * time: the upload and the three point kernels. */
+static int cu_run(cuda_ctx *c, int up0, lt_vcm_vector *out, int cap, int *nout)
+{
+  const vcm_dev_params &d = c->d;
+  size_t bytes = (size_t)d.w * d.h;
+  LT_CU(cudaEventRecord(c->ev[0], c->s), "vcm timing");
+  if (up0) LT_CU(cudaMemcpyAsync(c->I0, c->h_q[0], bytes, cudaMemcpyHostToDevice, c->s), "vcm frame upload");
+  LT_CU(cudaMemcpyAsync(c->I1, c->h_q[1], bytes, cudaMemcpyHostToDevice, c->s), "vcm frame upload");
+  cudaGraphExec_t g = NULL;
+  if (c->use_graph && pair_graph(c, &g)) c->use_graph = 0;
+  if (c->use_graph)
+    LT_CU(cudaGraphLaunch(g, c->s), "vcm pair graph");
+  else {
+    int e = launch_pair(c, 0);
+    if (e) return e;
+  }
   /* all slots in the same trip (one synchronisation): at most cap, past n unspecified */
   int all = d.maxpts < cap ? d.maxpts : cap;
   if (all > 0)

@@ -188,19 +188,75 @@ static int margin_of(const lt_vcm_params *p)
   return p->patch / 2 > 1 ? p->patch / 2 : 1;
 }
 
+/* float bits read as integers (non-negative floats order like them) */
+typedef uint32_t __attribute__((may_alias)) alias_u32;
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define LT_VCM_CLONES __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
+#else
+#define LT_VCM_CLONES
+#endif
+
+/* Sobel of one row between its neighbour rows a, c (replicated at the
+ * frame's edge): the borders with clamped columns, the interior as a loop
+ * without them that vectorises (the same expression, so the same bits) */
+LT_VCM_CLONES
+static void sobel_row(const float *restrict a, const float *restrict b, const float *restrict c, int w,
+                      float *restrict out)
+{
+  for (int x = 0; x < w; x += x == 0 && w > 2 ? w - 2 : 1) { /* x = 0 and x = w - 1 */
+    int l = x > 0 ? x - 1 : 0, r = x < w - 1 ? x + 1 : w - 1;
+    float gx = (a[r] + 2.0f * b[r] + c[r]) - (a[l] + 2.0f * b[l] + c[l]);
+    float gy = (c[l] + 2.0f * c[x] + c[r]) - (a[l] + 2.0f * a[x] + a[r]);
+    out[x] = fabsf(gx) + fabsf(gy);
+  }
+  for (int x = 1; x < w - 1; x++) {
+    float gx = (a[x + 1] + 2.0f * b[x + 1] + c[x + 1]) - (a[x - 1] + 2.0f * b[x - 1] + c[x - 1]);
+    float gy = (c[x - 1] + 2.0f * c[x] + c[x + 1]) - (a[x - 1] + 2.0f * a[x] + a[x + 1]);
+    out[x] = fabsf(gx) + fabsf(gy);
+  }
+}
+
 void lt_vcm_sobel(const float *img, int w, int h, float *mag)
 {
 #pragma omp parallel for schedule(static)
-  for (int y = 0; y < h; y++) {
-    const float *a = img + (size_t)(y > 0 ? y - 1 : 0) * w;
-    const float *b = img + (size_t)y * w;
-    const float *c = img + (size_t)(y < h - 1 ? y + 1 : h - 1) * w;
-    for (int x = 0; x < w; x++) {
-      int l = x > 0 ? x - 1 : 0, r = x < w - 1 ? x + 1 : w - 1;
-      float gx = (a[r] + 2.0f * b[r] + c[r]) - (a[l] + 2.0f * b[l] + c[l]);
-      float gy = (c[l] + 2.0f * c[x] + c[r]) - (a[l] + 2.0f * a[x] + a[r]);
-      mag[(size_t)y * w + x] = fabsf(gx) + fabsf(gy);
-    }
+  for (int y = 0; y < h; y++)
+    sobel_row(img + (size_t)(y > 0 ? y - 1 : 0) * w, img + (size_t)y * w,
+              img + (size_t)(y < h - 1 ? y + 1 : h - 1) * w, w, mag + (size_t)y * w);
+}
+
+/* Largest gradient and frame difference of a row's n pixels into gm, dm
+ * (as float bits: non-negative floats order like them, so an integer max
+ * vectorises; NaN, whose bits are larger, is skipped as the float
+ * comparison skips it) */
+LT_VCM_CLONES
+static void strength_max_row(const float *restrict g, const float *restrict i0, const float *restrict i1, int n,
+                             uint32_t *gm, uint32_t *dm)
+{
+  uint32_t a = *gm, b = *dm;
+  const alias_u32 *gu = (const alias_u32 *)g;
+  for (int x = 0; x < n; x++) {
+    union { float f; uint32_t u; } dv = {fabsf(i1[x] - i0[x])};
+    uint32_t u = gu[x] & -(uint32_t)(gu[x] <= 0x7f800000u), e = dv.u & -(uint32_t)(dv.u <= 0x7f800000u);
+    a = u > a ? u : a;
+    b = e > b ? e : b;
+  }
+  *gm = a;
+  *dm = b;
+}
+
+/* F of a row's n interior pixels (gmax, dmax > 0): every operation on every
+ * pixel, so that it vectorises; the same expressions as a branch would */
+LT_VCM_CLONES
+static void strength_row(const float *restrict g, const float *restrict i0, const float *restrict i1, int n,
+                         float gmax, float dmax, float smin, float cmin, float gmin, float *restrict F)
+{
+  for (int x = 0; x < n; x++) {
+    float d = fabsf(i1[x] - i0[x]);
+    float gn = g[x] / gmax, dn = d / dmax;
+    float f = gn < dn ? gn : dn;
+    int drop = (f < smin) | (d < cmin) | (g[x] < gmin);
+    F[x] = drop ? 0.0f : f;
   }
 }
 
@@ -208,29 +264,37 @@ void lt_vcm_strength(const float *mag, const float *I0, const float *I1, int w, 
                      const lt_vcm_params *p, float *F)
 {
   int m = margin_of(p);
-  float gmax = 0.0f, dmax = 0.0f;
-#pragma omp parallel for schedule(static) reduction(max : gmax, dmax)
-  for (int y = m; y < h - m; y++)
-    for (int x = m; x < w - m; x++) {
-      size_t i = (size_t)y * w + x;
-      float d = fabsf(I1[i] - I0[i]);
-      gmax = mag[i] > gmax ? mag[i] : gmax;
-      dmax = d > dmax ? d : dmax;
+  uint32_t gbits = 0, dbits = 0;
+#pragma omp parallel
+  {
+    uint32_t gm = 0, dm = 0;
+#pragma omp for schedule(static)
+    for (int y = m; y < h - m; y++) {
+      size_t i = (size_t)y * w + m;
+      if (w - 2 * m > 0) strength_max_row(mag + i, I0 + i, I1 + i, w - 2 * m, &gm, &dm);
     }
-  float gmin = 8.0f * p->min_contrast;
+#pragma omp critical(lt_vcm_strength_max)
+    {
+      gbits = gm > gbits ? gm : gbits;
+      dbits = dm > dbits ? dm : dbits;
+    }
+  }
+  float gmax, dmax, gmin = 8.0f * p->min_contrast;
+  memcpy(&gmax, &gbits, sizeof gmax);
+  memcpy(&dmax, &dbits, sizeof dmax);
+  int any = gmax > 0.0f && dmax > 0.0f;
 #pragma omp parallel for schedule(static)
-  for (int y = 0; y < h; y++)
-    for (int x = 0; x < w; x++) {
-      size_t i = (size_t)y * w + x;
-      float f = 0.0f;
-      if (y >= m && y < h - m && x >= m && x < w - m && gmax > 0.0f && dmax > 0.0f) {
-        float d = fabsf(I1[i] - I0[i]);
-        float gn = mag[i] / gmax, dn = d / dmax;
-        f = gn < dn ? gn : dn;
-        if (f < p->min_strength || d < p->min_contrast || mag[i] < gmin) f = 0.0f;
-      }
-      F[i] = f;
+  for (int y = 0; y < h; y++) {
+    float *row = F + (size_t)y * w;
+    if (!any || y < m || y >= h - m || w - 2 * m <= 0) {
+      memset(row, 0, sizeof *row * w);
+      continue;
     }
+    memset(row, 0, sizeof *row * m);
+    memset(row + w - m, 0, sizeof *row * m);
+    size_t i = (size_t)y * w + m;
+    strength_row(mag + i, I0 + i, I1 + i, w - 2 * m, gmax, dmax, p->min_strength, p->min_contrast, gmin, row + m);
+  }
 }
 
 /* Inserts (f, idx) into the descending list best[0..*cnt) of at most k; an
@@ -304,14 +368,19 @@ __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
 static void ncm_similarity(float *ncm, const int r[4], const lt_vcm_params *p)
 {
   int R = p->search / 2, M = 2 * R + 1, nx = r[1] - r[0] + 1;
-  float dmin = INFINITY, dmax = 0.0f;
+  /* SADs are >= +0 and never NaN, so they order like their bit patterns:
+   * integer minimum and maximum (vectorise; a float ?: does not) */
+  uint32_t umin = 0x7f800000u, umax = 0; /* +infinity, +0 */
   for (int oy = r[2]; oy <= r[3]; oy++) {
-    const float *c = ncm + (size_t)(oy + R) * M + R + r[0];
+    const alias_u32 *c = (const alias_u32 *)(ncm + (size_t)(oy + R) * M + R + r[0]);
     for (int l = 0; l < nx; l++) {
-      dmin = c[l] < dmin ? c[l] : dmin;
-      dmax = c[l] > dmax ? c[l] : dmax;
+      umin = c[l] < umin ? c[l] : umin;
+      umax = c[l] > umax ? c[l] : umax;
     }
   }
+  float dmin, dmax;
+  memcpy(&dmin, &umin, sizeof dmin);
+  memcpy(&dmax, &umax, sizeof dmax);
   float span = dmax - dmin, tau = (float)(p->patch * p->patch) * p->sim_h;
   int sq = p->similarity == LT_VCM_SIM_MINMAX2;
   for (int oy = r[2]; oy <= r[3]; oy++) {
@@ -418,13 +487,77 @@ __attribute__((target("avx2"))) static void sad_avx2(const uint8_t *q0, const ui
 #undef NB_CASE
   }
 }
+
+
+/* The same SADs with AVX-512BW: 32 lanes of 16 bits per register (NB
+ * registers per row of offsets), written straight into the NCM rows as
+ * floats by masked stores (no scratch rows, no lane past the rectangle
+ * written). Loads read up to 31 bytes beyond the rectangle (LT_VCM_PAD8). */
+__attribute__((target("avx512f,avx512bw"), always_inline)) static inline void
+sad_avx512_nb(const uint8_t *q0, const uint8_t *q1, int w, int x, int y, int P, int oxa, int oya, int oyb, int nx,
+              float *out0, int M, const int NB)
+{
+  int hp = P / 2;
+  for (int oy = oya; oy <= oyb; oy++) {
+    __m512i acc[5];
+    for (int b = 0; b < NB; b++) acc[b] = _mm512_setzero_si512();
+    for (int ky = -hp; ky <= hp; ky++) {
+      const uint8_t *a = q0 + (size_t)(y + ky) * w + x;
+      const uint8_t *row = q1 + (size_t)(y + ky + oy) * w + x + oxa;
+      for (int kx = -hp; kx <= hp; kx++) {
+        __m512i v = _mm512_set1_epi16(a[kx]);
+        for (int b = 0; b < NB; b++) {
+          __m512i r = _mm512_cvtepu8_epi16(_mm256_loadu_si256((const __m256i *)(row + kx + 32 * b)));
+          acc[b] = _mm512_add_epi16(acc[b], _mm512_abs_epi16(_mm512_sub_epi16(r, v)));
+        }
+      }
+    }
+    float *out = out0 + (size_t)(oy - oya) * M;
+    for (int b = 0; b < NB; b++)
+      for (int half = 0; half < 2; half++) {
+        int l0 = 32 * b + 16 * half, left = nx - l0;
+        if (left <= 0) break;
+        __m256i s16 = half ? _mm512_extracti64x4_epi64(acc[b], 1) : _mm512_castsi512_si256(acc[b]);
+        __m512 f = _mm512_cvtepi32_ps(_mm512_cvtepu16_epi32(s16));
+        _mm512_mask_storeu_ps(out + l0, left >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << left) - 1u), f);
+      }
+  }
+}
+
+__attribute__((target("avx512f,avx512bw"))) static void sad_avx512(const uint8_t *q0, const uint8_t *q1, int w, int x,
+                                                                    int y, int P, int oxa, int oya, int oyb, int nx,
+                                                                    float *out0, int M)
+{
+  switch ((nx + 31) / 32) {
+#define NB_CASE(k) \
+  case k: sad_avx512_nb(q0, q1, w, x, y, P, oxa, oya, oyb, nx, out0, M, k); break;
+    NB_CASE(1) NB_CASE(2) NB_CASE(3) NB_CASE(4) NB_CASE(5)
+#undef NB_CASE
+  }
+}
 #endif
+
+static int simd_max = 2; /* lt_vcm_set_simd */
+
+void lt_vcm_set_simd(int level)
+{
+  simd_max = level;
+}
 
 void lt_vcm_ncm8(const uint8_t *q0, const uint8_t *q1, const float *I0, const float *I1, int w, int h, int x,
                  int y, const lt_vcm_params *p, uint16_t *scratch, float *ncm)
 {
 #ifdef HAVE_SAD_AVX2
-  if (p->patch <= 15 && __builtin_cpu_supports("avx2")) { /* a load of libgcc's CPU model */
+  if (p->patch <= 15 && simd_max >= 2 && __builtin_cpu_supports("avx512bw")) {
+    int R = p->search / 2, M = 2 * R + 1, r[4];
+    lt_vcm_search_rect(p, w, h, x, y, r);
+    if (r[1] - r[0] + 1 < M || r[3] - r[2] + 1 < M) /* offsets outside the rectangle are 0 */
+      memset(ncm, 0, sizeof *ncm * M * M);
+    sad_avx512(q0, q1, w, x, y, p->patch, r[0], r[2], r[3], r[1] - r[0] + 1, ncm + (size_t)(r[2] + R) * M + R + r[0], M);
+    ncm_similarity(ncm, r, p);
+    return;
+  }
+  if (p->patch <= 15 && simd_max >= 1 && __builtin_cpu_supports("avx2")) { /* a load of libgcc's CPU model */
     int R = p->search / 2, M = 2 * R + 1, r[4];
     lt_vcm_search_rect(p, w, h, x, y, r);
     int nx = r[1] - r[0] + 1, nb = (nx + 15) / 16;
@@ -487,7 +620,6 @@ static float refine(float l, float c, float r, int mode)
  * the reduction is an integer max, which vectorises (a float max written
  * with ?: does not, for NaN's sake); a map with a negative value takes the
  * plain loop. */
-typedef uint32_t __attribute__((may_alias)) alias_u32;
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
 #endif
@@ -569,6 +701,7 @@ typedef struct cpu_ctx {
   uint8_t *q[2];    /* and as bytes */
   uint16_t *sad;    /* per thread SAD rows (lt_vcm_ncm8) */
   int32_t *cnt;     /* per thread support C(o) in units of 2^-16 */
+  int32_t *zero;    /* m2 zeros: the support of a point without clamped neighbours */
   int32_t *wq;      /* weight table in units of 2^-16 */
   const float *last_I1; /* the last pair's I1 (its rounded copy is rf[1], q[1]; vcm.h) */
   int have_last;    /* rf[1], q[1] hold the last pair's I1 (pair or pair8) */
@@ -590,6 +723,7 @@ static void cpu_destroy(void *vctx)
   free(c->ncm);
   free(c->acc);
   free(c->cnt);
+  free(c->zero);
   free(c->wt);
   free(c->wq);
   for (int k = 0; k < 2; k++) {
@@ -623,8 +757,9 @@ static int cpu_create(void **out, const lt_vcm_params *p, int w, int h)
   c->mag = malloc(npx * sizeof *c->mag);
   c->F = malloc(npx * sizeof *c->F);
   c->ncm = malloc((size_t)c->maxpts * m2 * sizeof *c->ncm);
-  c->acc = malloc((size_t)c->nthreads * m2 * sizeof *c->acc);
-  c->cnt = malloc((size_t)c->nthreads * m2 * sizeof *c->cnt);
+  c->acc = malloc((size_t)c->nthreads * 2 * m2 * sizeof *c->acc); /* two points at a time */
+  c->cnt = malloc((size_t)c->nthreads * 2 * m2 * sizeof *c->cnt);
+  c->zero = calloc(m2, sizeof *c->zero);
   c->sad = malloc((size_t)c->nthreads * c->side * SAD_LANES * sizeof *c->sad);
   c->wt = malloc(r2 * sizeof *c->wt);
   c->wq = malloc(r2 * sizeof *c->wq);
@@ -637,7 +772,7 @@ static int cpu_create(void **out, const lt_vcm_params *p, int w, int h)
   c->py = malloc((size_t)c->maxpts * sizeof *c->py);
   c->prev = malloc((size_t)c->maxpts * sizeof *c->prev);
   c->cur = malloc((size_t)c->maxpts * sizeof *c->cur);
-  if (!c->mag || !c->F || !c->ncm || !c->acc || !c->cnt || !c->sad || !c->wt || !c->wq || !c->rf[0] ||
+  if (!c->mag || !c->F || !c->ncm || !c->acc || !c->cnt || !c->zero || !c->sad || !c->wt || !c->wq || !c->rf[0] ||
       !c->rf[1] || !c->q[0] || !c->q[1] || !c->px || !c->py || !c->prev || !c->cur ||
       !c->cstart)
     goto nomem;
@@ -680,6 +815,28 @@ static void acc_add(float *restrict acc, const float *restrict s, float wv, int 
   for (int o = 0; o < m2; o++) acc[o] += wv * s[o];
 }
 
+/* acc_add into two sums from one read of s; first: the sums start here
+ * (a0 = w0 s: what +0 + w0 s gives, as s >= +0; no memset before) */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
+#endif
+static void acc_add2(float *restrict a0, float *restrict a1, const float *restrict s, float w0, float w1, int m2,
+                     int first)
+{
+  if (first)
+    for (int o = 0; o < m2; o++) {
+      float v = s[o];
+      a0[o] = w0 * v;
+      a1[o] = w1 * v;
+    }
+  else
+    for (int o = 0; o < m2; o++) {
+      float v = s[o];
+      a0[o] += w0 * v;
+      a1[o] += w1 * v;
+    }
+}
+
 /* acc[o] /= C(o) = full + cnt[o] where 4 C(o) >= sw (LT_VCM_MIN_SUPPORT =
  * 1/4, in exact integer units of 2^-16) and C(o) > 0, else 0. (float)C(o)
  * is the same number whether C is scaled by 2^-16 before or after rounding
@@ -691,9 +848,16 @@ static void normalise(float *restrict acc, const int32_t *restrict cnt, int m2, 
 {
   if (4 * sw < INT32_MAX) { /* all in 32 bits: vectorises */
     int32_t f = (int32_t)full, s = (int32_t)sw;
+    /* the division on every lane, a divisor of 1 and the result's bits
+     * masked to +0 where C(o) fails: vectorises (with ?: GCC keeps a
+     * branch around the division, which may trap) */
     for (int o = 0; o < m2; o++) {
-      int32_t cw = f + cnt[o];
-      acc[o] = 4 * cw >= s && cw > 0 ? acc[o] / ((float)cw * (1.0f / 65536.0f)) : 0.0f;
+      int32_t cw = f + cnt[o], ok = -((4 * cw >= s) & (cw > 0));
+      union { float f; int32_t i; } den = {(float)cw * (1.0f / 65536.0f)}, one = {1.0f}, q;
+      den.i = (den.i & ok) | (one.i & ~ok);
+      q.f = acc[o] / den.f;
+      q.i &= ok;
+      acc[o] = q.f;
     }
     return;
   }
@@ -714,35 +878,12 @@ static int cell_of(int x, int w, int gn)
   return g < 0 ? 0 : g >= gn ? gn - 1 : g;
 }
 
-static void vcm_point(const cpu_ctx *c, int i, float *acc, int32_t *cnt, lt_vcm_vector *out)
+/* The end of point i's VCM from its sums acc (weights' sum sw, support
+ * full + cnt): normalisation, temporal prior, peak, evidence. */
+static void vcm_finish(const cpu_ctx *c, int i, float *acc, const int32_t *cnt, int64_t sw, int64_t full,
+                       lt_vcm_vector *out)
 {
-  int R = c->p.coherence_radius, M = c->side, m2 = M * M, S2 = c->p.search / 2, gx = c->p.grid_x;
-  int64_t sw = 0, full = 0;
-  memset(acc, 0, sizeof *acc * m2);
-  memset(cnt, 0, sizeof *cnt * m2);
-  /* neighbours from the sub-windows that the radius reaches, in ascending
-   * point order (cells row-major, as the points are) */
-  int xi = c->px[i], yi = c->py[i];
-  int cx0 = cell_of(xi - R > 0 ? xi - R : 0, c->w, gx), cx1 = cell_of(xi + R, c->w, gx);
-  int cy0 = cell_of(yi - R > 0 ? yi - R : 0, c->h, c->p.grid_y), cy1 = cell_of(yi + R, c->h, c->p.grid_y);
-  for (int cy = cy0; cy <= cy1; cy++)
-    for (int j = c->cstart[cy * gx + cx0]; j < c->cstart[cy * gx + cx1 + 1]; j++) {
-    int ex = c->px[j] - c->px[i], ey = c->py[j] - c->py[i], d2 = ex * ex + ey * ey;
-    if (d2 > R * R) continue;
-    acc_add(acc, c->ncm + (size_t)j * m2, c->wt[d2], m2);
-    int32_t wq = c->wq[d2];
-    sw += wq;
-    int r[4];
-    lt_vcm_search_rect(&c->p, c->w, c->h, c->px[j], c->py[j], r);
-    if (r[0] == -S2 && r[1] == S2 && r[2] == -S2 && r[3] == S2) {
-      full += wq;
-      continue;
-    }
-    for (int oy = r[2]; oy <= r[3]; oy++) {
-      int32_t *row = cnt + (oy + S2) * M + S2;
-      for (int ox = r[0]; ox <= r[1]; ox++) row[ox] += wq;
-    }
-    }
+  int M = c->side, m2 = M * M, S2 = c->p.search / 2;
   normalise(acc, cnt, m2, sw, full);
   float lam = c->p.temporal_weight, vx, vy, norm = 1.0f;
   if (lam > 0.0f && temporal_predict(c, c->px[i], c->py[i], &vx, &vy)) {
@@ -762,6 +903,75 @@ static void vcm_point(const cpu_ctx *c, int i, float *acc, int32_t *cnt, lt_vcm_
   out->score = v / norm;
   out->evidence = lt_vcm_evidence(c->q[0], c->q[1], c->w, c->h, out);
 }
+
+/* The VCMs of points i .. i + np - 1 (np 1 or 2; two consecutive points
+ * are in the same or neighbouring sub-windows and share most neighbours),
+ * each into its own acc / cnt (m2 apart): the neighbours j of the
+ * sub-windows the radius reaches around any of them, in ascending point
+ * order (cells row-major, as the points are), each NCM read once for both
+ * sums. A j beyond one point's radius adds 0 * s = +0 to it, which leaves
+ * its sum (>= +0) unchanged to the bit: each sum is the one over its own
+ * neighbours in the same order. */
+static void vcm_points(const cpu_ctx *c, int i, int np, float *acc, int32_t *cnt, lt_vcm_vector *out)
+{
+  int R = c->p.coherence_radius, M = c->side, m2 = M * M, S2 = c->p.search / 2, gx = c->p.grid_x;
+  int64_t sw[2] = {0, 0}, full[2] = {0, 0};
+  int nn = 0, partial[2] = {0, 0}; /* neighbours so far; cnt[k] set (else C(o) = full: c->zero) */
+  int xlo = c->px[i], xhi = xlo, ylo = c->py[i], yhi = ylo;
+  if (np == 2) {
+    xlo = c->px[i + 1] < xlo ? c->px[i + 1] : xlo;
+    xhi = c->px[i + 1] > xhi ? c->px[i + 1] : xhi;
+    ylo = c->py[i + 1] < ylo ? c->py[i + 1] : ylo;
+    yhi = c->py[i + 1] > yhi ? c->py[i + 1] : yhi;
+  }
+  int cx0 = cell_of(xlo - R > 0 ? xlo - R : 0, c->w, gx), cx1 = cell_of(xhi + R, c->w, gx);
+  int cy0 = cell_of(ylo - R > 0 ? ylo - R : 0, c->h, c->p.grid_y), cy1 = cell_of(yhi + R, c->h, c->p.grid_y);
+  for (int cy = cy0; cy <= cy1; cy++)
+    for (int j = c->cstart[cy * gx + cx0]; j < c->cstart[cy * gx + cx1 + 1]; j++) {
+      int d2[2], near[2] = {0, 0};
+      for (int k = 0; k < np; k++) {
+        int ex = c->px[j] - c->px[i + k], ey = c->py[j] - c->py[i + k];
+        d2[k] = ex * ex + ey * ey;
+        near[k] = d2[k] <= R * R;
+      }
+      if (!near[0] && !(np == 2 && near[1])) continue;
+      const float *s = c->ncm + (size_t)j * m2;
+      if (np == 2)
+        acc_add2(acc, acc + m2, s, near[0] ? c->wt[d2[0]] : 0.0f, near[1] ? c->wt[d2[1]] : 0.0f, m2, nn == 0);
+      else if (nn == 0) /* the first neighbour: acc = +0 + w s */
+        for (int o = 0; o < m2; o++) acc[o] = c->wt[d2[0]] * s[o];
+      else
+        acc_add(acc, s, c->wt[d2[0]], m2);
+      nn++;
+      int r[4];
+      lt_vcm_search_rect(&c->p, c->w, c->h, c->px[j], c->py[j], r);
+      int isfull = r[0] == -S2 && r[1] == S2 && r[2] == -S2 && r[3] == S2;
+      for (int k = 0; k < np; k++) {
+        if (!near[k]) continue;
+        int32_t wq = c->wq[d2[k]];
+        sw[k] += wq;
+        if (isfull) {
+          full[k] += wq;
+          continue;
+        }
+        if (!partial[k]) {
+          memset(cnt + (size_t)k * m2, 0, sizeof *cnt * m2);
+          partial[k] = 1;
+        }
+        for (int oy = r[2]; oy <= r[3]; oy++) {
+          int32_t *row = cnt + (size_t)k * m2 + (oy + S2) * M + S2;
+          for (int ox = r[0]; ox <= r[1]; ox++) row[ox] += wq;
+        }
+      }
+    }
+  for (int k = 0; k < np; k++)
+    vcm_finish(c, i + k, acc + (size_t)k * m2, partial[k] ? cnt + (size_t)k * m2 : c->zero, sw[k], full[k], out + k);
+}
+
+/* Bands of sub-window rows per pair in cpu_run (each band: two OpenMP
+ * loops and their barriers; one row per band was 3x slower on two threads
+ * of a loaded machine, where a barrier waits for a preempted thread) */
+#define LT_VCM_BANDS 8
 
 /* Frame t is the last pair's I1 (its rounded copies move to slot 0), or 0
  * after the error of a first pair without frame t. */
@@ -834,27 +1044,47 @@ static int cpu_run(cpu_ctx *c, lt_vcm_vector *out, int cap, int *nout, double t0
     c->cstart[k] = j;
   }
   int nt = omp_get_max_threads() < c->nthreads ? omp_get_max_threads() : c->nthreads;
-  double t1 = lt_now();
+  double t1 = lt_now(), tl = t1, tc = 0.0, ta = 0.0;
+  /* In bands of sub-window rows: the NCMs the band's VCMs need that are
+   * not made yet (up to the sub-window row that the radius reaches below
+   * the band), then the band's VCMs, while those NCMs are still in the
+   * cache (all NCMs first, 35 MB at the defaults, left the accumulation
+   * reading them from memory). The same maps and sums as one pass. */
 #pragma omp parallel num_threads(nt)
   {
     uint16_t *sad = c->sad + (size_t)omp_get_thread_num() * M * SAD_LANES;
-#pragma omp for schedule(dynamic, 8)
-    for (int i = 0; i < n; i++)
-      lt_vcm_ncm8(c->q[0], c->q[1], c->rf[0], c->rf[1], w, h, c->px[i], c->py[i], &c->p, sad,
-                  c->ncm + (size_t)i * m2);
-  }
-  double t2 = lt_now();
-#pragma omp parallel num_threads(nt)
-  {
-    float *acc = c->acc + (size_t)omp_get_thread_num() * m2;
-    int32_t *cnt = c->cnt + (size_t)omp_get_thread_num() * m2;
-#pragma omp for schedule(dynamic, 8)
-    for (int i = 0; i < n; i++) vcm_point(c, i, acc, cnt, &c->cur[i]);
+    float *acc = c->acc + (size_t)omp_get_thread_num() * 2 * m2;
+    int32_t *cnt = c->cnt + (size_t)omp_get_thread_num() * 2 * m2;
+    int gy = c->p.grid_y, done = 0, band = (gy + LT_VCM_BANDS - 1) / LT_VCM_BANDS;
+    for (int cy = 0; cy < gy; cy += band) {
+      int cy1 = cy + band < gy ? cy + band : gy, ylast = (int)((long long)cy1 * h / gy) - 1;
+      int need = c->cstart[(cell_of(ylast + c->p.coherence_radius, h, gy) + 1) * gx];
+#pragma omp for schedule(static)
+      for (int i = done; i < need; i++)
+        lt_vcm_ncm8(c->q[0], c->q[1], c->rf[0], c->rf[1], w, h, c->px[i], c->py[i], &c->p, sad,
+                    c->ncm + (size_t)i * m2);
+      done = need > done ? need : done;
+#pragma omp master
+      {
+        double t = lt_now();
+        tc += t - tl;
+        tl = t;
+      }
+      int i0 = c->cstart[cy * gx], i1 = c->cstart[cy1 * gx];
+#pragma omp for schedule(static)
+      for (int i = i0; i < i1; i += 2) vcm_points(c, i, i + 1 < i1 ? 2 : 1, acc, cnt, &c->cur[i]);
+#pragma omp master
+      {
+        double t = lt_now();
+        ta += t - tl;
+        tl = t;
+      }
+    }
   }
   double t3 = lt_now();
   c->t[0] += t1 - t0;
-  c->t[1] += t2 - t1;
-  c->t[2] += t3 - t2;
+  c->t[1] += tc;
+  c->t[2] += ta + (t3 - tl);
   int k = n < cap ? n : cap;
   memcpy(out, c->cur, (size_t)k * sizeof *out);
   lt_vcm_vector *t = c->prev; /* this field is the next pair's prior */

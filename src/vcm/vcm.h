@@ -153,10 +153,16 @@ void lt_vcm_round8(const float *src, size_t n, float *rf, uint8_t *q);
 #define LT_VCM_PAD8 64
 /* lt_vcm_ncm on rounded frames (q0/q1 from lt_vcm_round8, each with
  * LT_VCM_PAD8 bytes to spare; I0/I1 their float copies): integer SADs in
- * 16-bit SIMD lanes, the same map to the bit. scratch: (search + 1) * 144
- * uint16. */
+ * 16-bit SIMD lanes (32 per AVX-512BW register, written straight into the
+ * map; else 16 per AVX2 register through scratch), the same map to the
+ * bit. scratch: (search + 1) * 144 uint16. */
 void lt_vcm_ncm8(const uint8_t *q0, const uint8_t *q1, const float *I0, const float *I1, int w, int h, int x,
                  int y, const lt_vcm_params *p, uint16_t *scratch, float *ncm);
+/* The widest SIMD lt_vcm_ncm8 may use, each only where the CPU has it: 2
+ * AVX-512BW (32 16-bit lanes), 1 AVX2 (16), 0 none (the float reference);
+ * 2 by default. For tests, which hold every path to the reference; set it
+ * while no backend runs. */
+void lt_vcm_set_simd(int level);
 /* Motion evidence of a vector, filled in by both backends (the vcm mode
  * drops vectors above --evidence A): e(v) / e(0), where e(o) is the sum of
  * absolute differences over the (2 LT_VCM_EVIDENCE_HALF + 1)^2 window
