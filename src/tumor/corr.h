@@ -149,6 +149,13 @@ typedef struct lt_tumor_backend {
    * are submitted and not collected. */
   int (*submit)(void *ctx, const unsigned char *frame8);
   int (*collect)(void *ctx, lt_tumor_peak *peaks);
+  /* Optional, with submit: the input's memory map (lt_loop_map), valid
+   * until unmap. Frames lying in it may then be read from it after submit
+   * returns (until their collect) instead of being copied by submit.
+   * unmap: every submitted frame's reads done, the map no longer used
+   * (called before the input is closed; also on abort). */
+  void (*map)(void *ctx, const void *base, size_t size);
+  void (*unmap)(void *ctx);
 } lt_tumor_backend;
 
 /* The fast CPU implementation behind the table. */
