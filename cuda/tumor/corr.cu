@@ -74,7 +74,7 @@ typedef struct cuda_ctx {
   /* the 8-bit path: double-buffered pinned staging and device regions, the
    * prefetch of the next frame on ustream */
   unsigned char *h_st8[2], *d_roi8[2];
-  cudaEvent_t ev_up[2], ev_read[2]; /* upload into buffer i done; last kernel reading it done */
+  cudaEvent_t ev_up[2]; /* upload into buffer i done (the last kernel reading it: ev_fin[i]) */
   /* the input's memory map, registered (map()): frames in it go up from
    * there (dma_frame); reg_size 0: none */
   const unsigned char *reg_base;
@@ -140,7 +140,6 @@ static void cuda_destroy(void *p)
     cudaFreeHost(c->h_st8[i]);
     cudaFree(c->d_roi8[i]);
     if (c->ev_up[i]) cudaEventDestroy(c->ev_up[i]);
-    if (c->ev_read[i]) cudaEventDestroy(c->ev_read[i]);
   }
   for (int i = 0; i < 3; i++) {
     cudaFreeHost(c->h_pk[i]);
@@ -407,7 +406,6 @@ static int cuda_create(void **out, const lt_tumor_setup *s)
       if (ce == cudaSuccess) ce = cudaMalloc((void **)&c->d_roi8[i], roi_n);
       if (ce == cudaSuccess) ce = cudaMemset(c->d_roi8[i], 0, roi_n);
       if (ce == cudaSuccess) ce = cudaEventCreateWithFlags(&c->ev_up[i], cudaEventDisableTiming);
-      if (ce == cudaSuccess) ce = cudaEventCreateWithFlags(&c->ev_read[i], cudaEventDisableTiming);
       if (ce == cudaSuccess) memset(c->h_st8[i], 0, roi_n); /* parts outside every window stay 0 */
     }
     for (int i = 0; i < 3 && ce == cudaSuccess; i++) {
@@ -612,7 +610,7 @@ static int upload8(cuda_ctx *c, int i, const unsigned char *frame8, cudaStream_t
 {
   LT_CU(cudaEventSynchronize(c->ev_up[i]), "waiting for a tumor frame upload");
   stage8(c, frame8, c->h_st8[i]);
-  LT_CU(cudaStreamWaitEvent(st, c->ev_read[i], 0), "ordering the tumor frame uploads");
+  LT_CU(cudaStreamWaitEvent(st, c->ev_fin[i], 0), "ordering the tumor frame uploads");
   LT_CU(cudaMemcpyAsync(c->d_roi8[i], c->h_st8[i], (size_t)c->roi_w * c->roi_h, cudaMemcpyHostToDevice, st),
         "tumor frame upload");
   LT_CU(cudaEventRecord(c->ev_up[i], st), "tumor frame upload");
@@ -642,7 +640,7 @@ static int cuda_prefetch(void *p, const unsigned char *frame8)
 /* Starts one frame: the region up (8-bit: only the windows' rows, or
  * nothing when the prefetch already sent it; on ustream when side is set),
  * the frame graph (kernel; peaks into h_pk[*g]), its end recorded
- * (ev_read of the buffer, ev_fin[*g]). */
+ * (ev_fin[*g]; for an 8-bit buffer *g is the buffer: its last reader). */
 static int start_frame(cuda_ctx *c, const float *frame, const unsigned char *frame8, int side, int *g)
 {
   const int have_roi = c->roi_w > 0 && c->roi_h > 0;
@@ -666,7 +664,6 @@ static int start_frame(cuda_ctx *c, const float *frame, const unsigned char *fra
   if (c->timing) LT_CU(cudaEventRecord(c->tev[*g][0], c->stream), "tumor timing");
   if ((e = run_frame(c, *g, roi8))) return e;
   if (c->timing) LT_CU(cudaEventRecord(c->tev[*g][1], c->stream), "tumor timing");
-  if (buf >= 0) LT_CU(cudaEventRecord(c->ev_read[buf], c->stream), "tumor kernels");
   LT_CU(cudaEventRecord(c->ev_fin[*g], c->stream), "tumor kernels");
   return 0;
 }
@@ -818,7 +815,6 @@ static int dma_frame(cuda_ctx *c, const unsigned char *frame8, int g)
   int e = run_frame(c, g, c->d_roi8[g]);
   if (e) return e;
   if (c->timing) LT_CU(cudaEventRecord(c->tev[g][1], c->stream), "tumor timing");
-  LT_CU(cudaEventRecord(c->ev_read[g], c->stream), "tumor kernels");
   LT_CU(cudaEventRecord(c->ev_fin[g], c->stream), "tumor kernels");
   return 0;
 }
