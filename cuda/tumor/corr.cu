@@ -79,7 +79,10 @@ typedef struct cuda_ctx {
    * there (dma_frame); reg_size 0: none */
   const unsigned char *reg_base;
   size_t reg_size;
-  int no_dma;
+  /* LT_TUMOR_DMA experiments: 0 off; 2 the whole rows up, the region cut on
+   * the GPU; 3 the upload on the frame's stream (fewer calls, no overlap) */
+  int no_dma, dma_rows, dma_same;
+  unsigned char *d_rows[2]; /* dma_rows: the rows' bytes per buffer */
   cudaStream_t ustream;
   int cur8, pref_buf, no_prefetch;
   const unsigned char *pref_req, *pref_src;
@@ -354,6 +357,8 @@ static int cuda_create(void **out, const lt_tumor_setup *s)
     c->zc = !(zv && strcmp(zv, "0") == 0);
     const char *mv = getenv("LT_TUMOR_DMA"); /* experiment: 0 = frames in a map staged as the others */
     c->no_dma = mv && strcmp(mv, "0") == 0;
+    c->dma_rows = mv && strcmp(mv, "2") == 0;
+    c->dma_same = mv && strcmp(mv, "3") == 0;
   }
   int dev = 0, sms = 1;
   cudaError_t de = cudaGetDevice(&dev);
@@ -774,6 +779,12 @@ static void cuda_map(void *p, const void *base, size_t size)
   }
   c->reg_base = (const unsigned char *)base;
   c->reg_size = size;
+  const size_t span = (size_t)(c->roi_h - 1) * c->s.frame_w + c->roi_w;
+  for (int i = 0; i < 2 && c->dma_rows; i++)
+    if (cudaMalloc((void **)&c->d_rows[i], span) != cudaSuccess) {
+      (void)cudaGetLastError();
+      c->dma_rows = 0;
+    }
   const size_t n = strlen(c->st.kernel);
   snprintf(c->st.kernel + n, sizeof c->st.kernel - n, ", map");
   c->st.setup_s += lt_now() - t0;
@@ -789,6 +800,10 @@ static void cuda_unmap(void *p)
   cudaHostUnregister((void *)c->reg_base);
   c->reg_base = NULL;
   c->reg_size = 0;
+  for (int i = 0; i < 2; i++) {
+    cudaFree(c->d_rows[i]);
+    c->d_rows[i] = NULL;
+  }
 }
 
 /* A pipelined frame lying in the registered map: its region goes up by one
@@ -803,12 +818,21 @@ static int dma_frame(cuda_ctx *c, const unsigned char *frame8, int g)
   if (!c->reg_size || frame8 < c->reg_base || (size_t)(src - c->reg_base) > c->reg_size ||
       c->reg_size - (size_t)(src - c->reg_base) < span)
     return 1;
-  LT_CU(cudaStreamWaitEvent(c->ustream, c->ev_fin[g], 0), "ordering the tumor frame uploads");
-  LT_CU(cudaMemcpy2DAsync(c->d_roi8[g], (size_t)c->roi_w, src, fw, (size_t)c->roi_w, (size_t)c->roi_h,
-                          cudaMemcpyHostToDevice, c->ustream),
-        "tumor frame upload (map)");
-  LT_CU(cudaEventRecord(c->ev_up[g], c->ustream), "tumor frame upload");
-  LT_CU(cudaStreamWaitEvent(c->stream, c->ev_up[g], 0), "waiting for the frame upload");
+  cudaStream_t us = c->dma_same ? c->stream : c->ustream;
+  if (!c->dma_same) LT_CU(cudaStreamWaitEvent(us, c->ev_fin[g], 0), "ordering the tumor frame uploads");
+  if (c->dma_rows && c->d_rows[g]) { /* experiment: one plain copy of the rows, the cut on the GPU */
+    LT_CU(cudaMemcpyAsync(c->d_rows[g], src, span, cudaMemcpyHostToDevice, us), "tumor frame upload (map)");
+    LT_CU(cudaMemcpy2DAsync(c->d_roi8[g], (size_t)c->roi_w, c->d_rows[g], fw, (size_t)c->roi_w, (size_t)c->roi_h,
+                            cudaMemcpyDeviceToDevice, us),
+          "tumor frame upload (map)");
+  } else
+    LT_CU(cudaMemcpy2DAsync(c->d_roi8[g], (size_t)c->roi_w, src, fw, (size_t)c->roi_w, (size_t)c->roi_h,
+                            cudaMemcpyHostToDevice, us),
+          "tumor frame upload (map)");
+  if (!c->dma_same) {
+    LT_CU(cudaEventRecord(c->ev_up[g], us), "tumor frame upload");
+    LT_CU(cudaStreamWaitEvent(c->stream, c->ev_up[g], 0), "waiting for the frame upload");
+  }
   c->pref_src = NULL;
   c->cur8 = g;
   if (c->timing) LT_CU(cudaEventRecord(c->tev[g][0], c->stream), "tumor timing");
