@@ -143,7 +143,8 @@ typedef struct lt_tumor_backend {
    * match_peaks call's predecessor works (valid until that call). */
   int (*prefetch)(void *ctx, const unsigned char *frame8);
   /* Optional, the two-deep pipeline (8-bit frames, no maps): submit starts
-   * a frame's work (its bytes are copied before it returns) and returns
+   * a frame's work (its bytes are copied before it returns, unless they lie
+   * in the memory map given to map below) and returns
    * without waiting; collect waits for the oldest submitted frame not yet
    * collected and gives its peaks, as match_peaks would. At most two frames
    * are submitted and not collected. */
