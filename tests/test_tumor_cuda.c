@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "test.h"
@@ -115,7 +116,13 @@ static double run_case(const char *name, const float *f0, const float *f1, int f
  * tolerance of the exact maps of the same frames as floats, the peaks equal
  * to peak.c on the downloaded maps. Then the same five frames through the
  * two-deep pipeline (submit frame j, collect frame j - 1): the same peaks as
- * match_peaks gave, frame by frame. */
+ * match_peaks gave, frame by frame. Then again with the three frames in a
+ * read-only memory-mapped file handed to the backend (map: frames going up
+ * straight out of it), one frame of the five from ordinary memory: the same
+ * peaks again. */
+static void map_case(const char *name, unsigned char *const *b, size_t np, const int *order, int K,
+                     const lt_tumor_setup *s, const lt_tumor_peak *seq);
+
 static void bytes_case(const char *name, const float *f0, int fw, int fh, int K, int tw, int th, int V, int H)
 {
   const size_t np = (size_t)fw * fh;
@@ -192,6 +199,7 @@ static void bytes_case(const char *name, const float *f0, int fw, int fh, int K,
     if (e) pipe_bad++;
   }
   lt_tumor_backend_cuda.destroy(ctx);
+  if (!pipe_bad && !peaks_bad) map_case(name, b, np, order, K, &s, seq);
   char nm[160];
   snprintf(nm, sizeof nm, "%s_bytes_maps", name);
   T_CHECK(nm, worst <= TOL_TUMOR_CUDA, "max |cuda - exact| %.3g over 5 byte frames (with prefetch)", worst);
@@ -209,6 +217,52 @@ static void bytes_case(const char *name, const float *f0, int fw, int fh, int K,
     free(b[i]);
     free(fl[i]);
   }
+}
+
+static void map_case(const char *name, unsigned char *const *b, size_t np, const int *order, int K,
+                     const lt_tumor_setup *s, const lt_tumor_peak *seq)
+{
+  char path[] = "/tmp/lt_tumor_map.XXXXXX", nm[160];
+  const size_t head = 37; /* frames at odd offsets, as behind y4m FRAME lines */
+  int fd = mkstemp(path), bad = 0, e = 0;
+  unsigned char *m = MAP_FAILED;
+  const size_t size = head + 3 * np;
+  if (fd >= 0) {
+    unsigned char pad[37] = {0};
+    int ok = write(fd, pad, head) == (ssize_t)head;
+    for (int i = 0; i < 3 && ok; i++) ok = write(fd, b[i], np) == (ssize_t)np;
+    if (ok) m = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
+    close(fd);
+    unlink(path);
+  }
+  snprintf(nm, sizeof nm, "%s_map_peaks", name);
+  if (m == MAP_FAILED) {
+    T_CHECK(nm, 0, "no memory-mapped file");
+    return;
+  }
+  lt_tumor_peak *gp = calloc(K, sizeof *gp);
+  void *ctx = NULL;
+  e = lt_tumor_backend_cuda.create(&ctx, s);
+  if (!e) lt_tumor_backend_cuda.map(ctx, m, size);
+  for (int j = 0; j <= 5 && !e; j++) {
+    const unsigned char *f = j == 3 ? b[order[j]] : m + head + (size_t)order[j] * np;
+    if (j < 5) e = lt_tumor_backend_cuda.submit(ctx, f);
+    if (!e && j > 0) {
+      e = lt_tumor_backend_cuda.collect(ctx, gp);
+      for (int k = 0; k < K && !e; k++) bad += memcmp(&gp[k], &seq[(size_t)(j - 1) * K + k], sizeof *gp) != 0;
+    }
+  }
+  lt_tumor_stats st;
+  memset(&st, 0, sizeof st);
+  if (ctx) {
+    lt_tumor_backend_cuda.stats(ctx, &st);
+    lt_tumor_backend_cuda.unmap(ctx);
+    lt_tumor_backend_cuda.destroy(ctx);
+  }
+  munmap(m, size);
+  T_CHECK(nm, !e && !bad, "error %d, %d peak(s) differ from match_peaks' (frames from a map)", e, bad);
+  printf("# %s: %s\n", nm, st.kernel);
+  free(gp);
 }
 
 int main(void)

@@ -16,7 +16,12 @@
  * a download as before), one buffer per input buffer; the launch (and the
  * download) are one CUDA Graph per input buffer. submit/collect run two
  * frames deep: the next frame's upload (second stream) and launch go out
- * before the host waits for the previous frame's peaks.
+ * before the host waits for the previous frame's peaks. When the input is
+ * read through a memory map (a y4m file), the map is registered with CUDA
+ * (page-locked, read-only) and a pipelined frame goes up by one 2D copy of
+ * the region straight out of the map on the second stream, overlapping the
+ * previous frame's kernel: the host copies no bytes (LT_TUMOR_DMA=0: the
+ * staging as before).
  * The templates (centred, float), sum Tc and sum Tc^2 (double) are uploaded
  * once by create(), which also allocates everything. The frame kernel is
  * the NVRTC-specialised one when available (nvrtc.cu), else the generic one
@@ -69,7 +74,15 @@ typedef struct cuda_ctx {
   /* the 8-bit path: double-buffered pinned staging and device regions, the
    * prefetch of the next frame on ustream */
   unsigned char *h_st8[2], *d_roi8[2];
-  cudaEvent_t ev_up[2], ev_read[2]; /* upload into buffer i done; last kernel reading it done */
+  cudaEvent_t ev_up[2]; /* upload into buffer i done (the last kernel reading it: ev_fin[i]) */
+  /* the input's memory map, registered (map()): frames in it go up from
+   * there (dma_frame); reg_size 0: none */
+  const unsigned char *reg_base;
+  size_t reg_size;
+  /* LT_TUMOR_DMA experiments: 0 off; 2 the whole rows up, the region cut on
+   * the GPU; 3 the upload on the frame's stream (fewer calls, no overlap) */
+  int no_dma, dma_rows, dma_same;
+  unsigned char *d_rows[2]; /* dma_rows: the rows' bytes per buffer */
   cudaStream_t ustream;
   int cur8, pref_buf, no_prefetch;
   const unsigned char *pref_req, *pref_src;
@@ -104,10 +117,13 @@ typedef struct cuda_ctx {
   lt_tumor_stats st;
 } cuda_ctx;
 
+static void cuda_unmap(void *p);
+
 static void cuda_destroy(void *p)
 {
   cuda_ctx *c = (cuda_ctx *)p;
   if (!c) return;
+  cuda_unmap(c);
   if (c->stream) cudaStreamSynchronize(c->stream);
   for (int i = 0; i < 3; i++)
     if (c->graph[i]) cudaGraphExecDestroy(c->graph[i]);
@@ -127,7 +143,6 @@ static void cuda_destroy(void *p)
     cudaFreeHost(c->h_st8[i]);
     cudaFree(c->d_roi8[i]);
     if (c->ev_up[i]) cudaEventDestroy(c->ev_up[i]);
-    if (c->ev_read[i]) cudaEventDestroy(c->ev_read[i]);
   }
   for (int i = 0; i < 3; i++) {
     cudaFreeHost(c->h_pk[i]);
@@ -340,6 +355,10 @@ static int cuda_create(void **out, const lt_tumor_setup *s)
     c->timing = tv && strcmp(tv, "1") == 0;
     const char *zv = getenv("LT_TUMOR_ZC"); /* experiment: 0 = peaks downloaded after the kernel */
     c->zc = !(zv && strcmp(zv, "0") == 0);
+    const char *mv = getenv("LT_TUMOR_DMA"); /* experiment: 0 = frames in a map staged as the others */
+    c->no_dma = mv && strcmp(mv, "0") == 0;
+    c->dma_rows = mv && strcmp(mv, "2") == 0;
+    c->dma_same = mv && strcmp(mv, "3") == 0;
   }
   int dev = 0, sms = 1;
   cudaError_t de = cudaGetDevice(&dev);
@@ -392,7 +411,6 @@ static int cuda_create(void **out, const lt_tumor_setup *s)
       if (ce == cudaSuccess) ce = cudaMalloc((void **)&c->d_roi8[i], roi_n);
       if (ce == cudaSuccess) ce = cudaMemset(c->d_roi8[i], 0, roi_n);
       if (ce == cudaSuccess) ce = cudaEventCreateWithFlags(&c->ev_up[i], cudaEventDisableTiming);
-      if (ce == cudaSuccess) ce = cudaEventCreateWithFlags(&c->ev_read[i], cudaEventDisableTiming);
       if (ce == cudaSuccess) memset(c->h_st8[i], 0, roi_n); /* parts outside every window stay 0 */
     }
     for (int i = 0; i < 3 && ce == cudaSuccess; i++) {
@@ -597,7 +615,7 @@ static int upload8(cuda_ctx *c, int i, const unsigned char *frame8, cudaStream_t
 {
   LT_CU(cudaEventSynchronize(c->ev_up[i]), "waiting for a tumor frame upload");
   stage8(c, frame8, c->h_st8[i]);
-  LT_CU(cudaStreamWaitEvent(st, c->ev_read[i], 0), "ordering the tumor frame uploads");
+  LT_CU(cudaStreamWaitEvent(st, c->ev_fin[i], 0), "ordering the tumor frame uploads");
   LT_CU(cudaMemcpyAsync(c->d_roi8[i], c->h_st8[i], (size_t)c->roi_w * c->roi_h, cudaMemcpyHostToDevice, st),
         "tumor frame upload");
   LT_CU(cudaEventRecord(c->ev_up[i], st), "tumor frame upload");
@@ -627,7 +645,7 @@ static int cuda_prefetch(void *p, const unsigned char *frame8)
 /* Starts one frame: the region up (8-bit: only the windows' rows, or
  * nothing when the prefetch already sent it; on ustream when side is set),
  * the frame graph (kernel; peaks into h_pk[*g]), its end recorded
- * (ev_read of the buffer, ev_fin[*g]). */
+ * (ev_fin[*g]; for an 8-bit buffer *g is the buffer: its last reader). */
 static int start_frame(cuda_ctx *c, const float *frame, const unsigned char *frame8, int side, int *g)
 {
   const int have_roi = c->roi_w > 0 && c->roi_h > 0;
@@ -651,7 +669,6 @@ static int start_frame(cuda_ctx *c, const float *frame, const unsigned char *fra
   if (c->timing) LT_CU(cudaEventRecord(c->tev[*g][0], c->stream), "tumor timing");
   if ((e = run_frame(c, *g, roi8))) return e;
   if (c->timing) LT_CU(cudaEventRecord(c->tev[*g][1], c->stream), "tumor timing");
-  if (buf >= 0) LT_CU(cudaEventRecord(c->ev_read[buf], c->stream), "tumor kernels");
   LT_CU(cudaEventRecord(c->ev_fin[*g], c->stream), "tumor kernels");
   return 0;
 }
@@ -734,9 +751,102 @@ static int pipe_graph(cuda_ctx *c, int g)
   return 0;
 }
 
-/* The two-deep pipeline: the frame's bytes staged and sent up on the second
- * stream, its graph launched after them; no wait for the GPU (but for a
- * staging buffer whose previous upload is still running). */
+/* The input's memory map: registered (page-locked, read-only for the GPU)
+ * when it is at most LT_TUMOR_PIN_MB MB (default 1024: every page of it is
+ * read in and locked here, before the first frame). Failure only leaves
+ * the staging in place. */
+static void cuda_map(void *p, const void *base, size_t size)
+{
+  cuda_ctx *c = (cuda_ctx *)p;
+  const double t0 = lt_now();
+  if (c->no_dma || c->reg_size || !size || c->roi_w <= 0 || c->roi_h <= 0) return;
+  if (size > (size_t)env_int("LT_TUMOR_PIN_MB", 1024, 0, 1 << 20) << 20) {
+    lt_debug("tumor: input map of %zu MB not registered (LT_TUMOR_PIN_MB)", size >> 20);
+    return;
+  }
+  int dev = 0, ro = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&ro, cudaDevAttrHostRegisterReadOnlySupported, dev) != cudaSuccess || !ro) {
+    (void)cudaGetLastError();
+    lt_info("tumor: this GPU cannot read a read-only host mapping; frames staged");
+    return;
+  }
+  const cudaError_t ce = cudaHostRegister((void *)base, size, cudaHostRegisterReadOnly);
+  if (ce != cudaSuccess) {
+    (void)cudaGetLastError();
+    lt_info("tumor: input map not registered with CUDA (%s); frames staged", cudaGetErrorString(ce));
+    return;
+  }
+  c->reg_base = (const unsigned char *)base;
+  c->reg_size = size;
+  const size_t span = (size_t)(c->roi_h - 1) * c->s.frame_w + c->roi_w;
+  for (int i = 0; i < 2 && c->dma_rows; i++)
+    if (cudaMalloc((void **)&c->d_rows[i], span) != cudaSuccess) {
+      (void)cudaGetLastError();
+      c->dma_rows = 0;
+    }
+  const size_t n = strlen(c->st.kernel);
+  snprintf(c->st.kernel + n, sizeof c->st.kernel - n, ", map");
+  c->st.setup_s += lt_now() - t0;
+  lt_debug("tumor: input map of %zu bytes registered in %.1f ms", size, 1e3 * (lt_now() - t0));
+}
+
+static void cuda_unmap(void *p)
+{
+  cuda_ctx *c = (cuda_ctx *)p;
+  if (!c->reg_size) return;
+  if (c->ustream) cudaStreamSynchronize(c->ustream);
+  if (c->stream) cudaStreamSynchronize(c->stream);
+  cudaHostUnregister((void *)c->reg_base);
+  c->reg_base = NULL;
+  c->reg_size = 0;
+  for (int i = 0; i < 2; i++) {
+    cudaFree(c->d_rows[i]);
+    c->d_rows[i] = NULL;
+  }
+}
+
+/* A pipelined frame lying in the registered map: its region goes up by one
+ * 2D copy out of the map on ustream into d_roi8[g] (after the last kernel
+ * that read that buffer), the frame graph runs after it. 1 when the frame
+ * is not in the map (nothing done), 0 when started, < 0 on error. */
+static int dma_frame(cuda_ctx *c, const unsigned char *frame8, int g)
+{
+  const size_t fw = (size_t)c->s.frame_w;
+  const unsigned char *src = frame8 + (size_t)c->roi_y * fw + c->roi_x;
+  const size_t span = (size_t)(c->roi_h - 1) * fw + c->roi_w;
+  if (!c->reg_size || frame8 < c->reg_base || (size_t)(src - c->reg_base) > c->reg_size ||
+      c->reg_size - (size_t)(src - c->reg_base) < span)
+    return 1;
+  cudaStream_t us = c->dma_same ? c->stream : c->ustream;
+  if (!c->dma_same) LT_CU(cudaStreamWaitEvent(us, c->ev_fin[g], 0), "ordering the tumor frame uploads");
+  if (c->dma_rows && c->d_rows[g]) { /* experiment: one plain copy of the rows, the cut on the GPU */
+    LT_CU(cudaMemcpyAsync(c->d_rows[g], src, span, cudaMemcpyHostToDevice, us), "tumor frame upload (map)");
+    LT_CU(cudaMemcpy2DAsync(c->d_roi8[g], (size_t)c->roi_w, c->d_rows[g], fw, (size_t)c->roi_w, (size_t)c->roi_h,
+                            cudaMemcpyDeviceToDevice, us),
+          "tumor frame upload (map)");
+  } else
+    LT_CU(cudaMemcpy2DAsync(c->d_roi8[g], (size_t)c->roi_w, src, fw, (size_t)c->roi_w, (size_t)c->roi_h,
+                            cudaMemcpyHostToDevice, us),
+          "tumor frame upload (map)");
+  if (!c->dma_same) {
+    LT_CU(cudaEventRecord(c->ev_up[g], us), "tumor frame upload");
+    LT_CU(cudaStreamWaitEvent(c->stream, c->ev_up[g], 0), "waiting for the frame upload");
+  }
+  c->pref_src = NULL;
+  c->cur8 = g;
+  if (c->timing) LT_CU(cudaEventRecord(c->tev[g][0], c->stream), "tumor timing");
+  int e = run_frame(c, g, c->d_roi8[g]);
+  if (e) return e;
+  if (c->timing) LT_CU(cudaEventRecord(c->tev[g][1], c->stream), "tumor timing");
+  LT_CU(cudaEventRecord(c->ev_fin[g], c->stream), "tumor kernels");
+  return 0;
+}
+
+/* The two-deep pipeline: a frame in the registered map sent up out of it
+ * (dma_frame), else its bytes staged and sent up (in the frame's graph, or
+ * on the second stream), its graph launched after them; no wait for the
+ * GPU (but for a staging buffer whose previous upload is still running). */
 static int cuda_submit(void *p, const unsigned char *frame8)
 {
   cuda_ctx *c = (cuda_ctx *)p;
@@ -748,7 +858,9 @@ static int cuda_submit(void *p, const unsigned char *frame8)
   }
   c->pref_req = NULL;
   g = c->cur8 ^ 1;
-  if (c->use_pgraph && frame8 != c->pref_src && !pipe_graph(c, g)) {
+  e = frame8 != c->pref_src ? dma_frame(c, frame8, g) : 1; /* 1: not in the map */
+  if (e < 0) return e;
+  if (e && c->use_pgraph && frame8 != c->pref_src && !pipe_graph(c, g)) {
     /* staging buffer g: its last upload is done (a frame that used it was
      * collected; a prefetch into it waited for); d_roi8[g]: its readers are
      * earlier on the stream, or collected (match_peaks after a drain) */
@@ -760,7 +872,7 @@ static int cuda_submit(void *p, const unsigned char *frame8)
     LT_CU(cudaGraphLaunch(c->pgraph[g], c->stream), "tumor frame graph");
     if (c->timing) LT_CU(cudaEventRecord(c->tev[g][1], c->stream), "tumor timing");
     LT_CU(cudaEventRecord(c->ev_fin[g], c->stream), "tumor kernels");
-  } else if ((e = start_frame(c, NULL, frame8, 1, &g)))
+  } else if (e && (e = start_frame(c, NULL, frame8, 1, &g)))
     return e;
   c->q[c->nq++] = g;
   if (c->timing) c->t_pre += lt_now() - t0;
@@ -790,5 +902,5 @@ static void cuda_stats(const void *p, lt_tumor_stats *st)
 
 extern "C" const lt_tumor_backend lt_tumor_backend_cuda = {
     "cuda", cuda_create, cuda_destroy, cuda_match, cuda_stats, cuda_match_peaks, cuda_prefetch, cuda_submit,
-    cuda_collect,
+    cuda_collect, cuda_map, cuda_unmap,
 };

@@ -41,6 +41,8 @@ const lt_settings *lt_loop_settings(const lt_loop *L) { return L->s; }
 
 void lt_loop_bytes_only(lt_loop *L) { lt_source_bytes_only(L->src); }
 
+int lt_loop_map(const lt_loop *L, const void **base, size_t *size) { return lt_source_map(L->src, base, size); }
+
 void lt_loop_prev_index_only(lt_loop *L) { L->prev_index_only = 1; }
 
 int lt_loop_peek(lt_loop *L, const lt_frame **f)

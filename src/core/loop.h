@@ -73,6 +73,9 @@ void lt_loop_keep_partial(lt_loop *L, lt_outfile *o, int keep);
  * without overlays): the decode thread skips their float copy, and such
  * frames come with grey = NULL. */
 void lt_loop_bytes_only(lt_loop *L);
+/* The memory map the input's 8-bit frames come from (lt_video_map; it
+ * lives until the loop closes the input, after the mode's end): 1, or 0. */
+int lt_loop_map(const lt_loop *L, const void **base, size_t *size);
 /* Pairs: the mode reads the previous frame's pixels only in the first pair
  * (it keeps its own copy of the last frame after that): from the second
  * pair on, prev carries only index, t_s and the size (grey and grey8 NULL),

@@ -579,6 +579,11 @@ void lt_source_damage(const lt_source *s, lt_video_damage_info *d)
   }
 }
 
+int lt_source_map(const lt_source *s, const void **base, size_t *size)
+{
+  return s->video ? lt_video_map(s->video, base, size) : 0;
+}
+
 void lt_source_bytes_only(lt_source *s)
 {
   if (s->video) lt_video_bytes_only(s->video, 1);

@@ -37,6 +37,8 @@ const char *lt_source_meta_origin(const lt_source *s);
 void lt_source_damage(const lt_source *s, lt_video_damage_info *d);
 /* 8-bit video frames as bytes only from now on (lt_video_bytes_only). */
 void lt_source_bytes_only(lt_source *s);
+/* The memory map of a video input (lt_video_map): 1, or 0 (none). */
+int lt_source_map(const lt_source *s, const void **base, size_t *size);
 void lt_source_close(lt_source *s);
 
 /* Frames with pixel buffers of their own (grey_buf, grey8_buf): the image

@@ -489,6 +489,14 @@ static int decode_next(lt_video *v)
   }
 }
 
+int lt_video_map(const lt_video *v, const void **base, size_t *size)
+{
+  if (!v->map) return 0;
+  *base = v->map;
+  *size = v->map_size;
+  return 1;
+}
+
 /* The next frame of a mapped y4m mono file: 1 (slot points into the map),
  * or 0 when the demuxer must take over at mm_off (not a complete frame with
  * a plain "FRAME" line there; the pb is moved there). */

@@ -11,6 +11,7 @@
 #ifndef LT_VIDEO_H
 #define LT_VIDEO_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 typedef enum { LT_CHANNEL_LUMA = 0, LT_CHANNEL_R, LT_CHANNEL_G, LT_CHANNEL_B } lt_channel;
@@ -66,6 +67,11 @@ int lt_video_peek(lt_video *v, const lt_frame **frame);
  * only grey8 when it is set (a GPU backend). Takes effect for the frames
  * decoded after the call. */
 void lt_video_bytes_only(lt_video *v, int on);
+/* The memory map the frames' bytes (grey8) come from after frame 0 (a
+ * YUV4MPEG2 grey file read through a map): 1 with its start and size, or 0
+ * (none). The map and its bytes stay until lt_video_close, so a GPU
+ * backend may register it and copy frames straight out of it. */
+int lt_video_map(const lt_video *v, const void **base, size_t *size);
 /* 1 when the frame rate is only the demuxer's default (image sequences:
  * image files store none). */
 int lt_video_fps_is_default(const lt_video *v);

@@ -143,12 +143,20 @@ typedef struct lt_tumor_backend {
    * match_peaks call's predecessor works (valid until that call). */
   int (*prefetch)(void *ctx, const unsigned char *frame8);
   /* Optional, the two-deep pipeline (8-bit frames, no maps): submit starts
-   * a frame's work (its bytes are copied before it returns) and returns
+   * a frame's work (its bytes are copied before it returns, unless they lie
+   * in the memory map given to map below) and returns
    * without waiting; collect waits for the oldest submitted frame not yet
    * collected and gives its peaks, as match_peaks would. At most two frames
    * are submitted and not collected. */
   int (*submit)(void *ctx, const unsigned char *frame8);
   int (*collect)(void *ctx, lt_tumor_peak *peaks);
+  /* Optional, with submit: the input's memory map (lt_loop_map), valid
+   * until unmap. Frames lying in it may then be read from it after submit
+   * returns (until their collect) instead of being copied by submit.
+   * unmap: every submitted frame's reads done, the map no longer used
+   * (called before the input is closed; also on abort). */
+  void (*map)(void *ctx, const void *base, size_t size);
+  void (*unmap)(void *ctx);
 } lt_tumor_backend;
 
 /* The fast CPU implementation behind the table. */

@@ -157,7 +157,7 @@ static void exact_stats(const void *c, lt_tumor_stats *st)
 }
 
 static const lt_tumor_backend exact_backend = {"cpu-exact", exact_create, exact_destroy, exact_match, exact_stats,
-                                                NULL, NULL, NULL, NULL};
+                                                NULL, NULL, NULL, NULL, NULL, NULL};
 
 /* ---- gathering the templates */
 
@@ -392,6 +392,11 @@ static int begin(void *m, lt_loop *L, const lt_source_info *in)
   if ((err = R->be->create(&R->ctx, &R->setup))) {
     R->ctx = NULL;
     return err;
+  }
+  {
+    const void *mb;
+    size_t ms;
+    if (R->pipe && R->be->map && lt_loop_map(L, &mb, &ms)) R->be->map(R->ctx, mb, ms);
   }
   if (!(R->out = lt_loop_output(L, R->s->output, &err))) return err;
   if (R->o->scores && !(R->sout = lt_loop_output(L, R->o->scores, &err))) return err;
@@ -653,6 +658,7 @@ static int write_plots(run *R)
 static void abort_run(void *m, lt_loop *L)
 {
   run *R = m;
+  if (R->be && R->ctx && R->be->unmap) R->be->unmap(R->ctx); /* before the input's map goes */
   if (R->rows_on) {
     lt_rows_finish(&R->rows); /* frames handed over are written first */
     lt_loop_keep_partial(L, R->out, R->rows.frames > 0);
@@ -668,6 +674,7 @@ static int end(void *m, lt_loop *L, int frames)
 {
   run *R = m;
   int err = drain(R, L), e2 = 0;
+  if (R->ctx && R->be->unmap) R->be->unmap(R->ctx); /* before the input's map goes */
   if (err) return err;
   err = lt_rows_finish(&R->rows);
   R->rows_on = 0;
