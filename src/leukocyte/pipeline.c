@@ -535,6 +535,15 @@ static int begin(void *m, lt_loop *L, const lt_source_info *in)
   R->L = L;
   R->fw = in->width;
   R->fh = in->height;
+  if (R->o.um_per_px <= 0 && in->um_per_px > 0) { /* --um-per-px overrides */
+    R->o.um_per_px = in->um_per_px;
+    lt_info("pixel size %g um from %s", in->um_per_px, in->um_per_px_from ? in->um_per_px_from : "the input");
+  } else if (R->o.um_per_px > 0) {
+    lt_info("pixel size %g um from --um-per-px", R->o.um_per_px);
+  }
+  int err = lt_leuk_um_to_px(&R->o, in->fps); /* the um options, now that the scale is known */
+  if (err) return err;
+  R->p = R->o.leuk;
   int min_side = 2 * (R->p.rmax + 2) + 1;
   if (!R->o.has_roi) R->p.roi = (lt_rect){0, 0, R->fw, R->fh};
   if (!R->o.has_entry_roi) R->p.entry_roi = R->p.roi;
@@ -543,16 +552,9 @@ static int begin(void *m, lt_loop *L, const lt_source_info *in)
              R->fw, R->fh, R->p.rmax, min_side, min_side);
     return LT_ERR_INPUT;
   }
-  int err;
   if ((err = validate_rect("roi", &R->p.roi, R->fw, R->fh, min_side)) ||
       (err = validate_rect("entry-roi", &R->p.entry_roi, R->fw, R->fh, min_side)))
     return err;
-  if (R->o.um_per_px <= 0 && in->um_per_px > 0) { /* --um-per-px overrides */
-    R->o.um_per_px = in->um_per_px;
-    lt_info("pixel size %g um from %s", in->um_per_px, in->um_per_px_from ? in->um_per_px_from : "the input");
-  } else if (R->o.um_per_px > 0) {
-    lt_info("pixel size %g um from --um-per-px", R->o.um_per_px);
-  }
   if (in->fps > 0)
     lt_info("%s: %dx%d, %.3f fps", in->name, R->fw, R->fh, in->fps);
   else
