@@ -12,7 +12,8 @@
 # py-ctcmetrics = FAIL, and scripts/accuracy.sh must fail without it when
 # asked for the CTC columns), bounds measured on 2026-11-24 minus 0.05.
 # Also: lt_synth2 is deterministic and rejects a bad family, and
-# --static-span removes false tracks on the real family's tuning seeds.
+# --static-span and --hold remove false tracks on the real family's tuning
+# seeds, --hold only by leaving whole tracks out.
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -72,10 +73,29 @@ BOUNDS
 # crossed the threshold after the first frame (measured 2026-11-23: 23 false
 # tracks with the default, 30 with --static-span 0, same cells end to end)
 ft_of() { awk '$1 == "real" { print $6 + 0 }' "$1"; }
-LT_ACC_CTC=0 LT_ACC_REAL=$REAL BUILD=$BUILD OMP_NUM_THREADS=1 bash scripts/accuracy.sh "1 2 3" real >"$T/s10" 2>"$T/err"
-LT_ACC_CTC=0 LT_ACC_REAL=$REAL BUILD=$BUILD OMP_NUM_THREADS=1 LT_ACC_ARGS="--static-span 0" bash scripts/accuracy.sh "1 2 3" real \
-  >"$T/s0" 2>>"$T/err"
+e2e_of() { awk '$1 == "real" { print $2 }' "$1"; }
+LT_ACC_CTC=0 LT_ACC_REAL=$REAL BUILD=$BUILD OMP_NUM_THREADS=1 LT_ACC_ARGS="--hold 0" bash scripts/accuracy.sh "1 2 3" real \
+  >"$T/s10" 2>"$T/err"
+LT_ACC_CTC=0 LT_ACC_REAL=$REAL BUILD=$BUILD OMP_NUM_THREADS=1 LT_ACC_ARGS="--static-span 0 --hold 0" bash scripts/accuracy.sh \
+  "1 2 3" real >"$T/s0" 2>>"$T/err"
 a=$(ft_of "$T/s10") b=$(ft_of "$T/s0")
 check_eval "real, seeds 1-3: --static-span 10 leaves at least 5 fewer false tracks than 0" \
   "[ -n '$a' ] && [ -n '$b' ] && [ $a -le $((b - 5)) ]" "got $a vs $b $(head -c 300 "$T/err")"
+# --hold 20 (default) against --hold 0: measured 2026-11-24, 23 -> 10 false
+# tracks, the same cells followed end to end
+LT_ACC_CTC=0 LT_ACC_REAL=$REAL BUILD=$BUILD OMP_NUM_THREADS=1 LT_ACC_KEEP=$T/h bash scripts/accuracy.sh "1 2 3" real \
+  >"$T/h20" 2>>"$T/err"
+c=$(ft_of "$T/h20")
+check_eval "real, seeds 1-3: --hold 20 leaves at least 8 fewer false tracks than --hold 0, same cells end to end" \
+  "[ -n '$c' ] && [ $c -le $((a - 8)) ] && [ '$(e2e_of "$T/h20")' = '$(e2e_of "$T/s10")' ]" \
+  "got $c vs $a, $(e2e_of "$T/h20") vs $(e2e_of "$T/s10") $(head -c 300 "$T/err")"
+# the rows written with --hold are those of --hold 0 less whole tracks
+# (delayed, not changed), and it left some out
+LT=${LT_BIN:-./leuktrack}
+"$LT" "$T/h/real-1.y4m" -o "$T/h0.csv" --hold 0 2>>"$T/err"
+hidden=$(awk -F, 'NR == FNR { if (FNR > 1) keep[$3] = 1; next } FNR > 1 && !($3 in keep) { h[$3] = 1 }
+  END { n = 0; for (i in h) n++; print n }' "$T/h/real-1.tracks.csv" "$T/h0.csv")
+check_eval "--hold writes --hold 0's rows less $hidden whole tracks (real seed 1)" \
+  "[ $hidden -ge 1 ] && cmp -s '$T/h/real-1.tracks.csv' <(awk -F, 'NR == FNR { if (FNR > 1) keep[\$3] = 1; next }
+    FNR == 1 || (\$3 in keep)' '$T/h/real-1.tracks.csv' '$T/h0.csv')" "differs or nothing hidden"
 exit $((failed > 0))

@@ -15,7 +15,10 @@
  * it its whole cell; a detection where a cell just left starts nothing, nor
  * one whose disc is as it was in an earlier frame (--static-span: a static
  * background structure); of two tracks on one cell, the one that jumped off
- * its prediction ends.
+ * its prediction ends. A new track's rows are held back for --hold frames
+ * (report.c): one that stayed put and never scored clearly in them is static
+ * background and is never written (judge()). The distances may be given in
+ * um (mode.c converts them in begin, once the pixel size is known).
  * Stage calls go through the backend's table; frames belong to the loop's
  * source (no frame memory here), so both backends get these steps. */
 #include <math.h>
@@ -75,6 +78,19 @@ typedef struct run {
   int warned_full;
 } run;
 
+/* Judges held track t (--hold): static background when it stayed within
+ * hold_move * rmin px of its first position and never scored |GICOV| >=
+ * hold_gicov * gicov_threshold while held (a structure of the background
+ * whose circle score crossed the threshold, mostly at the first frame, where
+ * --static-span cannot test it); then none of its rows are written, else they
+ * all are. */
+static int judge(run *R, lt_track_info *t)
+{
+  int bg = t->hold_move < R->p.hold_move * R->p.rmin && t->hold_gicov < R->p.hold_gicov * R->p.gicov_threshold;
+  t->hold = bg ? -1 : 0;
+  return bg ? lt_report_hide(&R->rep, t->id) : 0;
+}
+
 static int finish_track(run *R, int i, int end)
 {
   if (R->ndone == R->capdone) {
@@ -89,7 +105,7 @@ static int finish_track(run *R, int i, int end)
   }
   R->act[i].end = end;
   R->done[R->ndone++] = R->act[i];
-  return 0;
+  return R->act[i].hold == 1 ? judge(R, &R->done[R->ndone - 1]) : 0; /* ended while held */
 }
 
 static void move_cell(run *R, int to, int from)
@@ -174,14 +190,15 @@ static int compact(run *R)
   return 0;
 }
 
-/* Found cells first (they are written), coasting ones after; stable. */
+/* Found cells first (they are written), coasting and hidden ones after;
+ * stable. */
 static void order_shown(run *R)
 {
   lt_leuk_cell c;
   lt_track_info t;
   int k = 0;
   for (int i = 0; i < R->ncells; i++) {
-    if (R->miss[i]) continue;
+    if (R->miss[i] || R->act[i].hold < 0) continue;
     if (i != k) { /* rotate cell i down to k */
       c = R->cells[i];
       t = R->act[i];
@@ -427,6 +444,7 @@ static int take_maxima(run *R, const lt_rect *roi, int nm)
     lt_track_info *t = &R->act[R->ncells];
     memset(t, 0, sizeof *t);
     t->id = R->next_id++;
+    t->hold = R->p.hold > 0;
     R->ncells++;
   }
   return 0;
@@ -672,6 +690,13 @@ static int step(void *m, lt_loop *L, const lt_frame *f, const lt_frame *prev)
   order_shown(R);
   double t2 = lt_now();
   if ((err = lt_report_frame(&R->rep, f->index, f->t_s, R->cells, R->act, R->nshown))) return err;
+  for (int i = 0; i < R->nshown; i++) { /* held tracks: judged after hold frames */
+    lt_track_info *t = &R->act[i];
+    if (t->hold != 1) continue;
+    t->hold_move = fmax(t->hold_move, hypot(R->cells[i].xc - t->firstx, R->cells[i].yc - t->firsty));
+    t->hold_gicov = fmax(t->hold_gicov, fabsf(R->cells[i].gicov));
+    if (f->index - t->first + 1 >= R->p.hold && (err = judge(R, t))) return err;
+  }
   if ((R->s->overlay_dir || R->o.overlay_video) &&
       (err = lt_report_overlay(&R->rep, f->index, f->grey, R->cells, R->act, R->nshown)))
     return err;
@@ -689,6 +714,16 @@ static int end(void *m, lt_loop *L, int frames)
       return err;
     }
   R->ncells = 0;
+  if (frames <= R->p.hold) { /* too short to tell static background from cells: all shown */
+    lt_report_unhide(&R->rep);
+    for (int i = 0; i < R->ndone; i++) R->done[i].hold = 0;
+  }
+  int k = 0; /* hidden tracks (--hold) are not reported */
+  for (int i = 0; i < R->ndone; i++)
+    if (R->done[i].hold < 0) lt_track_free(&R->done[i]);
+    else R->done[k++] = R->done[i];
+  if (k < R->ndone) lt_info("%d tracks hidden as static background (--hold)", R->ndone - k);
+  R->ndone = k;
   if (R->ndone > 1) qsort(R->done, R->ndone, sizeof *R->done, by_id);
   R->rep_open = 0;
   err = lt_report_finish(&R->rep, R->done, R->ndone);
