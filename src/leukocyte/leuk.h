@@ -66,8 +66,8 @@ typedef struct lt_leuk_params {
                               frames kept every static_span frames (pipeline.c, unchanged()): 10 */
   double static_ratio;     /* 1.5 */
   int hold;                /* > 0: a new track's rows are held back for its first hold
-                              frames; one that stayed within hold_move * rmin px of its
-                              first position and never scored |GICOV| >= hold_gicov *
+                              frames; one whose last position then is within hold_move *
+                              rmin px of its first and that never scored |GICOV| >= hold_gicov *
                               gicov_threshold in them is static background, never
                               written (pipeline.c, judge()): 20 */
   double hold_move;        /* 0.5 */

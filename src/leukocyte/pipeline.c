@@ -78,15 +78,18 @@ typedef struct run {
   int warned_full;
 } run;
 
-/* Judges held track t (--hold): static background when it stayed within
- * hold_move * rmin px of its first position and never scored |GICOV| >=
+/* Judges held track t (--hold): static background when its last position
+ * is within hold_move * rmin px of its first (the net displacement: a track
+ * on textured background jitters by a few px and comes back, a cell at 0.3
+ * px/frame is 6 px on after 20 frames) and it never scored |GICOV| >=
  * hold_gicov * gicov_threshold while held (a structure of the background
  * whose circle score crossed the threshold, mostly at the first frame, where
- * --static-span cannot test it); then none of its rows are written, else they
- * all are. */
+ * --static-span cannot test it); then none of its rows are written, else
+ * they all are. */
 static int judge(run *R, lt_track_info *t)
 {
-  int bg = t->hold_move < R->p.hold_move * R->p.rmin && t->hold_gicov < R->p.hold_gicov * R->p.gicov_threshold;
+  double moved = hypot(t->lastx - t->firstx, t->lasty - t->firsty);
+  int bg = moved < R->p.hold_move * R->p.rmin && t->hold_gicov < R->p.hold_gicov * R->p.gicov_threshold;
   t->hold = bg ? -1 : 0;
   return bg ? lt_report_hide(&R->rep, t->id) : 0;
 }
@@ -693,7 +696,6 @@ static int step(void *m, lt_loop *L, const lt_frame *f, const lt_frame *prev)
   for (int i = 0; i < R->nshown; i++) { /* held tracks: judged after hold frames */
     lt_track_info *t = &R->act[i];
     if (t->hold != 1) continue;
-    t->hold_move = fmax(t->hold_move, hypot(R->cells[i].xc - t->firstx, R->cells[i].yc - t->firsty));
     t->hold_gicov = fmax(t->hold_gicov, fabsf(R->cells[i].gicov));
     if (f->index - t->first + 1 >= R->p.hold && (err = judge(R, t))) return err;
   }

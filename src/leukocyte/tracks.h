@@ -36,10 +36,9 @@ typedef struct lt_track_info {
   double firstx, firsty;     /* position in the first tracked frame, px */
   /* --hold: 1 while the track's rows are held back (not judged yet), 0
    * shown, -1 hidden (static background: none of its rows are written);
-   * the farthest it got from its first position (px) and its best |GICOV|
-   * while held */
+   * its best |GICOV| while held */
   int hold;
-  double hold_move, hold_gicov;
+  double hold_gicov;
 } lt_track_info;
 
 typedef struct lt_report {
