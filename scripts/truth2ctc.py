@@ -2,7 +2,8 @@
 """truth2ctc.py TRUTH.csv WIDTH HEIGHT FRAMES GTDIR - lt_synth's ground truth
 (frame,cell_id,x_px,y_px,radius_px,...) as a Cell Tracking Challenge GT
 folder: GTDIR/TRA/man_track.txt ("L B E P") and GTDIR/TRA/man_trackTTT.tif
-(16-bit label images: a disc of the true radius per cell, label = cell_id;
+(16-bit label images: a disc of the true radius per cell, label = cell_id + 1,
+since lt_synth2 numbers its cells from 0 and 0 is the background;
 pixels whose centre lies within the radius). A cell missing for some frames
 continues under a new label whose parent is the label before the gap.
 Needs numpy and tifffile (the test venv has both, from py-ctcmetrics)."""
@@ -27,7 +28,7 @@ def main():
                     (int(row["cell_id"]), float(row["x_px"]), float(row["y_px"]), float(row["radius_px"])))
     segs = {}      # cell -> [label, begin, end, parent]
     last = {}      # cell -> last frame seen
-    next_label = 1 + max((c for cells in per_frame.values() for c, *_ in cells), default=0)
+    next_label = 2 + max((c for cells in per_frame.values() for c, *_ in cells), default=0)
     yy, xx = np.mgrid[0:h, 0:w]
     digits = 3 if nframes <= 1000 else 4
     for fr in range(nframes):
@@ -39,7 +40,7 @@ def main():
                 segs[cell].append([next_label, fr, fr, segs[cell][-1][0]])
                 next_label += 1
             else:
-                segs[cell] = [[cell, fr, fr, 0]]
+                segs[cell] = [[cell + 1, fr, fr, 0]]
             last[cell] = fr
             img[(xx - x) ** 2 + (yy - y) ** 2 <= r * r] = segs[cell][-1][0]
         tifffile.imwrite(os.path.join(tra, f"man_track{fr:0{digits}d}.tif"), img)

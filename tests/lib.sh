@@ -23,3 +23,17 @@ expect() {
     fail "$name" "not exactly one error message: $(cat "$T/err")"
   else pass "$name"; fi
 }
+# need_readers: python3 readers of leuktrack's files in build/venv
+# (pytrackmate, py-ctcmetrics; made here from PyPI when missing). Returns 1
+# after a FAIL when they cannot be had: a test needing them must not pass
+# without them. Uses $T/venv.log.
+need_readers() {
+  local py=build/venv/bin/python
+  if ! $py -c 'import pytrackmate, ctc_metrics' 2>/dev/null; then
+    python3 -m venv build/venv >"$T/venv.log" 2>&1 && build/venv/bin/pip install -q pytrackmate py-ctcmetrics >>"$T/venv.log" 2>&1
+  fi
+  if ! $py -c 'import pytrackmate, ctc_metrics' 2>/dev/null; then
+    fail "readers" "cannot install pytrackmate + py-ctcmetrics into build/venv: $(tail -3 "$T/venv.log")"
+    return 1
+  fi
+}

@@ -209,7 +209,19 @@ opt_adherent_time_abc | $LT $V -o $O --adherent-time abc      | 2 | invalid valu
 opt_fps_negative      | $LT $V -o $O --fps -3                 | 2 | invalid value '-3' for --fps |
 opt_fps_overflow      | $LT $V -o $O --fps 1e400              | 2 | invalid value '1e400' for --fps |
 opt_search_negative   | $LT $V -o $O --search -1              | 2 | invalid value '-1' for --search |
+opt_search_um_text    | $LT $V -o $O --search-um x            | 2 | invalid value 'x' for --search-um: not a number |
+opt_max_speed_neg     | $LT $V -o $O --max-speed-um-s -1      | 2 | invalid value '-1' for --max-speed-um-s |
+opt_max_speed_huge    | $LT $V -o $O --max-speed-um-s 1e5 --um-per-px 0.5 | 2 | px per frame at 0.5 um/px and the frame rate; --search allows at most 100 |
+opt_search_um_no_scale | $LT $V -o $O --search-um 4           | 2 | --search-um needs the pixel size: give --um-per-px |
+opt_cell_radius_um_no_scale | $LT $V -o $O --cell-radius-um 4:10 | 2 | --cell-radius-um needs the pixel size: give --um-per-px |
+opt_cell_radius_um_rev | $LT $V -o $O --cell-radius-um 10:4 --um-per-px 0.5 | 2 | invalid value '10:4' for --cell-radius-um: MAX must be greater than MIN |
+opt_cell_radius_um_one | $LT $V -o $O --cell-radius-um 4 --um-per-px 0.5 | 2 | invalid value '4' for --cell-radius-um: expected MIN:MAX |
+opt_cell_radius_um_small | $LT $V -o $O --cell-radius-um 0.5:1 --um-per-px 1 | 2 | '0.5:1' for --cell-radius-um: 1:1 px at 1 um/px; radii must be within 2:100 |
+opt_radius_px_and_um  | $LT $V -o $O --radius 8:20 --cell-radius-um 4:10 --um-per-px 0.5 | 2 | --radius and --cell-radius-um both set the same distance |
+opt_search_px_and_um  | $LT $V -o $O --search 8 --max-speed-um-s 40 --um-per-px 0.5 | 2 | --search and --max-speed-um-s both set the same distance |
+opt_search_um_twice   | $LT $V -o $O --search-um 4 --max-speed-um-s 40 --um-per-px 0.5 | 2 | --search-um and --max-speed-um-s both set the same distance |
 opt_static_span_neg   | $LT $V -o $O --static-span -1         | 2 | invalid value '-1' for --static-span |
+opt_hold_neg          | $LT $V -o $O --hold -1                | 2 | invalid value '-1' for --hold |
 opt_backend_gpu       | $LT $V -o $O --backend gpu            | 2 | invalid value 'gpu' for --backend: expected auto, cpu or cuda |
 opt_format_xml        | $LT $V -o $O --format xml             | 2 | invalid value 'xml' for --format: expected csv, trackmate or ctc |
 opt_channel_q         | $LT $V -o $O --channel q              | 2 | invalid value 'q' for --channel: expected luma, r, g or b |

@@ -159,6 +159,18 @@ if [ -x "$SYN" ]; then
   head -1 "$T/u.csv" | grep -q ',x_um,y_um$' && pass "--um-per-px adds x_um,y_um" || fail "um columns" "$(head -1 "$T/u.csv")"
   head -1 "$T/sum.csv" | grep -q 'mean_speed_um_s,median_speed_um_s' && [ -s "$T/sum_velocity.png" ] \
     && pass "--summary: per-track CSV with um/s and a velocity histogram PNG" || fail "--summary" "$(head -1 "$T/sum.csv")"
+  # distances in um: converted once to the px options, so the same tracks as
+  # those px values (6:16 px = 3.9:10.4 um at 0.65 um/px; 29.25 um/s at 10 fps
+  # = 4.5 px/frame, rounded up to --search 5; 3.2 um = 4.9 px, also 5); the px
+  # run differs from the default one, so the options took effect
+  "$LT" "$T/s.$VEXT" -o "$T/px.csv" --detect-every 3 --um-per-px 0.65 --fps 10 --radius 6:16 --search 5 2>/dev/null
+  "$LT" "$T/s.$VEXT" -o "$T/um1.csv" --detect-every 3 --um-per-px 0.65 --fps 10 --cell-radius-um 3.9:10.4 \
+    --max-speed-um-s 29.25 -v 2>"$T/err"
+  "$LT" "$T/s.$VEXT" -o "$T/um2.csv" --detect-every 3 --um-per-px 0.65 --fps 10 --cell-radius-um 3.9:10.4 --search-um 3.2 2>/dev/null
+  if [ -s "$T/px.csv" ] && cmp -s "$T/px.csv" "$T/um1.csv" && cmp -s "$T/px.csv" "$T/um2.csv" &&
+    ! cmp -s <(cut -d, -f1-7 "$T/px.csv") "$T/t1.csv" && grep -q "radii 6:16 px" "$T/err" && grep -q "\-\-search 5 px" "$T/err"; then
+    pass "--cell-radius-um, --max-speed-um-s, --search-um: the same tracks as --radius 6:16 --search 5"
+  else fail "um options" "$(diff "$T/px.csv" "$T/um1.csv" | head -3) $(grep -E 'radii|search' "$T/err")"; fi
   "$LT" - -o "$T/stdin.csv" --detect-every 3 <"$T/s.$VEXT" 2>"$T/err"; rc=$?
   [ $rc -eq 0 ] && cmp -s <(cut -d, -f1,3- "$T/stdin.csv") <(cut -d, -f1,3- "$T/t1.csv") \
     && pass "'-' reads the video from standard input (same tracks)" || fail "stdin input" "rc=$rc $(head -c 300 "$T/err")"

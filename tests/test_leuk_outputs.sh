@@ -20,13 +20,7 @@ trap 'rm -rf "$T"' EXIT
 . tests/lib.sh
 PY=build/venv/bin/python
 
-if ! $PY -c 'import pytrackmate, ctc_metrics' 2>/dev/null; then
-  python3 -m venv build/venv >"$T/venv.log" 2>&1 && build/venv/bin/pip install -q pytrackmate py-ctcmetrics >>"$T/venv.log" 2>&1
-fi
-if ! $PY -c 'import pytrackmate, ctc_metrics' 2>/dev/null; then
-  fail "readers" "cannot install pytrackmate + py-ctcmetrics into build/venv: $(tail -3 "$T/venv.log")"
-  exit 1
-fi
+need_readers || exit 1
 pass "readers: pytrackmate $($PY -c 'import importlib.metadata as m; print(m.version("pytrackmate"))'), py-ctcmetrics $($PY -c 'import importlib.metadata as m; print(m.version("py-ctcmetrics"))')"
 
 # --- TrackMate --------------------------------------------------------------

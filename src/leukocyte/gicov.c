@@ -45,6 +45,9 @@ void lt_leuk_params_default(lt_leuk_params *p)
   p->adapt_floor = 1.0;
   p->static_span = 10;
   p->static_ratio = 1.5;
+  p->hold = 20;
+  p->hold_move = 0.5;
+  p->hold_gicov = 1.4;
 }
 
 int lt_leuk_nradii(const lt_leuk_params *p)

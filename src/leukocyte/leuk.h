@@ -65,6 +65,13 @@ typedef struct lt_leuk_params {
   int static_span;         /* > 0: a new cell after the first frame must differ from the
                               frames kept every static_span frames (pipeline.c, unchanged()): 10 */
   double static_ratio;     /* 1.5 */
+  int hold;                /* > 0: a new track's rows are held back for its first hold
+                              frames; one whose last position then is within hold_move *
+                              rmin px of its first and that never scored |GICOV| >= hold_gicov *
+                              gicov_threshold in them is static background, never
+                              written (pipeline.c, judge()): 20 */
+  double hold_move;        /* 0.5 */
+  double hold_gicov;       /* 1.4 */
   int reference_geometry;  /* tests only: the reference's GICOV angle table (pi = 3.14159)
                               and its common border rmax+2 for all radii */
 } lt_leuk_params;

@@ -15,7 +15,10 @@
  * it its whole cell; a detection where a cell just left starts nothing, nor
  * one whose disc is as it was in an earlier frame (--static-span: a static
  * background structure); of two tracks on one cell, the one that jumped off
- * its prediction ends.
+ * its prediction ends. A new track's rows are held back for --hold frames
+ * (report.c): one that stayed put and never scored clearly in them is static
+ * background and is never written (judge()). The distances may be given in
+ * um (mode.c converts them in begin, once the pixel size is known).
  * Stage calls go through the backend's table; frames belong to the loop's
  * source (no frame memory here), so both backends get these steps. */
 #include <math.h>
@@ -75,6 +78,22 @@ typedef struct run {
   int warned_full;
 } run;
 
+/* Judges held track t (--hold): static background when its last position
+ * is within hold_move * rmin px of its first (the net displacement: a track
+ * on textured background jitters by a few px and comes back, a cell at 0.3
+ * px/frame is 6 px on after 20 frames) and it never scored |GICOV| >=
+ * hold_gicov * gicov_threshold while held (a structure of the background
+ * whose circle score crossed the threshold, mostly at the first frame, where
+ * --static-span cannot test it); then none of its rows are written, else
+ * they all are. */
+static int judge(run *R, lt_track_info *t)
+{
+  double moved = hypot(t->lastx - t->firstx, t->lasty - t->firsty);
+  int bg = moved < R->p.hold_move * R->p.rmin && t->hold_gicov < R->p.hold_gicov * R->p.gicov_threshold;
+  t->hold = bg ? -1 : 0;
+  return bg ? lt_report_hide(&R->rep, t->id) : 0;
+}
+
 static int finish_track(run *R, int i, int end)
 {
   if (R->ndone == R->capdone) {
@@ -89,7 +108,7 @@ static int finish_track(run *R, int i, int end)
   }
   R->act[i].end = end;
   R->done[R->ndone++] = R->act[i];
-  return 0;
+  return R->act[i].hold == 1 ? judge(R, &R->done[R->ndone - 1]) : 0; /* ended while held */
 }
 
 static void move_cell(run *R, int to, int from)
@@ -174,14 +193,15 @@ static int compact(run *R)
   return 0;
 }
 
-/* Found cells first (they are written), coasting ones after; stable. */
+/* Found cells first (they are written), coasting and hidden ones after;
+ * stable. */
 static void order_shown(run *R)
 {
   lt_leuk_cell c;
   lt_track_info t;
   int k = 0;
   for (int i = 0; i < R->ncells; i++) {
-    if (R->miss[i]) continue;
+    if (R->miss[i] || R->act[i].hold < 0) continue;
     if (i != k) { /* rotate cell i down to k */
       c = R->cells[i];
       t = R->act[i];
@@ -427,6 +447,7 @@ static int take_maxima(run *R, const lt_rect *roi, int nm)
     lt_track_info *t = &R->act[R->ncells];
     memset(t, 0, sizeof *t);
     t->id = R->next_id++;
+    t->hold = R->p.hold > 0;
     R->ncells++;
   }
   return 0;
@@ -535,6 +556,15 @@ static int begin(void *m, lt_loop *L, const lt_source_info *in)
   R->L = L;
   R->fw = in->width;
   R->fh = in->height;
+  if (R->o.um_per_px <= 0 && in->um_per_px > 0) { /* --um-per-px overrides */
+    R->o.um_per_px = in->um_per_px;
+    lt_info("pixel size %g um from %s", in->um_per_px, in->um_per_px_from ? in->um_per_px_from : "the input");
+  } else if (R->o.um_per_px > 0) {
+    lt_info("pixel size %g um from --um-per-px", R->o.um_per_px);
+  }
+  int err = lt_leuk_um_to_px(&R->o, in->fps); /* the um options, now that the scale is known */
+  if (err) return err;
+  R->p = R->o.leuk;
   int min_side = 2 * (R->p.rmax + 2) + 1;
   if (!R->o.has_roi) R->p.roi = (lt_rect){0, 0, R->fw, R->fh};
   if (!R->o.has_entry_roi) R->p.entry_roi = R->p.roi;
@@ -543,16 +573,9 @@ static int begin(void *m, lt_loop *L, const lt_source_info *in)
              R->fw, R->fh, R->p.rmax, min_side, min_side);
     return LT_ERR_INPUT;
   }
-  int err;
   if ((err = validate_rect("roi", &R->p.roi, R->fw, R->fh, min_side)) ||
       (err = validate_rect("entry-roi", &R->p.entry_roi, R->fw, R->fh, min_side)))
     return err;
-  if (R->o.um_per_px <= 0 && in->um_per_px > 0) { /* --um-per-px overrides */
-    R->o.um_per_px = in->um_per_px;
-    lt_info("pixel size %g um from %s", in->um_per_px, in->um_per_px_from ? in->um_per_px_from : "the input");
-  } else if (R->o.um_per_px > 0) {
-    lt_info("pixel size %g um from --um-per-px", R->o.um_per_px);
-  }
   if (in->fps > 0)
     lt_info("%s: %dx%d, %.3f fps", in->name, R->fw, R->fh, in->fps);
   else
@@ -670,6 +693,12 @@ static int step(void *m, lt_loop *L, const lt_frame *f, const lt_frame *prev)
   order_shown(R);
   double t2 = lt_now();
   if ((err = lt_report_frame(&R->rep, f->index, f->t_s, R->cells, R->act, R->nshown))) return err;
+  for (int i = 0; i < R->nshown; i++) { /* held tracks: judged after hold frames */
+    lt_track_info *t = &R->act[i];
+    if (t->hold != 1) continue;
+    t->hold_gicov = fmax(t->hold_gicov, fabsf(R->cells[i].gicov));
+    if (f->index - t->first + 1 >= R->p.hold && (err = judge(R, t))) return err;
+  }
   if ((R->s->overlay_dir || R->o.overlay_video) &&
       (err = lt_report_overlay(&R->rep, f->index, f->grey, R->cells, R->act, R->nshown)))
     return err;
@@ -687,6 +716,16 @@ static int end(void *m, lt_loop *L, int frames)
       return err;
     }
   R->ncells = 0;
+  if (frames <= R->p.hold) { /* too short to tell static background from cells: all shown */
+    lt_report_unhide(&R->rep);
+    for (int i = 0; i < R->ndone; i++) R->done[i].hold = 0;
+  }
+  int k = 0; /* hidden tracks (--hold) are not reported */
+  for (int i = 0; i < R->ndone; i++)
+    if (R->done[i].hold < 0) lt_track_free(&R->done[i]);
+    else R->done[k++] = R->done[i];
+  if (k < R->ndone) lt_info("%d tracks hidden as static background (--hold)", R->ndone - k);
+  R->ndone = k;
   if (R->ndone > 1) qsort(R->done, R->ndone, sizeof *R->done, by_id);
   R->rep_open = 0;
   err = lt_report_finish(&R->rep, R->done, R->ndone);

@@ -234,6 +234,11 @@ int lt_report_open(lt_report *r, lt_loop *L, const lt_settings *s, const lt_leuk
   r->fps = fps;
   r->next_spot = 1;
   r->first_frame = r->last_frame = -1;
+  r->hold = lo->leuk.hold;
+  if (r->hold > 0 && !(r->held = calloc(r->hold + 1, sizeof *r->held))) {
+    lt_error("out of memory");
+    return LT_ERR_NOMEM;
+  }
   r->ctc_digits = 3;
   r->next_gap_label = 65535;
   int err;
@@ -342,12 +347,80 @@ static int track_segment(lt_report *r, lt_track_info *t, int frame)
   return 0;
 }
 
+int lt_report_hide(lt_report *r, int id)
+{
+  if (id >= r->hidden_cap) {
+    int cap = r->hidden_cap ? r->hidden_cap : 64;
+    while (cap <= id) cap *= 2;
+    unsigned char *h = realloc(r->hidden, cap);
+    if (!h) {
+      lt_error("out of memory");
+      return LT_ERR_NOMEM;
+    }
+    memset(h + r->hidden_cap, 0, cap - r->hidden_cap);
+    r->hidden = h;
+    r->hidden_cap = cap;
+  }
+  r->hidden[id] = 1;
+  return 0;
+}
+
+void lt_report_unhide(lt_report *r)
+{
+  if (r->hidden) memset(r->hidden, 0, r->hidden_cap);
+}
+
+static int is_hidden(const lt_report *r, double id) { return id < r->hidden_cap && r->hidden[(int)id]; }
+
+/* Hands the oldest held frame to the writer, without the rows of hidden
+ * tracks. */
+static int release_held(lt_report *r)
+{
+  lt_rows_slot *h = &r->held[r->held_head];
+  int n = 0, err;
+  for (int i = 0; i < h->n; i++) n += !is_hidden(r, h->vals[i * NV + V_ID]);
+  double *v = lt_rows_frame(&r->rows, h->frame, n, &err);
+  if (!v) return err;
+  for (int i = 0; i < h->n; i++)
+    if (!is_hidden(r, h->vals[i * NV + V_ID])) {
+      memcpy(v, h->vals + (size_t)i * NV, sizeof(double) * NV);
+      v += NV;
+    }
+  r->held_head = (r->held_head + 1) % (r->hold + 1);
+  r->held_count--;
+  return lt_rows_put(&r->rows);
+}
+
+static int release_all(lt_report *r)
+{
+  int err = 0;
+  while (r->held_count > 0 && !err) err = release_held(r);
+  return err;
+}
+
 int lt_report_frame(lt_report *r, int frame, double t_s, const lt_leuk_cell *cells,
                     lt_track_info *info, int n)
 {
   int err;
-  double *v = lt_rows_frame(&r->rows, frame, n, &err);
-  if (!v) return err;
+  double *v;
+  if (r->hold > 0) { /* into the ring; handed over hold frames later */
+    lt_rows_slot *h = &r->held[(r->held_head + r->held_count) % (r->hold + 1)];
+    if (n > h->cap) {
+      double *nv = realloc(h->vals, sizeof(double) * NV * n);
+      if (!nv) {
+        lt_error("out of memory (held rows)");
+        return LT_ERR_NOMEM;
+      }
+      h->vals = nv;
+      h->cap = n;
+    }
+    h->frame = frame;
+    h->n = n;
+    r->held_count++;
+    v = h->vals;
+  } else if (!(v = lt_rows_frame(&r->rows, frame, n, &err))) {
+    return err;
+  }
   const double s = r->lo->um_per_px;
   if (r->first_frame < 0) r->first_frame = frame;
   r->last_frame = frame;
@@ -375,6 +448,7 @@ int lt_report_frame(lt_report *r, int frame, double t_s, const lt_leuk_cell *cel
       return err;
     }
   }
+  if (r->hold > 0) return r->held_count > r->hold ? release_held(r) : 0;
   return lt_rows_put(&r->rows);
 }
 
@@ -637,11 +711,19 @@ void lt_report_free(lt_report *r)
   free(r->mask);
   r->ctc_dir = r->ctc_track_path = r->pop_path = NULL;
   r->mask = NULL;
+  for (int i = 0; r->held && i <= r->hold; i++) free(r->held[i].vals);
+  free(r->held);
+  free(r->hidden);
+  r->held = NULL;
+  r->hidden = NULL;
+  r->held_count = r->hidden_cap = 0;
 }
 
 int lt_report_finish(lt_report *r, lt_track_info *all, int nall)
 {
+  int herr = release_all(r);
   int werr = lt_rows_finish(&r->rows);
+  if (!werr) werr = herr;
   r->rows_on = 0;
   int verr = lt_vidout_close(r->video, werr ? LT_VIDOUT_PARTIAL : LT_VIDOUT_COMMIT);
   r->video = NULL;
@@ -681,6 +763,7 @@ void lt_report_abort(lt_report *r)
   lt_vidout_close(r->video, LT_VIDOUT_PARTIAL); /* the frames so far, as FILE.partial */
   r->video = NULL;
   if (!r->rows_on) return;
+  release_all(r); /* the held rows too (tracks not judged yet included) */
   lt_rows_finish(&r->rows); /* the frames handed over are written first */
   r->rows_on = 0;
   /* only rows are worth keeping: a header alone is removed */

@@ -34,6 +34,11 @@ typedef struct lt_track_info {
   int *segs, nsegs, cap_segs;
   double maxspeed;           /* px/frame, largest step speed */
   double firstx, firsty;     /* position in the first tracked frame, px */
+  /* --hold: 1 while the track's rows are held back (not judged yet), 0
+   * shown, -1 hidden (static background: none of its rows are written);
+   * its best |GICOV| while held */
+  int hold;
+  double hold_gicov;
 } lt_track_info;
 
 typedef struct lt_report {
@@ -65,15 +70,30 @@ typedef struct lt_report {
   double *ov_tail;           /* per track id: a ring of overlay_tail (x, y, frame) */
   double *ov_xy;             /* this frame's centres (colour choice), 2 per cell */
   int *ov_col, ov_cap;
+  /* --hold: the rows of the last `hold` frames, not handed to the writer
+   * yet (a ring), and the track ids hidden (their rows are dropped) */
+  int hold;
+  lt_rows_slot *held;
+  int held_head, held_count;
+  unsigned char *hidden;
+  int hidden_cap;
 } lt_report;
 
 /* Opens -o and --summary through the loop (which commits them) and the
  * overlay folder; writes the format's header. */
 int lt_report_open(lt_report *r, lt_loop *L, const lt_settings *s, const lt_leuk_opts *lo, const char *input,
                    int width, int height, double fps);
-/* Rows of one frame: n active cells with their infos (already updated). */
+/* Rows of one frame: n active cells with their infos (already updated).
+ * With --hold N the rows reach the writer N frames later, without those of
+ * the tracks hidden by then. */
 int lt_report_frame(lt_report *r, int frame, double t_s, const lt_leuk_cell *cells,
                     lt_track_info *info, int n);
+/* Track `id` is static background: none of its rows are written (those
+ * held back are dropped). 0 or LT_ERR_NOMEM. */
+int lt_report_hide(lt_report *r, int id);
+/* Every track is written after all (a run shorter than --hold frames,
+ * whose rows are all still held). */
+void lt_report_unhide(lt_report *r);
 /* Overlay of one frame (grey: the frame as floats): frame_NNNNNN.png in
  * --overlay DIR and/or a frame of --overlay-video. Contours and centres in
  * each track's colour (lt_pick_colour: neighbours differ), the track's path
