@@ -9,8 +9,13 @@
  * clipped to the frame) give every window's sum and sum of squares in four
  * look-ups; they hold B - 128 in double, so for 8-bit frames every entry is an
  * exact integer and the window variance S2 - S1^2/n loses nothing. Only the
- * cross term sum Tc*B is evaluated per shift, with four partial sums over the
- * columns (j mod 4) added in a fixed order: the same bits for any thread
+ * cross term is evaluated per shift, a row of shifts (template, dy) per
+ * OpenMP iteration. 8-bit data (template and search region all integers in
+ * 0..255, the usual case): sum T*B exactly in integers, 16-bit products
+ * summed in 32-bit SIMD lanes, four shifts per pass over the template, and
+ * r from the exact integer sums (sum Tc (B - mean B) = sum T*B - sum T sum B / n).
+ * Otherwise sum Tc*B in double with four partial sums over the columns
+ * (j mod 4) added in a fixed order. Either way the same bits for any thread
  * count, since each score is computed whole by one thread. */
 #include "tumor/corr.h"
 
