@@ -534,12 +534,16 @@ int lt_tumor_cpu_match_d(lt_tumor_cpu *c, const float *frame, double *scores)
   const int K = c->s.ntemplates, V = c->s.shift_v, H = c->s.shift_h;
   const int nx = 2 * H + 1, ny = 2 * V + 1, npos = lt_tumor_npos(&c->s);
   const cross_fn cross = pick_cross();
-#pragma omp parallel for schedule(dynamic, 1)
+  const int rows = K * ny;
+  /* one parallel region; dynamic schedules, so that a thread the OS holds
+   * back (a shared machine) does not hold up a fixed share of the work */
+#pragma omp parallel
+  {
+#pragma omp for schedule(dynamic, 1)
   for (int k = 0; k < K; k++) integrate(&c->t[k], frame, c->s.frame_w);
   /* one row of shifts (template k, dy) per iteration; each score is
    * computed whole by one thread */
-  const int rows = K * ny;
-#pragma omp parallel for schedule(static)
+#pragma omp for schedule(dynamic, 1)
   for (int q = 0; q < rows; q++) {
     const int k = q / ny, dy = q % ny - V;
     const tpl_state *st = &c->t[k];
@@ -552,6 +556,7 @@ int lt_tumor_cpu_match_d(lt_tumor_cpu *c, const float *frame, double *scores)
 #endif
     (void)cross;
     for (int p = 0; p < nx; p++) out[p] = fast_score(c, k, dy, p - H, frame);
+  }
   }
   return 0;
 }
