@@ -618,8 +618,13 @@ static void cpu_stats(const void *p, lt_tumor_stats *st)
   const cpu_ctx *x = p;
   memset(st, 0, sizeof *st);
   st->setup_s = x->setup_s;
-  snprintf(st->kernel, sizeof st->kernel, "cpu: integral images + cross term (%s, OpenMP)",
-           pick_cross() == cross8_c ? "8-bit exact, C" : "8-bit exact, SIMD");
+  const cross_fn f = pick_cross();
+  const char *simd = f == cross8_c ? "C" : "AVX2";
+#ifdef HAVE_CROSS8_X86
+  if (f == cross8_avx512) simd = "AVX-512BW";
+#endif
+  snprintf(st->kernel, sizeof st->kernel, "cpu: integral images + cross term (8-bit exact %s, else double; OpenMP)",
+           simd);
 }
 
 const lt_tumor_backend lt_tumor_backend_cpu = {
