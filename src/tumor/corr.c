@@ -555,6 +555,7 @@ int lt_tumor_cpu_match_d(lt_tumor_cpu *c, const float *frame, double *scores)
     }
 #endif
     (void)cross;
+    (void)st;
     for (int p = 0; p < nx; p++) out[p] = fast_score(c, k, dy, p - H, frame);
   }
   }
