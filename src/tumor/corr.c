@@ -540,24 +540,24 @@ int lt_tumor_cpu_match_d(lt_tumor_cpu *c, const float *frame, double *scores)
 #pragma omp parallel
   {
 #pragma omp for schedule(dynamic, 1)
-  for (int k = 0; k < K; k++) integrate(&c->t[k], frame, c->s.frame_w);
-  /* one row of shifts (template k, dy) per iteration; each score is
-   * computed whole by one thread */
+    for (int k = 0; k < K; k++) integrate(&c->t[k], frame, c->s.frame_w);
+    /* one row of shifts (template k, dy) per iteration; each score is
+     * computed whole by one thread */
 #pragma omp for schedule(dynamic, 1)
-  for (int q = 0; q < rows; q++) {
-    const int k = q / ny, dy = q % ny - V;
-    const tpl_state *st = &c->t[k];
-    double *out = scores + (size_t)k * npos + (size_t)(dy + V) * nx;
+    for (int q = 0; q < rows; q++) {
+      const int k = q / ny, dy = q % ny - V;
+      const tpl_state *st = &c->t[k];
+      double *out = scores + (size_t)k * npos + (size_t)(dy + V) * nx;
 #if LT_TUMOR_INT8
-    if (st->t8 && st->b8) {
-      row_int8(c, st, k, dy, cross, out);
-      continue;
-    }
+      if (st->t8 && st->b8) {
+        row_int8(c, st, k, dy, cross, out);
+        continue;
+      }
 #endif
-    (void)cross;
-    (void)st;
-    for (int p = 0; p < nx; p++) out[p] = fast_score(c, k, dy, p - H, frame);
-  }
+      (void)cross;
+      (void)st;
+      for (int p = 0; p < nx; p++) out[p] = fast_score(c, k, dy, p - H, frame);
+    }
   }
   return 0;
 }
