@@ -1,8 +1,9 @@
 /* test_tumor.c - the tumour mode's correlation core (src/tumor/): corr2 on
  * hand-worked arrays, the exact and fast implementations against each other
  * (max |diff| <= 1e-9 in double: both sum in double, only the order and the
- * integral-image window statistics differ), determinism over OpenMP thread
- * counts (bit-identical), peak search and sub-pixel refinement on synthetic
+ * integral-image window statistics differ; <= 1e-12 on 8-bit data, where the
+ * fast path sums exactly in integers), determinism over OpenMP thread counts
+ * and over the SIMD variants of the 8-bit path (bit-identical), peak search and sub-pixel refinement on synthetic
  * frames moved by known integer and sub-pixel amounts, and real angiography
  * (data/fluoro, MANIFEST section 3): templates cut from a frame and tracked
  * across the cine, and the static phantom, whose true motion is zero.
@@ -141,16 +142,22 @@ static double max_diff(const double *a, const double *b, long n, long *at)
   return m;
 }
 
-static void test_exact_vs_fast(int integer)
+/* Modes: 0 non-integer frame (the double cross term); 1 integer frame
+ * blurred to halves (not 8-bit: the double cross term); 2 8-bit frame (the
+ * integer cross term, each SIMD level); 3 8-bit frame with one non-integer
+ * pixel inside template 0's search region but outside the template (that
+ * template falls back to the double cross term, the others stay 8-bit). */
+static void test_exact_vs_fast(int mode)
 {
   const int fw = 97, fh = 83;
   float *f = malloc(sizeof(float) * fw * fh);
-  random_frame(f, fw * fh, integer ? 11u : 12u, integer);
+  random_frame(f, fw * fh, mode == 0 ? 12u : 11u, mode != 0);
   /* blur a little so that windows correlate (random pixels give r ~ 0) */
   for (int y = 0; y < fh; y++)
     for (int x = 0; x + 1 < fw; x++) f[y * fw + x] = 0.5f * (f[y * fw + x] + f[y * fw + x + 1]);
-  /* sizes: odd, 1-wide, 1-tall, large; positions: interior and near edges
-   * (partly outside shifts); one flat template */
+  if (mode >= 2)
+    for (int i = 0; i < fw * fh; i++) f[i] = floorf(f[i]);
+  if (mode == 3) f[7 * fw + 7] += 0.5f;
   const int sz[][4] = {{7, 5, 10, 12}, {1, 9, 3, 40}, {13, 1, 80, 2}, {40, 33, 30, 25},
                        {5, 6, 0, 0},   {6, 5, 90, 77}, {3, 3, 50, 50}};
   const int K = 7;
@@ -171,7 +178,9 @@ static void test_exact_vs_fast(int integer)
   lt_tumor_cpu *c = NULL;
   int e = lt_tumor_cpu_create(&c, &s);
   char name[96];
-  const char *kind = integer ? "integer" : "float";
+  const char *kinds[] = {"float", "integer", "8bit", "8bit_mixed"};
+  const char *kind = kinds[mode];
+  const double tol = mode >= 2 ? 1e-12 : 1e-9;
   snprintf(name, sizeof name, "fast_create_%s", kind);
   T_CHECK(name, e == 0 && c, "returned %d", e);
   if (!c) return;
@@ -181,10 +190,19 @@ static void test_exact_vs_fast(int integer)
   lt_tumor_cpu_match_d(c, f, fb);
   long at = 0;
   double d = max_diff(ex, fa, n, &at);
-  snprintf(name, sizeof name, "exact_vs_fast_%s_1e-9", kind);
-  T_CHECK(name, d <= 1e-9, "max |diff| %.3g at %ld (exact %.12f fast %.12f)", d, at, ex[at], fa[at]);
+  snprintf(name, sizeof name, "exact_vs_fast_%s_%.0e", kind, tol);
+  T_CHECK(name, d <= tol, "max |diff| %.3g at %ld (exact %.12f fast %.12f)", d, at, ex[at], fa[at]);
   snprintf(name, sizeof name, "fast_threads_1_vs_2_identical_%s", kind);
   T_CHECK(name, memcmp(fa, fb, sizeof(double) * n) == 0, "maps differ between 1 and 2 threads");
+  /* the SIMD variants of the 8-bit path (as far as this CPU has them) and
+   * the portable C one give the same bits */
+  for (int level = 0; level < 2 && mode >= 2; level++) {
+    lt_tumor_cpu_set_simd(level);
+    lt_tumor_cpu_match_d(c, f, fb);
+    snprintf(name, sizeof name, "fast_simd_%d_vs_2_identical_%s", level, kind);
+    T_CHECK(name, memcmp(fa, fb, sizeof(double) * n) == 0, "maps differ between SIMD levels %d and 2", level);
+  }
+  lt_tumor_cpu_set_simd(2);
   int flat0 = 1, range = 1;
   for (int p = 0; p < lt_tumor_npos(&s); p++) {
     double v = fa[6L * lt_tumor_npos(&s) + p];
@@ -451,7 +469,7 @@ static void test_real_angio(void)
   lt_tumor_cpu_match_d(c, st + (size_t)18 * 512 * 512, fa);
   long at = 0;
   double d = max_diff(ex, fa, (long)K * npos, &at);
-  T_CHECK("angio_exact_vs_fast_1e-9", d <= 1e-9, "max |diff| %.3g", d);
+  T_CHECK("angio_exact_vs_fast_1e-12", d <= 1e-12, "max |diff| %.3g", d);
   void *ctx = NULL;
   lt_tumor_backend_cpu.create(&ctx, &s);
   /* static templates (the paper's use): every frame against frame 0's */
@@ -594,6 +612,8 @@ int main(void)
   test_map_hand();
   test_exact_vs_fast(1);
   test_exact_vs_fast(0);
+  test_exact_vs_fast(2);
+  test_exact_vs_fast(3);
   test_peak_hand();
   test_synthetic_motion();
   test_bad_setup();

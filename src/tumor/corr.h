@@ -77,14 +77,21 @@ int lt_tumor_corr_exact(const lt_tumor_setup *s, const float *frame, double *sco
 /* The fast CPU implementation: template terms once (create), then per frame
  * window sums and sums of squares from integral images of the search region
  * (double, offset 128 so 8-bit frames give exact integers), and only the
- * cross term sum Tc*B per shift (double, OpenMP over templates x shifts; each
- * score is computed by one thread in a fixed order, so the result does not
- * depend on the thread count). */
+ * cross term per shift, OpenMP over rows of shifts (template, dy). When the
+ * template and the frame's search region are 8-bit (every pixel an integer
+ * in 0..255, checked per template and frame), sum T*B is computed exactly in
+ * integers (SIMD 16-bit multiply-adds, four shifts per pass) and r from the
+ * exact integer sums; otherwise sum Tc*B in double with four column partials
+ * in a fixed order. Either way each score is computed whole by one thread, so
+ * the result does not depend on the thread count. */
 typedef struct lt_tumor_cpu lt_tumor_cpu;
 int lt_tumor_cpu_create(lt_tumor_cpu **c, const lt_tumor_setup *s);
 /* scores: ntemplates*npos doubles. Allocates nothing. */
 int lt_tumor_cpu_match_d(lt_tumor_cpu *c, const float *frame, double *scores);
 void lt_tumor_cpu_destroy(lt_tumor_cpu *c); /* NULL is fine */
+/* Widest SIMD the 8-bit cross term may use (tests): 2 AVX-512BW (default),
+ * 1 AVX2, 0 portable C; the CPU decides below that. Same numbers in each. */
+void lt_tumor_cpu_set_simd(int level);
 
 /* Best shift of one template (or of all). */
 typedef struct lt_tumor_peak {
