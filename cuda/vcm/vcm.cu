@@ -83,8 +83,7 @@ struct cuda_ctx {
   int tile_x, tile_y;      /* vcm_band_k's tile of sub-windows; 0: vcm_k (LT_VCM_TILE=0) */
   int band_occ;            /* vcm_band_k's blocks per SM by its launch bounds (5; LT_VCM_BAND_OCC=4) */
   int nband;               /* bands of MAP_THREADS offsets (vcm_band_k's grid.y) */
-  float *bv;               /* per point and band: the band's best value, */
-  int2 *bdi;               /* its |o|^2 and o */
+  unsigned long long *keys; /* per point and band: the band's best (key_rank) */
   float4 *pri;             /* per point: the temporal prior (prior_k; only with a temporal weight) */
   cudaGraphExec_t graph[2][2]; /* by I0 == I_base?, prev == prev_base? (the buffers swap) */
   uint8_t *I_base;         /* I0 as allocated */
@@ -809,6 +808,22 @@ vcm_k(const float *__restrict__ ncm, const uint8_t *__restrict__ q0, const uint8
 /* ---- stage 3, tiled (the default): prior_k, vcm_band_k, vcm_pick_k ---- */
 
 #define TILE_PTS 8 /* most points per tile of vcm_band_k (tile_x * tile_y * K <= TILE_PTS) */
+#define BAND_QB 4  /* neighbours whose NCM values vcm_band_k loads ahead of their sums */
+
+/* (value, |o|^2, o) as one 64-bit key whose maximum is peak_better's best:
+ * the value's bits (V >= +0 and never NaN, so its bits order as the
+ * values), then the complement of the rank |o|^2 2^15 + o (o < 2^15: the
+ * map has at most 129^2 offsets, |o|^2 <= 2 64^2). Key 0: no offset. */
+__device__ __forceinline__ unsigned key_rank(int dd, int o) { return 0xffffffffu - ((unsigned)dd << 15 | (unsigned)o); }
+
+/* The warp's maximum of keys (hi: value bits, lo: key_rank; 0, 0 for none),
+ * to every lane. */
+__device__ __forceinline__ unsigned long long warp_key_max(unsigned hi, unsigned lo)
+{
+  unsigned h = __reduce_max_sync(0xffffffffu, hi);
+  unsigned l = __reduce_max_sync(0xffffffffu, hi == h ? lo : 0u);
+  return (unsigned long long)h << 32 | l;
+}
 
 /* The CPU's temporal_predict for each point, one warp per point: the
  * previous vectors within the radius found 32 at a time by ballot and
@@ -871,15 +886,17 @@ __device__ __forceinline__ float vcm_value(float a, long long cw, long long sw, 
  * point) and added into every tile point's sum; a j beyond a point's
  * radius adds 0 * s = +0, which leaves the sum (>= +0) unchanged to the
  * bit, so each sum is the CPU's: its own neighbours, ascending j, the same
- * products. The support C(o) goes as in vcm_k (integer units of 2^-16).
- * At the end each point's V(o) (normalised, prior) and the band's best
- * (value, |o|^2, o: the CPU's tie-break, a total order, so bands merge in
- * any order) go to bv/bdi[i * nband + band] for vcm_pick_k. */
+ * products. The values of BAND_QB neighbours are loaded before they are
+ * added (their loads overlap). The support C(o) goes as in vcm_k (integer
+ * units of 2^-16). At the end each point's V(o) (normalised, prior) and
+ * the band's best as a key (key_rank: the CPU's tie-break, a total order,
+ * so bands merge in any order) go to keys[i * nband + band] for
+ * vcm_pick_k. */
 template <int NPT, int MINB>
 __global__ void __launch_bounds__(MAP_THREADS, MINB)
 vcm_band_k(const float *__restrict__ ncm, const int *__restrict__ px, const int *__restrict__ py,
            const int *__restrict__ cstart, const float *__restrict__ wt, const float4 *__restrict__ pri,
-           vcm_dev_params d, int tile_x, int tile_y, float *__restrict__ bv, int2 *__restrict__ bdi)
+           vcm_dev_params d, int tile_x, int tile_y, unsigned long long *__restrict__ keys)
 {
   __shared__ float nb_w[MAP_THREADS][NPT];
   __shared__ int nb_j[MAP_THREADS], nb_full[MAP_THREADS], wcnt[MAP_THREADS / 32];
@@ -887,8 +904,7 @@ vcm_band_k(const float *__restrict__ ncm, const int *__restrict__ px, const int 
   __shared__ int ids[NPT], txs[NPT], tys[NPT], np_s, box[4];
   __shared__ long long sw_s[NPT], full_s[NPT];
   __shared__ float4 pri_s[NPT];
-  __shared__ float wbv[MAP_THREADS / 32][NPT];
-  __shared__ int wbd[MAP_THREADS / 32][NPT], wbi[MAP_THREADS / 32][NPT];
+  __shared__ unsigned long long wkey[MAP_THREADS / 32][NPT];
   int M = d.side, m2 = M * M, S2 = d.search / 2, R = d.radius;
   int lane = threadIdx.x % 32, warp = threadIdx.x / 32, nband = gridDim.y;
   int ntx = (d.gx + tile_x - 1) / tile_x;
@@ -924,6 +940,7 @@ vcm_band_k(const float *__restrict__ ncm, const int *__restrict__ px, const int 
   if (np == 0) return;
   int o = blockIdx.y * MAP_THREADS + threadIdx.x, ox = o % M - S2, oy = o / M - S2;
   bool valid = o < m2;
+  int oc = valid ? o : m2 - 1; /* loads always in the map (unconditional: they batch) */
   float acc[NPT];
   int cnt[NPT];
 #pragma unroll
@@ -936,16 +953,15 @@ vcm_band_k(const float *__restrict__ ncm, const int *__restrict__ px, const int 
     for (int base = j0; base < j1; base += MAP_THREADS) {
       int j = base + threadIdx.x, xj = 0, yj = 0;
       bool near = false;
-      if (j < j1) {
+      if (j < j1) { /* (a warp past the candidates skips this) */
         xj = px[j];
         yj = py[j];
-      }
 #pragma unroll
-      for (int p = 0; p < NPT; p++)
-        if (j < j1 && p < np) {
+        for (int p = 0; p < NPT; p++) {
           int ex = xj - txs[p], ey = yj - tys[p];
-          near = near || ex * ex + ey * ey <= R * R;
+          near = near || (p < np && ex * ex + ey * ey <= R * R);
         }
+      }
       unsigned ball = __ballot_sync(0xffffffffu, near);
       if (lane == 0) wcnt[warp] = __popc(ball);
       __syncthreads();
@@ -974,63 +990,45 @@ vcm_band_k(const float *__restrict__ ncm, const int *__restrict__ px, const int 
           sw_s[threadIdx.x] += wq;
           if (nb_full[q]) full_s[threadIdx.x] += wq;
         }
-      for (int q = 0; q < tot; q++) {
-        float s = valid ? __ldg(ncm + (size_t)nb_j[q] * m2 + o) : 0.0f;
-        float w[NPT];
+      for (int q0 = 0; q0 < tot; q0 += BAND_QB) { /* BAND_QB neighbours' loads in flight */
+        float sv[BAND_QB];
 #pragma unroll
-        for (int p = 0; p < NPT; p++) w[p] = nb_w[q][p];
+        for (int u = 0; u < BAND_QB; u++)
+          sv[u] = __ldg(ncm + (size_t)nb_j[min(q0 + u, tot - 1)] * m2 + oc);
 #pragma unroll
-        for (int p = 0; p < NPT; p++) acc[p] = __fadd_rn(acc[p], __fmul_rn(w[p], s));
-        if (!nb_full[q]) {
-          int4 r = nb_r[q];
-          if (ox >= r.x && ox <= r.y && oy >= r.z && oy <= r.w)
+        for (int u = 0; u < BAND_QB; u++) {
+          int q = q0 + u;
+          if (q >= tot) break;
+          float s = valid ? sv[u] : 0.0f, w[NPT];
 #pragma unroll
-            for (int p = 0; p < NPT; p++) cnt[p] += (int)(w[p] * 65536.0f);
+          for (int p = 0; p < NPT; p++) w[p] = nb_w[q][p];
+#pragma unroll
+          for (int p = 0; p < NPT; p++) acc[p] = __fadd_rn(acc[p], __fmul_rn(w[p], s));
+          if (!nb_full[q]) {
+            int4 r = nb_r[q];
+            if (ox >= r.x && ox <= r.y && oy >= r.z && oy <= r.w)
+#pragma unroll
+              for (int p = 0; p < NPT; p++) cnt[p] += (int)(w[p] * 65536.0f);
+          }
         }
       }
       __syncthreads(); /* the list is rewritten by the next chunk; the sums are read below */
     }
   }
-  int dd = ox * ox + oy * oy;
+  unsigned rk = valid ? key_rank(ox * ox + oy * oy, o) : 0u;
 #pragma unroll
   for (int p = 0; p < NPT; p++) {
     if (p >= np) break;
-    float best = -INFINITY;
-    int bd = INT_MAX, bi = INT_MAX;
-    if (valid) {
-      best = vcm_value(acc[p], full_s[p] + cnt[p], sw_s[p], pri_s[p], ox, oy, d);
-      bd = dd;
-      bi = o;
-    }
-    for (int k = 16; k > 0; k >>= 1) {
-      float v2 = __shfl_down_sync(0xffffffffu, best, k);
-      int d2 = __shfl_down_sync(0xffffffffu, bd, k), i2 = __shfl_down_sync(0xffffffffu, bi, k);
-      if (peak_better(v2, d2, i2, best, bd, bi)) {
-        best = v2;
-        bd = d2;
-        bi = i2;
-      }
-    }
-    if (lane == 0) {
-      wbv[warp][p] = best;
-      wbd[warp][p] = bd;
-      wbi[warp][p] = bi;
-    }
+    unsigned vb = valid ? __float_as_uint(vcm_value(acc[p], full_s[p] + cnt[p], sw_s[p], pri_s[p], ox, oy, d)) : 0u;
+    unsigned long long key = warp_key_max(vb, valid ? rk : 0u);
+    if (lane == 0) wkey[warp][p] = key;
   }
   __syncthreads();
   if (threadIdx.x < np) {
     int p = threadIdx.x;
-    float best = wbv[0][p];
-    int bd = wbd[0][p], bi = wbi[0][p];
-    for (int k = 1; k < MAP_THREADS / 32; k++)
-      if (peak_better(wbv[k][p], wbd[k][p], wbi[k][p], best, bd, bi)) {
-        best = wbv[k][p];
-        bd = wbd[k][p];
-        bi = wbi[k][p];
-      }
-    size_t at = (size_t)ids[p] * nband + blockIdx.y;
-    bv[at] = best;
-    bdi[at] = make_int2(bd, bi);
+    unsigned long long key = wkey[0][p];
+    for (int k = 1; k < MAP_THREADS / 32; k++) key = max(key, wkey[k][p]);
+    keys[(size_t)ids[p] * nband + blockIdx.y] = key;
   }
 }
 
@@ -1042,30 +1040,15 @@ __global__ void __launch_bounds__(MAP_THREADS)
 vcm_pick_k(const float *__restrict__ ncm, const uint8_t *__restrict__ q0, const uint8_t *__restrict__ q1,
            const int *__restrict__ px, const int *__restrict__ py, const int *__restrict__ cstart, const int *n,
            const float *__restrict__ wt, const float4 *__restrict__ pri, vcm_dev_params d, int nband,
-           const float *__restrict__ bv, const int2 *__restrict__ bdi, lt_vcm_vector *__restrict__ out)
+           const unsigned long long *__restrict__ keys, lt_vcm_vector *__restrict__ out)
 {
   int i = blockIdx.x * (MAP_THREADS / 32) + threadIdx.x / 32, lane = threadIdx.x % 32;
   if (i >= *n) return;
-  float best = -INFINITY;
-  int bd = INT_MAX, bi = INT_MAX;
-  for (int b = lane; b < nband; b += 32) {
-    size_t at = (size_t)i * nband + b;
-    int2 e = bdi[at];
-    if (peak_better(bv[at], e.x, e.y, best, bd, bi)) {
-      best = bv[at];
-      bd = e.x;
-      bi = e.y;
-    }
-  }
-  for (int k = 16; k > 0; k >>= 1) { /* xor: every lane ends with the best */
-    float v2 = __shfl_xor_sync(0xffffffffu, best, k);
-    int d2 = __shfl_xor_sync(0xffffffffu, bd, k), i2 = __shfl_xor_sync(0xffffffffu, bi, k);
-    if (peak_better(v2, d2, i2, best, bd, bi)) {
-      best = v2;
-      bd = d2;
-      bi = i2;
-    }
-  }
+  unsigned long long key = 0;
+  for (int b = lane; b < nband; b += 32) key = max(key, keys[(size_t)i * nband + b]);
+  key = warp_key_max((unsigned)(key >> 32), (unsigned)key);
+  float best = __uint_as_float((unsigned)(key >> 32));
+  int bi = (int)((0xffffffffu - (unsigned)key) & 0x7fffu);
   int M = d.side, m2 = M * M, S2 = d.search / 2, R = d.radius;
   int x = px[i], y = py[i], tx = bi % M + lane % 3 - 1, ty = bi / M + lane / 3 - 1;
   bool ok = lane < 9 && tx >= 0 && tx < M && ty >= 0 && ty < M;
@@ -1140,8 +1123,7 @@ static void cu_destroy(void *vctx)
   cudaFree(c->nprev);
   cudaFree(c->prev);
   cudaFree(c->cur);
-  cudaFree(c->bv);
-  cudaFree(c->bdi);
+  cudaFree(c->keys);
   cudaFree(c->pri);
   cudaFreeHost(c->h_n);
   for (int k = 0; k < 4; k++)
@@ -1224,8 +1206,7 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
   c->tile_y = ty;
   c->nband = (int)((m2 + MAP_THREADS - 1) / MAP_THREADS);
   if (c->tile_x) {
-    LT_CU(cudaMalloc(&c->bv, maxpts * c->nband * sizeof(float)), "vcm band maxima");
-    LT_CU(cudaMalloc(&c->bdi, maxpts * c->nband * sizeof(int2)), "vcm band maxima");
+    LT_CU(cudaMalloc(&c->keys, maxpts * c->nband * sizeof(unsigned long long)), "vcm band maxima");
     if (p->temporal_weight > 0.0f) LT_CU(cudaMalloc(&c->pri, maxpts * sizeof(float4)), "vcm priors");
   }
   c->vcm_smem = (1 + (c->per_cell ? 2 : 1)) * m2 * sizeof(float); /* the map, then each point's support */
@@ -1393,12 +1374,12 @@ static int launch_pair(cuda_ctx *c, int capturing)
     dim3 bg(ntile, c->nband);
     if (c->band_occ == 4)
       vcm_band_k<TILE_PTS, 4><<<bg, MAP_THREADS, 0, c->s>>>(c->ncm, c->px, c->py, c->cstart, c->wt, c->pri, d,
-                                                            c->tile_x, c->tile_y, c->bv, c->bdi);
+                                                            c->tile_x, c->tile_y, c->keys);
     else
       vcm_band_k<TILE_PTS, 5><<<bg, MAP_THREADS, 0, c->s>>>(c->ncm, c->px, c->py, c->cstart, c->wt, c->pri, d,
-                                                            c->tile_x, c->tile_y, c->bv, c->bdi);
+                                                            c->tile_x, c->tile_y, c->keys);
     vcm_pick_k<<<pblocks, MAP_THREADS, 0, c->s>>>(c->ncm, c->I0, c->I1, c->px, c->py, c->cstart, c->n, c->wt, c->pri,
-                                                  d, c->nband, c->bv, c->bdi, c->cur);
+                                                  d, c->nband, c->keys, c->cur);
   } else {
 #define LT_VCM_K(K, NP, blocks)                                                                       \
     vcm_k<K, NP><<<blocks, MAP_THREADS, c->vcm_smem, c->s>>>(c->ncm, c->I0, c->I1, c->px, c->py, c->cstart, \
