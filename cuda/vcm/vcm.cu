@@ -6,8 +6,9 @@
  * CPU backend, or 8-bit video's bytes as they are through pair8; via pinned
  * staging), one CUDA Graph (captured at first use for each state of the
  * swapping frame and vector buffers; plain launches if capturing fails or
- * LT_VCM_NO_GRAPH=1) holding 1 memset, 5 kernels, the phase events and the
- * count's copies, then the vectors' download and one synchronisation:
+ * LT_VCM_NO_GRAPH=1) holding 1 memset, 6 kernels (7 with a temporal prior),
+ * the phase events and the count's copies, then the vectors' download and
+ * one synchronisation:
  *   strength_k  Sobel |Gx|+|Gy| of I0 -> mag, interior maxima of mag and
  *               |I1-I0| (atomicMax on the float bits: non-negative floats
  *               order like their bit patterns);
@@ -23,8 +24,22 @@
  *               shared memory, each thread a 4x5 tile of offsets whose
  *               integer SADs stay in registers (four pixels per byte-SIMD
  *               instruction pair), block min/max, similarity;
- *   vcm_k       one block per point (or per sub-window, an experiment): the neighbour list by
- *               block ballot over the points of the sub-windows the radius
+ *   prior_k     (with a temporal weight only) one warp per point: the
+ *               CPU's temporal prediction from the last field;
+ *   vcm_band_k  (the default) one block per tile of sub-windows (2x2 for
+ *               K <= 2) and band of 256 offsets: the neighbour list of the
+ *               tile's points by block ballot (ascending j = the CPU's
+ *               order), each neighbour's NCM value at a thread's offset read
+ *               once for the tile and added into every tile point's sum
+ *               (weight 0 for a point it is no neighbour of: + +0, the same
+ *               bits), the support, V(o) and the band's best per point as a
+ *               64-bit key;
+ *   vcm_pick_k  one warp per point: the bands' keys merged, the 3x3 of V
+ *               around the peak recomputed by the same sums, sub-pixel
+ *               refinement, motion evidence;
+ *   vcm_k       (LT_VCM_TILE=0, or K > 8) one block per point (or per
+ *               sub-window, an experiment): the neighbour list by block
+ *               ballot over the points of the sub-windows the radius
  *               reaches (in point order = the CPU's summation order), the
  *               weighted sums of their NCMs in registers and the support
  *               C(o) (integer units of 2^-16) in shared memory, temporal
@@ -35,8 +50,9 @@
  * weight table comes from lt_vcm_weight_table (host), so weights are equal
  * to the bit; only expf (LT_VCM_SIM_EXP) can differ by an ulp.
  * Everything is allocated in create; pair allocates nothing. Experiments
- * (environment, for A/B runs; all give the same vectors): LT_VCM_PER_CELL=1,
- * LT_VCM_NCM=sad, LT_VCM_NO_GRAPH=1 (cu_alloc). */
+ * (environment, for A/B runs; all give the same vectors): LT_VCM_TILE=0 or
+ * WxH, LT_VCM_BAND_OCC=4, LT_VCM_PER_CELL=1, LT_VCM_NCM=sad,
+ * LT_VCM_NO_GRAPH=1 (cu_alloc). */
 #include <limits.h>
 #include <math.h>
 #include <stdint.h>
@@ -81,7 +97,8 @@ struct cuda_ctx {
   int ncm_simd;            /* ncm5_k<true> (unless LT_VCM_NCM=sad) */
   int use_graph;           /* the pair's device work as a CUDA Graph (until a capture fails) */
   int tile_x, tile_y;      /* vcm_band_k's tile of sub-windows; 0: vcm_k (LT_VCM_TILE=0) */
-  int band_occ;            /* vcm_band_k's blocks per SM by its launch bounds (5; LT_VCM_BAND_OCC=4) */
+  int band_occ;            /* vcm_band_k's blocks per SM by its launch bounds (5, or 4 with 8
+                              loads ahead: LT_VCM_BAND_OCC=4) */
   int nband;               /* bands of MAP_THREADS offsets (vcm_band_k's grid.y) */
   unsigned long long *keys; /* per point and band: the band's best (key_rank) */
   float4 *pri;             /* per point: the temporal prior (prior_k; only with a temporal weight) */
@@ -808,7 +825,6 @@ vcm_k(const float *__restrict__ ncm, const uint8_t *__restrict__ q0, const uint8
 /* ---- stage 3, tiled (the default): prior_k, vcm_band_k, vcm_pick_k ---- */
 
 #define TILE_PTS 8 /* most points per tile of vcm_band_k (tile_x * tile_y * K <= TILE_PTS) */
-#define BAND_QB 4  /* neighbours whose NCM values vcm_band_k loads ahead of their sums */
 
 /* (value, |o|^2, o) as one 64-bit key whose maximum is peak_better's best:
  * the value's bits (V >= +0 and never NaN, so its bits order as the
@@ -887,12 +903,13 @@ __device__ __forceinline__ float vcm_value(float a, long long cw, long long sw, 
  * radius adds 0 * s = +0, which leaves the sum (>= +0) unchanged to the
  * bit, so each sum is the CPU's: its own neighbours, ascending j, the same
  * products. The values of BAND_QB neighbours are loaded before they are
- * added (their loads overlap). The support C(o) goes as in vcm_k (integer
+ * added (their loads overlap): 4 with 5 blocks per SM (MINB, 48 registers,
+ * the default), 8 with 4 (LT_VCM_BAND_OCC=4). The support C(o) goes as in vcm_k (integer
  * units of 2^-16). At the end each point's V(o) (normalised, prior) and
  * the band's best as a key (key_rank: the CPU's tie-break, a total order,
  * so bands merge in any order) go to keys[i * nband + band] for
  * vcm_pick_k. */
-template <int NPT, int MINB>
+template <int NPT, int MINB, int BAND_QB>
 __global__ void __launch_bounds__(MAP_THREADS, MINB)
 vcm_band_k(const float *__restrict__ ncm, const int *__restrict__ px, const int *__restrict__ py,
            const int *__restrict__ cstart, const float *__restrict__ wt, const float4 *__restrict__ pri,
@@ -901,7 +918,7 @@ vcm_band_k(const float *__restrict__ ncm, const int *__restrict__ px, const int 
   __shared__ float nb_w[MAP_THREADS][NPT];
   __shared__ int nb_j[MAP_THREADS], nb_full[MAP_THREADS], wcnt[MAP_THREADS / 32];
   __shared__ int4 nb_r[MAP_THREADS];
-  __shared__ int ids[NPT], txs[NPT], tys[NPT], np_s, box[4];
+  __shared__ int ids[NPT], txs[NPT], tys[NPT], np_s, box[4], row_s[32], off_s[33];
   __shared__ long long sw_s[NPT], full_s[NPT];
   __shared__ float4 pri_s[NPT];
   __shared__ unsigned long long wkey[MAP_THREADS / 32][NPT];
@@ -948,12 +965,33 @@ vcm_band_k(const float *__restrict__ ncm, const int *__restrict__ px, const int 
     acc[p] = 0.0f;
     cnt[p] = 0;
   }
-  for (int cy = box[2]; cy <= box[3]; cy++) {
-    int j0 = cstart[cy * d.gx + box[0]], j1 = cstart[cy * d.gx + box[1] + 1];
-    for (int base = j0; base < j1; base += MAP_THREADS) {
-      int j = base + threadIdx.x, xj = 0, yj = 0;
+  /* the candidates: the runs of the box's rows of sub-windows (32 rows at
+   * a time) one after the other, ascending j, MAP_THREADS at a time */
+  for (int g0 = box[2]; g0 <= box[3]; g0 += 32) {
+    if (warp == 0) {
+      int cy = g0 + lane, rs = 0, len = 0;
+      if (cy <= box[3]) {
+        rs = cstart[cy * d.gx + box[0]];
+        len = cstart[cy * d.gx + box[1] + 1] - rs;
+      }
+      int incl = len;
+      for (int k = 1; k < 32; k <<= 1) {
+        int v = __shfl_up_sync(0xffffffffu, incl, k);
+        if (lane >= k) incl += v;
+      }
+      row_s[lane] = rs;
+      off_s[lane] = incl - len;
+      if (lane == 31) off_s[32] = incl;
+    }
+    __syncthreads();
+    int ncand = off_s[32], nrow = min(32, box[3] - g0 + 1);
+    for (int base = 0; base < ncand; base += MAP_THREADS) {
+      int g = base + threadIdx.x, j = 0, xj = 0, yj = 0;
       bool near = false;
-      if (j < j1) { /* (a warp past the candidates skips this) */
+      if (g < ncand) { /* (a warp past the candidates skips this) */
+        int r = 0;
+        while (r + 1 < nrow && off_s[r + 1] <= g) r++;
+        j = row_s[r] + g - off_s[r];
         xj = px[j];
         yj = py[j];
 #pragma unroll
@@ -1014,6 +1052,7 @@ vcm_band_k(const float *__restrict__ ncm, const int *__restrict__ px, const int 
       }
       __syncthreads(); /* the list is rewritten by the next chunk; the sums are read below */
     }
+    __syncthreads(); /* row_s, off_s are rewritten by the next rows */
   }
   unsigned rk = valid ? key_rank(ox * ox + oy * oy, o) : 0u;
 #pragma unroll
@@ -1225,9 +1264,9 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
     LT_CU(cudaFuncSetAttribute(kn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)c->ncm_smem),
           "vcm shared memory for this search size");
   /* load the kernels now (lazy module loading would put it in the first pair) */
+  const void *kb = c->band_occ == 4 ? (const void *)vcm_band_k<TILE_PTS, 4, 8> : (const void *)vcm_band_k<TILE_PTS, 5, 4>;
   const void *all[8] = {kv, kn, (const void *)strength_k, (const void *)select_k, (const void *)compact_k,
-                        (const void *)prior_k, c->band_occ == 4 ? (const void *)vcm_band_k<TILE_PTS, 4> : (const void *)vcm_band_k<TILE_PTS, 5>,
-                        (const void *)vcm_pick_k};
+                        (const void *)prior_k, kb, (const void *)vcm_pick_k};
   for (int k = 0; k < (c->tile_x ? 8 : 5); k++) {
     cudaFuncAttributes fa;
     LT_CU(cudaFuncGetAttributes(&fa, all[k]), "vcm kernel load");
@@ -1373,11 +1412,11 @@ static int launch_pair(cuda_ctx *c, int capturing)
       prior_k<<<pblocks, MAP_THREADS, 0, c->s>>>(c->px, c->py, c->n, c->prev, c->nprev, c->wt, d, c->pri);
     dim3 bg(ntile, c->nband);
     if (c->band_occ == 4)
-      vcm_band_k<TILE_PTS, 4><<<bg, MAP_THREADS, 0, c->s>>>(c->ncm, c->px, c->py, c->cstart, c->wt, c->pri, d,
-                                                            c->tile_x, c->tile_y, c->keys);
+      vcm_band_k<TILE_PTS, 4, 8><<<bg, MAP_THREADS, 0, c->s>>>(c->ncm, c->px, c->py, c->cstart, c->wt, c->pri, d,
+                                                               c->tile_x, c->tile_y, c->keys);
     else
-      vcm_band_k<TILE_PTS, 5><<<bg, MAP_THREADS, 0, c->s>>>(c->ncm, c->px, c->py, c->cstart, c->wt, c->pri, d,
-                                                            c->tile_x, c->tile_y, c->keys);
+      vcm_band_k<TILE_PTS, 5, 4><<<bg, MAP_THREADS, 0, c->s>>>(c->ncm, c->px, c->py, c->cstart, c->wt, c->pri, d,
+                                                               c->tile_x, c->tile_y, c->keys);
     vcm_pick_k<<<pblocks, MAP_THREADS, 0, c->s>>>(c->ncm, c->I0, c->I1, c->px, c->py, c->cstart, c->n, c->wt, c->pri,
                                                   d, c->nband, c->keys, c->cur);
   } else {
