@@ -1071,62 +1071,105 @@ vcm_band_k(const float *__restrict__ ncm, const int *__restrict__ px, const int 
   }
 }
 
-/* One warp per point i: the bands' bests merged (the CPU's tie-break), the
- * 3x3 of V around the peak recomputed (lanes 0..8, one offset each, with
- * the neighbours in ascending j and the same products, so the same values
- * as vcm_band_k's), sub-pixel refinement and the vector (vcm_emit). */
+/* One warp per point i: the bands' keys merged (the CPU's tie-break), the
+ * 3x3 of V around the peak recomputed with the same sums as vcm_band_k's
+ * (so the same values): the candidates of up to 32 rows of sub-windows one
+ * after the other, 32 at a time; the neighbours among them (ascending j)
+ * to shared memory; their products w s at the 9 offsets spread over the
+ * lanes (all loads in flight together); then lane t < 9 adds offset t's
+ * products in neighbour order. Sub-pixel refinement and the vector
+ * (vcm_emit). */
 __global__ void __launch_bounds__(MAP_THREADS)
 vcm_pick_k(const float *__restrict__ ncm, const uint8_t *__restrict__ q0, const uint8_t *__restrict__ q1,
            const int *__restrict__ px, const int *__restrict__ py, const int *__restrict__ cstart, const int *n,
            const float *__restrict__ wt, const float4 *__restrict__ pri, vcm_dev_params d, int nband,
            const unsigned long long *__restrict__ keys, lt_vcm_vector *__restrict__ out)
 {
-  int i = blockIdx.x * (MAP_THREADS / 32) + threadIdx.x / 32, lane = threadIdx.x % 32;
+  __shared__ float prod_s[MAP_THREADS / 32][32 * 9], nbw_s[MAP_THREADS / 32][32];
+  __shared__ int pin_s[MAP_THREADS / 32][32 * 9], nbj_s[MAP_THREADS / 32][32], nbf_s[MAP_THREADS / 32][32];
+  __shared__ int4 nbr_s[MAP_THREADS / 32][32];
+  int wp = threadIdx.x / 32, lane = threadIdx.x % 32, i = blockIdx.x * (MAP_THREADS / 32) + wp;
   if (i >= *n) return;
   unsigned long long key = 0;
   for (int b = lane; b < nband; b += 32) key = max(key, keys[(size_t)i * nband + b]);
   key = warp_key_max((unsigned)(key >> 32), (unsigned)key);
   float best = __uint_as_float((unsigned)(key >> 32));
   int bi = (int)((0xffffffffu - (unsigned)key) & 0x7fffu);
-  int M = d.side, m2 = M * M, S2 = d.search / 2, R = d.radius;
-  int x = px[i], y = py[i], tx = bi % M + lane % 3 - 1, ty = bi / M + lane / 3 - 1;
-  bool ok = lane < 9 && tx >= 0 && tx < M && ty >= 0 && ty < M;
-  int o = ty * M + tx, ox = tx - S2, oy = ty - S2;
+  int M = d.side, m2 = M * M, S2 = d.search / 2, R = d.radius, bx = bi % M, by = bi / M;
+  int x = px[i], y = py[i];
   float acc = 0.0f;
   int cnt = 0;
   long long sw = 0, full = 0;
   int cx0 = cell_of(x - R > 0 ? x - R : 0, d.w, d.gx), cx1 = cell_of(x + R, d.w, d.gx);
   int cy0 = cell_of(y - R > 0 ? y - R : 0, d.h, d.gy), cy1 = cell_of(y + R, d.h, d.gy);
-  for (int cy = cy0; cy <= cy1; cy++) {
-    int j0 = cstart[cy * d.gx + cx0], j1 = cstart[cy * d.gx + cx1 + 1];
-    for (int base = j0; base < j1; base += 32) {
-      int j = base + lane, d2 = 0;
+  for (int g0 = cy0; g0 <= cy1; g0 += 32) {
+    int cy = g0 + lane, rs = 0, len = 0;
+    if (cy <= cy1) {
+      rs = cstart[cy * d.gx + cx0];
+      len = cstart[cy * d.gx + cx1 + 1] - rs;
+    }
+    int incl = len;
+    for (int k = 1; k < 32; k <<= 1) {
+      int v = __shfl_up_sync(0xffffffffu, incl, k);
+      if (lane >= k) incl += v;
+    }
+    int ncand = __shfl_sync(0xffffffffu, incl, 31), nrow = min(32, cy1 - g0 + 1), off = incl - len;
+    for (int base = 0; base < ncand; base += 32) {
+      int g = base + lane, j = 0, d2 = 0;
       bool near = false;
-      if (j < j1) {
+      /* the row of candidate g: the last row whose run starts at or before g */
+      int r = 0;
+      for (int k = 1; k < nrow; k++) r = __shfl_sync(0xffffffffu, off, k) <= g ? k : r;
+      int rr = __shfl_sync(0xffffffffu, rs, r), ro = __shfl_sync(0xffffffffu, off, r);
+      if (g < ncand) {
+        j = rr + g - ro;
         int ex = px[j] - x, ey = py[j] - y;
         d2 = ex * ex + ey * ey;
         near = d2 <= R * R;
       }
       unsigned ball = __ballot_sync(0xffffffffu, near);
-      while (ball) {
-        int l = __ffs(ball) - 1;
-        ball &= ball - 1u;
-        int jj = base + l, e2 = __shfl_sync(0xffffffffu, d2, l);
-        float wv = wt[e2];
-        int wq = (int)(wv * 65536.0f), r[4];
-        sw += wq;
-        float s = ok ? __ldg(ncm + (size_t)jj * m2 + o) : 0.0f;
-        acc = __fadd_rn(acc, __fmul_rn(wv, s));
-        search_rect(d, px[jj], py[jj], r);
-        if (r[0] == -S2 && r[1] == S2 && r[2] == -S2 && r[3] == S2)
-          full += wq;
-        else if (ox >= r[0] && ox <= r[1] && oy >= r[2] && oy <= r[3])
-          cnt += wq;
+      int nq = __popc(ball), wq = 0, isfull = 0;
+      if (near) {
+        int q = __popc(ball & ((1u << lane) - 1u)), rc[4];
+        float wv = wt[d2];
+        wq = (int)(wv * 65536.0f); /* exact */
+        search_rect(d, px[j], py[j], rc);
+        isfull = rc[0] == -S2 && rc[1] == S2 && rc[2] == -S2 && rc[3] == S2;
+        nbj_s[wp][q] = j;
+        nbw_s[wp][q] = wv;
+        nbf_s[wp][q] = isfull;
+        nbr_s[wp][q] = make_int4(rc[0], rc[1], rc[2], rc[3]);
       }
+      sw += __reduce_add_sync(0xffffffffu, wq); /* integers: any order */
+      full += __reduce_add_sync(0xffffffffu, isfull ? wq : 0);
+      __syncwarp();
+      for (int e = lane; e < nq * 9; e += 32) {
+        int q = e / 9, t = e - q * 9, tx = bx + t % 3 - 1, ty = by + t / 3 - 1;
+        float p = 0.0f;
+        int in = 0;
+        if (tx >= 0 && tx < M && ty >= 0 && ty < M) {
+          p = __fmul_rn(nbw_s[wp][q], __ldg(ncm + (size_t)nbj_s[wp][q] * m2 + ty * M + tx));
+          int4 rc = nbr_s[wp][q];
+          int ox = tx - S2, oy = ty - S2;
+          if (!nbf_s[wp][q] && ox >= rc.x && ox <= rc.y && oy >= rc.z && oy <= rc.w)
+            in = (int)(nbw_s[wp][q] * 65536.0f);
+        }
+        prod_s[wp][e] = p;
+        pin_s[wp][e] = in;
+      }
+      __syncwarp();
+      if (lane < 9)
+        for (int q = 0; q < nq; q++) { /* ascending j: the CPU's order */
+          acc = __fadd_rn(acc, prod_s[wp][q * 9 + lane]);
+          cnt += pin_s[wp][q * 9 + lane];
+        }
+      __syncwarp(); /* the lists are rewritten by the next candidates */
     }
   }
+  int tx = bx + lane % 3 - 1, ty = by + lane / 3 - 1;
+  bool ok = lane < 9 && tx >= 0 && tx < M && ty >= 0 && ty < M;
   float4 pr = d.lam > 0.0f ? pri[i] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-  float v = ok ? vcm_value(acc, full + cnt, sw, pr, ox, oy, d) : 0.0f;
+  float v = ok ? vcm_value(acc, full + cnt, sw, pr, tx - S2, ty - S2, d) : 0.0f;
   float nb[9];
 #pragma unroll
   for (int k = 0; k < 9; k++) nb[k] = __shfl_sync(0xffffffffu, v, k);
