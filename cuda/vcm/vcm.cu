@@ -26,7 +26,8 @@
  *               instruction pair), block min/max, similarity;
  *   prior_k     (with a temporal weight only) one warp per point: the
  *               CPU's temporal prediction from the last field;
- *   vcm_band_k  (the default) one block per tile of sub-windows (2x2 for
+ *   vcm_band_k  (where a point has >= 6 neighbours on average; cu_alloc)
+ *               one block per tile of sub-windows (2x2 for
  *               K <= 2) and band of 256 offsets: the neighbour list of the
  *               tile's points by block ballot (ascending j = the CPU's
  *               order), each neighbour's NCM value at a thread's offset read
@@ -37,7 +38,7 @@
  *   vcm_pick_k  one warp per point: the bands' keys merged, the 3x3 of V
  *               around the peak recomputed by the same sums, sub-pixel
  *               refinement, motion evidence;
- *   vcm_k       (LT_VCM_TILE=0, or K > 8) one block per point (or per
+ *   vcm_k       (else, LT_VCM_TILE=0, or K > 8) one block per point (or per
  *               sub-window, an experiment): the neighbour list by block
  *               ballot over the points of the sub-windows the radius
  *               reaches (in point order = the CPU's summation order), the
@@ -1266,17 +1267,26 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
   c->per_cell = p->points_per_cell <= 2 && c->kpt <= 17 && pc && strcmp(pc, "1") == 0;
   c->ncm_simd = !(nv && strcmp(nv, "sad") == 0);
   c->use_graph = !(ng && *ng && strcmp(ng, "0") != 0);
-  /* the tiled accumulation (vcm_band_k + vcm_pick_k) unless LT_VCM_TILE=0;
-   * its tile of sub-windows 2x2 for K <= 2, 2x1 for K <= 4, 1x1 for K <= 8
-   * (at most TILE_PTS points), or LT_VCM_TILE=WxH where W H K <= TILE_PTS;
-   * K > 8: vcm_k */
+  /* the tiled accumulation (vcm_band_k + vcm_pick_k) where a point has
+   * on average at least 6 neighbours (pi R^2 K per sub-window area), else
+   * vcm_k: on the H100 (docs/PERFORMANCE.md, 2026-11-24 01:22 UTC) the
+   * tiled one took 102 vs 106 us at 640x480 with 2048 points (~8
+   * neighbours) and 0.66 vs 0.88 ms with 8192 (~33), but 0.077 vs 0.068 ms
+   * and 0.33 vs 0.29 ms at 1920x1080 (~1.2 and ~5: a tile's neighbours are
+   * then mostly other points'). Its tile of sub-windows: 2x2 for K <= 2,
+   * 2x1 for K <= 4, 1x1 for K <= 8 (at most TILE_PTS points); K > 8: vcm_k.
+   * LT_VCM_TILE=0 (vcm_k) or WxH (the tiled one with that tile, W H K <=
+   * TILE_PTS) chooses for A/B runs. */
   int K = p->points_per_cell, tx = K <= 2 ? 2 : K <= 4 ? 2 : K <= 8 ? 1 : 0, ty = K <= 2 ? 2 : K <= 8 ? 1 : 0;
+  double nbar = 3.14159265358979 * p->coherence_radius * p->coherence_radius * K * ((double)ncell / ((double)w * h));
+  if (nbar < 6.0) tx = ty = 0;
   const char *tv = getenv("LT_VCM_TILE");
   if (tv && *tv) {
     int a = 0, b = 0;
     if (strcmp(tv, "0") == 0)
       tx = ty = 0;
-    else if (sscanf(tv, "%dx%d", &a, &b) == 2 && a >= 1 && b >= 1 && a * b * K <= TILE_PTS) {
+    else if (sscanf(tv, "%dx%d", &a, &b) == 2 && a >= 1 && b >= 1 && a <= TILE_PTS && b <= TILE_PTS &&
+             a * b * K <= TILE_PTS) {
       tx = a;
       ty = b;
     } else
