@@ -132,6 +132,12 @@ int main(void)
   lt_vcm_params_default(&p);
   const float *yos[3] = {y9, y10, NULL}, *yos3[3] = {y8, y9, y10};
   compare("yosemite 9->10 defaults", &p, yos, 1, w, h, VCM_TOL_EXACT, 1.0, 1);
+  /* both accumulation kernels whatever the backend picks (LT_VCM_TILE: cu_alloc) */
+  setenv("LT_VCM_TILE", "0", 1);
+  compare("yosemite 9->10 defaults, vcm_k (LT_VCM_TILE=0)", &p, yos, 1, w, h, VCM_TOL_EXACT, 1.0, 1);
+  setenv("LT_VCM_TILE", "2x1", 1);
+  compare("yosemite 9->10 defaults, tiles of 2x1 sub-windows", &p, yos, 1, w, h, VCM_TOL_EXACT, 1.0, 1);
+  unsetenv("LT_VCM_TILE");
   lt_vcm_params t = p;
   t.temporal_weight = 0.5f;
   compare("yosemite 8->9->10 temporal prior 0.5", &t, yos3, 2, w, h, VCM_TOL_EXACT, 1.0, 1);
@@ -169,6 +175,11 @@ int main(void)
   compare("synthetic rotation 3 deg", &t, syn, 1, W, H, VCM_TOL_EXACT, 1.0, 1);
   compare_as("synthetic rotation 3 deg (fractional grey), CUDA through pair8 (bytes)", &t, syn, 1, W, H,
              VCM_TOL_EXACT, 1.0, 1, 1);
+  t.grid_x = t.grid_y = 4; /* ~1.6 neighbours per point: vcm_k unless told */
+  compare("synthetic rotation 3 deg, grid 4x4", &t, syn, 1, W, H, VCM_TOL_EXACT, 1.0, 1);
+  setenv("LT_VCM_TILE", "2x2", 1);
+  compare("synthetic rotation 3 deg, grid 4x4, tiles of 2x2 sub-windows", &t, syn, 1, W, H, VCM_TOL_EXACT, 1.0, 1);
+  unsetenv("LT_VCM_TILE");
   vc_motion_affine(&m, 0, 1, 2, -1);
   vc_make_pair(&m, 40, 30, 5, 0, f0, f1);
   const float *small[2] = {f0, f1};

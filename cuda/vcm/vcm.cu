@@ -6,8 +6,9 @@
  * CPU backend, or 8-bit video's bytes as they are through pair8; via pinned
  * staging), one CUDA Graph (captured at first use for each state of the
  * swapping frame and vector buffers; plain launches if capturing fails or
- * LT_VCM_NO_GRAPH=1) holding 1 memset, 5 kernels, the phase events and the
- * count's copies, then the vectors' download and one synchronisation:
+ * LT_VCM_NO_GRAPH=1) holding 1 memset, 6 kernels (7 with a temporal prior),
+ * the phase events and the count's copies, then the vectors' download and
+ * one synchronisation:
  *   strength_k  Sobel |Gx|+|Gy| of I0 -> mag, interior maxima of mag and
  *               |I1-I0| (atomicMax on the float bits: non-negative floats
  *               order like their bit patterns);
@@ -23,8 +24,23 @@
  *               shared memory, each thread a 4x5 tile of offsets whose
  *               integer SADs stay in registers (four pixels per byte-SIMD
  *               instruction pair), block min/max, similarity;
- *   vcm_k       one block per point (or per sub-window, an experiment): the neighbour list by
- *               block ballot over the points of the sub-windows the radius
+ *   prior_k     (with a temporal weight only) one warp per point: the
+ *               CPU's temporal prediction from the last field;
+ *   vcm_band_k  (where a point has >= 6 neighbours on average; cu_alloc)
+ *               one block per tile of sub-windows (2x2 for
+ *               K <= 2) and band of 256 offsets: the neighbour list of the
+ *               tile's points by block ballot (ascending j = the CPU's
+ *               order), each neighbour's NCM value at a thread's offset read
+ *               once for the tile and added into every tile point's sum
+ *               (weight 0 for a point it is no neighbour of: + +0, the same
+ *               bits), the support, V(o) and the band's best per point as a
+ *               64-bit key;
+ *   vcm_pick_k  one warp per point: the bands' keys merged, the 3x3 of V
+ *               around the peak recomputed by the same sums, sub-pixel
+ *               refinement, motion evidence;
+ *   vcm_k       (else, LT_VCM_TILE=0, or K > 8) one block per point (or per
+ *               sub-window, an experiment): the neighbour list by block
+ *               ballot over the points of the sub-windows the radius
  *               reaches (in point order = the CPU's summation order), the
  *               weighted sums of their NCMs in registers and the support
  *               C(o) (integer units of 2^-16) in shared memory, temporal
@@ -35,11 +51,13 @@
  * weight table comes from lt_vcm_weight_table (host), so weights are equal
  * to the bit; only expf (LT_VCM_SIM_EXP) can differ by an ulp.
  * Everything is allocated in create; pair allocates nothing. Experiments
- * (environment, for A/B runs; all give the same vectors): LT_VCM_PER_CELL=1,
- * LT_VCM_NCM=sad, LT_VCM_NO_GRAPH=1 (cu_alloc). */
+ * (environment, for A/B runs; all give the same vectors): LT_VCM_TILE=0 or
+ * WxH, LT_VCM_BAND_OCC=4, LT_VCM_PER_CELL=1, LT_VCM_NCM=sad,
+ * LT_VCM_NO_GRAPH=1 (cu_alloc). */
 #include <limits.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cuda_runtime.h>
@@ -79,6 +97,12 @@ struct cuda_ctx {
   int per_cell;            /* vcm_k with a block per sub-window (K <= 2; LT_VCM_PER_CELL=1) */
   int ncm_simd;            /* ncm5_k<true> (unless LT_VCM_NCM=sad) */
   int use_graph;           /* the pair's device work as a CUDA Graph (until a capture fails) */
+  int tile_x, tile_y;      /* vcm_band_k's tile of sub-windows; 0: vcm_k (LT_VCM_TILE=0) */
+  int band_occ;            /* vcm_band_k's blocks per SM by its launch bounds (5, or 4 with 8
+                              loads ahead: LT_VCM_BAND_OCC=4) */
+  int nband;               /* bands of MAP_THREADS offsets (vcm_band_k's grid.y) */
+  unsigned long long *keys; /* per point and band: the band's best (key_rank) */
+  float4 *pri;             /* per point: the temporal prior (prior_k; only with a temporal weight) */
   cudaGraphExec_t graph[2][2]; /* by I0 == I_base?, prev == prev_base? (the buffers swap) */
   uint8_t *I_base;         /* I0 as allocated */
   lt_vcm_vector *prev_base; /* prev as allocated */
@@ -483,21 +507,22 @@ __device__ __forceinline__ float lerp_rn(float a, float u, float v)
   return __fadd_rn(__fmul_rn(__fsub_rn(1.0f, a), u), __fmul_rn(a, v));
 }
 
-/* the CPU's lt_vcm_peak refinement around map index best (value bv) */
-__device__ void peak_refine(const float *map, int side, int best, int mode, float *dx, float *dy)
+/* the CPU's lt_vcm_peak refinement around map index best of a side x side
+ * map; c: the map's value at best, the map's rows stride apart (the whole
+ * map: stride side; vcm_pick_k: the 3x3 around best, stride 3) */
+__device__ void peak_refine(const float *c, int stride, int side, int best, int mode, float *dx, float *dy)
 {
   int R = side / 2, bx = best % side, by = best / side;
   float sx = 0.0f, sy = 0.0f;
-  const float *c = map + best;
   if (bx > 0 && bx < side - 1 && by > 0 && by < side - 1) {
     float sx0 = refine(c[-1], c[0], c[1], mode);
     int ci = sx0 >= 0.0f ? 1 : -1;
     float a = fabsf(sx0);
-    float u = lerp_rn(a, c[-side], c[-side + ci]);
+    float u = lerp_rn(a, c[-stride], c[-stride + ci]);
     float m = lerp_rn(a, c[0], c[ci]);
-    float dd = lerp_rn(a, c[side], c[side + ci]);
+    float dd = lerp_rn(a, c[stride], c[stride + ci]);
     sy = refine(u, m, dd, mode);
-    int rj = sy >= 0.0f ? side : -side;
+    int rj = sy >= 0.0f ? stride : -stride;
     float b = fabsf(sy);
     float l = lerp_rn(b, c[-1], c[rj - 1]);
     float mm = lerp_rn(b, c[0], c[rj]);
@@ -505,7 +530,7 @@ __device__ void peak_refine(const float *map, int side, int best, int mode, floa
     sx = refine(l, mm, r, mode);
   } else {
     if (bx > 0 && bx < side - 1) sx = refine(c[-1], c[0], c[1], mode);
-    if (by > 0 && by < side - 1) sy = refine(c[-side], c[0], c[side], mode);
+    if (by > 0 && by < side - 1) sy = refine(c[-stride], c[0], c[stride], mode);
   }
   *dx = __fadd_rn((float)(bx - R), sx);
   *dy = __fadd_rn((float)(by - R), sy);
@@ -541,6 +566,48 @@ __device__ __forceinline__ int cell_of(int x, int w, int gn)
 __device__ __forceinline__ bool peak_better(float va, int da, int ia, float vb, int db, int ib)
 {
   return va > vb || (va == vb && (da < db || (da == db && ia < ib)));
+}
+
+/* The vector of point (xi, yi) from its peak (dx, dy; value best, in lane
+ * 0 at least), by one whole warp: the CPU's lt_vcm_evidence with the
+ * window's pixels spread over the lanes (integer sums: exact in any order),
+ * then lane 0 writes *out. */
+__device__ __forceinline__ void vcm_emit(float dx, float dy, float best, float norm, const uint8_t *__restrict__ q0,
+                                         const uint8_t *__restrict__ q1, const vcm_dev_params &d, int xi, int yi,
+                                         lt_vcm_vector *out)
+{
+  int lane = threadIdx.x % 32;
+  float ev_ratio = 0.0f;
+  if (__fadd_rn(__fmul_rn(dx, dx), __fmul_rn(dy, dy)) >= 1.0f) {
+    int ox = __float2int_rn(dx), oy = __float2int_rn(dy), side = 2 * LT_VCM_EVIDENCE_HALF + 1;
+    int e0 = 0, ev = 0, used = 0;
+    for (int t = lane; t < side * side; t += 32) {
+      int ax = xi + t % side - LT_VCM_EVIDENCE_HALF, ay = yi + t / side - LT_VCM_EVIDENCE_HALF;
+      int bx = ax + ox, by = ay + oy;
+      if (ax < 0 || ay < 0 || ax >= d.w || ay >= d.h || bx < 0 || by < 0 || bx >= d.w || by >= d.h) continue;
+      int a = q0[(size_t)ay * d.w + ax];
+      e0 += abs(a - (int)q1[(size_t)ay * d.w + ax]);
+      ev += abs(a - (int)q1[(size_t)by * d.w + bx]);
+      used++;
+    }
+    for (int o = 16; o > 0; o >>= 1) {
+      e0 += __shfl_xor_sync(0xffffffffu, e0, o);
+      ev += __shfl_xor_sync(0xffffffffu, ev, o);
+      used += __shfl_xor_sync(0xffffffffu, used, o);
+    }
+    ev_ratio = 2 * used < side * side || (e0 == 0 && ev > 0) ? INFINITY
+               : e0 == 0                                    ? 0.0f
+                                                            : __fdiv_rn((float)ev, (float)e0);
+  }
+  if (lane != 0) return;
+  lt_vcm_vector v;
+  v.x = (float)xi;
+  v.y = (float)yi;
+  v.dx = dx;
+  v.dy = dy;
+  v.score = __fdiv_rn(best, norm);
+  v.evidence = ev_ratio;
+  *out = v;
 }
 
 /* The end of a point's VCM (every thread of the block, with its KPT
@@ -606,43 +673,11 @@ __device__ __forceinline__ void vcm_finish(const float *acc, const int *cnt, lon
         bd = bd_s[k];
         bi = bi_s[k];
       }
-    peak_refine(map, M, bi, d.subpixel, &dx, &dy);
+    peak_refine(map + bi, M, M, bi, d.subpixel, &dx, &dy);
   }
   dx = __shfl_sync(0xffffffffu, dx, 0);
   dy = __shfl_sync(0xffffffffu, dy, 0);
-  /* the CPU's lt_vcm_evidence, the window's pixels spread over the warp
-   * (integer sums: exact in any order) */
-  float ev_ratio = 0.0f;
-  if (__fadd_rn(__fmul_rn(dx, dx), __fmul_rn(dy, dy)) >= 1.0f) {
-    int ox = __float2int_rn(dx), oy = __float2int_rn(dy), side = 2 * LT_VCM_EVIDENCE_HALF + 1;
-    int e0 = 0, ev = 0, used = 0;
-    for (int t = lane; t < side * side; t += 32) {
-      int ax = xi + t % side - LT_VCM_EVIDENCE_HALF, ay = yi + t / side - LT_VCM_EVIDENCE_HALF;
-      int bx = ax + ox, by = ay + oy;
-      if (ax < 0 || ay < 0 || ax >= d.w || ay >= d.h || bx < 0 || by < 0 || bx >= d.w || by >= d.h) continue;
-      int a = q0[(size_t)ay * d.w + ax];
-      e0 += abs(a - (int)q1[(size_t)ay * d.w + ax]);
-      ev += abs(a - (int)q1[(size_t)by * d.w + bx]);
-      used++;
-    }
-    for (int o = 16; o > 0; o >>= 1) {
-      e0 += __shfl_xor_sync(0xffffffffu, e0, o);
-      ev += __shfl_xor_sync(0xffffffffu, ev, o);
-      used += __shfl_xor_sync(0xffffffffu, used, o);
-    }
-    ev_ratio = 2 * used < side * side || (e0 == 0 && ev > 0) ? INFINITY
-               : e0 == 0                                    ? 0.0f
-                                                            : __fdiv_rn((float)ev, (float)e0);
-  }
-  if (lane != 0) return;
-  lt_vcm_vector v;
-  v.x = (float)xi;
-  v.y = (float)yi;
-  v.dx = dx;
-  v.dy = dy;
-  v.score = __fdiv_rn(best, norm);
-  v.evidence = ev_ratio;
-  *out = v;
+  vcm_emit(dx, dy, best, norm, q0, q1, d, xi, yi, out);
 }
 
 /* NP = 1: one block per point i (blockIdx.x). NP = 2: one block per
@@ -788,6 +823,363 @@ vcm_k(const float *__restrict__ ncm, const uint8_t *__restrict__ q0, const uint8
   }
 }
 
+/* ---- stage 3, tiled (the default): prior_k, vcm_band_k, vcm_pick_k ---- */
+
+#define TILE_PTS 8 /* most points per tile of vcm_band_k (tile_x * tile_y * K <= TILE_PTS) */
+
+/* (value, |o|^2, o) as one 64-bit key whose maximum is peak_better's best:
+ * the value's bits (V >= +0 and never NaN, so its bits order as the
+ * values), then the complement of the rank |o|^2 2^15 + o (o < 2^15: the
+ * map has at most 129^2 offsets, |o|^2 <= 2 64^2). Key 0: no offset. */
+__device__ __forceinline__ unsigned key_rank(int dd, int o) { return 0xffffffffu - ((unsigned)dd << 15 | (unsigned)o); }
+
+/* The warp's maximum of keys (hi: value bits, lo: key_rank; 0, 0 for none),
+ * to every lane. */
+__device__ __forceinline__ unsigned long long warp_key_max(unsigned hi, unsigned lo)
+{
+  unsigned h = __reduce_max_sync(0xffffffffu, hi);
+  unsigned l = __reduce_max_sync(0xffffffffu, hi == h ? lo : 0u);
+  return (unsigned long long)h << 32 | l;
+}
+
+/* The CPU's temporal_predict for each point, one warp per point: the
+ * previous vectors within the radius found 32 at a time by ballot and
+ * summed in ascending k (the CPU's order; the others it skips), every lane
+ * the same sums. pri[i] = (vx, vy, 1, 0), or all 0 when none is near. */
+__global__ void prior_k(const int *__restrict__ px, const int *__restrict__ py, const int *n,
+                        const lt_vcm_vector *__restrict__ prev, const int *nprev, const float *__restrict__ wt,
+                        vcm_dev_params d, float4 *__restrict__ pri)
+{
+  int i = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (i >= *n) return;
+  int x = px[i], y = py[i], R = d.radius, np = *nprev;
+  float sw = 0.0f, sx = 0.0f, sy = 0.0f;
+  for (int base = 0; base < np; base += 32) {
+    int k = base + lane, d2 = 0;
+    bool near = false;
+    if (k < np) {
+      int ex = (int)prev[k].x - x, ey = (int)prev[k].y - y;
+      d2 = ex * ex + ey * ey;
+      near = d2 <= R * R;
+    }
+    unsigned ball = __ballot_sync(0xffffffffu, near);
+    while (ball) {
+      int l = __ffs(ball) - 1;
+      ball &= ball - 1u;
+      int kk = base + l, dd = __shfl_sync(0xffffffffu, d2, l);
+      float wv = wt[dd];
+      sw = __fadd_rn(sw, wv);
+      sx = __fadd_rn(sx, __fmul_rn(wv, prev[kk].dx));
+      sy = __fadd_rn(sy, __fmul_rn(wv, prev[kk].dy));
+    }
+  }
+  if (lane == 0)
+    pri[i] = sw > 0.0f ? make_float4(__fdiv_rn(sx, sw), __fdiv_rn(sy, sw), 1.0f, 0.0f)
+                       : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+}
+
+/* V(o) of a point from its sum a and support C = full + cnt (weights' sum
+ * sw), prior pr (pr.z != 0: there is one), offset (ox, oy): vcm_finish's
+ * expressions. */
+__device__ __forceinline__ float vcm_value(float a, long long cw, long long sw, float4 pr, int ox, int oy,
+                                           const vcm_dev_params &d)
+{
+  float v = 4 * cw >= sw && cw > 0 ? __fdiv_rn(a, __fmul_rn(__ll2float_rn(cw), 1.0f / 65536.0f)) : 0.0f;
+  if (pr.z != 0.0f) {
+    float fx = __fsub_rn((float)ox, pr.x), fy = __fsub_rn((float)oy, pr.y);
+    float q = __fsub_rn(1.0f, __fmul_rn(__fadd_rn(__fmul_rn(fx, fx), __fmul_rn(fy, fy)), d.irho2));
+    if (q > 0.0f) v = __fadd_rn(v, __fmul_rn(d.lam, q));
+  }
+  return v;
+}
+
+/* One block per (tile of tile_x x tile_y sub-windows, band of MAP_THREADS
+ * offsets): each thread one offset o of the band for every point of the
+ * tile (at most NPT, in registers). The candidates j are the points of the
+ * sub-windows the radius reaches around any tile point, MAP_THREADS at a
+ * time by block ballot and prefix in ascending j (vcm_k's list, with a
+ * weight per tile point: 0 where j is beyond its radius). Each neighbour's
+ * NCM value at o is read once (one L2 read per tile instead of one per
+ * point) and added into every tile point's sum; a j beyond a point's
+ * radius adds 0 * s = +0, which leaves the sum (>= +0) unchanged to the
+ * bit, so each sum is the CPU's: its own neighbours, ascending j, the same
+ * products. The values of BAND_QB neighbours are loaded before they are
+ * added (their loads overlap): 4 with 5 blocks per SM (MINB, 48 registers,
+ * the default), 8 with 4 (LT_VCM_BAND_OCC=4). The support C(o) goes as in vcm_k (integer
+ * units of 2^-16). At the end each point's V(o) (normalised, prior) and
+ * the band's best as a key (key_rank: the CPU's tie-break, a total order,
+ * so bands merge in any order) go to keys[i * nband + band] for
+ * vcm_pick_k. */
+template <int NPT, int MINB, int BAND_QB>
+__global__ void __launch_bounds__(MAP_THREADS, MINB)
+vcm_band_k(const float *__restrict__ ncm, const int *__restrict__ px, const int *__restrict__ py,
+           const int *__restrict__ cstart, const float *__restrict__ wt, const float4 *__restrict__ pri,
+           vcm_dev_params d, int tile_x, int tile_y, unsigned long long *__restrict__ keys)
+{
+  __shared__ float nb_w[MAP_THREADS][NPT];
+  __shared__ int nb_j[MAP_THREADS], nb_full[MAP_THREADS], wcnt[MAP_THREADS / 32];
+  __shared__ int4 nb_r[MAP_THREADS];
+  __shared__ int ids[NPT], txs[NPT], tys[NPT], np_s, box[4], row_s[32], off_s[33];
+  __shared__ long long sw_s[NPT], full_s[NPT];
+  __shared__ float4 pri_s[NPT];
+  __shared__ unsigned long long wkey[MAP_THREADS / 32][NPT];
+  int M = d.side, m2 = M * M, S2 = d.search / 2, R = d.radius;
+  int lane = threadIdx.x % 32, warp = threadIdx.x / 32, nband = gridDim.y;
+  int ntx = (d.gx + tile_x - 1) / tile_x;
+  int tcx = (blockIdx.x % ntx) * tile_x, tcy = (blockIdx.x / ntx) * tile_y;
+  if (threadIdx.x == 0) { /* the tile's points: a run of points per row of its sub-windows */
+    int np = 0, cx1 = min(tcx + tile_x, d.gx);
+    int xlo = INT_MAX, xhi = INT_MIN, ylo = INT_MAX, yhi = INT_MIN;
+    for (int cy = tcy; cy < min(tcy + tile_y, d.gy); cy++)
+      for (int j = cstart[cy * d.gx + tcx]; j < cstart[cy * d.gx + cx1] && np < NPT; j++) {
+        txs[np] = px[j];
+        tys[np] = py[j];
+        ids[np++] = j;
+        xlo = min(xlo, px[j]);
+        xhi = max(xhi, px[j]);
+        ylo = min(ylo, py[j]);
+        yhi = max(yhi, py[j]);
+      }
+    np_s = np;
+    for (int p = 0; p < NPT; p++) {
+      if (p >= np) txs[p] = tys[p] = 0; /* not used */
+      sw_s[p] = full_s[p] = 0;
+      pri_s[p] = p < np && d.lam > 0.0f ? pri[ids[p]] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    }
+    if (np) {
+      box[0] = cell_of(xlo - R > 0 ? xlo - R : 0, d.w, d.gx);
+      box[1] = cell_of(xhi + R, d.w, d.gx);
+      box[2] = cell_of(ylo - R > 0 ? ylo - R : 0, d.h, d.gy);
+      box[3] = cell_of(yhi + R, d.h, d.gy);
+    }
+  }
+  __syncthreads();
+  int np = np_s;
+  if (np == 0) return;
+  int o = blockIdx.y * MAP_THREADS + threadIdx.x, ox = o % M - S2, oy = o / M - S2;
+  bool valid = o < m2;
+  int oc = valid ? o : m2 - 1; /* loads always in the map (unconditional: they batch) */
+  float acc[NPT];
+  int cnt[NPT];
+#pragma unroll
+  for (int p = 0; p < NPT; p++) {
+    acc[p] = 0.0f;
+    cnt[p] = 0;
+  }
+  /* the candidates: the runs of the box's rows of sub-windows (32 rows at
+   * a time) one after the other, ascending j, MAP_THREADS at a time */
+  for (int g0 = box[2]; g0 <= box[3]; g0 += 32) {
+    if (warp == 0) {
+      int cy = g0 + lane, rs = 0, len = 0;
+      if (cy <= box[3]) {
+        rs = cstart[cy * d.gx + box[0]];
+        len = cstart[cy * d.gx + box[1] + 1] - rs;
+      }
+      int incl = len;
+      for (int k = 1; k < 32; k <<= 1) {
+        int v = __shfl_up_sync(0xffffffffu, incl, k);
+        if (lane >= k) incl += v;
+      }
+      row_s[lane] = rs;
+      off_s[lane] = incl - len;
+      if (lane == 31) off_s[32] = incl;
+    }
+    __syncthreads();
+    int ncand = off_s[32], nrow = min(32, box[3] - g0 + 1);
+    for (int base = 0; base < ncand; base += MAP_THREADS) {
+      int g = base + threadIdx.x, j = 0, xj = 0, yj = 0;
+      bool near = false;
+      if (g < ncand) { /* (a warp past the candidates skips this) */
+        int r = 0;
+        while (r + 1 < nrow && off_s[r + 1] <= g) r++;
+        j = row_s[r] + g - off_s[r];
+        xj = px[j];
+        yj = py[j];
+#pragma unroll
+        for (int p = 0; p < NPT; p++) {
+          int ex = xj - txs[p], ey = yj - tys[p];
+          near = near || (p < np && ex * ex + ey * ey <= R * R);
+        }
+      }
+      unsigned ball = __ballot_sync(0xffffffffu, near);
+      if (lane == 0) wcnt[warp] = __popc(ball);
+      __syncthreads();
+      int at = 0, tot = 0;
+      for (int k = 0; k < MAP_THREADS / 32; k++) {
+        at += k < warp ? wcnt[k] : 0;
+        tot += wcnt[k];
+      }
+      if (near) {
+        at += __popc(ball & ((1u << lane) - 1u));
+        int r[4];
+        search_rect(d, xj, yj, r);
+        nb_j[at] = j;
+#pragma unroll
+        for (int p = 0; p < NPT; p++) {
+          int ex = xj - txs[p], ey = yj - tys[p], e2 = ex * ex + ey * ey;
+          nb_w[at][p] = p < np && e2 <= R * R ? wt[e2] : 0.0f; /* 0: not a neighbour of p */
+        }
+        nb_full[at] = r[0] == -S2 && r[1] == S2 && r[2] == -S2 && r[3] == S2;
+        nb_r[at] = make_int4(r[0], r[1], r[2], r[3]);
+      }
+      __syncthreads();
+      if (threadIdx.x < np) /* the weights' sums (integers: any order) */
+        for (int q = 0; q < tot; q++) {
+          int wq = (int)(nb_w[q][threadIdx.x] * 65536.0f); /* exact */
+          sw_s[threadIdx.x] += wq;
+          if (nb_full[q]) full_s[threadIdx.x] += wq;
+        }
+      for (int q0 = 0; q0 < tot; q0 += BAND_QB) { /* BAND_QB neighbours' loads in flight */
+        float sv[BAND_QB];
+#pragma unroll
+        for (int u = 0; u < BAND_QB; u++)
+          sv[u] = __ldg(ncm + (size_t)nb_j[min(q0 + u, tot - 1)] * m2 + oc);
+#pragma unroll
+        for (int u = 0; u < BAND_QB; u++) {
+          int q = q0 + u;
+          if (q >= tot) break;
+          float s = valid ? sv[u] : 0.0f, w[NPT];
+#pragma unroll
+          for (int p = 0; p < NPT; p++) w[p] = nb_w[q][p];
+#pragma unroll
+          for (int p = 0; p < NPT; p++) acc[p] = __fadd_rn(acc[p], __fmul_rn(w[p], s));
+          if (!nb_full[q]) {
+            int4 r = nb_r[q];
+            if (ox >= r.x && ox <= r.y && oy >= r.z && oy <= r.w)
+#pragma unroll
+              for (int p = 0; p < NPT; p++) cnt[p] += (int)(w[p] * 65536.0f);
+          }
+        }
+      }
+      __syncthreads(); /* the list is rewritten by the next chunk; the sums are read below */
+    }
+    __syncthreads(); /* row_s, off_s are rewritten by the next rows */
+  }
+  unsigned rk = valid ? key_rank(ox * ox + oy * oy, o) : 0u;
+#pragma unroll
+  for (int p = 0; p < NPT; p++) {
+    if (p >= np) break;
+    unsigned vb = valid ? __float_as_uint(vcm_value(acc[p], full_s[p] + cnt[p], sw_s[p], pri_s[p], ox, oy, d)) : 0u;
+    unsigned long long key = warp_key_max(vb, valid ? rk : 0u);
+    if (lane == 0) wkey[warp][p] = key;
+  }
+  __syncthreads();
+  if (threadIdx.x < np) {
+    int p = threadIdx.x;
+    unsigned long long key = wkey[0][p];
+    for (int k = 1; k < MAP_THREADS / 32; k++) key = max(key, wkey[k][p]);
+    keys[(size_t)ids[p] * nband + blockIdx.y] = key;
+  }
+}
+
+/* One warp per point i: the bands' keys merged (the CPU's tie-break), the
+ * 3x3 of V around the peak recomputed with the same sums as vcm_band_k's
+ * (so the same values): the candidates of up to 32 rows of sub-windows one
+ * after the other, 32 at a time; the neighbours among them (ascending j)
+ * to shared memory; their products w s at the 9 offsets spread over the
+ * lanes (all loads in flight together); then lane t < 9 adds offset t's
+ * products in neighbour order. Sub-pixel refinement and the vector
+ * (vcm_emit). */
+__global__ void __launch_bounds__(MAP_THREADS)
+vcm_pick_k(const float *__restrict__ ncm, const uint8_t *__restrict__ q0, const uint8_t *__restrict__ q1,
+           const int *__restrict__ px, const int *__restrict__ py, const int *__restrict__ cstart, const int *n,
+           const float *__restrict__ wt, const float4 *__restrict__ pri, vcm_dev_params d, int nband,
+           const unsigned long long *__restrict__ keys, lt_vcm_vector *__restrict__ out)
+{
+  __shared__ float prod_s[MAP_THREADS / 32][32 * 9], nbw_s[MAP_THREADS / 32][32];
+  __shared__ int pin_s[MAP_THREADS / 32][32 * 9], nbj_s[MAP_THREADS / 32][32], nbf_s[MAP_THREADS / 32][32];
+  __shared__ int4 nbr_s[MAP_THREADS / 32][32];
+  int wp = threadIdx.x / 32, lane = threadIdx.x % 32, i = blockIdx.x * (MAP_THREADS / 32) + wp;
+  if (i >= *n) return;
+  unsigned long long key = 0;
+  for (int b = lane; b < nband; b += 32) key = max(key, keys[(size_t)i * nband + b]);
+  key = warp_key_max((unsigned)(key >> 32), (unsigned)key);
+  float best = __uint_as_float((unsigned)(key >> 32));
+  int bi = (int)((0xffffffffu - (unsigned)key) & 0x7fffu);
+  int M = d.side, m2 = M * M, S2 = d.search / 2, R = d.radius, bx = bi % M, by = bi / M;
+  int x = px[i], y = py[i];
+  float acc = 0.0f;
+  int cnt = 0;
+  long long sw = 0, full = 0;
+  int cx0 = cell_of(x - R > 0 ? x - R : 0, d.w, d.gx), cx1 = cell_of(x + R, d.w, d.gx);
+  int cy0 = cell_of(y - R > 0 ? y - R : 0, d.h, d.gy), cy1 = cell_of(y + R, d.h, d.gy);
+  for (int g0 = cy0; g0 <= cy1; g0 += 32) {
+    int cy = g0 + lane, rs = 0, len = 0;
+    if (cy <= cy1) {
+      rs = cstart[cy * d.gx + cx0];
+      len = cstart[cy * d.gx + cx1 + 1] - rs;
+    }
+    int incl = len;
+    for (int k = 1; k < 32; k <<= 1) {
+      int v = __shfl_up_sync(0xffffffffu, incl, k);
+      if (lane >= k) incl += v;
+    }
+    int ncand = __shfl_sync(0xffffffffu, incl, 31), nrow = min(32, cy1 - g0 + 1), off = incl - len;
+    for (int base = 0; base < ncand; base += 32) {
+      int g = base + lane, j = 0, d2 = 0;
+      bool near = false;
+      /* the row of candidate g: the last row whose run starts at or before g */
+      int r = 0;
+      for (int k = 1; k < nrow; k++) r = __shfl_sync(0xffffffffu, off, k) <= g ? k : r;
+      int rr = __shfl_sync(0xffffffffu, rs, r), ro = __shfl_sync(0xffffffffu, off, r);
+      if (g < ncand) {
+        j = rr + g - ro;
+        int ex = px[j] - x, ey = py[j] - y;
+        d2 = ex * ex + ey * ey;
+        near = d2 <= R * R;
+      }
+      unsigned ball = __ballot_sync(0xffffffffu, near);
+      int nq = __popc(ball), wq = 0, isfull = 0;
+      if (near) {
+        int q = __popc(ball & ((1u << lane) - 1u)), rc[4];
+        float wv = wt[d2];
+        wq = (int)(wv * 65536.0f); /* exact */
+        search_rect(d, px[j], py[j], rc);
+        isfull = rc[0] == -S2 && rc[1] == S2 && rc[2] == -S2 && rc[3] == S2;
+        nbj_s[wp][q] = j;
+        nbw_s[wp][q] = wv;
+        nbf_s[wp][q] = isfull;
+        nbr_s[wp][q] = make_int4(rc[0], rc[1], rc[2], rc[3]);
+      }
+      sw += __reduce_add_sync(0xffffffffu, wq); /* integers: any order */
+      full += __reduce_add_sync(0xffffffffu, isfull ? wq : 0);
+      __syncwarp();
+      for (int e = lane; e < nq * 9; e += 32) {
+        int q = e / 9, t = e - q * 9, tx = bx + t % 3 - 1, ty = by + t / 3 - 1;
+        float p = 0.0f;
+        int in = 0;
+        if (tx >= 0 && tx < M && ty >= 0 && ty < M) {
+          p = __fmul_rn(nbw_s[wp][q], __ldg(ncm + (size_t)nbj_s[wp][q] * m2 + ty * M + tx));
+          int4 rc = nbr_s[wp][q];
+          int ox = tx - S2, oy = ty - S2;
+          if (!nbf_s[wp][q] && ox >= rc.x && ox <= rc.y && oy >= rc.z && oy <= rc.w)
+            in = (int)(nbw_s[wp][q] * 65536.0f);
+        }
+        prod_s[wp][e] = p;
+        pin_s[wp][e] = in;
+      }
+      __syncwarp();
+      if (lane < 9)
+        for (int q = 0; q < nq; q++) { /* ascending j: the CPU's order */
+          acc = __fadd_rn(acc, prod_s[wp][q * 9 + lane]);
+          cnt += pin_s[wp][q * 9 + lane];
+        }
+      __syncwarp(); /* the lists are rewritten by the next candidates */
+    }
+  }
+  int tx = bx + lane % 3 - 1, ty = by + lane / 3 - 1;
+  bool ok = lane < 9 && tx >= 0 && tx < M && ty >= 0 && ty < M;
+  float4 pr = d.lam > 0.0f ? pri[i] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+  float v = ok ? vcm_value(acc, full + cnt, sw, pr, tx - S2, ty - S2, d) : 0.0f;
+  float nb[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) nb[k] = __shfl_sync(0xffffffffu, v, k);
+  float dx, dy;
+  peak_refine(nb + 4, 3, M, bi, d.subpixel, &dx, &dy);
+  float norm = pr.z != 0.0f ? __fadd_rn(1.0f, d.lam) : 1.0f;
+  vcm_emit(dx, dy, best, norm, q0, q1, d, x, y, &out[i]);
+}
+
 /* ---- the backend ---- */
 
 static void cu_destroy(void *vctx)
@@ -814,6 +1206,8 @@ static void cu_destroy(void *vctx)
   cudaFree(c->nprev);
   cudaFree(c->prev);
   cudaFree(c->cur);
+  cudaFree(c->keys);
+  cudaFree(c->pri);
   cudaFreeHost(c->h_n);
   for (int k = 0; k < 4; k++)
     if (c->ev[k]) cudaEventDestroy(c->ev[k]);
@@ -873,6 +1267,40 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
   c->per_cell = p->points_per_cell <= 2 && c->kpt <= 17 && pc && strcmp(pc, "1") == 0;
   c->ncm_simd = !(nv && strcmp(nv, "sad") == 0);
   c->use_graph = !(ng && *ng && strcmp(ng, "0") != 0);
+  /* the tiled accumulation (vcm_band_k + vcm_pick_k) where a point has
+   * on average at least 6 neighbours (pi R^2 K per sub-window area), else
+   * vcm_k: on the H100 (docs/PERFORMANCE.md, 2026-11-24 01:22 UTC) the
+   * tiled one took 102 vs 106 us at 640x480 with 2048 points (~8
+   * neighbours) and 0.66 vs 0.88 ms with 8192 (~33), but 0.077 vs 0.068 ms
+   * and 0.33 vs 0.29 ms at 1920x1080 (~1.2 and ~5: a tile's neighbours are
+   * then mostly other points'). Its tile of sub-windows: 2x2 for K <= 2,
+   * 2x1 for K <= 4, 1x1 for K <= 8 (at most TILE_PTS points); K > 8: vcm_k.
+   * LT_VCM_TILE=0 (vcm_k) or WxH (the tiled one with that tile, W H K <=
+   * TILE_PTS) chooses for A/B runs. */
+  int K = p->points_per_cell, tx = K <= 2 ? 2 : K <= 4 ? 2 : K <= 8 ? 1 : 0, ty = K <= 2 ? 2 : K <= 8 ? 1 : 0;
+  double nbar = 3.14159265358979 * p->coherence_radius * p->coherence_radius * K * ((double)ncell / ((double)w * h));
+  if (nbar < 6.0) tx = ty = 0;
+  const char *tv = getenv("LT_VCM_TILE");
+  if (tv && *tv) {
+    int a = 0, b = 0;
+    if (strcmp(tv, "0") == 0)
+      tx = ty = 0;
+    else if (sscanf(tv, "%dx%d", &a, &b) == 2 && a >= 1 && b >= 1 && a <= TILE_PTS && b <= TILE_PTS &&
+             a * b * K <= TILE_PTS) {
+      tx = a;
+      ty = b;
+    } else
+      lt_info("vcm: LT_VCM_TILE=%s ignored (0, or WxH with W H K <= %d)", tv, TILE_PTS);
+  }
+  c->tile_x = tx;
+  const char *bo = getenv("LT_VCM_BAND_OCC");
+  c->band_occ = bo && strcmp(bo, "4") == 0 ? 4 : 5;
+  c->tile_y = ty;
+  c->nband = (int)((m2 + MAP_THREADS - 1) / MAP_THREADS);
+  if (c->tile_x) {
+    LT_CU(cudaMalloc(&c->keys, maxpts * c->nband * sizeof(unsigned long long)), "vcm band maxima");
+    if (p->temporal_weight > 0.0f) LT_CU(cudaMalloc(&c->pri, maxpts * sizeof(float4)), "vcm priors");
+  }
   c->vcm_smem = (1 + (c->per_cell ? 2 : 1)) * m2 * sizeof(float); /* the map, then each point's support */
   c->ncm_smem = p->patch == 5 ? ncm5_smem(c->d.side) : (size_t)(p->search + p->patch) * (p->search + p->patch);
   /* a block per sub-window (both its points) where K <= 2 and the sums fit in registers */
@@ -889,8 +1317,10 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
     LT_CU(cudaFuncSetAttribute(kn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)c->ncm_smem),
           "vcm shared memory for this search size");
   /* load the kernels now (lazy module loading would put it in the first pair) */
-  const void *all[5] = {kv, kn, (const void *)strength_k, (const void *)select_k, (const void *)compact_k};
-  for (int k = 0; k < 5; k++) {
+  const void *kb = c->band_occ == 4 ? (const void *)vcm_band_k<TILE_PTS, 4, 8> : (const void *)vcm_band_k<TILE_PTS, 5, 4>;
+  const void *all[8] = {kv, kn, (const void *)strength_k, (const void *)select_k, (const void *)compact_k,
+                        (const void *)prior_k, kb, (const void *)vcm_pick_k};
+  for (int k = 0; k < (c->tile_x ? 8 : 5); k++) {
     cudaFuncAttributes fa;
     LT_CU(cudaFuncGetAttributes(&fa, all[k]), "vcm kernel load");
   }
@@ -1028,20 +1458,36 @@ static int launch_pair(cuda_ctx *c, int capturing)
   else
     ncm_k<66><<<d.maxpts, MAP_THREADS, c->ncm_smem, c->s>>>(c->I0, c->I1, c->px, c->py, c->n, d, c->ncm);
   LT_CU(cudaEventRecordWithFlags(c->ev[2], c->s, evf), "vcm timing");
+  if (c->tile_x) {
+    int ntile = ((d.gx + c->tile_x - 1) / c->tile_x) * ((d.gy + c->tile_y - 1) / c->tile_y);
+    int pblocks = (d.maxpts + MAP_THREADS / 32 - 1) / (MAP_THREADS / 32); /* a warp per point */
+    if (d.lam > 0.0f)
+      prior_k<<<pblocks, MAP_THREADS, 0, c->s>>>(c->px, c->py, c->n, c->prev, c->nprev, c->wt, d, c->pri);
+    dim3 bg(ntile, c->nband);
+    if (c->band_occ == 4)
+      vcm_band_k<TILE_PTS, 4, 8><<<bg, MAP_THREADS, 0, c->s>>>(c->ncm, c->px, c->py, c->cstart, c->wt, c->pri, d,
+                                                               c->tile_x, c->tile_y, c->keys);
+    else
+      vcm_band_k<TILE_PTS, 5, 4><<<bg, MAP_THREADS, 0, c->s>>>(c->ncm, c->px, c->py, c->cstart, c->wt, c->pri, d,
+                                                               c->tile_x, c->tile_y, c->keys);
+    vcm_pick_k<<<pblocks, MAP_THREADS, 0, c->s>>>(c->ncm, c->I0, c->I1, c->px, c->py, c->cstart, c->n, c->wt, c->pri,
+                                                  d, c->nband, c->keys, c->cur);
+  } else {
 #define LT_VCM_K(K, NP, blocks)                                                                       \
-  vcm_k<K, NP><<<blocks, MAP_THREADS, c->vcm_smem, c->s>>>(c->ncm, c->I0, c->I1, c->px, c->py, c->cstart, \
-                                                          c->n, c->wt, c->prev, c->nprev, d, c->cur)
-  if (c->kpt == 5 && c->per_cell)
-    LT_VCM_K(5, 2, ncell);
-  else if (c->kpt == 5)
-    LT_VCM_K(5, 1, d.maxpts);
-  else if (c->kpt == 17 && c->per_cell)
-    LT_VCM_K(17, 2, ncell);
-  else if (c->kpt == 17)
-    LT_VCM_K(17, 1, d.maxpts);
-  else
-    LT_VCM_K(66, 1, d.maxpts);
+    vcm_k<K, NP><<<blocks, MAP_THREADS, c->vcm_smem, c->s>>>(c->ncm, c->I0, c->I1, c->px, c->py, c->cstart, \
+                                                            c->n, c->wt, c->prev, c->nprev, d, c->cur)
+    if (c->kpt == 5 && c->per_cell)
+      LT_VCM_K(5, 2, ncell);
+    else if (c->kpt == 5)
+      LT_VCM_K(5, 1, d.maxpts);
+    else if (c->kpt == 17 && c->per_cell)
+      LT_VCM_K(17, 2, ncell);
+    else if (c->kpt == 17)
+      LT_VCM_K(17, 1, d.maxpts);
+    else
+      LT_VCM_K(66, 1, d.maxpts);
 #undef LT_VCM_K
+  }
   LT_CU(cudaEventRecordWithFlags(c->ev[3], c->s, evf), "vcm timing");
   LT_CU(cudaGetLastError(), "vcm kernels");
   LT_CU(cudaMemcpyAsync(c->h_n, c->n, sizeof(int), cudaMemcpyDeviceToHost, c->s), "vcm count download");
