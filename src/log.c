@@ -77,13 +77,21 @@ double lt_now(void)
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+static int spin_inflight = 1; /* videos in flight in this process (lt_spin_set_inflight) */
+
+void lt_spin_set_inflight(int k)
+{
+  spin_inflight = k > 1 ? k : 1;
+}
+
 int lt_spin_until(int (*ready)(const void *arg), const void *arg)
 {
   static int spin_us = -1; /* LT_SPIN_US, read once (a benign race: every thread reads the same) */
   int us = __atomic_load_n(&spin_us, __ATOMIC_RELAXED);
   if (us < 0) {
     const char *e = getenv("LT_SPIN_US");
-    const int dflt = sysconf(_SC_NPROCESSORS_ONLN) >= 4 ? 200 : 0; /* spinning needs a core to spare */
+    /* spinning needs cores to spare: a waiting consumer and writer per video in flight */
+    const int dflt = sysconf(_SC_NPROCESSORS_ONLN) >= 4L * spin_inflight ? 200 : 0;
     us = e ? atoi(e) : dflt;
     if (us < 0 || us > 100000) us = dflt;
     __atomic_store_n(&spin_us, us, __ATOMIC_RELAXED);

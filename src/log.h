@@ -29,9 +29,12 @@ double lt_now(void);
 /* For a hand-over between threads that would otherwise sleep and wake per
  * frame: spins (pause instructions) until ready(arg) is non-zero or the
  * spin time has passed (LT_SPIN_US microseconds; default 200 with 4 or more
- * cores online, else 0: no spin).
+ * cores online per video in flight, else 0: no spin).
  * 1 when ready, 0 when the caller should go to sleep. ready() reads its
  * state with atomic loads (no lock held). */
 int lt_spin_until(int (*ready)(const void *arg), const void *arg);
+/* The number of videos in flight in this process (--jobs K), for the spin
+ * default; call before the first lt_spin_until. */
+void lt_spin_set_inflight(int k);
 
 #endif

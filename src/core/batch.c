@@ -127,6 +127,7 @@ int lt_batch_run(const lt_cli *c)
   int cores = omp_get_num_procs();
   b.threads = s->threads > 0 ? s->threads : (cores / k > 0 ? cores / k : 1);
   lt_info("batch: %d inputs, %d at once, %d CPU thread(s) each, outputs in %s", n, k, b.threads, s->output);
+  lt_spin_set_inflight(k); /* before any video starts: no spinning hand-overs without cores to spare */
   pthread_mutex_init(&b.mu, NULL);
   pthread_t *th = calloc((size_t)k, sizeof *th);
   int started = 0;
