@@ -260,6 +260,37 @@ __device__ __forceinline__ void search_rect(const vcm_dev_params &d, int x, int 
 struct rowcol {
   int r, c, dr, dc, M;
 };
+/* Block-wide compaction of the neighbour lists of vcm_k and vcm_band_k
+ * (MAP_THREADS threads, every one calls it): this thread's slot among the
+ * block's threads with near set, in thread order, and their number in *tot. */
+__device__ __forceinline__ int block_slot(bool near, int *wcnt, int *tot)
+{
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  unsigned ball = __ballot_sync(0xffffffffu, near);
+  if (lane == 0) wcnt[warp] = __popc(ball);
+  __syncthreads();
+  int at = 0, n = 0;
+  for (int k = 0; k < MAP_THREADS / 32; k++) {
+    at += k < warp ? wcnt[k] : 0;
+    n += wcnt[k];
+  }
+  *tot = n;
+  return at + __popc(ball & ((1u << lane) - 1u));
+}
+
+/* Neighbour j (at x, y) into slot at of the block's list: its index, its
+ * clamped search rectangle and whether that is the whole search area. */
+__device__ __forceinline__ void put_neighbour(const vcm_dev_params &d, int j, int x, int y, int at, int *nb_j,
+                                              int *nb_full, int4 *nb_r)
+{
+  const int S2 = d.search / 2;
+  int r[4];
+  search_rect(d, x, y, r);
+  nb_j[at] = j;
+  nb_full[at] = r[0] == -S2 && r[1] == S2 && r[2] == -S2 && r[3] == S2;
+  nb_r[at] = make_int4(r[0], r[1], r[2], r[3]);
+}
+
 __device__ __forceinline__ rowcol rc_start(int first, int step, int M)
 {
   rowcol q = {first / M, first % M, step / M, step % M, M};
@@ -719,7 +750,6 @@ vcm_k(const float *__restrict__ ncm, const uint8_t *__restrict__ q0, const uint8
   }
   if (np <= 0) return;
   int M = d.side, m2 = M * M, S2 = d.search / 2, R = d.radius;
-  int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   int xs[NP], ys[NP];
   float acc[NP][KPT];
   /* support C(o) in units of 2^-16 (weights are multiples of it), as the CPU, in shared memory after the
@@ -762,23 +792,11 @@ vcm_k(const float *__restrict__ ncm, const uint8_t *__restrict__ q0, const uint8
         }
         near = near || nearp[p];
       }
-      unsigned ball = __ballot_sync(0xffffffffu, near);
-      if (lane == 0) wcnt[warp] = __popc(ball);
-      __syncthreads();
-      int at = 0, tot = 0;
-      for (int k = 0; k < MAP_THREADS / 32; k++) {
-        at += k < warp ? wcnt[k] : 0;
-        tot += wcnt[k];
-      }
+      int tot, at = block_slot(near, wcnt, &tot);
       if (near) {
-        at += __popc(ball & ((1u << lane) - 1u));
-        int r[4];
-        search_rect(d, px[j], py[j], r);
-        nb_j[at] = j;
+        put_neighbour(d, j, px[j], py[j], at, nb_j, nb_full, nb_r);
 #pragma unroll
         for (int p = 0; p < NP; p++) nb_w[p][at] = nearp[p] ? wt[d2[p]] : -1.0f;
-        nb_full[at] = r[0] == -S2 && r[1] == S2 && r[2] == -S2 && r[3] == S2;
-        nb_r[at] = make_int4(r[0], r[1], r[2], r[3]);
       }
       __syncthreads();
       for (int q = 0; q < tot; q++) {
@@ -1001,26 +1019,14 @@ vcm_band_k(const float *__restrict__ ncm, const int *__restrict__ px, const int 
           near = near || (p < np && ex * ex + ey * ey <= R * R);
         }
       }
-      unsigned ball = __ballot_sync(0xffffffffu, near);
-      if (lane == 0) wcnt[warp] = __popc(ball);
-      __syncthreads();
-      int at = 0, tot = 0;
-      for (int k = 0; k < MAP_THREADS / 32; k++) {
-        at += k < warp ? wcnt[k] : 0;
-        tot += wcnt[k];
-      }
+      int tot, at = block_slot(near, wcnt, &tot);
       if (near) {
-        at += __popc(ball & ((1u << lane) - 1u));
-        int r[4];
-        search_rect(d, xj, yj, r);
-        nb_j[at] = j;
+        put_neighbour(d, j, xj, yj, at, nb_j, nb_full, nb_r);
 #pragma unroll
         for (int p = 0; p < NPT; p++) {
           int ex = xj - txs[p], ey = yj - tys[p], e2 = ex * ex + ey * ey;
           nb_w[at][p] = p < np && e2 <= R * R ? wt[e2] : 0.0f; /* 0: not a neighbour of p */
         }
-        nb_full[at] = r[0] == -S2 && r[1] == S2 && r[2] == -S2 && r[3] == S2;
-        nb_r[at] = make_int4(r[0], r[1], r[2], r[3]);
       }
       __syncthreads();
       if (threadIdx.x < np) /* the weights' sums (integers: any order) */
