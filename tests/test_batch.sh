@@ -93,15 +93,19 @@ printf '# comment\n\na/v2.avi\n' >"$T/list.txt"
 [ $rc -eq 0 ] && [ -s "$T/out2/a__v2.csv" ] && [ -s "$T/out2/a__v2.summary.csv" ] && [ "$(wc -l <"$T/out2/batch_summary.csv")" -eq 2 ] \
   && pass "batch: --list and --summary" || fail "--list/--summary" "rc=$rc $(ls "$T/out2")"
 
-# CPU threads shared by the videos in flight: -j 2 passes --threads nproc/2
-# (at least 1) unless the user passed -j/--threads after '--'
-"$BATCH" --leuktrack "$LT" -j 2 --gpus 0 -o "$T/othr" a/v2.avi >/dev/null 2>&1; rc=$?
+# CPU threads shared by the videos in flight: -j 2 over two inputs passes
+# --threads nproc/2 (at least 1), over one input nproc, unless the user passed
+# -j/--threads after '--'
+"$BATCH" --leuktrack "$LT" -j 2 --gpus 0 -o "$T/othr" a/v2.avi b/v1.avi >/dev/null 2>&1; rc=$?
+"$BATCH" --leuktrack "$LT" -j 2 --gpus 0 -o "$T/othr1" a/v2.avi >/dev/null 2>&1; rc1=$?
 want=$(( $(nproc) / 2 > 0 ? $(nproc) / 2 : 1 ))
 c1=$(grep '^# command:' "$T/othr/logs/a__v2.log")
+c3=$(grep '^# command:' "$T/othr1/logs/a__v2.log")
 c2=$(grep '^# command:' "$T/out2/logs/a__v2.log")
-[ $rc -eq 0 ] && [[ $c1 == *"'--threads' '$want'"* ]] && [[ $c2 != *"'--threads' '1' "*"'--threads'"* ]] \
-  && pass "batch: each video in flight gets nproc/jobs CPU threads, a user's --threads wins" \
-  || fail "threads per video" "rc=$rc; default: $c1; with --threads 1: $c2"
+[ $rc -eq 0 ] && [ $rc1 -eq 0 ] && [[ $c1 == *"'--threads' '$want'"* ]] && [[ $c3 == *"'--threads' '$(nproc)'"* ]] \
+  && [[ $c2 != *"'--threads' '1' "*"'--threads'"* ]] \
+  && pass "batch: each video in flight gets nproc/min(jobs, inputs) CPU threads, a user's --threads wins" \
+  || fail "threads per video" "rc=$rc/$rc1; two inputs: $c1; one input: $c3; with --threads 1: $c2"
 
 # usage errors
 "$BATCH" --leuktrack "$LT" a/v1.avi >/dev/null 2>&1; rc1=$?
