@@ -16,7 +16,8 @@
  *              also in two halves (detect_start, detect_end) so that the
  *              pipeline queues the tracking between them: the entry band's
  *              detection then runs on its own stream beside the tracking,
- *              no round trip of its own;
+ *              no round trip of its own (launched by cu_track right after
+ *              the tracking's kernels);
  *   refine     1 kernel, 1 H2D + 1 D2H; after a split detection none: its
  *              maxima were refined ahead on the detection's stream during
  *              the tracking (refine.cu) and refine looks its jobs up in
@@ -198,6 +199,8 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
    * (adapt_threshold in pipeline.c: min(gicov_threshold, max(adapt_floor, ...))) */
   c->ahead_lo = p->gicov_adapt > 0 ? fmin(p->gicov_threshold, p->adapt_floor) : p->gicov_threshold;
   c->ahead_cap = AHEAD_CAP;
+  const char *lv = getenv("LT_CUDA_LATE"); /* experiment: 0 = a split detection launched at detect_start */
+  c->late_off = lv && strcmp(lv, "0") == 0;
   c->ahead_n = -1;
   lt_stencil st;
   if ((err = lt_stencil_init(&st, p))) {
@@ -489,6 +492,25 @@ static int detect_enqueue(lt_cu_ctx *c, const lt_rect *roi)
  * detection runs beside the tracking kernels (they only read the frame;
  * the next set_frame comes after detect_end). LT_CUDA_DSTREAM=0: one
  * stream, the detection before the tracking. */
+/* The detection's launches on its stream, after the frame (ev_frame, recorded
+ * by detect_start), and its refinement ahead. For a split detection cu_track
+ * calls this once the tracking's kernels are launched (the tracking, on the
+ * frame's critical path, starts first; the band's work still ends well
+ * before it), detect_end when no tracking came in between
+ * (LT_CUDA_LATE=0: at detect_start). */
+static int ahead_issue(lt_cu_ctx *c);
+static int detect_issue(lt_cu_ctx *c)
+{
+  if (!c->detect_queued) return 0;
+  c->detect_queued = 0;
+  LT_CU(cudaStreamWaitEvent(c->dstream, c->ev_frame, 0), "ordering the detection");
+  cudaStream_t main_stream = c->stream;
+  c->stream = c->dstream; /* the launchers and timers use c->stream */
+  int err = detect_enqueue(c, &c->pending_roi);
+  c->stream = main_stream;
+  return err ? err : ahead_issue(c);
+}
+
 static int detect_start(lt_cu_ctx *c, const lt_rect *roi, int ahead)
 {
   c->ahead_n = -1; /* a new detection: the last one's refinements are gone */
@@ -497,27 +519,21 @@ static int detect_start(lt_cu_ctx *c, const lt_rect *roi, int ahead)
     return LT_ERR_USAGE;
   }
   int err = 0;
+  c->pending_roi = *roi;
+  c->have_pending = 1;
+  c->ahead_queued = ahead && c->ahead_mode && !c->one_stream;
   if (c->one_stream) {
     err = detect_enqueue(c, roi);
   } else {
     LT_CU(cudaEventRecord(c->ev_frame, c->stream), "ordering the detection");
-    LT_CU(cudaStreamWaitEvent(c->dstream, c->ev_frame, 0), "ordering the detection");
-    cudaStream_t main_stream = c->stream;
-    c->stream = c->dstream; /* the launchers and timers use c->stream */
-    err = detect_enqueue(c, roi);
-    c->stream = main_stream;
+    c->detect_queued = 1;
+    if (!ahead || c->late_off) err = detect_issue(c);
   }
-  if (err) return err;
-  c->pending_roi = *roi;
-  c->have_pending = 1;
-  c->ahead_queued = ahead && c->ahead_mode && !c->one_stream;
-  return 0;
+  return err;
 }
 
 /* The refinement ahead of the detection just queued (refine.cu), on the
- * detection's stream after it, and the copy of its results; cu_track
- * queues it once the tracking's kernels are launched (so that the tracking
- * starts first), detect_end when no tracking came in between. */
+ * detection's stream after it, and the copy of its results. */
 static int ahead_issue(lt_cu_ctx *c)
 {
   if (!c->ahead_queued) return 0;
@@ -572,7 +588,7 @@ static int cu_detect_end(void *vctx, lt_leuk_max *out, int cap, int *n)
   c->have_pending = 0;
   const lt_rect *roi = &c->pending_roi;
   size_t pre = c->max_cap < MAX_PREFIX ? c->max_cap : MAX_PREFIX;
-  int err = ahead_issue(c); /* no tracking came in between */
+  int err = detect_issue(c); /* no tracking came in between */
   if (err) return err;
   LT_CU(cudaStreamSynchronize(c->one_stream ? c->stream : c->dstream), "the detection kernels");
   if ((err = ahead_collect(c))) return err;
@@ -710,7 +726,7 @@ static int cu_track(void *vctx, lt_leuk_cell *cells, int n)
   if (err) return err;
   LT_CU(cudaMemcpyAsync(c->h_err, c->d_err, sizeof *cells * (n + 1), cudaMemcpyDeviceToHost, c->stream),
         "copying the cell states back");
-  if ((err = ahead_issue(c))) return err; /* beside the tracking, after the band's detection */
+  if ((err = detect_issue(c))) return err; /* the band's detection beside the tracking */
   if ((err = prefetch_issue(c))) return err; /* the next frame goes up while these kernels run */
   lt_cu_toc(c, T_TRACK);
   LT_CU(cudaStreamSynchronize(c->stream), "the tracking kernel");

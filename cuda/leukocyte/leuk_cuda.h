@@ -144,6 +144,8 @@ typedef struct lt_cu_ctx {
   int ahead_mode;       /* LT_CUDA_AHEAD: 1 (default) on, 0 off, 2 on and a refine it misses is an error (tests) */
   double ahead_lo;
   int ahead_cap;        /* entries of d_ahead / h_ahead */
+  int detect_queued;    /* detect_start recorded the frame; the detection's launches still to issue */
+  int late_off;         /* LT_CUDA_LATE=0: a split detection (and its refinement ahead) launched at detect_start */
   int ahead_queued;     /* detect_start queued a detection whose refinement ahead is not queued yet */
   int ahead_pending;    /* ... queued, results not read yet (detect_end reads them) */
   int ahead_n;          /* h_ahead holds ahead_n results of the last detection, sorted by index; -1: none */
