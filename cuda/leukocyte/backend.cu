@@ -104,6 +104,8 @@ static void cu_destroy(void *vctx)
   if (c->stream) cudaStreamSynchronize(c->stream);
   if (c->tm.on) {
     lt_cuda_timer_print(&c->tm);
+    fprintf(stderr, "cuda timing: %ld refinements looked up ahead, %ld refine calls missed them (refined after)\n",
+            c->ahead_hits, c->ahead_misses);
     unsigned long long pr[LT_CU_PROF_N];
     if (c->d_prof && cudaMemcpy(pr, c->d_prof, sizeof pr, cudaMemcpyDeviceToHost) == cudaSuccess) {
       static const char *ph[2][4] = {{"gicov grid", "argmax+subpixel", "E window", ""},
@@ -215,7 +217,16 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
   /* the entry band (53 x 480 px with the defaults) and other ROIs up to 1/4 of
    * a 640x480 frame take the packed GICOV kernels (detect.cu) */
   c->band_cap = n < 76800 ? n : 76800;
-  cudaError_t e = cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking);
+  /* the tracking's stream has the higher priority: the band's detection
+   * beside it (dstream) takes the SMs the tracking's blocks leave
+   * (LT_CUDA_PRIO=0: both the default priority) */
+  const char *pr = getenv("LT_CUDA_PRIO");
+  int prio_low = 0, prio_high = 0;
+  if (!(pr && strcmp(pr, "0") == 0) && cudaDeviceGetStreamPriorityRange(&prio_low, &prio_high) != cudaSuccess) {
+    (void)cudaGetLastError();
+    prio_low = prio_high = 0;
+  }
+  cudaError_t e = cudaStreamCreateWithPriority(&c->stream, cudaStreamNonBlocking, prio_high);
   if (e != cudaSuccess) {
     err = lt_cuda_fail(e, "creating the stream");
     goto fail;
@@ -277,7 +288,7 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
     goto fail;
   }
   if ((e = cudaEventCreateWithFlags(&c->ev_frame, cudaEventDisableTiming)) != cudaSuccess ||
-      (e = cudaStreamCreateWithFlags(&c->dstream, cudaStreamNonBlocking)) != cudaSuccess) {
+      (e = cudaStreamCreateWithPriority(&c->dstream, cudaStreamNonBlocking, prio_low)) != cudaSuccess) {
     err = lt_cuda_fail(e, "creating the detection stream");
     goto fail;
   }
@@ -646,7 +657,11 @@ static int cu_refine(void *vctx, const lt_leuk_max *m, int n, lt_leuk_det *out)
       out[i].gicov = m[i].gicov;
       out[i].ok = a->o.ok;
     }
-    if (i == n) return 0;
+    if (i == n) {
+      c->ahead_hits += n;
+      return 0;
+    }
+    c->ahead_misses++;
     if (c->ahead_mode == 2) {
       lt_error("refine: the maximum at (%d, %d) was not refined ahead", m[i].x, m[i].y);
       return LT_ERR_INTERNAL;

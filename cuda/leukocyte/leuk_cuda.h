@@ -150,6 +150,7 @@ typedef struct lt_cu_ctx {
   int ahead_pending;    /* ... queued, results not read yet (detect_end reads them) */
   int ahead_n;          /* h_ahead holds ahead_n results of the last detection, sorted by index; -1: none */
   int *d_ahead, *h_ahead; /* [0] = count, [4..] = lt_cu_refine_ahead entries */
+  long ahead_hits, ahead_misses; /* jobs looked up, refine calls that missed (LT_CUDA_TIMING) */
   /* tracking */
   lt_leuk_cell *d_cells, *h_cells;
   int *d_err, *h_err;
