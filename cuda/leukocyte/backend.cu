@@ -4,9 +4,10 @@
  * create allocates everything once for the full frame and max_cells (maps,
  * maxima list, refinement jobs, cell states, pinned staging); no stage
  * allocates. The work goes to one stream, except the detection (its own
- * stream, see detect_start) and the next frame's upload; each stage does one
- * small upload, its launches and one small download, then synchronises (the
- * pipeline needs the results on the host anyway):
+ * stream at a lower priority, see detect_start) and the next frame's
+ * upload; each stage does one small upload, its launches and one small
+ * download, then synchronises (the pipeline needs the results on the host
+ * anyway):
  *   set_frame  frame -> pinned 8-bit staging (float staging when a pixel is
  *              not an integer 0..255), async upload, widen on the device;
  *              two staging buffers so a frame can be staged while the last
