@@ -135,13 +135,12 @@ int lt_vcm_params_check(const lt_vcm_params *p, int w, int h)
              "sim h and temporal radius > 0");
     return LT_ERR_USAGE;
   }
-  /* support sums are 32-bit counts of 2^-16 (vcm_point, the CUDA vcm_k):
-   * at most 32767 points within the radius (the sub-windows its box spans) */
+  /* the weights' scale (lt_vcm_weight_q) is at least 2 up to 32767 points
+   * within the radius (the sub-windows its box spans) */
   if (w >= p->grid_x && h >= p->grid_y) {
-    long long cx = 2LL * p->coherence_radius / (w / p->grid_x) + 2, cy = 2LL * p->coherence_radius / (h / p->grid_y) + 2;
-    long long nb = (cx < p->grid_x ? cx : p->grid_x) * (cy < p->grid_y ? cy : p->grid_y) * p->points_per_cell;
+    int nb = lt_vcm_max_neighbours(p, w, h);
     if (nb > 32767) {
-      lt_error("vcm: coherence radius %d reaches up to %lld points with a %dx%d grid of %dx%d frames and %d per "
+      lt_error("vcm: coherence radius %d reaches up to %d points with a %dx%d grid of %dx%d frames and %d per "
                "sub-window (at most 32767): a smaller radius or a coarser grid",
                p->coherence_radius, nb, p->grid_x, p->grid_y, w, h, p->points_per_cell);
       return LT_ERR_USAGE;
@@ -163,6 +162,32 @@ int lt_vcm_max_points(const lt_vcm_params *p)
 int lt_vcm_map_side(const lt_vcm_params *p)
 {
   return p->search + 1;
+}
+
+int lt_vcm_max_neighbours(const lt_vcm_params *p, int w, int h)
+{
+  /* an interval of 2R + 1 pixels meets at most 2R / cw + 2 sub-windows of
+   * width >= cw = floor(w / grid) (at least 1) */
+  long long cwx = w / p->grid_x > 0 ? w / p->grid_x : 1, cwy = h / p->grid_y > 0 ? h / p->grid_y : 1;
+  long long cx = 2LL * p->coherence_radius / cwx + 2, cy = 2LL * p->coherence_radius / cwy + 2;
+  long long nb = (cx < p->grid_x ? cx : p->grid_x) * (cy < p->grid_y ? cy : p->grid_y) * p->points_per_cell;
+  return nb < INT32_MAX ? (int)nb : INT32_MAX;
+}
+
+int lt_vcm_weight_q(const lt_vcm_params *p, int w, int h, int32_t *qtable)
+{
+  int R = p->coherence_radius, nb = lt_vcm_max_neighbours(p, w, h);
+  long long sc = INT32_MAX / ((long long)LT_VCM_SIM_ONE * (nb > 1 ? nb : 1));
+  int scale = sc < LT_VCM_W_ONE ? (sc > 1 ? (int)sc : 1) : LT_VCM_W_ONE;
+  float *t = malloc(((size_t)R * R + 1) * sizeof *t);
+  if (!t) return 0;
+  lt_vcm_weight_table(p, t);
+  for (int r2 = 0; r2 <= R * R; r2++) {
+    int v = (int)floor((double)scale * t[r2] + 0.5);
+    qtable[r2] = v > 1 ? v : 1;
+  }
+  free(t);
+  return scale;
 }
 
 void lt_vcm_weight_table(const lt_vcm_params *p, float *table)
@@ -359,63 +384,66 @@ void lt_vcm_search_rect(const lt_vcm_params *p, int w, int h, int x, int y, int 
   r[3] = h - 1 - hp - y < R ? h - 1 - hp - y : R;
 }
 
-/* The similarity of the SADs already in ncm over the rectangle r; 0 elsewhere
- * (lt_vcm_ncm and lt_vcm_ncm8 share it). Row by row, one loop per kind of
- * similarity, so the loops vectorise (division and product as written). */
+/* The similarities (lt_vcm_sim_q) of the SADs over the rectangle r: from
+ * sad (side*side int32, the reference's sums) where it is not NULL, else
+ * from the 16-bit SADs already in ncm (the SIMD paths, in place); the
+ * offsets outside r are left as they are (0). Row by row so the loops
+ * vectorise. */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
 #endif
-static void ncm_similarity(float *ncm, const int r[4], const lt_vcm_params *p)
+static void ncm_similarity(uint16_t *ncm, const int32_t *sad, const int r[4], const lt_vcm_params *p)
 {
   int R = p->search / 2, M = 2 * R + 1, nx = r[1] - r[0] + 1;
-  /* SADs are >= +0 and never NaN, so they order like their bit patterns:
-   * integer minimum and maximum (vectorise; a float ?: does not) */
-  uint32_t umin = 0x7f800000u, umax = 0; /* +infinity, +0 */
+  int32_t dmin = INT32_MAX, dmax = 0;
   for (int oy = r[2]; oy <= r[3]; oy++) {
-    const alias_u32 *c = (const alias_u32 *)(ncm + (size_t)(oy + R) * M + R + r[0]);
-    for (int l = 0; l < nx; l++) {
-      umin = c[l] < umin ? c[l] : umin;
-      umax = c[l] > umax ? c[l] : umax;
-    }
-  }
-  float dmin, dmax;
-  memcpy(&dmin, &umin, sizeof dmin);
-  memcpy(&dmax, &umax, sizeof dmax);
-  float span = dmax - dmin, tau = (float)(p->patch * p->patch) * p->sim_h;
-  int sq = p->similarity == LT_VCM_SIM_MINMAX2;
-  for (int oy = r[2]; oy <= r[3]; oy++) {
-    float *c = ncm + (size_t)(oy + R) * M + R + r[0];
-    if (p->similarity == LT_VCM_SIM_EXP)
-      for (int l = 0; l < nx; l++) c[l] = expf(-(c[l] - dmin) / tau);
-    else if (!(span > 0.0f))
-      for (int l = 0; l < nx; l++) c[l] = 0.0f;
-    else if (sq)
+    size_t at = (size_t)(oy + R) * M + R + r[0];
+    if (sad)
       for (int l = 0; l < nx; l++) {
-        float s = (dmax - c[l]) / span;
-        c[l] = s * s;
+        dmin = sad[at + l] < dmin ? sad[at + l] : dmin;
+        dmax = sad[at + l] > dmax ? sad[at + l] : dmax;
       }
     else
-      for (int l = 0; l < nx; l++) c[l] = (dmax - c[l]) / span;
+      for (int l = 0; l < nx; l++) {
+        dmin = ncm[at + l] < dmin ? ncm[at + l] : dmin;
+        dmax = ncm[at + l] > dmax ? ncm[at + l] : dmax;
+      }
+  }
+  float tau = (float)(p->patch * p->patch) * p->sim_h;
+  int sim = p->similarity;
+  for (int oy = r[2]; oy <= r[3]; oy++) {
+    size_t at = (size_t)(oy + R) * M + R + r[0];
+    uint16_t *c = ncm + at;
+    if (sad)
+      for (int l = 0; l < nx; l++) c[l] = lt_vcm_sim_q(sad[at + l], dmin, dmax, sim, tau);
+    else
+      for (int l = 0; l < nx; l++) c[l] = lt_vcm_sim_q(c[l], dmin, dmax, sim, tau);
   }
 }
 
 void lt_vcm_ncm(const float *I0, const float *I1, int w, int h, int x, int y,
-                const lt_vcm_params *p, float *ncm)
+                const lt_vcm_params *p, uint16_t *ncm)
 {
   int R = p->search / 2, M = 2 * R + 1, hp = p->patch / 2, r[4];
+  static _Thread_local int32_t sad[(LT_VCM_MAX_SEARCH + 1) * (LT_VCM_MAX_SEARCH + 1)];
   lt_vcm_search_rect(p, w, h, x, y, r);
   int oxa = r[0], oxb = r[1], oya = r[2], oyb = r[3];
-  for (int i = 0; i < M * M; i++) ncm[i] = 0.0f;
+  for (int i = 0; i < M * M; i++) {
+    ncm[i] = 0;
+    sad[i] = 0;
+  }
+  /* the frames hold integers 0..255 (lt_vcm_round8): each |difference| is
+   * one exactly; summed as integers */
   for (int ky = -hp; ky <= hp; ky++)
     for (int kx = -hp; kx <= hp; kx++) {
       float v = I0[(size_t)(y + ky) * w + x + kx];
       for (int oy = oya; oy <= oyb; oy++) {
         const float *row = I1 + (size_t)(y + ky + oy) * w + x + kx;
-        float *out = ncm + (size_t)(oy + R) * M + R;
-        for (int ox = oxa; ox <= oxb; ox++) out[ox] += fabsf(v - row[ox]);
+        int32_t *out = sad + (size_t)(oy + R) * M + R;
+        for (int ox = oxa; ox <= oxb; ox++) out[ox] += (int32_t)fabsf(v - row[ox]);
       }
     }
-  ncm_similarity(ncm, r, p);
+  ncm_similarity(ncm, sad, r, p);
 }
 
 /* lt_vcm_round8 on one block: branch-free loops that vectorise */
@@ -490,12 +518,12 @@ __attribute__((target("avx2"))) static void sad_avx2(const uint8_t *q0, const ui
 
 
 /* The same SADs with AVX-512BW: 32 lanes of 16 bits per register (NB
- * registers per row of offsets), written straight into the NCM rows as
- * floats by masked stores (no scratch rows, no lane past the rectangle
- * written). Loads read up to 31 bytes beyond the rectangle (LT_VCM_PAD8). */
+ * registers per row of offsets), written straight into the NCM rows by
+ * masked stores (no scratch rows, no lane past the rectangle written).
+ * Loads read up to 31 bytes beyond the rectangle (LT_VCM_PAD8). */
 __attribute__((target("avx512f,avx512bw"), always_inline)) static inline void
 sad_avx512_nb(const uint8_t *q0, const uint8_t *q1, int w, int x, int y, int P, int oxa, int oya, int oyb, int nx,
-              float *out0, int M, const int NB)
+              uint16_t *out0, int M, const int NB)
 {
   int hp = P / 2;
   for (int oy = oya; oy <= oyb; oy++) {
@@ -512,21 +540,18 @@ sad_avx512_nb(const uint8_t *q0, const uint8_t *q1, int w, int x, int y, int P, 
         }
       }
     }
-    float *out = out0 + (size_t)(oy - oya) * M;
-    for (int b = 0; b < NB; b++)
-      for (int half = 0; half < 2; half++) {
-        int l0 = 32 * b + 16 * half, left = nx - l0;
-        if (left <= 0) break;
-        __m256i s16 = half ? _mm512_extracti64x4_epi64(acc[b], 1) : _mm512_castsi512_si256(acc[b]);
-        __m512 f = _mm512_cvtepi32_ps(_mm512_cvtepu16_epi32(s16));
-        _mm512_mask_storeu_ps(out + l0, left >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << left) - 1u), f);
-      }
+    uint16_t *out = out0 + (size_t)(oy - oya) * M;
+    for (int b = 0; b < NB; b++) {
+      int left = nx - 32 * b;
+      _mm512_mask_storeu_epi16(out + 32 * b, left >= 32 ? (__mmask32)0xffffffffu : (__mmask32)((1u << left) - 1u),
+                               acc[b]);
+    }
   }
 }
 
 __attribute__((target("avx512f,avx512bw"))) static void sad_avx512(const uint8_t *q0, const uint8_t *q1, int w, int x,
                                                                     int y, int P, int oxa, int oya, int oyb, int nx,
-                                                                    float *out0, int M)
+                                                                    uint16_t *out0, int M)
 {
   switch ((nx + 31) / 32) {
 #define NB_CASE(k) \
@@ -545,7 +570,7 @@ void lt_vcm_set_simd(int level)
 }
 
 void lt_vcm_ncm8(const uint8_t *q0, const uint8_t *q1, const float *I0, const float *I1, int w, int h, int x,
-                 int y, const lt_vcm_params *p, uint16_t *scratch, float *ncm)
+                 int y, const lt_vcm_params *p, uint16_t *scratch, uint16_t *ncm)
 {
 #ifdef HAVE_SAD_AVX2
   if (p->patch <= 15 && simd_max >= 2 && __builtin_cpu_supports("avx512bw")) {
@@ -554,21 +579,18 @@ void lt_vcm_ncm8(const uint8_t *q0, const uint8_t *q1, const float *I0, const fl
     if (r[1] - r[0] + 1 < M || r[3] - r[2] + 1 < M) /* offsets outside the rectangle are 0 */
       memset(ncm, 0, sizeof *ncm * M * M);
     sad_avx512(q0, q1, w, x, y, p->patch, r[0], r[2], r[3], r[1] - r[0] + 1, ncm + (size_t)(r[2] + R) * M + R + r[0], M);
-    ncm_similarity(ncm, r, p);
+    ncm_similarity(ncm, NULL, r, p);
     return;
   }
   if (p->patch <= 15 && simd_max >= 1 && __builtin_cpu_supports("avx2")) { /* a load of libgcc's CPU model */
     int R = p->search / 2, M = 2 * R + 1, r[4];
     lt_vcm_search_rect(p, w, h, x, y, r);
     int nx = r[1] - r[0] + 1, nb = (nx + 15) / 16;
-    for (int i = 0; i < M * M; i++) ncm[i] = 0.0f;
+    if (nx < M || r[3] - r[2] + 1 < M) memset(ncm, 0, sizeof *ncm * M * M);
     sad_avx2(q0, q1, w, x, y, p->patch, r[0], r[2], r[3], nb, scratch);
-    for (int oy = r[2]; oy <= r[3]; oy++) {
-      const uint16_t *s = scratch + (size_t)(oy - r[2]) * 16 * nb;
-      float *out = ncm + (size_t)(oy + R) * M + R + r[0];
-      for (int l = 0; l < nx; l++) out[l] = (float)s[l];
-    }
-    ncm_similarity(ncm, r, p);
+    for (int oy = r[2]; oy <= r[3]; oy++)
+      memcpy(ncm + (size_t)(oy + R) * M + R + r[0], scratch + (size_t)(oy - r[2]) * 16 * nb, sizeof *ncm * nx);
+    ncm_similarity(ncm, NULL, r, p);
     return;
   }
 #endif
@@ -696,13 +718,15 @@ float lt_vcm_peak(const float *map, int side, int subpixel, float *dx, float *dy
 typedef struct cpu_ctx {
   lt_vcm_params p;
   int w, h, maxpts, side, nthreads;
-  float *mag, *F, *ncm, *acc, *wt;
+  float *mag, *F, *map, *wt; /* map: per thread a VCM as floats (vcm_finish) */
+  uint16_t *ncm;    /* the NCMs, LT_VCM_SIM_ONE = 1 */
+  int32_t *acc;     /* per thread two points' integer sums */
   float *rf[2];     /* the pair's frames rounded (lt_vcm_round8), as floats */
   uint8_t *q[2];    /* and as bytes */
   uint16_t *sad;    /* per thread SAD rows (lt_vcm_ncm8) */
-  int32_t *cnt;     /* per thread support C(o) in units of 2^-16 */
+  int32_t *cnt;     /* per thread support C(o) (integer weights) */
   int32_t *zero;    /* m2 zeros: the support of a point without clamped neighbours */
-  int32_t *wq;      /* weight table in units of 2^-16 */
+  int32_t *wq;      /* integer weight table (lt_vcm_weight_q) */
   const float *last_I1; /* the last pair's I1 (its rounded copy is rf[1], q[1]; vcm.h) */
   int have_last;    /* rf[1], q[1] hold the last pair's I1 (pair or pair8) */
   int *px, *py;
@@ -722,6 +746,7 @@ static void cpu_destroy(void *vctx)
   free(c->F);
   free(c->ncm);
   free(c->acc);
+  free(c->map);
   free(c->cnt);
   free(c->zero);
   free(c->wt);
@@ -758,6 +783,7 @@ static int cpu_create(void **out, const lt_vcm_params *p, int w, int h)
   c->F = malloc(npx * sizeof *c->F);
   c->ncm = malloc((size_t)c->maxpts * m2 * sizeof *c->ncm);
   c->acc = malloc((size_t)c->nthreads * 2 * m2 * sizeof *c->acc); /* two points at a time */
+  c->map = malloc((size_t)c->nthreads * m2 * sizeof *c->map);
   c->cnt = malloc((size_t)c->nthreads * 2 * m2 * sizeof *c->cnt);
   c->zero = calloc(m2, sizeof *c->zero);
   c->sad = malloc((size_t)c->nthreads * c->side * SAD_LANES * sizeof *c->sad);
@@ -772,12 +798,12 @@ static int cpu_create(void **out, const lt_vcm_params *p, int w, int h)
   c->py = malloc((size_t)c->maxpts * sizeof *c->py);
   c->prev = malloc((size_t)c->maxpts * sizeof *c->prev);
   c->cur = malloc((size_t)c->maxpts * sizeof *c->cur);
-  if (!c->mag || !c->F || !c->ncm || !c->acc || !c->cnt || !c->zero || !c->sad || !c->wt || !c->wq || !c->rf[0] ||
+  if (!c->mag || !c->F || !c->ncm || !c->acc || !c->map || !c->cnt || !c->zero || !c->sad || !c->wt || !c->wq || !c->rf[0] ||
       !c->rf[1] || !c->q[0] || !c->q[1] || !c->px || !c->py || !c->prev || !c->cur ||
       !c->cstart)
     goto nomem;
   lt_vcm_weight_table(p, c->wt);
-  for (size_t k = 0; k < r2; k++) c->wq[k] = (int32_t)(c->wt[k] * 65536.0f); /* exact: multiples of 2^-16 */
+  if (!lt_vcm_weight_q(p, w, h, c->wq)) goto nomem;
   *out = c;
   return 0;
 nomem:
@@ -805,72 +831,67 @@ static int temporal_predict(const cpu_ctx *c, int x, int y, float *vx, float *vy
   return 1;
 }
 
-/* acc += wv * s over m2 offsets (a multiply, then an add: no contraction
- * under -std=c11, as the CUDA side's __fmul_rn/__fadd_rn) */
+/* acc += wv * s over m2 offsets, in integers (lt_vcm_weight_q keeps every
+ * sum within int32) */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
 #endif
-static void acc_add(float *restrict acc, const float *restrict s, float wv, int m2)
+static void acc_add(int32_t *restrict acc, const uint16_t *restrict s, int32_t wv, int m2, int first)
 {
-  for (int o = 0; o < m2; o++) acc[o] += wv * s[o];
+  if (first)
+    for (int o = 0; o < m2; o++) acc[o] = wv * s[o];
+  else
+    for (int o = 0; o < m2; o++) acc[o] += wv * s[o];
 }
 
-/* acc_add into two sums from one read of s; first: the sums start here
- * (a0 = w0 s: what +0 + w0 s gives, as s >= +0; no memset before) */
+/* acc_add into two sums from one read of s; first: the sums start here */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
 #endif
-static void acc_add2(float *restrict a0, float *restrict a1, const float *restrict s, float w0, float w1, int m2,
-                     int first)
+static void acc_add2(int32_t *restrict a0, int32_t *restrict a1, const uint16_t *restrict s, int32_t w0, int32_t w1,
+                     int m2, int first)
 {
   if (first)
     for (int o = 0; o < m2; o++) {
-      float v = s[o];
+      int32_t v = s[o];
       a0[o] = w0 * v;
       a1[o] = w1 * v;
     }
   else
     for (int o = 0; o < m2; o++) {
-      float v = s[o];
+      int32_t v = s[o];
       a0[o] += w0 * v;
       a1[o] += w1 * v;
     }
 }
 
-/* acc[o] /= C(o) = full + cnt[o] where 4 C(o) >= sw (LT_VCM_MIN_SUPPORT =
- * 1/4, in exact integer units of 2^-16) and C(o) > 0, else 0. (float)C(o)
- * is the same number whether C is scaled by 2^-16 before or after rounding
- * to float. */
+/* V(o) = acc[o] / (C(o) LT_VCM_SIM_ONE) as a float, C(o) = full + cnt[o],
+ * where 4 C(o) >= sw (LT_VCM_MIN_SUPPORT = 1/4) and C(o) > 0, else 0: the
+ * integer sum and support each rounded to float once, then one division
+ * (C LT_VCM_SIM_ONE <= INT32_MAX by lt_vcm_weight_q's scale). */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
 #endif
-static void normalise(float *restrict acc, const int32_t *restrict cnt, int m2, int64_t sw, int64_t full)
+static void normalise(const int32_t *restrict acc, float *restrict map, const int32_t *restrict cnt, int m2,
+                      int32_t sw, int32_t full)
 {
-  if (4 * sw < INT32_MAX) { /* all in 32 bits: vectorises */
-    int32_t f = (int32_t)full, s = (int32_t)sw;
-    /* the division on every lane, a divisor of 1 and the result's bits
-     * masked to +0 where C(o) fails: vectorises (with ?: GCC keeps a
-     * branch around the division, which may trap) */
-    for (int o = 0; o < m2; o++) {
-      int32_t cw = f + cnt[o], ok = -((4 * cw >= s) & (cw > 0));
-      union { float f; int32_t i; } den = {(float)cw * (1.0f / 65536.0f)}, one = {1.0f}, q;
-      den.i = (den.i & ok) | (one.i & ~ok);
-      q.f = acc[o] / den.f;
-      q.i &= ok;
-      acc[o] = q.f;
-    }
-    return;
-  }
+  /* the division on every lane, a divisor of 1 and the result's bits
+   * masked to +0 where C(o) fails: vectorises (with ?: GCC keeps a branch
+   * around the division, which may trap) */
   for (int o = 0; o < m2; o++) {
-    int64_t cw = full + cnt[o];
-    acc[o] = 4 * cw >= sw && cw > 0 ? acc[o] / (float)((double)cw / 65536.0) : 0.0f;
+    int32_t cw = full + cnt[o], ok = -((4 * cw >= sw) & (cw > 0));
+    union { float f; int32_t i; } den = {(float)(cw * LT_VCM_SIM_ONE)}, one = {1.0f}, q;
+    den.i = (den.i & ok) | (one.i & ~ok);
+    q.f = (float)acc[o] / den.f;
+    q.i &= ok;
+    map[o] = q.f;
   }
 }
 
 /* V_i(o) = sum_j w_ij s_j(o) / C(o), C(o) = sum of w_ij over the j whose
  * search rectangle holds o; 0 where C(o) < LT_VCM_MIN_SUPPORT sum_j w_ij.
- * Weights are multiples of 2^-16, so C is summed exactly as an integer
- * count of 2^-16 (the CUDA side in double: the same values). */
+ * Weights (lt_vcm_weight_q) and similarities are integers, so the sums are
+ * exact and do not depend on the order of summation (CPU vs CUDA). */
 /* Sub-window of pixel column x of w (cell g spans g*w/gn .. (g+1)*w/gn - 1). */
 static int cell_of(int x, int w, int gn)
 {
@@ -879,23 +900,23 @@ static int cell_of(int x, int w, int gn)
 }
 
 /* The end of point i's VCM from its sums acc (weights' sum sw, support
- * full + cnt): normalisation, temporal prior, peak, evidence. */
-static void vcm_finish(const cpu_ctx *c, int i, float *acc, const int32_t *cnt, int64_t sw, int64_t full,
-                       lt_vcm_vector *out)
+ * full + cnt): normalisation into map, temporal prior, peak, evidence. */
+static void vcm_finish(const cpu_ctx *c, int i, const int32_t *acc, float *map, const int32_t *cnt, int32_t sw,
+                       int32_t full, lt_vcm_vector *out)
 {
   int M = c->side, m2 = M * M, S2 = c->p.search / 2;
-  normalise(acc, cnt, m2, sw, full);
+  normalise(acc, map, cnt, m2, sw, full);
   float lam = c->p.temporal_weight, vx, vy, norm = 1.0f;
   if (lam > 0.0f && temporal_predict(c, c->px[i], c->py[i], &vx, &vy)) {
     float irho2 = 1.0f / (c->p.temporal_radius * c->p.temporal_radius);
     for (int o = 0; o < m2; o++) {
       float ex = (float)(o % M - S2) - vx, ey = (float)(o / M - S2) - vy;
       float q = 1.0f - (ex * ex + ey * ey) * irho2;
-      if (q > 0.0f) acc[o] += lam * q;
+      if (q > 0.0f) map[o] += lam * q;
     }
     norm = 1.0f + lam;
   }
-  float dx, dy, v = lt_vcm_peak(acc, M, c->p.subpixel, &dx, &dy);
+  float dx, dy, v = lt_vcm_peak(map, M, c->p.subpixel, &dx, &dy);
   out->x = (float)c->px[i];
   out->y = (float)c->py[i];
   out->dx = dx;
@@ -907,15 +928,12 @@ static void vcm_finish(const cpu_ctx *c, int i, float *acc, const int32_t *cnt, 
 /* The VCMs of points i .. i + np - 1 (np 1 or 2; two consecutive points
  * are in the same or neighbouring sub-windows and share most neighbours),
  * each into its own acc / cnt (m2 apart): the neighbours j of the
- * sub-windows the radius reaches around any of them, in ascending point
- * order (cells row-major, as the points are), each NCM read once for both
- * sums. A j beyond one point's radius adds 0 * s = +0 to it, which leaves
- * its sum (>= +0) unchanged to the bit: each sum is the one over its own
- * neighbours in the same order. */
-static void vcm_points(const cpu_ctx *c, int i, int np, float *acc, int32_t *cnt, lt_vcm_vector *out)
+ * sub-windows the radius reaches around any of them, each NCM read once
+ * for both sums (a j beyond one point's radius adds 0 to it). */
+static void vcm_points(const cpu_ctx *c, int i, int np, int32_t *acc, float *map, int32_t *cnt, lt_vcm_vector *out)
 {
   int R = c->p.coherence_radius, M = c->side, m2 = M * M, S2 = c->p.search / 2, gx = c->p.grid_x;
-  int64_t sw[2] = {0, 0}, full[2] = {0, 0};
+  int32_t sw[2] = {0, 0}, full[2] = {0, 0};
   int nn = 0, partial[2] = {0, 0}; /* neighbours so far; cnt[k] set (else C(o) = full: c->zero) */
   int xlo = c->px[i], xhi = xlo, ylo = c->py[i], yhi = ylo;
   if (np == 2) {
@@ -935,13 +953,12 @@ static void vcm_points(const cpu_ctx *c, int i, int np, float *acc, int32_t *cnt
         near[k] = d2[k] <= R * R;
       }
       if (!near[0] && !(np == 2 && near[1])) continue;
-      const float *s = c->ncm + (size_t)j * m2;
+      const uint16_t *s = c->ncm + (size_t)j * m2;
+      int32_t w0 = near[0] ? c->wq[d2[0]] : 0, w1 = np == 2 && near[1] ? c->wq[d2[1]] : 0;
       if (np == 2)
-        acc_add2(acc, acc + m2, s, near[0] ? c->wt[d2[0]] : 0.0f, near[1] ? c->wt[d2[1]] : 0.0f, m2, nn == 0);
-      else if (nn == 0) /* the first neighbour: acc = +0 + w s */
-        for (int o = 0; o < m2; o++) acc[o] = c->wt[d2[0]] * s[o];
+        acc_add2(acc, acc + m2, s, w0, w1, m2, nn == 0);
       else
-        acc_add(acc, s, c->wt[d2[0]], m2);
+        acc_add(acc, s, w0, m2, nn == 0);
       nn++;
       int r[4];
       lt_vcm_search_rect(&c->p, c->w, c->h, c->px[j], c->py[j], r);
@@ -965,7 +982,8 @@ static void vcm_points(const cpu_ctx *c, int i, int np, float *acc, int32_t *cnt
       }
     }
   for (int k = 0; k < np; k++)
-    vcm_finish(c, i + k, acc + (size_t)k * m2, partial[k] ? cnt + (size_t)k * m2 : c->zero, sw[k], full[k], out + k);
+    vcm_finish(c, i + k, acc + (size_t)k * m2, map, partial[k] ? cnt + (size_t)k * m2 : c->zero, sw[k], full[k],
+               out + k);
 }
 
 /* Bands of sub-window rows per pair in cpu_run (each band: two OpenMP
@@ -1053,7 +1071,8 @@ static int cpu_run(cpu_ctx *c, lt_vcm_vector *out, int cap, int *nout, double t0
 #pragma omp parallel num_threads(nt)
   {
     uint16_t *sad = c->sad + (size_t)omp_get_thread_num() * M * SAD_LANES;
-    float *acc = c->acc + (size_t)omp_get_thread_num() * 2 * m2;
+    int32_t *acc = c->acc + (size_t)omp_get_thread_num() * 2 * m2;
+    float *map = c->map + (size_t)omp_get_thread_num() * m2;
     int32_t *cnt = c->cnt + (size_t)omp_get_thread_num() * 2 * m2;
     int gy = c->p.grid_y, done = 0, band = (gy + LT_VCM_BANDS - 1) / LT_VCM_BANDS;
     for (int cy = 0; cy < gy; cy += band) {
@@ -1072,7 +1091,7 @@ static int cpu_run(cpu_ctx *c, lt_vcm_vector *out, int cap, int *nout, double t0
       }
       int i0 = c->cstart[cy * gx], i1 = c->cstart[cy1 * gx];
 #pragma omp for schedule(static)
-      for (int i = i0; i < i1; i += 2) vcm_points(c, i, i + 1 < i1 ? 2 : 1, acc, cnt, &c->cur[i]);
+      for (int i = i0; i < i1; i += 2) vcm_points(c, i, i + 1 < i1 ? 2 : 1, acc, map, cnt, &c->cur[i]);
 #pragma omp master
       {
         double t = lt_now();
