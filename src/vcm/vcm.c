@@ -411,13 +411,32 @@ static void ncm_similarity(uint16_t *ncm, const int32_t *sad, const int r[4], co
   }
   float tau = (float)(p->patch * p->patch) * p->sim_h;
   int sim = p->similarity;
+  if (sad || sim == LT_VCM_SIM_EXP || dmax <= dmin) { /* the reference: lt_vcm_sim_q itself */
+    for (int oy = r[2]; oy <= r[3]; oy++) {
+      size_t at = (size_t)(oy + R) * M + R + r[0];
+      uint16_t *c = ncm + at;
+      if (sad)
+        for (int l = 0; l < nx; l++) c[l] = lt_vcm_sim_q(sad[at + l], dmin, dmax, sim, tau);
+      else
+        for (int l = 0; l < nx; l++) c[l] = lt_vcm_sim_q(c[l], dmin, dmax, sim, tau);
+    }
+    return;
+  }
+  /* the SIMD paths: lt_vcm_sim_q's min-max expressions, one loop per kind
+   * so that they vectorise (test_vcm holds them to the reference) */
+  float fmax = (float)dmax, span = (float)(dmax - dmin);
   for (int oy = r[2]; oy <= r[3]; oy++) {
-    size_t at = (size_t)(oy + R) * M + R + r[0];
-    uint16_t *c = ncm + at;
-    if (sad)
-      for (int l = 0; l < nx; l++) c[l] = lt_vcm_sim_q(sad[at + l], dmin, dmax, sim, tau);
+    uint16_t *c = ncm + (size_t)(oy + R) * M + R + r[0];
+    if (sim == LT_VCM_SIM_MINMAX2)
+      for (int l = 0; l < nx; l++) {
+        float v = (fmax - (float)c[l]) / span;
+        c[l] = (uint16_t)(int)(v * v * (float)LT_VCM_SIM_ONE + 0.5f);
+      }
     else
-      for (int l = 0; l < nx; l++) c[l] = lt_vcm_sim_q(c[l], dmin, dmax, sim, tau);
+      for (int l = 0; l < nx; l++) {
+        float v = (fmax - (float)c[l]) / span;
+        c[l] = (uint16_t)(int)(v * (float)LT_VCM_SIM_ONE + 0.5f);
+      }
   }
 }
 
@@ -567,6 +586,15 @@ static int simd_max = 2; /* lt_vcm_set_simd */
 void lt_vcm_set_simd(int level)
 {
   simd_max = level;
+}
+
+static int madd_level(void)
+{
+#if defined(HAVE_SAD_AVX2)
+  if (simd_max >= 2 && __builtin_cpu_supports("avx512bw")) return 2;
+  if (simd_max >= 1 && __builtin_cpu_supports("avx2")) return 1;
+#endif
+  return 0;
 }
 
 void lt_vcm_ncm8(const uint8_t *q0, const uint8_t *q1, const float *I0, const float *I1, int w, int h, int x,
@@ -737,6 +765,8 @@ typedef struct cpu_ctx {
 } cpu_ctx;
 
 #define SAD_LANES 144 /* (LT_VCM_MAX_SEARCH + 1) rounded up to 16 */
+#define LT_VCM_NCM_PAD 32 /* uint16 past the last NCM (acc_pair's loads) */
+#define LT_VCM_M2P(m2) (((size_t)(m2) + 31) & ~(size_t)31) /* a point's sums: whole blocks of acc_pair */
 
 static void cpu_destroy(void *vctx)
 {
@@ -781,8 +811,8 @@ static int cpu_create(void **out, const lt_vcm_params *p, int w, int h)
   size_t r2 = (size_t)p->coherence_radius * p->coherence_radius + 1;
   c->mag = malloc(npx * sizeof *c->mag);
   c->F = malloc(npx * sizeof *c->F);
-  c->ncm = malloc((size_t)c->maxpts * m2 * sizeof *c->ncm);
-  c->acc = malloc((size_t)c->nthreads * 2 * m2 * sizeof *c->acc); /* two points at a time */
+  c->ncm = calloc((size_t)c->maxpts * m2 + LT_VCM_NCM_PAD, sizeof *c->ncm);
+  c->acc = malloc((size_t)c->nthreads * 2 * LT_VCM_M2P(m2) * sizeof *c->acc); /* two points at a time */
   c->map = malloc((size_t)c->nthreads * m2 * sizeof *c->map);
   c->cnt = malloc((size_t)c->nthreads * 2 * m2 * sizeof *c->cnt);
   c->zero = calloc(m2, sizeof *c->zero);
@@ -865,6 +895,118 @@ static void acc_add2(int32_t *restrict a0, int32_t *restrict a1, const uint16_t 
     }
 }
 
+/* Two neighbours' maps sa, sb (weights wa0, wb0 for the sum a0, wa1, wb1
+ * for a1; a1 only where two) added by one multiply-add per pair of 16-bit
+ * lanes (vpmaddwd: wa sa(o) + wb sb(o) into 32 bits; similarities <= 32767
+ * and weights <= 255 fit its signed lanes), in blocks of 32 offsets
+ * (AVX-512BW) or 16 (AVX2) whose sums lie in the order vpunpck{l,h}wd
+ * leaves them (acc_order puts them back). Loads read up to a block past
+ * the map (the NCM buffer has LT_VCM_NCM_PAD to spare); sums past m2 are
+ * not used. first: the sums start here. */
+#if defined(HAVE_SAD_AVX2)
+__attribute__((target("avx512f,avx512bw"))) static void madd_avx512(int32_t *restrict a0, int32_t *restrict a1,
+                                                                     const uint16_t *sa, const uint16_t *sb,
+                                                                     uint32_t w0, uint32_t w1, int m2, int two,
+                                                                     int first)
+{
+  __m512i W0 = _mm512_set1_epi32((int)w0), W1 = _mm512_set1_epi32((int)w1);
+  for (int o = 0; o < m2; o += 32) {
+    __m512i A = _mm512_loadu_si512((const void *)(sa + o)), B = _mm512_loadu_si512((const void *)(sb + o));
+    __m512i lo = _mm512_unpacklo_epi16(A, B), hi = _mm512_unpackhi_epi16(A, B);
+    __m512i l0 = _mm512_madd_epi16(lo, W0), h0 = _mm512_madd_epi16(hi, W0);
+    if (!first) {
+      l0 = _mm512_add_epi32(l0, _mm512_loadu_si512((const void *)(a0 + o)));
+      h0 = _mm512_add_epi32(h0, _mm512_loadu_si512((const void *)(a0 + o + 16)));
+    }
+    _mm512_storeu_si512((void *)(a0 + o), l0);
+    _mm512_storeu_si512((void *)(a0 + o + 16), h0);
+    if (!two) continue;
+    __m512i l1 = _mm512_madd_epi16(lo, W1), h1 = _mm512_madd_epi16(hi, W1);
+    if (!first) {
+      l1 = _mm512_add_epi32(l1, _mm512_loadu_si512((const void *)(a1 + o)));
+      h1 = _mm512_add_epi32(h1, _mm512_loadu_si512((const void *)(a1 + o + 16)));
+    }
+    _mm512_storeu_si512((void *)(a1 + o), l1);
+    _mm512_storeu_si512((void *)(a1 + o + 16), h1);
+  }
+}
+
+__attribute__((target("avx2"))) static void madd_avx2(int32_t *restrict a0, int32_t *restrict a1, const uint16_t *sa,
+                                                      const uint16_t *sb, uint32_t w0, uint32_t w1, int m2, int two,
+                                                      int first)
+{
+  __m256i W0 = _mm256_set1_epi32((int)w0), W1 = _mm256_set1_epi32((int)w1);
+  for (int o = 0; o < m2; o += 16) {
+    __m256i A = _mm256_loadu_si256((const __m256i *)(sa + o)), B = _mm256_loadu_si256((const __m256i *)(sb + o));
+    __m256i lo = _mm256_unpacklo_epi16(A, B), hi = _mm256_unpackhi_epi16(A, B);
+    __m256i l0 = _mm256_madd_epi16(lo, W0), h0 = _mm256_madd_epi16(hi, W0);
+    if (!first) {
+      l0 = _mm256_add_epi32(l0, _mm256_loadu_si256((const __m256i *)(a0 + o)));
+      h0 = _mm256_add_epi32(h0, _mm256_loadu_si256((const __m256i *)(a0 + o + 8)));
+    }
+    _mm256_storeu_si256((__m256i *)(a0 + o), l0);
+    _mm256_storeu_si256((__m256i *)(a0 + o + 8), h0);
+    if (!two) continue;
+    __m256i l1 = _mm256_madd_epi16(lo, W1), h1 = _mm256_madd_epi16(hi, W1);
+    if (!first) {
+      l1 = _mm256_add_epi32(l1, _mm256_loadu_si256((const __m256i *)(a1 + o)));
+      h1 = _mm256_add_epi32(h1, _mm256_loadu_si256((const __m256i *)(a1 + o + 8)));
+    }
+    _mm256_storeu_si256((__m256i *)(a1 + o), l1);
+    _mm256_storeu_si256((__m256i *)(a1 + o + 8), h1);
+  }
+}
+
+/* the sums of madd_avx512 (level 2) or madd_avx2 (1) in offset order, in place */
+__attribute__((target("avx512f,avx512bw"))) static void order_avx512(int32_t *acc, int m2)
+{
+  const __m512i i0 = _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
+  const __m512i i1 = _mm512_setr_epi32(8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31);
+  for (int o = 0; o < m2; o += 32) {
+    __m512i lo = _mm512_loadu_si512((const void *)(acc + o)), hi = _mm512_loadu_si512((const void *)(acc + o + 16));
+    _mm512_storeu_si512((void *)(acc + o), _mm512_permutex2var_epi32(lo, i0, hi));
+    _mm512_storeu_si512((void *)(acc + o + 16), _mm512_permutex2var_epi32(lo, i1, hi));
+  }
+}
+
+__attribute__((target("avx2"))) static void order_avx2(int32_t *acc, int m2)
+{
+  for (int o = 0; o < m2; o += 16) {
+    __m256i lo = _mm256_loadu_si256((const __m256i *)(acc + o)), hi = _mm256_loadu_si256((const __m256i *)(acc + o + 8));
+    _mm256_storeu_si256((__m256i *)(acc + o), _mm256_permute2x128_si256(lo, hi, 0x20));
+    _mm256_storeu_si256((__m256i *)(acc + o + 8), _mm256_permute2x128_si256(lo, hi, 0x31));
+  }
+}
+#endif
+
+/* The accumulation's SIMD level: 2 AVX-512BW, 1 AVX2, 0 plain C (capped
+ * by lt_vcm_set_simd). */
+static int madd_level(void);
+
+/* a0 (and a1 where two) += the weighted maps sa and sb (sb NULL: sa alone)
+ * at the SIMD level lv */
+static void acc_pair(int lv, int32_t *a0, int32_t *a1, const uint16_t *sa, const uint16_t *sb, int32_t wa0,
+                     int32_t wb0, int32_t wa1, int32_t wb1, int m2, int two, int first)
+{
+#if defined(HAVE_SAD_AVX2)
+  if (lv > 0) {
+    uint32_t w0 = (uint32_t)wa0 | (uint32_t)(sb ? wb0 : 0) << 16, w1 = (uint32_t)wa1 | (uint32_t)(sb ? wb1 : 0) << 16;
+    if (lv == 2)
+      madd_avx512(a0, a1, sa, sb ? sb : sa, w0, w1, m2, two, first);
+    else
+      madd_avx2(a0, a1, sa, sb ? sb : sa, w0, w1, m2, two, first);
+    return;
+  }
+#endif
+  if (two) {
+    acc_add2(a0, a1, sa, wa0, wa1, m2, first);
+    if (sb) acc_add2(a0, a1, sb, wb0, wb1, m2, 0);
+  } else {
+    acc_add(a0, sa, wa0, m2, first);
+    if (sb) acc_add(a0, sb, wb0, m2, 0);
+  }
+}
+
 /* V(o) = acc[o] / (C(o) LT_VCM_SIM_ONE) as a float, C(o) = full + cnt[o],
  * where 4 C(o) >= sw (LT_VCM_MIN_SUPPORT = 1/4) and C(o) > 0, else 0: the
  * integer sum and support each rounded to float once, then one division
@@ -933,8 +1075,10 @@ static void vcm_finish(const cpu_ctx *c, int i, const int32_t *acc, float *map, 
 static void vcm_points(const cpu_ctx *c, int i, int np, int32_t *acc, float *map, int32_t *cnt, lt_vcm_vector *out)
 {
   int R = c->p.coherence_radius, M = c->side, m2 = M * M, S2 = c->p.search / 2, gx = c->p.grid_x;
-  int32_t sw[2] = {0, 0}, full[2] = {0, 0};
-  int nn = 0, partial[2] = {0, 0}; /* neighbours so far; cnt[k] set (else C(o) = full: c->zero) */
+  int32_t sw[2] = {0, 0}, full[2] = {0, 0}, pw0 = 0, pw1 = 0;
+  int nn = 0, partial[2] = {0, 0}; /* pairs of neighbours added; cnt[k] set (else C(o) = full: c->zero) */
+  int lv = madd_level(), m2p = LT_VCM_M2P(m2);
+  const uint16_t *pend = NULL; /* a neighbour's map not added yet */
   int xlo = c->px[i], xhi = xlo, ylo = c->py[i], yhi = ylo;
   if (np == 2) {
     xlo = c->px[i + 1] < xlo ? c->px[i + 1] : xlo;
@@ -955,11 +1099,15 @@ static void vcm_points(const cpu_ctx *c, int i, int np, int32_t *acc, float *map
       if (!near[0] && !(np == 2 && near[1])) continue;
       const uint16_t *s = c->ncm + (size_t)j * m2;
       int32_t w0 = near[0] ? c->wq[d2[0]] : 0, w1 = np == 2 && near[1] ? c->wq[d2[1]] : 0;
-      if (np == 2)
-        acc_add2(acc, acc + m2, s, w0, w1, m2, nn == 0);
-      else
-        acc_add(acc, s, w0, m2, nn == 0);
-      nn++;
+      if (!pend) { /* neighbours go in pairs: keep this one for the next */
+        pend = s;
+        pw0 = w0;
+        pw1 = w1;
+      } else {
+        acc_pair(lv, acc, acc + m2p, pend, s, pw0, w0, pw1, w1, m2, np == 2, nn == 0);
+        pend = NULL;
+        nn++;
+      }
       int r[4];
       lt_vcm_search_rect(&c->p, c->w, c->h, c->px[j], c->py[j], r);
       int isfull = r[0] == -S2 && r[1] == S2 && r[2] == -S2 && r[3] == S2;
@@ -981,8 +1129,12 @@ static void vcm_points(const cpu_ctx *c, int i, int np, int32_t *acc, float *map
         }
       }
     }
+  if (pend) acc_pair(lv, acc, acc + m2p, pend, NULL, pw0, 0, pw1, 0, m2, np == 2, nn == 0);
+#if defined(HAVE_SAD_AVX2)
+  for (int k = 0; k < np && lv > 0; k++) (lv == 2 ? order_avx512 : order_avx2)(acc + (size_t)k * m2p, m2);
+#endif
   for (int k = 0; k < np; k++)
-    vcm_finish(c, i + k, acc + (size_t)k * m2, map, partial[k] ? cnt + (size_t)k * m2 : c->zero, sw[k], full[k],
+    vcm_finish(c, i + k, acc + (size_t)k * m2p, map, partial[k] ? cnt + (size_t)k * m2 : c->zero, sw[k], full[k],
                out + k);
 }
 
@@ -1071,7 +1223,7 @@ static int cpu_run(cpu_ctx *c, lt_vcm_vector *out, int cap, int *nout, double t0
 #pragma omp parallel num_threads(nt)
   {
     uint16_t *sad = c->sad + (size_t)omp_get_thread_num() * M * SAD_LANES;
-    int32_t *acc = c->acc + (size_t)omp_get_thread_num() * 2 * m2;
+    int32_t *acc = c->acc + (size_t)omp_get_thread_num() * 2 * LT_VCM_M2P(m2);
     float *map = c->map + (size_t)omp_get_thread_num() * m2;
     int32_t *cnt = c->cnt + (size_t)omp_get_thread_num() * 2 * m2;
     int gy = c->p.grid_y, done = 0, band = (gy + LT_VCM_BANDS - 1) / LT_VCM_BANDS;
