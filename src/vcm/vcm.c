@@ -8,16 +8,26 @@
  *  2. NCM. For each point, the sum of absolute differences d(o) between the
  *     P x P patch around it in I0 and the patch displaced by o in I1, for every
  *     o in [-S/2, S/2]^2 (symmetric, so side S+1: no bias towards one
- *     direction), turned into a similarity s(o) in [0, 1].
+ *     direction), turned into a similarity s(o) in [0, 1], stored as an
+ *     integer 0..LT_VCM_SIM_ONE = 32767 (lt_vcm_sim_q; 16-bit maps).
  *  3. VCM. V_i(o) = sum_j w(|p_j - p_i|) s_j(o) over the points j within
- *     coherence_radius of p_i, i itself included (w(0) = 1). The peak of V_i,
- *     refined by a parabola along each axis, is the vector; score = peak /
- *     sum_j w.
+ *     coherence_radius of p_i, i itself included, in exact integer
+ *     arithmetic: the weights quantised to integers (lt_vcm_weight_q: w(0)
+ *     = 255, each at least 1; a smaller scale where more than 257 points can
+ *     lie within the radius, so that the 32-bit sums cannot overflow), the
+ *     products and sums in int32. V_i is then normalised by the integer
+ *     support (below) into a float, one rounding per offset. The peak of
+ *     V_i, refined along each axis, is the vector; score = peak / sum_j w.
  *
  * Frames. Every stage works on the frames rounded to integers 0..255
  * (lt_vcm_round8; 8-bit video is unchanged): SADs are then exact integers,
  * summed in 16-bit SIMD lanes here and with __sad on CUDA, equal whatever the
- * order. Each vector also carries its motion evidence (lt_vcm_evidence, vcm.h),
+ * order. So are the VCM sums (integer similarities x integer weights): the
+ * CPU adds pairs of neighbours' maps by vpmaddwd (AVX-512BW or AVX2, plain
+ * C elsewhere), the CUDA backend in tiles and bands, and both give the same
+ * values to the bit. The quantisation (2^-15 of the similarity, 1/255 of
+ * the weight) moved the test sequences' mean endpoint errors by at most
+ * 0.0007 px (tests/test_vcm.c, 2026-11-24). Each vector also carries its motion evidence (lt_vcm_evidence, vcm.h),
  * by which the vcm mode drops chance vectors from static background noise.
  *
  * Borders. Points are only taken where the patch lies inside frame t (at least
@@ -61,11 +71,12 @@
  *    CUDA backend matches to the bit). Yosemite 8->9->10 with lambda 0.5:
  *    0.223 vs 0.306 off (not tuned on synthetic sequences: doubtful for
  *    video whose motion changes abruptly).
- * Determinism: every point's NCM and VCM is computed by one thread in a fixed
- * order (neighbours in point order, patch pixels in row-major order), maxima
- * are order-free and selection is per cell, so the output is the same for any
- * number of OpenMP threads. No multiply-add is written where the CUDA side
- * could fuse it differently (the CUDA code uses __fmul_rn / __fadd_rn). */
+ * Determinism: SADs and VCM sums are integers (any order), every point's
+ * float steps (normalisation, prior, peak) are one thread's in a fixed
+ * order, maxima are order-free and selection is per cell, so the output is
+ * the same for any number of OpenMP threads. No multiply-add is written
+ * where the CUDA side could fuse it differently (the CUDA code uses
+ * __fmul_rn / __fadd_rn). */
 #include "vcm.h"
 
 #include <math.h>
