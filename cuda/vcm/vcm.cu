@@ -335,10 +335,11 @@ __device__ __forceinline__ void block_minmax(float lo, float hi, float *rmin, fl
   }
 }
 
-/* The similarity of SAD c (integers as floats): the CPU's lt_vcm_sim_q. */
-__device__ __forceinline__ uint16_t similarity(float c, float dmin, float dmax, const vcm_dev_params &d)
+/* The similarity of SAD c (integers as floats; inv = lt_vcm_sim_inv): the
+ * CPU's lt_vcm_sim_q. */
+__device__ __forceinline__ uint16_t similarity(float c, float dmin, float dmax, float inv, const vcm_dev_params &d)
 {
-  return lt_vcm_sim_q((int)c, (int)dmin, (int)dmax, d.similarity, d.tau);
+  return lt_vcm_sim_q((int)c, (int)dmin, (int)dmax, inv, d.similarity, d.tau);
 }
 
 /* One block per point, any patch side (ncm5_k below takes the default 5).
@@ -389,12 +390,13 @@ ncm_k(const uint8_t *__restrict__ I0, const uint8_t *__restrict__ I1, const int 
   float dmin, dmax;
   uint16_t *out = ncm + (size_t)i * M * M;
   block_minmax(lo, hi, rmin, rmax, &dmin, &dmax);
+  float inv = lt_vcm_sim_inv((int)dmin, (int)dmax);
 #pragma unroll
   for (int k = 0; k < KPT; k++) {
     int o = threadIdx.x + k * MAP_THREADS;
     if (o >= M * M) break;
     int ox = o % M - R, oy = o / M - R;
-    out[o] = ox >= r[0] && ox <= r[1] && oy >= r[2] && oy <= r[3] ? similarity(sad[k], dmin, dmax, d) : 0;
+    out[o] = ox >= r[0] && ox <= r[1] && oy >= r[2] && oy <= r[3] ? similarity(sad[k], dmin, dmax, inv, d) : 0;
   }
 }
 
@@ -506,10 +508,11 @@ ncm5_k(const uint8_t *__restrict__ I0, const uint8_t *__restrict__ I1, const int
   float dmin, dmax;
   uint16_t *out = ncm + (size_t)i * M * M;
   block_minmax(lo, hi, rmin, rmax, &dmin, &dmax);
+  float inv = lt_vcm_sim_inv((int)dmin, (int)dmax);
   q = rc_start(threadIdx.x, blockDim.x, M);
   for (int o = threadIdx.x; o < M * M; o += blockDim.x, rc_next(q)) {
     int ox = q.c - R, oy = q.r - R;
-    out[o] = ox >= r[0] && ox <= r[1] && oy >= r[2] && oy <= r[3] ? similarity(sadf[o], dmin, dmax, d) : 0;
+    out[o] = ox >= r[0] && ox <= r[1] && oy >= r[2] && oy <= r[3] ? similarity(sadf[o], dmin, dmax, inv, d) : 0;
   }
 }
 

@@ -397,55 +397,59 @@ void lt_vcm_search_rect(const lt_vcm_params *p, int w, int h, int x, int y, int 
 
 /* The similarities (lt_vcm_sim_q) of the SADs over the rectangle r: from
  * sad (side*side int32, the reference's sums) where it is not NULL, else
- * from the 16-bit SADs already in ncm (the SIMD paths, in place); the
- * offsets outside r are left as they are (0). Row by row so the loops
- * vectorise. */
+ * from the 16-bit SADs already in ncm (the SIMD paths, in place; their
+ * smallest and largest in mm, or mm NULL: found here); the offsets outside
+ * r are left as they are (0). Row by row so the loops vectorise. */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
 #endif
-static void ncm_similarity(uint16_t *ncm, const int32_t *sad, const int r[4], const lt_vcm_params *p)
+static void ncm_similarity(uint16_t *ncm, const int32_t *sad, const int *mm, const int r[4], const lt_vcm_params *p)
 {
   int R = p->search / 2, M = 2 * R + 1, nx = r[1] - r[0] + 1;
   int32_t dmin = INT32_MAX, dmax = 0;
-  for (int oy = r[2]; oy <= r[3]; oy++) {
-    size_t at = (size_t)(oy + R) * M + R + r[0];
-    if (sad)
-      for (int l = 0; l < nx; l++) {
-        dmin = sad[at + l] < dmin ? sad[at + l] : dmin;
-        dmax = sad[at + l] > dmax ? sad[at + l] : dmax;
-      }
-    else
-      for (int l = 0; l < nx; l++) {
-        dmin = ncm[at + l] < dmin ? ncm[at + l] : dmin;
-        dmax = ncm[at + l] > dmax ? ncm[at + l] : dmax;
-      }
-  }
-  float tau = (float)(p->patch * p->patch) * p->sim_h;
+  if (mm) {
+    dmin = mm[0];
+    dmax = mm[1];
+  } else
+    for (int oy = r[2]; oy <= r[3]; oy++) {
+      size_t at = (size_t)(oy + R) * M + R + r[0];
+      if (sad)
+        for (int l = 0; l < nx; l++) {
+          dmin = sad[at + l] < dmin ? sad[at + l] : dmin;
+          dmax = sad[at + l] > dmax ? sad[at + l] : dmax;
+        }
+      else
+        for (int l = 0; l < nx; l++) {
+          dmin = ncm[at + l] < dmin ? ncm[at + l] : dmin;
+          dmax = ncm[at + l] > dmax ? ncm[at + l] : dmax;
+        }
+    }
+  float tau = (float)(p->patch * p->patch) * p->sim_h, inv = lt_vcm_sim_inv(dmin, dmax);
   int sim = p->similarity;
-  if (sad || sim == LT_VCM_SIM_EXP || dmax <= dmin) { /* the reference: lt_vcm_sim_q itself */
+  if (sad || sim == LT_VCM_SIM_EXP) { /* the reference: lt_vcm_sim_q itself */
     for (int oy = r[2]; oy <= r[3]; oy++) {
       size_t at = (size_t)(oy + R) * M + R + r[0];
       uint16_t *c = ncm + at;
       if (sad)
-        for (int l = 0; l < nx; l++) c[l] = lt_vcm_sim_q(sad[at + l], dmin, dmax, sim, tau);
+        for (int l = 0; l < nx; l++) c[l] = lt_vcm_sim_q(sad[at + l], dmin, dmax, inv, sim, tau);
       else
-        for (int l = 0; l < nx; l++) c[l] = lt_vcm_sim_q(c[l], dmin, dmax, sim, tau);
+        for (int l = 0; l < nx; l++) c[l] = lt_vcm_sim_q(c[l], dmin, dmax, inv, sim, tau);
     }
     return;
   }
   /* the SIMD paths: lt_vcm_sim_q's min-max expressions, one loop per kind
    * so that they vectorise (test_vcm holds them to the reference) */
-  float fmax = (float)dmax, span = (float)(dmax - dmin);
+  float fmax = (float)dmax;
   for (int oy = r[2]; oy <= r[3]; oy++) {
     uint16_t *c = ncm + (size_t)(oy + R) * M + R + r[0];
     if (sim == LT_VCM_SIM_MINMAX2)
       for (int l = 0; l < nx; l++) {
-        float v = (fmax - (float)c[l]) / span;
+        float v = (fmax - (float)c[l]) * inv;
         c[l] = (uint16_t)(int)(v * v * (float)LT_VCM_SIM_ONE + 0.5f);
       }
     else
       for (int l = 0; l < nx; l++) {
-        float v = (fmax - (float)c[l]) / span;
+        float v = (fmax - (float)c[l]) * inv;
         c[l] = (uint16_t)(int)(v * (float)LT_VCM_SIM_ONE + 0.5f);
       }
   }
@@ -473,7 +477,7 @@ void lt_vcm_ncm(const float *I0, const float *I1, int w, int h, int x, int y,
         for (int ox = oxa; ox <= oxb; ox++) out[ox] += (int32_t)fabsf(v - row[ox]);
       }
     }
-  ncm_similarity(ncm, sad, r, p);
+  ncm_similarity(ncm, sad, NULL, r, p);
 }
 
 /* lt_vcm_round8 on one block: branch-free loops that vectorise */
@@ -553,9 +557,10 @@ __attribute__((target("avx2"))) static void sad_avx2(const uint8_t *q0, const ui
  * Loads read up to 31 bytes beyond the rectangle (LT_VCM_PAD8). */
 __attribute__((target("avx512f,avx512bw"), always_inline)) static inline void
 sad_avx512_nb(const uint8_t *q0, const uint8_t *q1, int w, int x, int y, int P, int oxa, int oya, int oyb, int nx,
-              uint16_t *out0, int M, const int NB)
+              uint16_t *out0, int M, int *mm, const int NB)
 {
   int hp = P / 2;
+  __m512i mn = _mm512_set1_epi16(-1), mx = _mm512_setzero_si512(); /* the SADs' smallest and largest */
   for (int oy = oya; oy <= oyb; oy++) {
     __m512i acc[5];
     for (int b = 0; b < NB; b++) acc[b] = _mm512_setzero_si512();
@@ -573,19 +578,25 @@ sad_avx512_nb(const uint8_t *q0, const uint8_t *q1, int w, int x, int y, int P, 
     uint16_t *out = out0 + (size_t)(oy - oya) * M;
     for (int b = 0; b < NB; b++) {
       int left = nx - 32 * b;
-      _mm512_mask_storeu_epi16(out + 32 * b, left >= 32 ? (__mmask32)0xffffffffu : (__mmask32)((1u << left) - 1u),
-                               acc[b]);
+      __mmask32 k = left >= 32 ? (__mmask32)0xffffffffu : (__mmask32)((1u << left) - 1u);
+      _mm512_mask_storeu_epi16(out + 32 * b, k, acc[b]);
+      mn = _mm512_mask_min_epu16(mn, k, mn, acc[b]);
+      mx = _mm512_mask_max_epu16(mx, k, mx, acc[b]);
     }
   }
+  mm[0] = (int)_mm512_reduce_min_epu32(_mm512_min_epu32(_mm512_cvtepu16_epi32(_mm512_castsi512_si256(mn)),
+                                                         _mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64(mn, 1))));
+  mm[1] = (int)_mm512_reduce_max_epu32(_mm512_max_epu32(_mm512_cvtepu16_epi32(_mm512_castsi512_si256(mx)),
+                                                         _mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64(mx, 1))));
 }
 
 __attribute__((target("avx512f,avx512bw"))) static void sad_avx512(const uint8_t *q0, const uint8_t *q1, int w, int x,
                                                                     int y, int P, int oxa, int oya, int oyb, int nx,
-                                                                    uint16_t *out0, int M)
+                                                                    uint16_t *out0, int M, int *mm)
 {
   switch ((nx + 31) / 32) {
 #define NB_CASE(k) \
-  case k: sad_avx512_nb(q0, q1, w, x, y, P, oxa, oya, oyb, nx, out0, M, k); break;
+  case k: sad_avx512_nb(q0, q1, w, x, y, P, oxa, oya, oyb, nx, out0, M, mm, k); break;
     NB_CASE(1) NB_CASE(2) NB_CASE(3) NB_CASE(4) NB_CASE(5)
 #undef NB_CASE
   }
@@ -617,8 +628,10 @@ void lt_vcm_ncm8(const uint8_t *q0, const uint8_t *q1, const float *I0, const fl
     lt_vcm_search_rect(p, w, h, x, y, r);
     if (r[1] - r[0] + 1 < M || r[3] - r[2] + 1 < M) /* offsets outside the rectangle are 0 */
       memset(ncm, 0, sizeof *ncm * M * M);
-    sad_avx512(q0, q1, w, x, y, p->patch, r[0], r[2], r[3], r[1] - r[0] + 1, ncm + (size_t)(r[2] + R) * M + R + r[0], M);
-    ncm_similarity(ncm, NULL, r, p);
+    int mm[2];
+    sad_avx512(q0, q1, w, x, y, p->patch, r[0], r[2], r[3], r[1] - r[0] + 1, ncm + (size_t)(r[2] + R) * M + R + r[0], M,
+               mm);
+    ncm_similarity(ncm, NULL, mm, r, p);
     return;
   }
   if (p->patch <= 15 && simd_max >= 1 && __builtin_cpu_supports("avx2")) { /* a load of libgcc's CPU model */
@@ -629,7 +642,7 @@ void lt_vcm_ncm8(const uint8_t *q0, const uint8_t *q1, const float *I0, const fl
     sad_avx2(q0, q1, w, x, y, p->patch, r[0], r[2], r[3], nb, scratch);
     for (int oy = r[2]; oy <= r[3]; oy++)
       memcpy(ncm + (size_t)(oy + R) * M + R + r[0], scratch + (size_t)(oy - r[2]) * 16 * nb, sizeof *ncm * nx);
-    ncm_similarity(ncm, NULL, r, p);
+    ncm_similarity(ncm, NULL, NULL, r, p);
     return;
   }
 #endif

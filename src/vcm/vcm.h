@@ -142,37 +142,40 @@ int lt_vcm_max_neighbours(const lt_vcm_params *p, int w, int h);
 int lt_vcm_weight_q(const lt_vcm_params *p, int w, int h, int32_t *qtable);
 
 /* The similarity of an offset's SAD d given the NCM's smallest and largest
- * SAD (integers) as an integer 0..LT_VCM_SIM_ONE: s = (dmax - d) / (dmax -
- * dmin) (squared for LT_VCM_SIM_MINMAX2; 0 when dmax = dmin), or exp(-(d -
- * dmin) / tau) for LT_VCM_SIM_EXP, then (int)(LT_VCM_SIM_ONE s + 0.5), each
- * float operation rounded on its own (no fused multiply-add): both backends
- * call this one function, so the maps agree to the bit (expf excepted: the
- * CUDA library's may differ by an ulp). */
+ * SAD (integers) as an integer 0..LT_VCM_SIM_ONE: s = (dmax - d) inv, inv =
+ * lt_vcm_sim_inv(dmin, dmax) = 1 / (dmax - dmin) (squared for
+ * LT_VCM_SIM_MINMAX2; 0 when dmax = dmin), or exp(-(d - dmin) / tau) for
+ * LT_VCM_SIM_EXP, then (int)(LT_VCM_SIM_ONE s + 0.5), each float operation
+ * rounded on its own (no fused multiply-add): both backends call these
+ * functions, so the maps agree to the bit (expf excepted: the CUDA
+ * library's may differ by an ulp). */
 #ifdef __CUDACC__
 #define LT_VCM_HD __host__ __device__
 #else
 #define LT_VCM_HD
 #endif
-LT_VCM_HD static inline uint16_t lt_vcm_sim_q(int d, int dmin, int dmax, int similarity, float tau)
+LT_VCM_HD static inline float lt_vcm_sim_inv(int dmin, int dmax)
+{
+  return dmax > dmin ? 1.0f / (float)(dmax - dmin) : 0.0f; /* IEEE division on both */
+}
+LT_VCM_HD static inline uint16_t lt_vcm_sim_q(int d, int dmin, int dmax, float inv, int similarity, float tau)
 {
   float s;
 #ifdef __CUDA_ARCH__
   if (similarity == LT_VCM_SIM_EXP)
     s = expf(__fdiv_rn(-(float)(d - dmin), tau));
-  else if (dmax > dmin) {
-    s = __fdiv_rn((float)(dmax - d), (float)(dmax - dmin));
+  else {
+    s = __fmul_rn((float)(dmax - d), inv);
     if (similarity == LT_VCM_SIM_MINMAX2) s = __fmul_rn(s, s);
-  } else
-    s = 0.0f;
+  }
   return (uint16_t)(int)__fadd_rn(__fmul_rn(s, (float)LT_VCM_SIM_ONE), 0.5f);
 #else
   if (similarity == LT_VCM_SIM_EXP)
     s = expf(-(float)(d - dmin) / tau);
-  else if (dmax > dmin) {
-    s = (float)(dmax - d) / (float)(dmax - dmin);
+  else {
+    s = (float)(dmax - d) * inv;
     if (similarity == LT_VCM_SIM_MINMAX2) s = s * s;
-  } else
-    s = 0.0f;
+  }
   return (uint16_t)(int)(s * (float)LT_VCM_SIM_ONE + 0.5f);
 #endif
 }
