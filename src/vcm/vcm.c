@@ -773,6 +773,8 @@ typedef struct cpu_ctx {
   float *mag, *F, *map, *wt; /* map: per thread a VCM as floats (vcm_finish) */
   uint16_t *ncm;    /* the NCMs, LT_VCM_SIM_ONE = 1 */
   int32_t *acc;     /* per thread two points' integer sums */
+  const uint16_t **nbl; /* per thread the neighbours' maps of vcm_points (maxpts) */
+  uint32_t *wl;     /* and their weights, packed in pairs, per point (2 (maxpts / 2 + 1)) */
   float *rf[2];     /* the pair's frames rounded (lt_vcm_round8), as floats */
   uint8_t *q[2];    /* and as bytes */
   uint16_t *sad;    /* per thread SAD rows (lt_vcm_ncm8) */
@@ -801,6 +803,8 @@ static void cpu_destroy(void *vctx)
   free(c->ncm);
   free(c->acc);
   free(c->map);
+  free(c->nbl);
+  free(c->wl);
   free(c->cnt);
   free(c->zero);
   free(c->wt);
@@ -838,6 +842,8 @@ static int cpu_create(void **out, const lt_vcm_params *p, int w, int h)
   c->ncm = calloc((size_t)c->maxpts * m2 + LT_VCM_NCM_PAD, sizeof *c->ncm);
   c->acc = malloc((size_t)c->nthreads * 2 * LT_VCM_M2P(m2) * sizeof *c->acc); /* two points at a time */
   c->map = malloc((size_t)c->nthreads * m2 * sizeof *c->map);
+  c->nbl = malloc((size_t)c->nthreads * c->maxpts * sizeof *c->nbl);
+  c->wl = malloc((size_t)c->nthreads * 2 * ((size_t)c->maxpts / 2 + 1) * sizeof *c->wl);
   c->cnt = malloc((size_t)c->nthreads * 2 * m2 * sizeof *c->cnt);
   c->zero = calloc(m2, sizeof *c->zero);
   c->sad = malloc((size_t)c->nthreads * c->side * SAD_LANES * sizeof *c->sad);
@@ -852,7 +858,7 @@ static int cpu_create(void **out, const lt_vcm_params *p, int w, int h)
   c->py = malloc((size_t)c->maxpts * sizeof *c->py);
   c->prev = malloc((size_t)c->maxpts * sizeof *c->prev);
   c->cur = malloc((size_t)c->maxpts * sizeof *c->cur);
-  if (!c->mag || !c->F || !c->ncm || !c->acc || !c->map || !c->cnt || !c->zero || !c->sad || !c->wt || !c->wq || !c->rf[0] ||
+  if (!c->mag || !c->F || !c->ncm || !c->acc || !c->map || !c->nbl || !c->wl || !c->cnt || !c->zero || !c->sad || !c->wt || !c->wq || !c->rf[0] ||
       !c->rf[1] || !c->q[0] || !c->q[1] || !c->px || !c->py || !c->prev || !c->cur ||
       !c->cstart)
     goto nomem;
@@ -919,86 +925,73 @@ static void acc_add2(int32_t *restrict a0, int32_t *restrict a1, const uint16_t 
     }
 }
 
-/* Two neighbours' maps sa, sb (weights wa0, wb0 for the sum a0, wa1, wb1
- * for a1; a1 only where two) added by one multiply-add per pair of 16-bit
- * lanes (vpmaddwd: wa sa(o) + wb sb(o) into 32 bits; similarities <= 32767
- * and weights <= 255 fit its signed lanes), in blocks of 32 offsets
- * (AVX-512BW) or 16 (AVX2) whose sums lie in the order vpunpck{l,h}wd
- * leaves them (acc_order puts them back). Loads read up to a block past
- * the map (the NCM buffer has LT_VCM_NCM_PAD to spare); sums past m2 are
- * not used. first: the sums start here. */
+/* The sums of two points a0 (and a1 where two) over np neighbours' maps
+ * nb[k] in blocks of 32 offsets (AVX-512BW) or 16 (AVX2), each block's sums
+ * in registers while every neighbour is added: neighbours in pairs (k, k +
+ * 1), one multiply-add per pair of 16-bit lanes (vpmaddwd: w_k s_k(o) +
+ * w_k+1 s_k+1(o) into 32 bits; similarities <= 32767 and weights <= 255 fit
+ * its signed lanes), the weights packed per pair in w0[k / 2] (point 0) and
+ * w1[k / 2] (low half k, high half k + 1; a last odd neighbour pairs with
+ * itself at weight 0). vpunpck{l,h}wd leave a block's sums in lane order;
+ * they are put back in offset order when stored. Loads read up to a block
+ * past the map (the NCM buffer has LT_VCM_NCM_PAD to spare); a0 and a1
+ * have whole blocks (LT_VCM_M2P), sums past m2 are not used. */
 #if defined(HAVE_SAD_AVX2)
 __attribute__((target("avx512f,avx512bw"))) static void madd_avx512(int32_t *restrict a0, int32_t *restrict a1,
-                                                                     const uint16_t *sa, const uint16_t *sb,
-                                                                     uint32_t w0, uint32_t w1, int m2, int two,
-                                                                     int first)
-{
-  __m512i W0 = _mm512_set1_epi32((int)w0), W1 = _mm512_set1_epi32((int)w1);
-  for (int o = 0; o < m2; o += 32) {
-    __m512i A = _mm512_loadu_si512((const void *)(sa + o)), B = _mm512_loadu_si512((const void *)(sb + o));
-    __m512i lo = _mm512_unpacklo_epi16(A, B), hi = _mm512_unpackhi_epi16(A, B);
-    __m512i l0 = _mm512_madd_epi16(lo, W0), h0 = _mm512_madd_epi16(hi, W0);
-    if (!first) {
-      l0 = _mm512_add_epi32(l0, _mm512_loadu_si512((const void *)(a0 + o)));
-      h0 = _mm512_add_epi32(h0, _mm512_loadu_si512((const void *)(a0 + o + 16)));
-    }
-    _mm512_storeu_si512((void *)(a0 + o), l0);
-    _mm512_storeu_si512((void *)(a0 + o + 16), h0);
-    if (!two) continue;
-    __m512i l1 = _mm512_madd_epi16(lo, W1), h1 = _mm512_madd_epi16(hi, W1);
-    if (!first) {
-      l1 = _mm512_add_epi32(l1, _mm512_loadu_si512((const void *)(a1 + o)));
-      h1 = _mm512_add_epi32(h1, _mm512_loadu_si512((const void *)(a1 + o + 16)));
-    }
-    _mm512_storeu_si512((void *)(a1 + o), l1);
-    _mm512_storeu_si512((void *)(a1 + o + 16), h1);
-  }
-}
-
-__attribute__((target("avx2"))) static void madd_avx2(int32_t *restrict a0, int32_t *restrict a1, const uint16_t *sa,
-                                                      const uint16_t *sb, uint32_t w0, uint32_t w1, int m2, int two,
-                                                      int first)
-{
-  __m256i W0 = _mm256_set1_epi32((int)w0), W1 = _mm256_set1_epi32((int)w1);
-  for (int o = 0; o < m2; o += 16) {
-    __m256i A = _mm256_loadu_si256((const __m256i *)(sa + o)), B = _mm256_loadu_si256((const __m256i *)(sb + o));
-    __m256i lo = _mm256_unpacklo_epi16(A, B), hi = _mm256_unpackhi_epi16(A, B);
-    __m256i l0 = _mm256_madd_epi16(lo, W0), h0 = _mm256_madd_epi16(hi, W0);
-    if (!first) {
-      l0 = _mm256_add_epi32(l0, _mm256_loadu_si256((const __m256i *)(a0 + o)));
-      h0 = _mm256_add_epi32(h0, _mm256_loadu_si256((const __m256i *)(a0 + o + 8)));
-    }
-    _mm256_storeu_si256((__m256i *)(a0 + o), l0);
-    _mm256_storeu_si256((__m256i *)(a0 + o + 8), h0);
-    if (!two) continue;
-    __m256i l1 = _mm256_madd_epi16(lo, W1), h1 = _mm256_madd_epi16(hi, W1);
-    if (!first) {
-      l1 = _mm256_add_epi32(l1, _mm256_loadu_si256((const __m256i *)(a1 + o)));
-      h1 = _mm256_add_epi32(h1, _mm256_loadu_si256((const __m256i *)(a1 + o + 8)));
-    }
-    _mm256_storeu_si256((__m256i *)(a1 + o), l1);
-    _mm256_storeu_si256((__m256i *)(a1 + o + 8), h1);
-  }
-}
-
-/* the sums of madd_avx512 (level 2) or madd_avx2 (1) in offset order, in place */
-__attribute__((target("avx512f,avx512bw"))) static void order_avx512(int32_t *acc, int m2)
+                                                                     const uint16_t *const *nb, const uint32_t *w0,
+                                                                     const uint32_t *w1, int np, int m2, int two)
 {
   const __m512i i0 = _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
   const __m512i i1 = _mm512_setr_epi32(8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31);
   for (int o = 0; o < m2; o += 32) {
-    __m512i lo = _mm512_loadu_si512((const void *)(acc + o)), hi = _mm512_loadu_si512((const void *)(acc + o + 16));
-    _mm512_storeu_si512((void *)(acc + o), _mm512_permutex2var_epi32(lo, i0, hi));
-    _mm512_storeu_si512((void *)(acc + o + 16), _mm512_permutex2var_epi32(lo, i1, hi));
+    __m512i l0 = _mm512_setzero_si512(), h0 = l0, l1 = l0, h1 = l0;
+    for (int k = 0; k < np; k += 2) {
+      const uint16_t *sb = nb[k + 1 < np ? k + 1 : k];
+      __m512i A = _mm512_loadu_si512((const void *)(nb[k] + o)), B = _mm512_loadu_si512((const void *)(sb + o));
+      __m512i lo = _mm512_unpacklo_epi16(A, B), hi = _mm512_unpackhi_epi16(A, B);
+      __m512i W0 = _mm512_set1_epi32((int)w0[k / 2]);
+      l0 = _mm512_add_epi32(l0, _mm512_madd_epi16(lo, W0));
+      h0 = _mm512_add_epi32(h0, _mm512_madd_epi16(hi, W0));
+      if (two) {
+        __m512i W1 = _mm512_set1_epi32((int)w1[k / 2]);
+        l1 = _mm512_add_epi32(l1, _mm512_madd_epi16(lo, W1));
+        h1 = _mm512_add_epi32(h1, _mm512_madd_epi16(hi, W1));
+      }
+    }
+    _mm512_storeu_si512((void *)(a0 + o), _mm512_permutex2var_epi32(l0, i0, h0));
+    _mm512_storeu_si512((void *)(a0 + o + 16), _mm512_permutex2var_epi32(l0, i1, h0));
+    if (two) {
+      _mm512_storeu_si512((void *)(a1 + o), _mm512_permutex2var_epi32(l1, i0, h1));
+      _mm512_storeu_si512((void *)(a1 + o + 16), _mm512_permutex2var_epi32(l1, i1, h1));
+    }
   }
 }
 
-__attribute__((target("avx2"))) static void order_avx2(int32_t *acc, int m2)
+__attribute__((target("avx2"))) static void madd_avx2(int32_t *restrict a0, int32_t *restrict a1,
+                                                      const uint16_t *const *nb, const uint32_t *w0,
+                                                      const uint32_t *w1, int np, int m2, int two)
 {
   for (int o = 0; o < m2; o += 16) {
-    __m256i lo = _mm256_loadu_si256((const __m256i *)(acc + o)), hi = _mm256_loadu_si256((const __m256i *)(acc + o + 8));
-    _mm256_storeu_si256((__m256i *)(acc + o), _mm256_permute2x128_si256(lo, hi, 0x20));
-    _mm256_storeu_si256((__m256i *)(acc + o + 8), _mm256_permute2x128_si256(lo, hi, 0x31));
+    __m256i l0 = _mm256_setzero_si256(), h0 = l0, l1 = l0, h1 = l0;
+    for (int k = 0; k < np; k += 2) {
+      const uint16_t *sb = nb[k + 1 < np ? k + 1 : k];
+      __m256i A = _mm256_loadu_si256((const __m256i *)(nb[k] + o)), B = _mm256_loadu_si256((const __m256i *)(sb + o));
+      __m256i lo = _mm256_unpacklo_epi16(A, B), hi = _mm256_unpackhi_epi16(A, B);
+      __m256i W0 = _mm256_set1_epi32((int)w0[k / 2]);
+      l0 = _mm256_add_epi32(l0, _mm256_madd_epi16(lo, W0));
+      h0 = _mm256_add_epi32(h0, _mm256_madd_epi16(hi, W0));
+      if (two) {
+        __m256i W1 = _mm256_set1_epi32((int)w1[k / 2]);
+        l1 = _mm256_add_epi32(l1, _mm256_madd_epi16(lo, W1));
+        h1 = _mm256_add_epi32(h1, _mm256_madd_epi16(hi, W1));
+      }
+    }
+    _mm256_storeu_si256((__m256i *)(a0 + o), _mm256_permute2x128_si256(l0, h0, 0x20));
+    _mm256_storeu_si256((__m256i *)(a0 + o + 8), _mm256_permute2x128_si256(l0, h0, 0x31));
+    if (two) {
+      _mm256_storeu_si256((__m256i *)(a1 + o), _mm256_permute2x128_si256(l1, h1, 0x20));
+      _mm256_storeu_si256((__m256i *)(a1 + o + 8), _mm256_permute2x128_si256(l1, h1, 0x31));
+    }
   }
 }
 #endif
@@ -1007,27 +1000,28 @@ __attribute__((target("avx2"))) static void order_avx2(int32_t *acc, int m2)
  * by lt_vcm_set_simd). */
 static int madd_level(void);
 
-/* a0 (and a1 where two) += the weighted maps sa and sb (sb NULL: sa alone)
- * at the SIMD level lv */
-static void acc_pair(int lv, int32_t *a0, int32_t *a1, const uint16_t *sa, const uint16_t *sb, int32_t wa0,
-                     int32_t wb0, int32_t wa1, int32_t wb1, int m2, int two, int first)
+/* a0 (and a1 where two) = the sums over the np neighbours' maps nb[k]
+ * with the packed weights w0, w1 (madd_avx512's layout) at the SIMD level
+ * lv; np >= 1 */
+static void acc_sums(int lv, int32_t *a0, int32_t *a1, const uint16_t *const *nb, const uint32_t *w0,
+                     const uint32_t *w1, int np, int m2, int two)
 {
 #if defined(HAVE_SAD_AVX2)
-  if (lv > 0) {
-    uint32_t w0 = (uint32_t)wa0 | (uint32_t)(sb ? wb0 : 0) << 16, w1 = (uint32_t)wa1 | (uint32_t)(sb ? wb1 : 0) << 16;
-    if (lv == 2)
-      madd_avx512(a0, a1, sa, sb ? sb : sa, w0, w1, m2, two, first);
-    else
-      madd_avx2(a0, a1, sa, sb ? sb : sa, w0, w1, m2, two, first);
+  if (lv == 2) {
+    madd_avx512(a0, a1, nb, w0, w1, np, m2, two);
+    return;
+  }
+  if (lv == 1) {
+    madd_avx2(a0, a1, nb, w0, w1, np, m2, two);
     return;
   }
 #endif
-  if (two) {
-    acc_add2(a0, a1, sa, wa0, wa1, m2, first);
-    if (sb) acc_add2(a0, a1, sb, wb0, wb1, m2, 0);
-  } else {
-    acc_add(a0, sa, wa0, m2, first);
-    if (sb) acc_add(a0, sb, wb0, m2, 0);
+  for (int k = 0; k < np; k++) {
+    int32_t wa = (int32_t)(w0[k / 2] >> (k % 2 * 16) & 0xffffu), wb = (int32_t)(w1[k / 2] >> (k % 2 * 16) & 0xffffu);
+    if (two)
+      acc_add2(a0, a1, nb[k], wa, wb, m2, k == 0);
+    else
+      acc_add(a0, nb[k], wa, m2, k == 0);
   }
 }
 
@@ -1093,16 +1087,17 @@ static void vcm_finish(const cpu_ctx *c, int i, const int32_t *acc, float *map, 
 
 /* The VCMs of points i .. i + np - 1 (np 1 or 2; two consecutive points
  * are in the same or neighbouring sub-windows and share most neighbours),
- * each into its own acc / cnt (m2 apart): the neighbours j of the
- * sub-windows the radius reaches around any of them, each NCM read once
- * for both sums (a j beyond one point's radius adds 0 to it). */
-static void vcm_points(const cpu_ctx *c, int i, int np, int32_t *acc, float *map, int32_t *cnt, lt_vcm_vector *out)
+ * each into its own acc / cnt (whole blocks apart): the neighbours j of the
+ * sub-windows the radius reaches around any of them listed in nbl with
+ * their weights packed in wl0, wl1 (0 for a j beyond one point's radius),
+ * then their sums by acc_sums, each NCM read once for both points. */
+static void vcm_points(const cpu_ctx *c, int i, int np, int32_t *acc, float *map, int32_t *cnt, const uint16_t **nbl,
+                       uint32_t *wl0, uint32_t *wl1, lt_vcm_vector *out)
 {
   int R = c->p.coherence_radius, M = c->side, m2 = M * M, S2 = c->p.search / 2, gx = c->p.grid_x;
-  int32_t sw[2] = {0, 0}, full[2] = {0, 0}, pw0 = 0, pw1 = 0;
-  int nn = 0, partial[2] = {0, 0}; /* pairs of neighbours added; cnt[k] set (else C(o) = full: c->zero) */
-  int lv = madd_level(), m2p = LT_VCM_M2P(m2);
-  const uint16_t *pend = NULL; /* a neighbour's map not added yet */
+  int32_t sw[2] = {0, 0}, full[2] = {0, 0};
+  int nn = 0, partial[2] = {0, 0}; /* neighbours so far; cnt[k] set (else C(o) = full: c->zero) */
+  int m2p = (int)LT_VCM_M2P(m2);
   int xlo = c->px[i], xhi = xlo, ylo = c->py[i], yhi = ylo;
   if (np == 2) {
     xlo = c->px[i + 1] < xlo ? c->px[i + 1] : xlo;
@@ -1121,17 +1116,16 @@ static void vcm_points(const cpu_ctx *c, int i, int np, int32_t *acc, float *map
         near[k] = d2[k] <= R * R;
       }
       if (!near[0] && !(np == 2 && near[1])) continue;
-      const uint16_t *s = c->ncm + (size_t)j * m2;
-      int32_t w0 = near[0] ? c->wq[d2[0]] : 0, w1 = np == 2 && near[1] ? c->wq[d2[1]] : 0;
-      if (!pend) { /* neighbours go in pairs: keep this one for the next */
-        pend = s;
-        pw0 = w0;
-        pw1 = w1;
+      uint32_t w0 = near[0] ? (uint32_t)c->wq[d2[0]] : 0u, w1 = np == 2 && near[1] ? (uint32_t)c->wq[d2[1]] : 0u;
+      nbl[nn] = c->ncm + (size_t)j * m2;
+      if (nn % 2 == 0) {
+        wl0[nn / 2] = w0;
+        wl1[nn / 2] = w1;
       } else {
-        acc_pair(lv, acc, acc + m2p, pend, s, pw0, w0, pw1, w1, m2, np == 2, nn == 0);
-        pend = NULL;
-        nn++;
+        wl0[nn / 2] |= w0 << 16;
+        wl1[nn / 2] |= w1 << 16;
       }
+      nn++;
       int r[4];
       lt_vcm_search_rect(&c->p, c->w, c->h, c->px[j], c->py[j], r);
       int isfull = r[0] == -S2 && r[1] == S2 && r[2] == -S2 && r[3] == S2;
@@ -1153,10 +1147,7 @@ static void vcm_points(const cpu_ctx *c, int i, int np, int32_t *acc, float *map
         }
       }
     }
-  if (pend) acc_pair(lv, acc, acc + m2p, pend, NULL, pw0, 0, pw1, 0, m2, np == 2, nn == 0);
-#if defined(HAVE_SAD_AVX2)
-  for (int k = 0; k < np && lv > 0; k++) (lv == 2 ? order_avx512 : order_avx2)(acc + (size_t)k * m2p, m2);
-#endif
+  acc_sums(madd_level(), acc, acc + m2p, nbl, wl0, wl1, nn, m2, np == 2); /* nn >= 1: i itself */
   for (int k = 0; k < np; k++)
     vcm_finish(c, i + k, acc + (size_t)k * m2p, map, partial[k] ? cnt + (size_t)k * m2 : c->zero, sw[k], full[k],
                out + k);
@@ -1249,6 +1240,9 @@ static int cpu_run(cpu_ctx *c, lt_vcm_vector *out, int cap, int *nout, double t0
     uint16_t *sad = c->sad + (size_t)omp_get_thread_num() * M * SAD_LANES;
     int32_t *acc = c->acc + (size_t)omp_get_thread_num() * 2 * LT_VCM_M2P(m2);
     float *map = c->map + (size_t)omp_get_thread_num() * m2;
+    size_t wl_n = (size_t)c->maxpts / 2 + 1; /* a thread's neighbour list: maps and packed weights */
+    const uint16_t **nbl = c->nbl + (size_t)omp_get_thread_num() * c->maxpts;
+    uint32_t *wl = c->wl + (size_t)omp_get_thread_num() * 2 * wl_n;
     int32_t *cnt = c->cnt + (size_t)omp_get_thread_num() * 2 * m2;
     int gy = c->p.grid_y, done = 0, band = (gy + LT_VCM_BANDS - 1) / LT_VCM_BANDS;
     for (int cy = 0; cy < gy; cy += band) {
@@ -1267,7 +1261,7 @@ static int cpu_run(cpu_ctx *c, lt_vcm_vector *out, int cap, int *nout, double t0
       }
       int i0 = c->cstart[cy * gx], i1 = c->cstart[cy1 * gx];
 #pragma omp for schedule(static)
-      for (int i = i0; i < i1; i += 2) vcm_points(c, i, i + 1 < i1 ? 2 : 1, acc, map, cnt, &c->cur[i]);
+      for (int i = i0; i < i1; i += 2) vcm_points(c, i, i + 1 < i1 ? 2 : 1, acc, map, cnt, nbl, wl, wl + wl_n, &c->cur[i]);
 #pragma omp master
       {
         double t = lt_now();
