@@ -559,18 +559,29 @@ __attribute__((target("avx512f,avx512bw"), always_inline)) static inline void
 sad_avx512_nb(const uint8_t *q0, const uint8_t *q1, int w, int x, int y, int P, int oxa, int oya, int oyb, int nx,
               uint16_t *out0, int M, int *mm, const int NB)
 {
-  int hp = P / 2;
+  int hp = P / 2, WW = 32 * NB + 32, nr = oyb - oya + P;
+  /* frame t+1's window under the search rectangle widened to 16 bits once
+   * (rows of WW: each byte is read by up to P^2 offsets' rows; the loads
+   * below are then plain, without a widening shuffle); the last row's
+   * loads end at most 63 bytes past the window (LT_VCM_PAD8) */
+  static _Thread_local uint16_t win[(LT_VCM_MAX_SEARCH + 16) * (5 * 32 + 32)];
+  for (int rr = 0; rr < nr; rr++) {
+    const uint8_t *src = q1 + (size_t)(y - hp + oya + rr) * w + x + oxa - hp;
+    for (int c = 0; c < WW; c += 32)
+      _mm512_storeu_si512((void *)(win + (size_t)rr * WW + c),
+                          _mm512_cvtepu8_epi16(_mm256_loadu_si256((const __m256i *)(src + c))));
+  }
   __m512i mn = _mm512_set1_epi16(-1), mx = _mm512_setzero_si512(); /* the SADs' smallest and largest */
   for (int oy = oya; oy <= oyb; oy++) {
     __m512i acc[5];
     for (int b = 0; b < NB; b++) acc[b] = _mm512_setzero_si512();
     for (int ky = -hp; ky <= hp; ky++) {
       const uint8_t *a = q0 + (size_t)(y + ky) * w + x;
-      const uint8_t *row = q1 + (size_t)(y + ky + oy) * w + x + oxa;
+      const uint16_t *row = win + (size_t)(oy - oya + ky + hp) * WW + hp;
       for (int kx = -hp; kx <= hp; kx++) {
         __m512i v = _mm512_set1_epi16(a[kx]);
         for (int b = 0; b < NB; b++) {
-          __m512i r = _mm512_cvtepu8_epi16(_mm256_loadu_si256((const __m256i *)(row + kx + 32 * b)));
+          __m512i r = _mm512_loadu_si512((const void *)(row + kx + 32 * b));
           acc[b] = _mm512_add_epi16(acc[b], _mm512_abs_epi16(_mm512_sub_epi16(r, v)));
         }
       }
@@ -715,13 +726,12 @@ static float map_max(const float *map, int n)
   return bv;
 }
 
-float lt_vcm_peak(const float *map, int side, int subpixel, float *dx, float *dy)
+/* Among the offsets of the map holding bv the one with the smallest
+ * |offset|^2, then the lowest index. */
+LT_VCM_CLONES
+static int peak_index(const float *map, int side, float bv)
 {
-  /* the maximum, then among the offsets holding it the smallest |offset|^2,
-   * then the lowest index (two passes, the same choice as one) */
-  int R = side / 2, best = 0, bd = INT32_MAX;
-  int n = side * side;
-  float bv = map_max(map, n);
+  int R = side / 2, best = 0, bd = INT32_MAX, n = side * side;
   for (int i0 = 0; i0 < n; i0 += 32) { /* blocks of 32: the test for any hit vectorises */
     int i1 = i0 + 32 < n ? i0 + 32 : n, hit = 0;
     for (int i = i0; i < i1; i++) hit |= map[i] == bv;
@@ -735,7 +745,16 @@ float lt_vcm_peak(const float *map, int side, int subpixel, float *dx, float *dy
           }
         }
   }
-  int bx = best % side, by = best / side;
+  return best;
+}
+
+float lt_vcm_peak(const float *map, int side, int subpixel, float *dx, float *dy)
+{
+  /* the maximum, then among the offsets holding it the smallest |offset|^2,
+   * then the lowest index (two passes, the same choice as one) */
+  int R = side / 2;
+  float bv = map_max(map, side * side);
+  int best = peak_index(map, side, bv), bx = best % side, by = best / side;
   float sx = 0.0f, sy = 0.0f;
   const float *c = map + best;
   if (bx > 0 && bx < side - 1 && by > 0 && by < side - 1) {
@@ -1025,6 +1044,13 @@ static void acc_sums(int lv, int32_t *a0, int32_t *a1, const uint16_t *const *nb
   }
 }
 
+/* row[0 .. n) += v (the support of a neighbour's clamped rectangle) */
+LT_VCM_CLONES
+static void row_add(int32_t *restrict row, int n, int32_t v)
+{
+  for (int l = 0; l < n; l++) row[l] += v;
+}
+
 /* V(o) = acc[o] / (C(o) LT_VCM_SIM_ONE) as a float, C(o) = full + cnt[o],
  * where 4 C(o) >= sw (LT_VCM_MIN_SUPPORT = 1/4) and C(o) > 0, else 0: the
  * integer sum and support each rounded to float once, then one division
@@ -1141,10 +1167,7 @@ static void vcm_points(const cpu_ctx *c, int i, int np, int32_t *acc, float *map
           memset(cnt + (size_t)k * m2, 0, sizeof *cnt * m2);
           partial[k] = 1;
         }
-        for (int oy = r[2]; oy <= r[3]; oy++) {
-          int32_t *row = cnt + (size_t)k * m2 + (oy + S2) * M + S2;
-          for (int ox = r[0]; ox <= r[1]; ox++) row[ox] += wq;
-        }
+        for (int oy = r[2]; oy <= r[3]; oy++) row_add(cnt + (size_t)k * m2 + (oy + S2) * M + S2 + r[0], r[1] - r[0] + 1, wq);
       }
     }
   acc_sums(madd_level(), acc, acc + m2p, nbl, wl0, wl1, nn, m2, np == 2); /* nn >= 1: i itself */
