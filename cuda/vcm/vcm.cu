@@ -108,7 +108,6 @@ struct cuda_ctx {
   int band_occ;            /* vcm_band_k's blocks per SM by its launch bounds (5, or 4 with 8
                               loads ahead: LT_VCM_BAND_OCC=4) */
   int nband;               /* bands of MAP_THREADS offsets (vcm_band_k's grid.y) */
-  int dp2a;                /* vcm_band_k adds pairs of neighbours by __dp2a (LT_VCM_DP2A=1) */
   unsigned long long *keys; /* per point and band: the band's best (key_rank) */
   float4 *pri;             /* per point: the temporal prior (prior_k; only with a temporal weight) */
   cudaGraphExec_t graph[2][2]; /* by I0 == I_base?, prev == prev_base? (the buffers swap) */
@@ -934,19 +933,13 @@ __device__ __forceinline__ float vcm_value(int a, int cw, int sw, float4 pr, int
  * the band's best as a key (key_rank: the CPU's tie-break, a total order,
  * so bands merge in any order) go to keys[i * nband + band] for
  * vcm_pick_k. */
-template <int NPT, int MINB, int BAND_QB, bool DP2A>
+template <int NPT, int MINB, int BAND_QB>
 __global__ void __launch_bounds__(MAP_THREADS, MINB)
 vcm_band_k(const uint16_t *__restrict__ ncm, const int *__restrict__ px, const int *__restrict__ py,
            const int *__restrict__ cstart, const int *__restrict__ wq, const float4 *__restrict__ pri,
            vcm_dev_params d, int tile_x, int tile_y, unsigned long long *__restrict__ keys)
 {
   __shared__ int nb_w[MAP_THREADS][NPT];
-  /* DP2A: per pair of neighbours (2q, 2q + 1) and pair of tile points (2p,
-   * 2p + 1) the four weights as bytes w(2q,2p), w(2q+1,2p), w(2q,2p+1),
-   * w(2q+1,2p+1): one __dp2a_lo / __dp2a_hi adds two neighbours' products
-   * into a point's sum */
-  __shared__ __align__(16) unsigned nb_wp[DP2A ? MAP_THREADS / 2 : 1][NPT / 2];
-  static_assert(!DP2A || NPT == 8, "DP2A: 8 points per tile (one uint4 of weight bytes per pair of neighbours)");
   __shared__ int nb_j[MAP_THREADS], nb_full[MAP_THREADS], wcnt[MAP_THREADS / 32];
   __shared__ int4 nb_r[MAP_THREADS];
   __shared__ int ids[NPT], txs[NPT], tys[NPT], np_s, box[4], row_s[32], off_s[33];
@@ -1046,48 +1039,6 @@ vcm_band_k(const uint16_t *__restrict__ ncm, const int *__restrict__ px, const i
           sw_s[threadIdx.x] += wv;
           if (nb_full[q]) full_s[threadIdx.x] += wv;
         }
-      if (DP2A) {
-        int t = threadIdx.x, qa = 2 * t, qb = 2 * t + 1;
-        if (qa < tot)
-#pragma unroll
-          for (int p2 = 0; p2 < NPT / 2; p2++) {
-            unsigned a0 = nb_w[qa][2 * p2], a1 = nb_w[qa][2 * p2 + 1];
-            unsigned b0 = qb < tot ? nb_w[qb][2 * p2] : 0u, b1 = qb < tot ? nb_w[qb][2 * p2 + 1] : 0u;
-            nb_wp[t][p2] = a0 | b0 << 8 | a1 << 16 | b1 << 24;
-          }
-        __syncthreads();
-        for (int q0 = 0; q0 < tot; q0 += BAND_QB) { /* BAND_QB neighbours' loads in flight */
-          unsigned sv[BAND_QB];
-#pragma unroll
-          for (int u = 0; u < BAND_QB; u++) sv[u] = __ldg(ncm + (size_t)nb_j[min(q0 + u, tot - 1)] * m2 + oc);
-#pragma unroll
-          for (int u = 0; u < BAND_QB; u += 2) {
-            int q = q0 + u;
-            if (q >= tot) break;
-            /* the second of a last odd neighbour repeats it, with weights 0 */
-            unsigned pk = valid ? sv[u] | sv[u + 1] << 16 : 0u;
-            uint4 wv = *(const uint4 *)nb_wp[q / 2];
-            acc[0] = (int)__dp2a_lo(pk, wv.x, (unsigned)acc[0]);
-            acc[1] = (int)__dp2a_hi(pk, wv.x, (unsigned)acc[1]);
-            acc[2] = (int)__dp2a_lo(pk, wv.y, (unsigned)acc[2]);
-            acc[3] = (int)__dp2a_hi(pk, wv.y, (unsigned)acc[3]);
-            acc[4] = (int)__dp2a_lo(pk, wv.z, (unsigned)acc[4]);
-            acc[5] = (int)__dp2a_hi(pk, wv.z, (unsigned)acc[5]);
-            acc[6] = (int)__dp2a_lo(pk, wv.w, (unsigned)acc[6]);
-            acc[7] = (int)__dp2a_hi(pk, wv.w, (unsigned)acc[7]);
-#pragma unroll
-            for (int e = 0; e < 2; e++) {
-              int qe = q + e;
-              if (qe < tot && !nb_full[qe]) {
-                int4 r = nb_r[qe];
-                if (ox >= r.x && ox <= r.y && oy >= r.z && oy <= r.w)
-#pragma unroll
-                  for (int p = 0; p < NPT; p++) cnt[p] += nb_w[qe][p];
-              }
-            }
-          }
-        }
-      } else
       for (int q0 = 0; q0 < tot; q0 += BAND_QB) { /* BAND_QB neighbours' loads in flight */
         int sv[BAND_QB];
 #pragma unroll
@@ -1361,8 +1312,6 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
   c->tile_x = tx;
   const char *bo = getenv("LT_VCM_BAND_OCC");
   c->band_occ = bo && strcmp(bo, "4") == 0 ? 4 : 5;
-  const char *dp = getenv("LT_VCM_DP2A");
-  c->dp2a = dp && strcmp(dp, "1") == 0;
   c->tile_y = ty;
   c->nband = (int)((m2 + MAP_THREADS - 1) / MAP_THREADS);
   if (c->tile_x) {
@@ -1385,9 +1334,7 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
     LT_CU(cudaFuncSetAttribute(kn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)c->ncm_smem),
           "vcm shared memory for this search size");
   /* load the kernels now (lazy module loading would put it in the first pair) */
-  const void *kb = c->band_occ == 4 ? (const void *)vcm_band_k<TILE_PTS, 4, 8, false>
-                   : c->dp2a       ? (const void *)vcm_band_k<TILE_PTS, 5, 4, true>
-                                   : (const void *)vcm_band_k<TILE_PTS, 5, 4, false>;
+  const void *kb = c->band_occ == 4 ? (const void *)vcm_band_k<TILE_PTS, 4, 8> : (const void *)vcm_band_k<TILE_PTS, 5, 4>;
   const void *all[8] = {kv, kn, (const void *)strength_k, (const void *)select_k, (const void *)compact_k,
                         (const void *)prior_k, kb, (const void *)vcm_pick_k};
   for (int k = 0; k < (c->tile_x ? 8 : 5); k++) {
@@ -1535,14 +1482,11 @@ static int launch_pair(cuda_ctx *c, int capturing)
       prior_k<<<pblocks, MAP_THREADS, 0, c->s>>>(c->px, c->py, c->n, c->prev, c->nprev, c->wt, d, c->pri);
     dim3 bg(ntile, c->nband);
     if (c->band_occ == 4)
-      vcm_band_k<TILE_PTS, 4, 8, false><<<bg, MAP_THREADS, 0, c->s>>>(c->ncm, c->px, c->py, c->cstart, c->wq, c->pri,
-                                                                      d, c->tile_x, c->tile_y, c->keys);
-    else if (c->dp2a)
-      vcm_band_k<TILE_PTS, 5, 4, true><<<bg, MAP_THREADS, 0, c->s>>>(c->ncm, c->px, c->py, c->cstart, c->wq, c->pri,
-                                                                     d, c->tile_x, c->tile_y, c->keys);
+      vcm_band_k<TILE_PTS, 4, 8><<<bg, MAP_THREADS, 0, c->s>>>(c->ncm, c->px, c->py, c->cstart, c->wq, c->pri, d,
+                                                               c->tile_x, c->tile_y, c->keys);
     else
-      vcm_band_k<TILE_PTS, 5, 4, false><<<bg, MAP_THREADS, 0, c->s>>>(c->ncm, c->px, c->py, c->cstart, c->wq, c->pri,
-                                                                      d, c->tile_x, c->tile_y, c->keys);
+      vcm_band_k<TILE_PTS, 5, 4><<<bg, MAP_THREADS, 0, c->s>>>(c->ncm, c->px, c->py, c->cstart, c->wq, c->pri, d,
+                                                               c->tile_x, c->tile_y, c->keys);
     vcm_pick_k<<<pblocks, MAP_THREADS, 0, c->s>>>(c->ncm, c->I0, c->I1, c->px, c->py, c->cstart, c->n, c->wq, c->pri,
                                                   d, c->nband, c->keys, c->cur);
   } else {
