@@ -29,21 +29,20 @@
  *   vcm_band_k  (where a point has >= 6 neighbours on average; cu_alloc)
  *               one block per tile of sub-windows (2x2 for
  *               K <= 2) and band of 256 offsets: the neighbour list of the
- *               tile's points by block ballot (ascending j = the CPU's
- *               order), each neighbour's NCM value at a thread's offset read
- *               once for the tile and added into every tile point's sum
- *               (weight 0 for a point it is no neighbour of: + +0, the same
- *               bits), the support, V(o) and the band's best per point as a
- *               64-bit key;
+ *               tile's points by block ballot, each neighbour's NCM value
+ *               at a thread's offset read once for the tile and added into
+ *               every tile point's integer sum (weight 0 for a point it is
+ *               no neighbour of), the support, V(o) and the band's best per
+ *               point as a 64-bit key;
  *   vcm_pick_k  one warp per point: the bands' keys merged, the 3x3 of V
  *               around the peak recomputed by the same sums, sub-pixel
  *               refinement, motion evidence;
  *   vcm_k       (else, LT_VCM_TILE=0, or K > 8) one block per point (or per
  *               sub-window, an experiment): the neighbour list by block
  *               ballot over the points of the sub-windows the radius
- *               reaches (in point order = the CPU's summation order), the
- *               weighted sums of their NCMs in registers and the support
- *               C(o) (integer units of 2^-16) in shared memory, temporal
+ *               reaches (in point order), the integer weighted sums of
+ *               their NCMs in registers and the support C(o) (integer
+ *               weights) in shared memory, temporal
  *               prior, block arg-max with the CPU's tie-break, sub-pixel
  *               refinement, the vector's motion evidence (one warp).
  * The NCMs are 16-bit integer similarities (lt_vcm_sim_q, the CPU's own
@@ -729,8 +728,8 @@ __device__ __forceinline__ void vcm_finish(const int *acc, const int *cnt, int s
  * their weights per point (-1: not a neighbour) and search rectangles go to
  * shared memory. Each thread then adds the neighbours' NCM values at its
  * KPT offsets (o = threadIdx.x + k * MAP_THREADS: coalesced reads,
- * L2-resident maps) into registers, with the support C(o) as an integer
- * count of 2^-16 as the CPU does (exact: weights are multiples of 2^-16).
+ * L2-resident maps) into integer sums in registers, with the support C(o)
+ * as the sum of the integer weights, as the CPU does (exact in any order).
  * Each point's finished VCM goes to shared memory in turn for the arg-max
  * (the CPU's tie-break), sub-pixel refinement and motion evidence. */
 template <int KPT, int NP>
@@ -923,13 +922,12 @@ __device__ __forceinline__ float vcm_value(int a, int cw, int sw, float4 pr, int
  * time by block ballot and prefix in ascending j (vcm_k's list, with a
  * weight per tile point: 0 where j is beyond its radius). Each neighbour's
  * NCM value at o is read once (one L2 read per tile instead of one per
- * point) and added into every tile point's sum; a j beyond a point's
- * radius adds 0 * s = +0, which leaves the sum (>= +0) unchanged to the
- * bit, so each sum is the CPU's: its own neighbours, ascending j, the same
- * products. The values of BAND_QB neighbours are loaded before they are
+ * point) and added into every tile point's integer sum (a j beyond a
+ * point's radius has weight 0), so each sum is the CPU's (integers: any
+ * order). The values of BAND_QB neighbours are loaded before they are
  * added (their loads overlap): 4 with 5 blocks per SM (MINB, 48 registers,
  * the default), 8 with 4 (LT_VCM_BAND_OCC=4). The support C(o) goes as in vcm_k (integer
- * units of 2^-16). At the end each point's V(o) (normalised, prior) and
+ * weights). At the end each point's V(o) (normalised, prior) and
  * the band's best as a key (key_rank: the CPU's tie-break, a total order,
  * so bands merge in any order) go to keys[i * nband + band] for
  * vcm_pick_k. */
@@ -1166,7 +1164,7 @@ vcm_pick_k(const uint16_t *__restrict__ ncm, const uint8_t *__restrict__ q0, con
       }
       __syncwarp();
       if (lane < 9)
-        for (int q = 0; q < nq; q++) { /* ascending j: the CPU's order */
+        for (int q = 0; q < nq; q++) { /* integers: any order */
           acc += prod_s[wp][q * 9 + lane];
           cnt += pin_s[wp][q * 9 + lane];
         }
