@@ -1,24 +1,28 @@
 /* vcm.cu - the CUDA backend of Vector Coherence Mapping (seeds/002 section 6),
  * matching the CPU reference src/vcm/vcm.c stage by stage.
  *
- * One pair = the upload of I1 (I0 too unless it is the last pair's I1, whose
- * copy is kept: vcm.h) as bytes (rounded on the host by lt_vcm_round8 as the
- * CPU backend, or 8-bit video's bytes as they are through pair8; via pinned
- * staging), one CUDA Graph (captured at first use for each state of the
- * swapping frame and vector buffers; plain launches if capturing fails or
- * LT_VCM_NO_GRAPH=1) holding 1 memset, 6 kernels (7 with a temporal prior),
- * the phase events and the count's copies, then the vectors' download and
- * one synchronisation:
- *   strength_k  Sobel |Gx|+|Gy| of I0 -> mag, interior maxima of mag and
- *               |I1-I0| (atomicMax on the float bits: non-negative floats
- *               order like their bit patterns);
- *   select_k    one warp per sub-window: F from mag and the maxima (the same
- *               float operations as the CPU, so F is equal to the bit), each
- *               lane keeps its K best in index order, K rounds of a warp
- *               arg-max (F desc, index asc) = the CPU's selection;
- *   compact_k   one block: prefix sum of the per-cell counts -> the point
- *               list in cell order, each cell's first point (cstart) and n
- *               (stays on the device);
+ * One pair = I1 (I0 too unless it is the last pair's I1, whose copy is kept:
+ * vcm.h) as bytes (rounded on the host by lt_vcm_round8 as the CPU backend,
+ * or 8-bit video's bytes as they are through pair8) into pinned staging, then
+ * one CUDA Graph (captured at first use for each state of the swapping frame
+ * and vector buffers; plain launches if capturing fails or
+ * LT_VCM_NO_GRAPH=1) holding I1's upload, 5 kernels (6 with a temporal
+ * prior), the phase events, the count's copies and the vectors' download
+ * into pinned memory, then one synchronisation (I0's upload of a first pair
+ * goes before the graph):
+ *   maxima_k    interior maxima of the Sobel |Gx|+|Gy| of I0 and of |I1-I0|
+ *               (integers, so their floats are the CPU's Gmax, Dmax), four
+ *               pixels per thread, one atomicMax pair per block;
+ *               LT_VCM_UPLOAD=map: it reads I1 from the mapped staging and
+ *               stores the device copy itself (no copy node);
+ *   points_k    one block per sub-window: F of its pixels (the Sobel again
+ *               from I0, the CPU's float operations, so F is equal to the
+ *               bit), each thread's K best in index order (in registers for
+ *               K <= 4), K rounds of a block arg-max (F desc, index asc) =
+ *               the CPU's selection; the last block to finish packs the
+ *               points in cell order (prefix sum of the counts: px, py,
+ *               cstart, n, which stay on the device) and zeroes the maxima
+ *               and its counter for the next pair;
  *   ncm5_k      (the default 5x5 patch; ncm_k for others) one block per
  *               point: I1's window under the clamped search rectangle in
  *               shared memory, each thread a 4x5 tile of offsets whose
@@ -53,7 +57,7 @@
  * Everything is allocated in create; pair allocates nothing. Experiments
  * (environment, for A/B runs; all give the same vectors): LT_VCM_TILE=0 or
  * WxH, LT_VCM_BAND_OCC=4, LT_VCM_PER_CELL=1, LT_VCM_NCM=sad,
- * LT_VCM_NO_GRAPH=1 (cu_alloc). */
+ * LT_VCM_NO_GRAPH=1, LT_VCM_UPLOAD=map (cu_alloc). */
 #include <limits.h>
 #include <math.h>
 #include <stdint.h>
@@ -70,7 +74,6 @@ extern "C" {
 #include "log.h"
 }
 
-#define SEL_THREADS 128 /* 4 warps = 4 sub-windows per block */
 #define MAP_THREADS 256
 
 struct vcm_dev_params {
@@ -84,10 +87,12 @@ struct cuda_ctx {
   cudaStream_t s;
   uint8_t *I0, *I1;  /* the pair's frames rounded to bytes (lt_vcm_round8) */
   uint8_t *h_q[2];   /* pinned staging of the rounded frames */
-  float *mag, *ncm, *wt;
-  unsigned *maxbits; /* [0] Gmax, [1] Dmax as float bits */
-  float *cellf;      /* per cell K slots: F (unused beyond count) */
+  const uint8_t *d_q1; /* h_q[1] as the device sees it (mapped; LT_VCM_UPLOAD=map) */
+  float *ncm, *wt;
+  unsigned *maxbits; /* [0] Gmax, [1] Dmax (integers), [2] points_k's count of finished blocks;
+                        zero between pairs (points_k's last block resets them) */
   int *cellidx, *cellcnt, *cstart, *px, *py, *n, *nprev;
+  lt_vcm_vector *h_vec; /* pinned: the pair's vectors come down here (in the graph), then to out */
   lt_vcm_vector *prev, *cur;
   int *h_n;          /* pinned */
   cudaEvent_t ev[4]; /* phase boundaries of the last pair (timing events) */
@@ -97,6 +102,7 @@ struct cuda_ctx {
   int per_cell;            /* vcm_k with a block per sub-window (K <= 2; LT_VCM_PER_CELL=1) */
   int ncm_simd;            /* ncm5_k<true> (unless LT_VCM_NCM=sad) */
   int use_graph;           /* the pair's device work as a CUDA Graph (until a capture fails) */
+  int map_upload;          /* maxima_k reads I1 from the mapped staging (no copy node) */
   int tile_x, tile_y;      /* vcm_band_k's tile of sub-windows; 0: vcm_k (LT_VCM_TILE=0) */
   int band_occ;            /* vcm_band_k's blocks per SM by its launch bounds (5, or 4 with 8
                               loads ahead: LT_VCM_BAND_OCC=4) */
@@ -112,46 +118,71 @@ struct cuda_ctx {
 
 /* ---- stage 1: interest strength and points ---- */
 
-__global__ void strength_k(const uint8_t *__restrict__ I0, const uint8_t *__restrict__ I1,
-                           vcm_dev_params d, float *__restrict__ mag, unsigned *maxbits)
+/* The Sobel magnitude |Gx| + |Gy| of I0 at (x, y), rows a, b, c (y - 1, y,
+ * y + 1 replicated at the frame's edge), columns l, r likewise: an integer
+ * (0..2040), the CPU's float expression on the same integer values exactly */
+__device__ __forceinline__ int sobel_at(const uint8_t *__restrict__ a, const uint8_t *__restrict__ b,
+                                        const uint8_t *__restrict__ c, int l, int x, int r)
 {
-  int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
-  float g = 0.0f, df = 0.0f;
-  if (x < d.w && y < d.h) {
-    const uint8_t *a = I0 + (size_t)(y > 0 ? y - 1 : 0) * d.w;
-    const uint8_t *b = I0 + (size_t)y * d.w;
-    const uint8_t *c = I0 + (size_t)(y < d.h - 1 ? y + 1 : d.h - 1) * d.w;
-    int l = x > 0 ? x - 1 : 0, r = x < d.w - 1 ? x + 1 : d.w - 1;
-    /* the CPU's float expression on the same (integer) values: exact */
-    float gx = ((float)a[r] + 2.0f * b[r] + c[r]) - ((float)a[l] + 2.0f * b[l] + c[l]);
-    float gy = ((float)c[l] + 2.0f * c[x] + c[r]) - ((float)a[l] + 2.0f * a[x] + a[r]);
-    float m = fabsf(gx) + fabsf(gy);
-    mag[(size_t)y * d.w + x] = m;
-    if (x >= d.margin && x < d.w - d.margin && y >= d.margin && y < d.h - d.margin) {
-      g = m;
-      df = fabsf((float)I1[(size_t)y * d.w + x] - (float)b[x]);
+  int gx = (a[r] + 2 * b[r] + c[r]) - (a[l] + 2 * b[l] + c[l]);
+  int gy = (c[l] + 2 * c[x] + c[r]) - (a[l] + 2 * a[x] + a[r]);
+  return abs(gx) + abs(gy);
+}
+
+/* maxima_k: the interior maxima of the gradient G and of D = |I1 - I0| into
+ * maxbits[0], [1] (integers; their floats are the CPU's Gmax, Dmax exactly),
+ * four pixels per thread (byte quadruples where w % 4 == 0). MAP: I1 is read
+ * from the pinned staging h1 (mapped host memory) and written to the device
+ * copy I1 on the way, so the frame's upload is this kernel's reads (no copy
+ * before it); else h1 is I1 itself, uploaded before. */
+#define MAX_THREADS 256
+template <bool MAP>
+__global__ void __launch_bounds__(MAX_THREADS)
+maxima_k(const uint8_t *__restrict__ I0, const uint8_t *__restrict__ h1, uint8_t *__restrict__ I1, vcm_dev_params d,
+         unsigned *maxbits)
+{
+  size_t npx = (size_t)d.w * d.h, i0 = 4 * ((size_t)blockIdx.x * MAX_THREADS + threadIdx.x);
+  int gm = 0, dm = 0;
+  if (i0 + 4 <= npx && d.w % 4 == 0) { /* four pixels of one row */
+    int y = (int)(i0 / d.w), x0 = (int)(i0 % d.w);
+    uint32_t q1 = *(const uint32_t *)(h1 + i0), q0 = *(const uint32_t *)(I0 + i0);
+    if (MAP) *(uint32_t *)(I1 + i0) = q1;
+    if (y >= d.margin && y < d.h - d.margin) {
+      const uint8_t *a = I0 + (size_t)(y - 1) * d.w, *b = I0 + (size_t)y * d.w, *c = I0 + (size_t)(y + 1) * d.w;
+      uint32_t ad = __vabsdiffu4(q1, q0);
+#pragma unroll
+      for (int k = 0; k < 4; k++) {
+        int x = x0 + k;
+        if (x < d.margin || x >= d.w - d.margin) continue;
+        gm = max(gm, sobel_at(a, b, c, x - 1, x, x + 1));
+        dm = max(dm, (int)((ad >> (8 * k)) & 255u));
+      }
     }
-  }
-  for (int o = 16; o > 0; o >>= 1) {
-    g = fmaxf(g, __shfl_down_sync(0xffffffffu, g, o));
-    df = fmaxf(df, __shfl_down_sync(0xffffffffu, df, o));
-  }
-  /* the block's maxima, then one atomic pair per block (not per warp: 19 200
-   * atomics on two addresses at 640x480) */
-  __shared__ float wg[32], wd[32];
-  int t = threadIdx.y * blockDim.x + threadIdx.x, nw = (blockDim.x * blockDim.y + 31) / 32;
-  if (t % 32 == 0) {
-    wg[t / 32] = g;
-    wd[t / 32] = df;
+  } else
+    for (size_t i = i0; i < i0 + 4 && i < npx; i++) {
+      int y = (int)(i / d.w), x = (int)(i % d.w), v1 = h1[i];
+      if (MAP) I1[i] = (uint8_t)v1;
+      if (y < d.margin || y >= d.h - d.margin || x < d.margin || x >= d.w - d.margin) continue;
+      /* interior: margin >= 1, so no neighbour leaves the frame */
+      const uint8_t *a = I0 + (size_t)(y - 1) * d.w, *b = I0 + (size_t)y * d.w, *c = I0 + (size_t)(y + 1) * d.w;
+      gm = max(gm, sobel_at(a, b, c, x - 1, x, x + 1));
+      dm = max(dm, abs(v1 - (int)b[x]));
+    }
+  gm = __reduce_max_sync(0xffffffffu, gm);
+  dm = __reduce_max_sync(0xffffffffu, dm);
+  __shared__ int wg[MAX_THREADS / 32], wd[MAX_THREADS / 32];
+  if (threadIdx.x % 32 == 0) {
+    wg[threadIdx.x / 32] = gm;
+    wd[threadIdx.x / 32] = dm;
   }
   __syncthreads();
-  if (t == 0) {
-    for (int k = 1; k < nw; k++) {
-      g = fmaxf(g, wg[k]);
-      df = fmaxf(df, wd[k]);
+  if (threadIdx.x == 0) { /* one atomic pair per block */
+    for (int k = 1; k < MAX_THREADS / 32; k++) {
+      gm = max(gm, wg[k]);
+      dm = max(dm, wd[k]);
     }
-    atomicMax(&maxbits[0], __float_as_uint(g));
-    atomicMax(&maxbits[1], __float_as_uint(df));
+    if (gm) atomicMax(&maxbits[0], (unsigned)gm);
+    if (dm) atomicMax(&maxbits[1], (unsigned)dm);
   }
 }
 
@@ -161,46 +192,120 @@ __device__ __forceinline__ bool better(float f, int idx, float g, int jdx)
   return f > g || (f == g && idx < jdx);
 }
 
-__global__ void select_k(const uint8_t *__restrict__ I0, const uint8_t *__restrict__ I1,
-                         const float *__restrict__ mag, const unsigned *__restrict__ maxbits,
-                         vcm_dev_params d, int *__restrict__ cellidx, int *__restrict__ cellcnt)
+/* A thread's K best (f desc, index asc) of the pixels it scans in index
+ * order: KM = K slots in registers (unrolled insertion; an equal F stays
+ * behind, so the earlier index first, as the CPU's topk_insert), or KM = 0:
+ * the generic list of d.k in local memory. Empty slots hold F -1. */
+template <int KM> struct topk {
+  float f[KM];
+  int i[KM];
+  __device__ void init(int)
+  {
+#pragma unroll
+    for (int j = 0; j < KM; j++) f[j] = -1.0f, i[j] = INT_MAX;
+  }
+  __device__ void insert(float v, int idx, int)
+  {
+    if (!(v > f[KM - 1])) return;
+#pragma unroll
+    for (int j = KM - 1; j > 0; j--) { /* new[j] from the old j - 1, j (read before written) */
+      if (v > f[j - 1]) {
+        f[j] = f[j - 1];
+        i[j] = i[j - 1];
+      } else if (v > f[j]) {
+        f[j] = v;
+        i[j] = idx;
+      }
+    }
+    if (v > f[0]) {
+      f[0] = v;
+      i[0] = idx;
+    }
+  }
+  __device__ void pop(int)
+  {
+#pragma unroll
+    for (int j = 0; j < KM - 1; j++) f[j] = f[j + 1], i[j] = i[j + 1];
+    f[KM - 1] = -1.0f;
+    i[KM - 1] = INT_MAX;
+  }
+};
+template <> struct topk<0> {
+  float f[LT_VCM_MAX_K];
+  int i[LT_VCM_MAX_K];
+  __device__ void init(int k)
+  {
+    for (int j = 0; j < k; j++) f[j] = -1.0f, i[j] = INT_MAX;
+  }
+  __device__ void insert(float v, int idx, int k)
+  {
+    if (!(v > f[k - 1])) return;
+    int j = k - 1;
+    while (j > 0 && v > f[j - 1]) {
+      f[j] = f[j - 1];
+      i[j] = i[j - 1];
+      j--;
+    }
+    f[j] = v;
+    i[j] = idx;
+  }
+  __device__ void pop(int k)
+  {
+    for (int j = 0; j < k - 1; j++) f[j] = f[j + 1], i[j] = i[j + 1];
+    f[k - 1] = -1.0f;
+    i[k - 1] = INT_MAX;
+  }
+};
+
+/* points_k: one block per sub-window. Each thread F of its pixels (the
+ * Sobel again from I0, the CPU's float operations: F equal to the bit) and
+ * its K best; K rounds of a block arg-max (F desc, index asc) = the CPU's
+ * selection into cellidx / cellcnt. The last block to finish (a counter,
+ * after a fence) packs the points in cell order: a prefix sum of the
+ * counts over contiguous runs of cells per thread, px / py, cstart and n.
+ * It then zeroes the counter and the maxima for the next pair (every block
+ * read the maxima before counting itself), so no memset precedes the pair. */
+#define PTS_THREADS 128
+template <int KM>
+__global__ void __launch_bounds__(PTS_THREADS)
+points_k(const uint8_t *__restrict__ I0, const uint8_t *__restrict__ I1, vcm_dev_params d, unsigned *maxbits,
+         unsigned *done, int *__restrict__ cellidx, int *__restrict__ cellcnt, int *__restrict__ px,
+         int *__restrict__ py, int *__restrict__ cstart, int *__restrict__ n)
 {
-  int lane = threadIdx.x % 32;
-  int cell = blockIdx.x * (SEL_THREADS / 32) + threadIdx.x / 32;
-  if (cell >= d.gx * d.gy) return;
-  int cy = cell / d.gx, cx = cell % d.gx;
+  __shared__ float sf[2][PTS_THREADS / 32];
+  __shared__ int si[2][PTS_THREADS / 32], sl[PTS_THREADS / 32];
+  __shared__ float smax[2];
+  __shared__ int last;
+  int cell = blockIdx.x, cy = cell / d.gx, cx = cell % d.gx, k = KM ? KM : d.k, lane = threadIdx.x % 32;
+  int wp = threadIdx.x / 32;
+  if (threadIdx.x == 0) {
+    smax[0] = (float)maxbits[0];
+    smax[1] = (float)maxbits[1];
+  }
+  __syncthreads();
+  float gmax = smax[0], dmax = smax[1];
   int y0 = (int)((long long)cy * d.h / d.gy), y1 = (int)((long long)(cy + 1) * d.h / d.gy);
   int x0 = (int)((long long)cx * d.w / d.gx), x1 = (int)((long long)(cx + 1) * d.w / d.gx);
   int cw = x1 - x0, npx = cw * (y1 - y0);
-  float gmax = __uint_as_float(maxbits[0]), dmax = __uint_as_float(maxbits[1]);
-  float bf[LT_VCM_MAX_K];
-  int bi[LT_VCM_MAX_K], cnt = 0;
-  for (int t = lane; t < npx; t += 32) {
-    int x = x0 + t % cw, y = y0 + t / cw;
-    size_t i = (size_t)y * d.w + x;
-    float f = 0.0f;
-    if (y >= d.margin && y < d.h - d.margin && x >= d.margin && x < d.w - d.margin &&
-        gmax > 0.0f && dmax > 0.0f) {
-      float df = fabsf((float)I1[i] - (float)I0[i]);
-      float gn = mag[i] / gmax, dn = df / dmax;
-      f = gn < dn ? gn : dn;
-      if (f < d.min_strength || df < d.min_contrast || mag[i] < d.gmin) f = 0.0f;
+  topk<KM> best;
+  best.init(k);
+  if (gmax > 0.0f && dmax > 0.0f)
+    for (int t = threadIdx.x; t < npx; t += PTS_THREADS) {
+      int x = x0 + t % cw, y = y0 + t / cw;
+      if (y < d.margin || y >= d.h - d.margin || x < d.margin || x >= d.w - d.margin) continue;
+      size_t i = (size_t)y * d.w + x;
+      const uint8_t *b = I0 + (size_t)y * d.w;
+      float g = (float)sobel_at(b - d.w, b, b + d.w, x - 1, x, x + 1);
+      float df = fabsf((float)I1[i] - (float)b[x]);
+      float gn = g / gmax, dn = df / dmax;
+      float f = gn < dn ? gn : dn;
+      if (f < d.min_strength || df < d.min_contrast || g < d.gmin) f = 0.0f;
+      if (f > 0.0f) best.insert(f, (int)i, k);
     }
-    if (!(f > 0.0f) || (cnt == d.k && !(f > bf[d.k - 1]))) continue;
-    int j = cnt < d.k ? cnt : d.k - 1, idx = y * d.w + x;
-    while (j > 0 && f > bf[j - 1]) {
-      bf[j] = bf[j - 1];
-      bi[j] = bi[j - 1];
-      j--;
-    }
-    bf[j] = f;
-    bi[j] = idx;
-    if (cnt < d.k) cnt++;
-  }
-  int ptr = 0, out = 0;
-  for (int r = 0; r < d.k; r++) {
-    float f = ptr < cnt ? bf[ptr] : -1.0f;
-    int idx = ptr < cnt ? bi[ptr] : 0x7fffffff;
+  int out = 0;
+  for (int r = 0; r < k; r++) {
+    float f = best.f[0];
+    int idx = best.i[0];
     for (int o = 16; o > 0; o >>= 1) {
       float g = __shfl_xor_sync(0xffffffffu, f, o);
       int jdx = __shfl_xor_sync(0xffffffffu, idx, o);
@@ -209,38 +314,55 @@ __global__ void select_k(const uint8_t *__restrict__ I0, const uint8_t *__restri
         idx = jdx;
       }
     }
-    if (!(f > 0.0f)) break;
-    if (ptr < cnt && bi[ptr] == idx) ptr++;
-    if (lane == 0) cellidx[(size_t)cell * d.k + out] = idx;
+    if (lane == 0) {
+      sf[r & 1][wp] = f;
+      si[r & 1][wp] = idx;
+    }
+    __syncthreads(); /* (two buffers: round r + 2 writes after round r + 1's barrier) */
+    for (int w = 0; w < PTS_THREADS / 32; w++)
+      if (better(sf[r & 1][w], si[r & 1][w], f, idx)) {
+        f = sf[r & 1][w];
+        idx = si[r & 1][w];
+      }
+    if (!(f > 0.0f)) break; /* the same decision in every thread */
+    if (best.i[0] == idx && best.f[0] > 0.0f) best.pop(k);
+    if (threadIdx.x == 0) cellidx[(size_t)cell * d.k + out] = idx;
     out++;
   }
-  if (lane == 0) cellcnt[cell] = out;
-}
-
-__global__ void compact_k(const int *__restrict__ cellidx, const int *__restrict__ cellcnt,
-                          vcm_dev_params d, int *__restrict__ px, int *__restrict__ py, int *__restrict__ cstart,
-                          int *n)
-{
-  __shared__ int part[1024];
-  int ncell = d.gx * d.gy, per = (ncell + blockDim.x - 1) / blockDim.x;
-  int c0 = threadIdx.x * per, c1 = c0 + per < ncell ? c0 + per : ncell, sum = 0;
-  for (int c = c0; c < c1; c++) sum += cellcnt[c];
-  part[threadIdx.x] = sum;
-  __syncthreads();
-  for (int o = 1; o < (int)blockDim.x; o <<= 1) { /* inclusive Hillis-Steele scan */
-    int v = threadIdx.x >= (unsigned)o ? part[threadIdx.x - o] : 0;
-    __syncthreads();
-    part[threadIdx.x] += v;
-    __syncthreads();
+  if (threadIdx.x == 0) {
+    cellcnt[cell] = out;
+    __threadfence();
+    last = atomicAdd(done, 1u) == (unsigned)(d.gx * d.gy - 1);
   }
-  int at = part[threadIdx.x] - sum;
-  for (int c = c0; c < c1; c++)
-    for (int r = (cstart[c] = at, 0); r < cellcnt[c]; r++, at++) {
-      int idx = cellidx[(size_t)c * d.k + r];
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  int ncell = d.gx * d.gy, per = (ncell + PTS_THREADS - 1) / PTS_THREADS;
+  int c0 = threadIdx.x * per, c1 = min(c0 + per, ncell), sum = 0;
+  for (int c = c0; c < c1; c++) sum += __ldcg(&cellcnt[c]);
+  int incl = sum; /* inclusive scan of the threads' sums: warps, then across them */
+  for (int o = 1; o < 32; o <<= 1) {
+    int v = __shfl_up_sync(0xffffffffu, incl, o);
+    if (lane >= o) incl += v;
+  }
+  if (lane == 31) sl[wp] = incl;
+  __syncthreads();
+  for (int w = 0; w < wp; w++) incl += sl[w];
+  int at = incl - sum;
+  for (int c = c0; c < c1; c++) {
+    int m = __ldcg(&cellcnt[c]);
+    cstart[c] = at;
+    for (int r = 0; r < m; r++, at++) {
+      int idx = __ldcg(&cellidx[(size_t)c * d.k + r]);
       px[at] = idx % d.w;
       py[at] = idx / d.w;
     }
-  if (threadIdx.x == blockDim.x - 1) *n = cstart[ncell] = part[threadIdx.x];
+  }
+  if (threadIdx.x == PTS_THREADS - 1) {
+    *n = cstart[ncell] = incl;
+    *done = 0;
+    maxbits[0] = maxbits[1] = 0;
+  }
 }
 
 /* ---- stage 2: NCMs ---- */
@@ -1188,6 +1310,13 @@ vcm_pick_k(const float *__restrict__ ncm, const uint8_t *__restrict__ q0, const 
 
 /* ---- the backend ---- */
 
+/* points_k for K points per sub-window: K in registers for K <= 4 */
+static const void *points_kernel(int k)
+{
+  return k == 1 ? (const void *)points_k<1> : k == 2 ? (const void *)points_k<2> : k == 3 ? (const void *)points_k<3>
+         : k == 4 ? (const void *)points_k<4> : (const void *)points_k<0>;
+}
+
 static void cu_destroy(void *vctx)
 {
   cuda_ctx *c = (cuda_ctx *)vctx;
@@ -1199,10 +1328,10 @@ static void cu_destroy(void *vctx)
   cudaFree(c->I0);
   cudaFree(c->I1);
   for (int k = 0; k < 2; k++) cudaFreeHost(c->h_q[k]);
-  cudaFree(c->mag);
   cudaFree(c->ncm);
   cudaFree(c->wt);
   cudaFree(c->maxbits);
+  cudaFreeHost(c->h_vec);
   cudaFree(c->cellidx);
   cudaFree(c->cellcnt);
   cudaFree(c->cstart);
@@ -1230,10 +1359,11 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
   LT_CU(cudaMalloc(&c->I0, npx), "vcm frame buffers");
   LT_CU(cudaMalloc(&c->I1, npx), "vcm frame buffers");
   for (int k = 0; k < 2; k++) LT_CU(cudaMallocHost(&c->h_q[k], npx), "vcm pinned frame staging");
-  LT_CU(cudaMalloc(&c->mag, npx * sizeof(float)), "vcm gradient map");
   LT_CU(cudaMalloc(&c->ncm, maxpts * m2 * sizeof(float)), "vcm NCMs");
   LT_CU(cudaMalloc(&c->wt, nwt * sizeof(float)), "vcm weights");
-  LT_CU(cudaMalloc(&c->maxbits, 2 * sizeof(unsigned)), "vcm maxima");
+  LT_CU(cudaMalloc(&c->maxbits, 3 * sizeof(unsigned)), "vcm maxima");
+  LT_CU(cudaMemset(c->maxbits, 0, 3 * sizeof(unsigned)), "vcm maxima");
+  LT_CU(cudaMallocHost(&c->h_vec, maxpts * sizeof(lt_vcm_vector)), "vcm pinned vectors");
   LT_CU(cudaMalloc(&c->cellidx, ncell * p->points_per_cell * sizeof(int)), "vcm cells");
   LT_CU(cudaMalloc(&c->cellcnt, ncell * sizeof(int)), "vcm cells");
   LT_CU(cudaMalloc(&c->cstart, (ncell + 1) * sizeof(int)), "vcm cells");
@@ -1273,6 +1403,11 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
   c->per_cell = p->points_per_cell <= 2 && c->kpt <= 17 && pc && strcmp(pc, "1") == 0;
   c->ncm_simd = !(nv && strcmp(nv, "sad") == 0);
   c->use_graph = !(ng && *ng && strcmp(ng, "0") != 0);
+  /* LT_VCM_UPLOAD=map: maxima_k reads the staged I1 over the bus itself
+   * (mapped pinned memory) instead of a copy before it */
+  const char *up = getenv("LT_VCM_UPLOAD");
+  c->map_upload = up && strcmp(up, "map") == 0;
+  if (c->map_upload) LT_CU(cudaHostGetDevicePointer((void **)&c->d_q1, c->h_q[1], 0), "vcm mapped staging");
   /* the tiled accumulation (vcm_band_k + vcm_pick_k) where a point has
    * on average at least 6 neighbours (pi R^2 K per sub-window area), else
    * vcm_k: on the H100 (docs/PERFORMANCE.md, 2026-11-24 01:22 UTC) the
@@ -1324,9 +1459,9 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
           "vcm shared memory for this search size");
   /* load the kernels now (lazy module loading would put it in the first pair) */
   const void *kb = c->band_occ == 4 ? (const void *)vcm_band_k<TILE_PTS, 4, 8> : (const void *)vcm_band_k<TILE_PTS, 5, 4>;
-  const void *all[8] = {kv, kn, (const void *)strength_k, (const void *)select_k, (const void *)compact_k,
-                        (const void *)prior_k, kb, (const void *)vcm_pick_k};
-  for (int k = 0; k < (c->tile_x ? 8 : 5); k++) {
+  const void *all[8] = {kv, kn, c->map_upload ? (const void *)maxima_k<true> : (const void *)maxima_k<false>,
+                        points_kernel(p->points_per_cell), (const void *)vcm_pick_k, (const void *)prior_k, kb};
+  for (int k = 0; k < (c->tile_x ? 7 : 4); k++) {
     cudaFuncAttributes fa;
     LT_CU(cudaFuncGetAttributes(&fa, all[k]), "vcm kernel load");
   }
@@ -1434,24 +1569,38 @@ static int cu_pair8(void *vctx, const uint8_t *Q0, const uint8_t *Q1, lt_vcm_vec
   return 0;
 }
 
-/* The device work of a pair on the frames in I0, I1, queued on the stream
- * (plain launches, or captured into a graph): the maxima reset, the five
- * kernels, the phase events ev[1..3] (external records, so that a graph
- * records them too) and the count's copies. */
+/* The device work of a pair on I0 (on the device) and I1 (in the staging),
+ * queued on the stream (plain launches, or captured into a graph): the
+ * phase events ev[0..3] (external records, so that a graph records them
+ * too), I1's upload (a copy, or maxima_k's reads of the mapped staging),
+ * the kernels, the count's copies and the vectors' download into the
+ * pinned h_vec. */
 static int launch_pair(cuda_ctx *c, int capturing)
 {
   /* external records in a capture (graph nodes that record); outside one
    * that flag is an error (cudaErrorIllegalState), plain records */
   unsigned evf = capturing ? cudaEventRecordExternal : cudaEventRecordDefault;
   const vcm_dev_params &d = c->d;
-  LT_CU(cudaMemsetAsync(c->maxbits, 0, 2 * sizeof(unsigned), c->s), "vcm maxima reset");
-  dim3 tb(32, 8), gb((d.w + 31) / 32, (d.h + 7) / 8);
-  strength_k<<<gb, tb, 0, c->s>>>(c->I0, c->I1, d, c->mag, c->maxbits);
-  int ncell = d.gx * d.gy, per_block = SEL_THREADS / 32;
-  select_k<<<(ncell + per_block - 1) / per_block, SEL_THREADS, 0, c->s>>>(c->I0, c->I1, c->mag,
-                                                                          c->maxbits, d, c->cellidx,
-                                                                          c->cellcnt);
-  compact_k<<<1, 1024, 0, c->s>>>(c->cellidx, c->cellcnt, d, c->px, c->py, c->cstart, c->n);
+  size_t npx = (size_t)d.w * d.h;
+  int ncell = d.gx * d.gy, mblocks = (int)((npx + 4 * MAX_THREADS - 1) / (4 * MAX_THREADS));
+  LT_CU(cudaEventRecordWithFlags(c->ev[0], c->s, evf), "vcm timing");
+  if (c->map_upload)
+    maxima_k<true><<<mblocks, MAX_THREADS, 0, c->s>>>(c->I0, c->d_q1, c->I1, d, c->maxbits);
+  else {
+    LT_CU(cudaMemcpyAsync(c->I1, c->h_q[1], npx, cudaMemcpyHostToDevice, c->s), "vcm frame upload");
+    maxima_k<false><<<mblocks, MAX_THREADS, 0, c->s>>>(c->I0, c->I1, NULL, d, c->maxbits);
+  }
+#define LT_VCM_PTS(KM)                                                                                          \
+  points_k<KM><<<ncell, PTS_THREADS, 0, c->s>>>(c->I0, c->I1, d, c->maxbits, c->maxbits + 2, c->cellidx, c->cellcnt, \
+                                                c->px, c->py, c->cstart, c->n)
+  switch (d.k) {
+  case 1: LT_VCM_PTS(1); break;
+  case 2: LT_VCM_PTS(2); break;
+  case 3: LT_VCM_PTS(3); break;
+  case 4: LT_VCM_PTS(4); break;
+  default: LT_VCM_PTS(0);
+  }
+#undef LT_VCM_PTS
   LT_CU(cudaEventRecordWithFlags(c->ev[1], c->s, evf), "vcm timing");
   if (d.patch == 5 && c->ncm_simd)
     ncm5_k<true><<<d.maxpts, MAP_THREADS, c->ncm_smem, c->s>>>(c->I0, c->I1, c->px, c->py, c->n, d, c->ncm);
@@ -1498,6 +1647,9 @@ static int launch_pair(cuda_ctx *c, int capturing)
   LT_CU(cudaGetLastError(), "vcm kernels");
   LT_CU(cudaMemcpyAsync(c->h_n, c->n, sizeof(int), cudaMemcpyDeviceToHost, c->s), "vcm count download");
   LT_CU(cudaMemcpyAsync(c->nprev, c->n, sizeof(int), cudaMemcpyDeviceToDevice, c->s), "vcm count");
+  /* all slots (n is not known here): at most maxpts, past n unspecified */
+  LT_CU(cudaMemcpyAsync(c->h_vec, c->cur, (size_t)d.maxpts * sizeof *c->h_vec, cudaMemcpyDeviceToHost, c->s),
+        "vcm vector download");
   return 0;
 }
 
@@ -1528,17 +1680,16 @@ static int pair_graph(cuda_ctx *c, cudaGraphExec_t *out)
   return 0;
 }
 
-/* Uploads I0 (when up0) and I1 from the staging, then the pair's device
- * work (one graph launch) and the vectors' download, one synchronisation.
- * ev[0] is recorded after the host's staging, so the points phase is GPU
- * time: the upload and the three point kernels. */
+/* Uploads I0 when up0 (a first pair: before the timed phases), then the
+ * pair's device work (one graph launch: I1's upload, kernels, the vectors'
+ * download), one synchronisation, and the pair's n vectors from the pinned
+ * h_vec to out. The points phase (ev[0] .. ev[1]) is GPU time: I1's upload
+ * and the two point kernels. */
 static int cu_run(cuda_ctx *c, int up0, lt_vcm_vector *out, int cap, int *nout)
 {
   const vcm_dev_params &d = c->d;
   size_t bytes = (size_t)d.w * d.h;
-  LT_CU(cudaEventRecord(c->ev[0], c->s), "vcm timing");
   if (up0) LT_CU(cudaMemcpyAsync(c->I0, c->h_q[0], bytes, cudaMemcpyHostToDevice, c->s), "vcm frame upload");
-  LT_CU(cudaMemcpyAsync(c->I1, c->h_q[1], bytes, cudaMemcpyHostToDevice, c->s), "vcm frame upload");
   cudaGraphExec_t g = NULL;
   if (c->use_graph && pair_graph(c, &g)) c->use_graph = 0;
   if (c->use_graph)
@@ -1547,11 +1698,6 @@ static int cu_run(cuda_ctx *c, int up0, lt_vcm_vector *out, int cap, int *nout)
     int e = launch_pair(c, 0);
     if (e) return e;
   }
-  /* all slots in the same trip (one synchronisation): at most cap, past n unspecified */
-  int all = d.maxpts < cap ? d.maxpts : cap;
-  if (all > 0)
-    LT_CU(cudaMemcpyAsync(out, c->cur, (size_t)all * sizeof *out, cudaMemcpyDeviceToHost, c->s),
-          "vcm vector download");
   LT_CU(cudaStreamSynchronize(c->s), "vcm pair");
   for (int k = 0; k < 3; k++) {
     float ms = 0.0f;
@@ -1559,6 +1705,7 @@ static int cu_run(cuda_ctx *c, int up0, lt_vcm_vector *out, int cap, int *nout)
     c->t[k] += 1e-3 * ms;
   }
   int n = *c->h_n, k = n < cap ? n : cap;
+  if (k > 0) memcpy(out, c->h_vec, (size_t)k * sizeof *out);
   lt_vcm_vector *t = c->prev; /* this field is the next pair's prior */
   c->prev = c->cur;
   c->cur = t;
