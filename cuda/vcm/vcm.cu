@@ -13,8 +13,9 @@
  *   maxima_k    interior maxima of the Sobel |Gx|+|Gy| of I0 and of |I1-I0|
  *               (integers, so their floats are the CPU's Gmax, Dmax), four
  *               pixels per thread, one atomicMax pair per block;
- *               LT_VCM_UPLOAD=map: it reads I1 from the mapped staging and
- *               stores the device copy itself (no copy node);
+ *               where the device maps pinned memory it reads I1 from the
+ *               staging over the bus and stores the device copy itself (no
+ *               copy node; LT_VCM_UPLOAD=copy: a copy before it);
  *   points_k    one block per sub-window: F of its pixels (the Sobel again
  *               from I0, the CPU's float operations, so F is equal to the
  *               bit), each thread's K best in index order (in registers for
@@ -57,7 +58,7 @@
  * Everything is allocated in create; pair allocates nothing. Experiments
  * (environment, for A/B runs; all give the same vectors): LT_VCM_TILE=0 or
  * WxH, LT_VCM_BAND_OCC=4, LT_VCM_PER_CELL=1, LT_VCM_NCM=sad,
- * LT_VCM_NO_GRAPH=1, LT_VCM_UPLOAD=map (cu_alloc). */
+ * LT_VCM_NO_GRAPH=1, LT_VCM_UPLOAD=copy (cu_alloc). */
 #include <limits.h>
 #include <math.h>
 #include <stdint.h>
@@ -87,7 +88,7 @@ struct cuda_ctx {
   cudaStream_t s;
   uint8_t *I0, *I1;  /* the pair's frames rounded to bytes (lt_vcm_round8) */
   uint8_t *h_q[2];   /* pinned staging of the rounded frames */
-  const uint8_t *d_q1; /* h_q[1] as the device sees it (mapped; LT_VCM_UPLOAD=map) */
+  const uint8_t *d_q1; /* h_q[1] as the device sees it (mapped; unless LT_VCM_UPLOAD=copy) */
   float *ncm, *wt;
   unsigned *maxbits; /* [0] Gmax, [1] Dmax (integers), [2] points_k's count of finished blocks;
                         zero between pairs (points_k's last block resets them) */
@@ -102,7 +103,7 @@ struct cuda_ctx {
   int per_cell;            /* vcm_k with a block per sub-window (K <= 2; LT_VCM_PER_CELL=1) */
   int ncm_simd;            /* ncm5_k<true> (unless LT_VCM_NCM=sad) */
   int use_graph;           /* the pair's device work as a CUDA Graph (until a capture fails) */
-  int map_upload;          /* maxima_k reads I1 from the mapped staging (no copy node) */
+  int map_upload;          /* maxima_k reads I1 from the mapped staging (no copy node; cu_alloc) */
   int tile_x, tile_y;      /* vcm_band_k's tile of sub-windows; 0: vcm_k (LT_VCM_TILE=0) */
   int band_occ;            /* vcm_band_k's blocks per SM by its launch bounds (5, or 4 with 8
                               loads ahead: LT_VCM_BAND_OCC=4) */
@@ -258,50 +259,57 @@ template <> struct topk<0> {
 };
 
 /* points_k: one block per sub-window. Each thread F of its pixels (the
- * Sobel again from I0, the CPU's float operations: F equal to the bit) and
- * its K best; K rounds of a block arg-max (F desc, index asc) = the CPU's
- * selection into cellidx / cellcnt. The last block to finish (a counter,
- * after a fence) packs the points in cell order: a prefix sum of the
- * counts over contiguous runs of cells per thread, px / py, cstart and n.
- * It then zeroes the counter and the maxima for the next pair (every block
- * read the maxima before counting itself), so no memset precedes the pair. */
+ * Sobel again from I0, the CPU's float operations: F equal to the bit; the
+ * loads of four pixels in flight before any F) and its K best; K rounds of
+ * a block arg-max (F desc, index asc) = the CPU's selection into cellidx /
+ * cellcnt. The last block to finish (a counter, after a fence) packs the
+ * points in cell order: cells in passes of PTS_CH x PTS_THREADS, each pass
+ * one round of count loads, one of index loads and a block prefix sum of
+ * its PTS_CH columns (px / py, cstart, n). It then zeroes the counter and
+ * the maxima for the next pair (every block read the maxima before
+ * counting itself), so no memset precedes the pair. */
 #define PTS_THREADS 128
+#define PTS_CH 8
 template <int KM>
 __global__ void __launch_bounds__(PTS_THREADS)
 points_k(const uint8_t *__restrict__ I0, const uint8_t *__restrict__ I1, vcm_dev_params d, unsigned *maxbits,
          unsigned *done, int *__restrict__ cellidx, int *__restrict__ cellcnt, int *__restrict__ px,
          int *__restrict__ py, int *__restrict__ cstart, int *__restrict__ n)
 {
-  __shared__ float sf[2][PTS_THREADS / 32];
-  __shared__ int si[2][PTS_THREADS / 32], sl[PTS_THREADS / 32];
-  __shared__ float smax[2];
+  enum { NW = PTS_THREADS / 32 };
+  __shared__ float sf[2][NW];
+  __shared__ int si[2][NW], ws[PTS_CH][NW];
   __shared__ int last;
   int cell = blockIdx.x, cy = cell / d.gx, cx = cell % d.gx, k = KM ? KM : d.k, lane = threadIdx.x % 32;
   int wp = threadIdx.x / 32;
-  if (threadIdx.x == 0) {
-    smax[0] = (float)maxbits[0];
-    smax[1] = (float)maxbits[1];
-  }
-  __syncthreads();
-  float gmax = smax[0], dmax = smax[1];
+  float gmax = (float)maxbits[0], dmax = (float)maxbits[1]; /* (written by maxima_k) */
   int y0 = (int)((long long)cy * d.h / d.gy), y1 = (int)((long long)(cy + 1) * d.h / d.gy);
   int x0 = (int)((long long)cx * d.w / d.gx), x1 = (int)((long long)(cx + 1) * d.w / d.gx);
   int cw = x1 - x0, npx = cw * (y1 - y0);
   topk<KM> best;
   best.init(k);
-  if (gmax > 0.0f && dmax > 0.0f)
-    for (int t = threadIdx.x; t < npx; t += PTS_THREADS) {
-      int x = x0 + t % cw, y = y0 + t / cw;
-      if (y < d.margin || y >= d.h - d.margin || x < d.margin || x >= d.w - d.margin) continue;
-      size_t i = (size_t)y * d.w + x;
+  for (int t0 = 0; t0 < npx; t0 += 4 * PTS_THREADS) {
+    int gv[4], dv[4], iv[4];
+#pragma unroll
+    for (int u = 0; u < 4; u++) {
+      int t = t0 + u * PTS_THREADS + threadIdx.x, x = x0 + t % cw, y = y0 + t / cw;
+      gv[u] = -1;
+      if (t >= npx || y < d.margin || y >= d.h - d.margin || x < d.margin || x >= d.w - d.margin) continue;
       const uint8_t *b = I0 + (size_t)y * d.w;
-      float g = (float)sobel_at(b - d.w, b, b + d.w, x - 1, x, x + 1);
-      float df = fabsf((float)I1[i] - (float)b[x]);
+      iv[u] = y * d.w + x;
+      gv[u] = sobel_at(b - d.w, b, b + d.w, x - 1, x, x + 1);
+      dv[u] = abs((int)I1[iv[u]] - (int)b[x]);
+    }
+#pragma unroll
+    for (int u = 0; u < 4; u++) {
+      if (gv[u] < 0 || !(gmax > 0.0f && dmax > 0.0f)) continue;
+      float g = (float)gv[u], df = (float)dv[u];
       float gn = g / gmax, dn = df / dmax;
       float f = gn < dn ? gn : dn;
       if (f < d.min_strength || df < d.min_contrast || g < d.gmin) f = 0.0f;
-      if (f > 0.0f) best.insert(f, (int)i, k);
+      if (f > 0.0f) best.insert(f, iv[u], k);
     }
+  }
   int out = 0;
   for (int r = 0; r < k; r++) {
     float f = best.f[0];
@@ -319,7 +327,7 @@ points_k(const uint8_t *__restrict__ I0, const uint8_t *__restrict__ I1, vcm_dev
       si[r & 1][wp] = idx;
     }
     __syncthreads(); /* (two buffers: round r + 2 writes after round r + 1's barrier) */
-    for (int w = 0; w < PTS_THREADS / 32; w++)
+    for (int w = 0; w < NW; w++)
       if (better(sf[r & 1][w], si[r & 1][w], f, idx)) {
         f = sf[r & 1][w];
         idx = si[r & 1][w];
@@ -337,29 +345,60 @@ points_k(const uint8_t *__restrict__ I0, const uint8_t *__restrict__ I1, vcm_dev
   __syncthreads();
   if (!last) return;
   __threadfence();
-  int ncell = d.gx * d.gy, per = (ncell + PTS_THREADS - 1) / PTS_THREADS;
-  int c0 = threadIdx.x * per, c1 = min(c0 + per, ncell), sum = 0;
-  for (int c = c0; c < c1; c++) sum += __ldcg(&cellcnt[c]);
-  int incl = sum; /* inclusive scan of the threads' sums: warps, then across them */
-  for (int o = 1; o < 32; o <<= 1) {
-    int v = __shfl_up_sync(0xffffffffu, incl, o);
-    if (lane >= o) incl += v;
-  }
-  if (lane == 31) sl[wp] = incl;
-  __syncthreads();
-  for (int w = 0; w < wp; w++) incl += sl[w];
-  int at = incl - sum;
-  for (int c = c0; c < c1; c++) {
-    int m = __ldcg(&cellcnt[c]);
-    cstart[c] = at;
-    for (int r = 0; r < m; r++, at++) {
-      int idx = __ldcg(&cellidx[(size_t)c * d.k + r]);
-      px[at] = idx % d.w;
-      py[at] = idx / d.w;
+  int ncell = d.gx * d.gy, carry = 0;
+  for (int base = 0; base < ncell; base += PTS_CH * PTS_THREADS) {
+    int cn[PTS_CH], inc[PTS_CH], id[PTS_CH][KM ? KM : 1];
+#pragma unroll
+    for (int j = 0; j < PTS_CH; j++) {
+      int c = base + j * PTS_THREADS + threadIdx.x;
+      cn[j] = c < ncell ? __ldcg(&cellcnt[c]) : 0;
     }
+#pragma unroll
+    for (int j = 0; j < PTS_CH; j++) { /* all index loads in flight together (K <= 4) */
+      int c = base + j * PTS_THREADS + threadIdx.x;
+#pragma unroll
+      for (int r = 0; r < (KM ? KM : 1); r++) id[j][r] = KM && r < cn[j] ? __ldcg(&cellidx[(size_t)c * d.k + r]) : 0;
+    }
+#pragma unroll
+    for (int j = 0; j < PTS_CH; j++) { /* inclusive scans of the PTS_CH columns, warp by warp */
+      inc[j] = cn[j];
+      for (int o = 1; o < 32; o <<= 1) {
+        int v = __shfl_up_sync(0xffffffffu, inc[j], o);
+        if (lane >= o) inc[j] += v;
+      }
+      if (lane == 31) ws[j][wp] = inc[j];
+    }
+    __syncthreads();
+#pragma unroll
+    for (int j = 0; j < PTS_CH; j++) {
+      int c = base + j * PTS_THREADS + threadIdx.x, before = 0, tot = 0;
+      for (int w = 0; w < NW; w++) {
+        tot += ws[j][w];
+        before += w < wp ? ws[j][w] : 0;
+      }
+      int at = carry + before + inc[j] - cn[j];
+      if (c < ncell) {
+        cstart[c] = at;
+        if (KM) {
+#pragma unroll
+          for (int r = 0; r < (KM ? KM : 1); r++)
+            if (r < cn[j]) {
+              px[at + r] = id[j][r] % d.w;
+              py[at + r] = id[j][r] / d.w;
+            }
+        } else
+          for (int r = 0; r < cn[j]; r++) {
+            int idx = __ldcg(&cellidx[(size_t)c * d.k + r]);
+            px[at + r] = idx % d.w;
+            py[at + r] = idx / d.w;
+          }
+      }
+      carry += tot;
+    }
+    __syncthreads(); /* ws is read before the next pass writes it */
   }
-  if (threadIdx.x == PTS_THREADS - 1) {
-    *n = cstart[ncell] = incl;
+  if (threadIdx.x == 0) {
+    *n = cstart[ncell] = carry;
     *done = 0;
     maxbits[0] = maxbits[1] = 0;
   }
@@ -1403,11 +1442,17 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
   c->per_cell = p->points_per_cell <= 2 && c->kpt <= 17 && pc && strcmp(pc, "1") == 0;
   c->ncm_simd = !(nv && strcmp(nv, "sad") == 0);
   c->use_graph = !(ng && *ng && strcmp(ng, "0") != 0);
-  /* LT_VCM_UPLOAD=map: maxima_k reads the staged I1 over the bus itself
-   * (mapped pinned memory) instead of a copy before it */
+  /* maxima_k reads the staged I1 over the bus itself (mapped pinned
+   * memory) where the device can, instead of a copy before it: points
+   * phase 37 vs 44 us per 640x480 pair on the H100 (docs/PERFORMANCE.md,
+   * 2026-11-24 03:11 UTC); LT_VCM_UPLOAD=copy: the copy */
   const char *up = getenv("LT_VCM_UPLOAD");
-  c->map_upload = up && strcmp(up, "map") == 0;
-  if (c->map_upload) LT_CU(cudaHostGetDevicePointer((void **)&c->d_q1, c->h_q[1], 0), "vcm mapped staging");
+  int dev = 0, can_map = 0;
+  if (!(up && strcmp(up, "copy") == 0) && cudaGetDevice(&dev) == cudaSuccess &&
+      cudaDeviceGetAttribute(&can_map, cudaDevAttrCanMapHostMemory, dev) == cudaSuccess && can_map &&
+      cudaHostGetDevicePointer((void **)&c->d_q1, c->h_q[1], 0) == cudaSuccess)
+    c->map_upload = 1;
+  (void)cudaGetLastError(); /* a refusal above leaves the copy */
   /* the tiled accumulation (vcm_band_k + vcm_pick_k) where a point has
    * on average at least 6 neighbours (pi R^2 K per sub-window area), else
    * vcm_k: on the H100 (docs/PERFORMANCE.md, 2026-11-24 01:22 UTC) the
