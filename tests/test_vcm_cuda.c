@@ -1,7 +1,8 @@
 /* test_vcm_cuda.c - the CUDA VCM backend (cuda/vcm/vcm.cu) against the CPU
  * reference (src/vcm/vcm.c): the same points in the same order, vectors
  * within tolerance, on Yosemite 9->10 (defaults), four pairs 8->9->10->9->8
- * (every pair compared), a 157x121 frame with K 4, Yosemite 8->9->10 with the
+ * (every pair compared; through pair8 with and without prefetch8, and with
+ * wrong prefetches), a 157x121 frame with K 4, Yosemite 8->9->10 with the
  * temporal prior, synthetic rotation, the exp similarity and parabola
  * refinement, patch 7 with K 1, K 3, a 40x30 frame under a 64x64 search, search 128 (large shared
  * memory), uniform frames (n = 0). SKIP when no CUDA device (or a CPU-only
@@ -42,7 +43,10 @@ static char nm[512];
  * every pair's output (the CUDA backend gets I0 NULL after the first pair,
  * the kept copy, as from the vcm mode; the CPU the frame's pointer).
  * bytes: the CUDA backend gets the frames as bytes through pair8
- * (lt_vcm_round8's values, as the vcm mode passes 8-bit video's grey8). */
+ * (lt_vcm_round8's values, as the vcm mode passes 8-bit video's grey8);
+ * 2: and before each pair the next pair's frame through prefetch8 (as the
+ * vcm mode); 3: every other such hint a wrong frame (255 - bytes, another
+ * buffer), which the next pair8 must not take. */
 static void compare_as(const char *what, const lt_vcm_params *p, const float *const *frames, int pairs, int w,
                        int h, double tol, double frac_within, int expect_points, int bytes)
 {
@@ -52,22 +56,28 @@ static void compare_as(const char *what, const lt_vcm_params *p, const float *co
                          calloc((size_t)cap * pairs, sizeof(lt_vcm_vector))};
   const lt_vcm_backend *be[2] = {&lt_vcm_backend_cpu, &lt_vcm_backend_cuda};
   size_t np = (size_t)w * h;
-  uint8_t *q[2] = {malloc(np), malloc(np)};
+  uint8_t **q = malloc((pairs + 2) * sizeof *q);
+  for (int j = 0; j <= pairs + 1; j++) {
+    q[j] = malloc(np);
+    if (j <= pairs) lt_vcm_round8(frames[j], np, NULL, q[j]);
+  }
+  for (size_t i = 0; i < np; i++) q[pairs + 1][i] = (uint8_t)(255 - q[pairs][i]); /* the wrong frame */
   for (int b = 0; b < 2; b++) {
     void *ctx;
     err[b] = be[b]->create(&ctx, p, w, h);
     for (int k = 0; k < pairs && !err[b]; k++) {
       lt_vcm_vector *o = v[b] + (size_t)k * cap;
       if (b && bytes) {
-        for (int j = 0; j < 2; j++) lt_vcm_round8(frames[k + j], np, NULL, q[j]);
-        err[b] = be[b]->pair8(ctx, k ? NULL : q[0], q[1], o, cap, &n[b][k]);
+        if (bytes >= 2 && k + 2 <= pairs && be[b]->prefetch8)
+          err[b] = be[b]->prefetch8(ctx, bytes == 3 && k % 2 ? q[pairs + 1] : q[k + 2]);
+        if (!err[b]) err[b] = be[b]->pair8(ctx, k ? NULL : q[0], q[k + 1], o, cap, &n[b][k]);
       } else
         err[b] = be[b]->pair(ctx, b && k ? NULL : frames[k], frames[k + 1], o, cap, &n[b][k]); /* CUDA: I0 NULL after the first */
     }
     if (!err[b]) be[b]->destroy(ctx);
   }
-  free(q[0]);
-  free(q[1]);
+  for (int j = 0; j <= pairs + 1; j++) free(q[j]);
+  free(q);
   if (err[0] || err[1]) {
     T_CHECK(NAME("cuda vs cpu %s", what), 0, "errors cpu %d cuda %d", err[0], err[1]);
     goto out;
@@ -158,11 +168,16 @@ int main(void)
    * CUDA graphs, the point kernels' counters reset from pair to pair) */
   const float *seq[5] = {y8, y9, y10, y9, y8};
   compare("yosemite 8->9->10->9->8 defaults, every pair", &p, seq, 4, w, h, VCM_TOL_EXACT, 1.0, 1);
+  compare_as("yosemite 8->9->10->9->8, pair8 with prefetch8 of the next frame", &p, seq, 4, w, h, VCM_TOL_EXACT,
+             1.0, 1, 2);
+  compare_as("yosemite 8->9->10->9->8, pair8, every other prefetch8 a wrong frame", &p, seq, 4, w, h,
+             VCM_TOL_EXACT, 1.0, 1, 3);
   lt_vcm_params t = p;
   t.temporal_weight = 0.5f;
   compare("yosemite 8->9->10 temporal prior 0.5", &t, yos3, 2, w, h, VCM_TOL_EXACT, 1.0, 1);
   compare_as("yosemite 8->9->10 temporal 0.5, CUDA through pair8 (bytes)", &t, yos3, 2, w, h, VCM_TOL_EXACT, 1.0,
              1, 1);
+  compare_as("yosemite 8->9->10 temporal 0.5, pair8 with prefetch8", &t, yos3, 2, w, h, VCM_TOL_EXACT, 1.0, 1, 2);
   t = p;
   t.similarity = LT_VCM_SIM_EXP;
   compare("yosemite exp similarity", &t, yos, 1, w, h, VCM_TOL_EXP, 0.99, 1);

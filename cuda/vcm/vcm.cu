@@ -87,7 +87,14 @@ struct cuda_ctx {
   vcm_dev_params d;
   cudaStream_t s;
   uint8_t *I0, *I1;  /* the pair's frames rounded to bytes (lt_vcm_round8) */
-  uint8_t *h_q[2];   /* pinned staging of the rounded frames */
+  uint8_t *In;       /* the third frame buffer: the next frame's prefetch (cu_prefetch8) */
+  uint8_t *fr[3];    /* the three as allocated (I0, I1, In rotate among them) */
+  uint8_t *h_q[3];   /* pinned staging of the rounded frames: I0, I1, the prefetched one */
+  cudaStream_t s2;   /* the prefetch's upload, beside the pair's work */
+  cudaEvent_t ev_up; /* after the prefetch's upload */
+  const uint8_t *pf_req;  /* cu_prefetch8's frame, to go up during the next pair's work */
+  const uint8_t *pf_have; /* the host frame whose copy is in In (or on its way), else NULL */
+  int pf_pending;         /* a prefetch upload was queued (ev_up recorded) */
   const uint8_t *d_q1; /* h_q[1] as the device sees it (mapped; unless LT_VCM_UPLOAD=copy) */
   float *ncm, *wt;
   unsigned *maxbits; /* [0] Gmax, [1] Dmax (integers), [2] points_k's count of finished blocks;
@@ -110,8 +117,8 @@ struct cuda_ctx {
   int nband;               /* bands of MAP_THREADS offsets (vcm_band_k's grid.y) */
   unsigned long long *keys; /* per point and band: the band's best (key_rank) */
   float4 *pri;             /* per point: the temporal prior (prior_k; only with a temporal weight) */
-  cudaGraphExec_t graph[2][2]; /* by I0 == I_base?, prev == prev_base? (the buffers swap) */
-  uint8_t *I_base;         /* I0 as allocated */
+  cudaGraphExec_t graph[3][3][2][2]; /* by the buffers I0 and I1 are (fr[]), prev == prev_base?, I1
+                                       already on the device (prefetched)? (the buffers rotate) */
   lt_vcm_vector *prev_base; /* prev as allocated */
   const float *last_I1;    /* host pointer of the last pair's I1 (its copy is in I1) */
   int have_last;           /* I1 holds the last pair's I1 (from pair or pair8) */
@@ -1361,12 +1368,18 @@ static void cu_destroy(void *vctx)
   cuda_ctx *c = (cuda_ctx *)vctx;
   if (!c) return;
   if (c->s) cudaStreamSynchronize(c->s);
-  for (int a = 0; a < 2; a++)
+  for (int a = 0; a < 3; a++)
     for (int b = 0; b < 2; b++)
-      if (c->graph[a][b]) cudaGraphExecDestroy(c->graph[a][b]);
-  cudaFree(c->I0);
-  cudaFree(c->I1);
-  for (int k = 0; k < 2; k++) cudaFreeHost(c->h_q[k]);
+      for (int e = 0; e < 3; e++)
+        for (int f = 0; f < 2; f++)
+          if (c->graph[a][e][b][f]) cudaGraphExecDestroy(c->graph[a][e][b][f]);
+  if (c->s2) cudaStreamSynchronize(c->s2);
+  for (int k = 0; k < 3; k++) {
+    cudaFree(c->fr[k]);
+    cudaFreeHost(c->h_q[k]);
+  }
+  if (c->ev_up) cudaEventDestroy(c->ev_up);
+  if (c->s2) cudaStreamDestroy(c->s2);
   cudaFree(c->ncm);
   cudaFree(c->wt);
   cudaFree(c->maxbits);
@@ -1395,9 +1408,15 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
   size_t npx = (size_t)w * h, m2 = (size_t)c->d.side * c->d.side, maxpts = c->d.maxpts;
   size_t ncell = (size_t)p->grid_x * p->grid_y, nwt = (size_t)p->coherence_radius * p->coherence_radius + 1;
   LT_CU(cudaStreamCreateWithFlags(&c->s, cudaStreamNonBlocking), "vcm stream");
-  LT_CU(cudaMalloc(&c->I0, npx), "vcm frame buffers");
-  LT_CU(cudaMalloc(&c->I1, npx), "vcm frame buffers");
-  for (int k = 0; k < 2; k++) LT_CU(cudaMallocHost(&c->h_q[k], npx), "vcm pinned frame staging");
+  LT_CU(cudaStreamCreateWithFlags(&c->s2, cudaStreamNonBlocking), "vcm upload stream");
+  LT_CU(cudaEventCreateWithFlags(&c->ev_up, cudaEventDisableTiming), "vcm upload event");
+  for (int k = 0; k < 3; k++) {
+    LT_CU(cudaMalloc(&c->fr[k], npx), "vcm frame buffers");
+    LT_CU(cudaMallocHost(&c->h_q[k], npx), "vcm pinned frame staging");
+  }
+  c->I0 = c->fr[0];
+  c->I1 = c->fr[1];
+  c->In = c->fr[2];
   LT_CU(cudaMalloc(&c->ncm, maxpts * m2 * sizeof(float)), "vcm NCMs");
   LT_CU(cudaMalloc(&c->wt, nwt * sizeof(float)), "vcm weights");
   LT_CU(cudaMalloc(&c->maxbits, 3 * sizeof(unsigned)), "vcm maxima");
@@ -1411,7 +1430,6 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
   LT_CU(cudaMalloc(&c->n, sizeof(int)), "vcm count");
   LT_CU(cudaMalloc(&c->nprev, sizeof(int)), "vcm count");
   LT_CU(cudaMalloc(&c->prev, maxpts * sizeof(lt_vcm_vector)), "vcm vectors");
-  c->I_base = c->I0;
   c->prev_base = c->prev;
   LT_CU(cudaMalloc(&c->cur, maxpts * sizeof(lt_vcm_vector)), "vcm vectors");
   LT_CU(cudaMallocHost(&c->h_n, sizeof(int)), "vcm pinned count");
@@ -1566,13 +1584,13 @@ static int cu_keep_last(cuda_ctx *c)
   return 0;
 }
 
-static int cu_run(cuda_ctx *c, int up0, lt_vcm_vector *out, int cap, int *nout);
+static int cu_run(cuda_ctx *c, int up0, int ondev, lt_vcm_vector *out, int cap, int *nout);
 
 /* The frames go up as bytes from pinned staging (a quarter of the float
  * frame), asynchronously; the staging is free again since the last pair
  * ended synchronised. pair rounds floats into it (the CPU backend's
  * lt_vcm_round8), pair8 copies 8-bit video's bytes (no rounding: the
- * same values). */
+ * same values), or finds I1 prefetched (cu_prefetch8). */
 static int cu_pair(void *vctx, const float *I0, const float *I1, lt_vcm_vector *out, int cap, int *nout)
 {
   cuda_ctx *c = (cuda_ctx *)vctx;
@@ -1587,8 +1605,9 @@ static int cu_pair(void *vctx, const float *I0, const float *I1, lt_vcm_vector *
   }
   c->last_I1 = NULL; /* until this upload has been made */
   c->have_last = 0;
+  c->pf_have = NULL; /* a prefetched frame is not used by pair (floats) */
   lt_vcm_round8(I1, bytes, NULL, c->h_q[1]);
-  if ((err = cu_run(c, up0, out, cap, nout))) return err;
+  if ((err = cu_run(c, up0, 0, out, cap, nout))) return err;
   c->last_I1 = I1;
   c->have_last = 1;
   return 0;
@@ -1608,9 +1627,28 @@ static int cu_pair8(void *vctx, const uint8_t *Q0, const uint8_t *Q1, lt_vcm_vec
   }
   c->last_I1 = NULL; /* no float buffer holds it */
   c->have_last = 0;  /* until this upload has been made */
-  memcpy(c->h_q[1], Q1, bytes);
-  if ((err = cu_run(c, up0, out, cap, nout))) return err;
+  int ondev = c->pf_have && c->pf_have == Q1; /* the frame cu_prefetch8 sent during the last pair */
+  c->pf_have = NULL;
+  if (ondev) { /* In holds it (once ev_up has passed): it becomes I1, the old I1 the spare */
+    uint8_t *t = c->I1;
+    c->I1 = c->In;
+    c->In = t;
+  } else
+    memcpy(c->h_q[1], Q1, bytes);
+  if ((err = cu_run(c, up0, ondev, out, cap, nout))) return err;
   c->have_last = 1;
+  return 0;
+}
+
+/* The next pair8's Q1, when the caller knows it (the vcm mode: the next
+ * decoded frame): it is staged and sent to the spare frame buffer on the
+ * second stream during the next pair's device work, so that pair8 then
+ * finds it on the device if Q1 is this pointer (the frame must stay
+ * unchanged until then). */
+static int cu_prefetch8(void *vctx, const uint8_t *next)
+{
+  cuda_ctx *c = (cuda_ctx *)vctx;
+  c->pf_req = next;
   return 0;
 }
 
@@ -1620,7 +1658,7 @@ static int cu_pair8(void *vctx, const uint8_t *Q0, const uint8_t *Q1, lt_vcm_vec
  * too), I1's upload (a copy, or maxima_k's reads of the mapped staging),
  * the kernels, the count's copies and the vectors' download into the
  * pinned h_vec. */
-static int launch_pair(cuda_ctx *c, int capturing)
+static int launch_pair(cuda_ctx *c, int capturing, int ondev)
 {
   /* external records in a capture (graph nodes that record); outside one
    * that flag is an error (cudaErrorIllegalState), plain records */
@@ -1629,7 +1667,9 @@ static int launch_pair(cuda_ctx *c, int capturing)
   size_t npx = (size_t)d.w * d.h;
   int ncell = d.gx * d.gy, mblocks = (int)((npx + 4 * MAX_THREADS - 1) / (4 * MAX_THREADS));
   LT_CU(cudaEventRecordWithFlags(c->ev[0], c->s, evf), "vcm timing");
-  if (c->map_upload)
+  if (ondev) /* prefetched (cu_run waits for its upload before the pair) */
+    maxima_k<false><<<mblocks, MAX_THREADS, 0, c->s>>>(c->I0, c->I1, NULL, d, c->maxbits);
+  else if (c->map_upload)
     maxima_k<true><<<mblocks, MAX_THREADS, 0, c->s>>>(c->I0, c->d_q1, c->I1, d, c->maxbits);
   else {
     LT_CU(cudaMemcpyAsync(c->I1, c->h_q[1], npx, cudaMemcpyHostToDevice, c->s), "vcm frame upload");
@@ -1699,49 +1739,63 @@ static int launch_pair(cuda_ctx *c, int capturing)
 }
 
 /* launch_pair captured into a graph for the current frame and vector
- * buffers (which swap from pair to pair: at most 2 x 2 graphs, each
- * captured at its first use); 1 when capturing is not possible (then plain
+ * buffers (which rotate from pair to pair: each combination captured at
+ * its first use) and ondev; 1 when capturing is not possible (then plain
  * launches from then on), after one note. */
-static int pair_graph(cuda_ctx *c, cudaGraphExec_t *out)
+static int pair_graph(cuda_ctx *c, int ondev, cudaGraphExec_t *out)
 {
-  int gi = c->I0 != c->I_base, gv = c->prev != c->prev_base;
-  if (c->graph[gi][gv]) {
-    *out = c->graph[gi][gv];
+  int g0 = c->I0 == c->fr[0] ? 0 : c->I0 == c->fr[1] ? 1 : 2, g1 = c->I1 == c->fr[0] ? 0 : c->I1 == c->fr[1] ? 1 : 2;
+  cudaGraphExec_t *slot = &c->graph[g0][g1][c->prev != c->prev_base][ondev];
+  if (*slot) {
+    *out = *slot;
     return 0;
   }
   cudaGraph_t gr = NULL;
   cudaError_t ce = cudaStreamBeginCapture(c->s, cudaStreamCaptureModeThreadLocal);
-  int e = ce == cudaSuccess ? launch_pair(c, 1) : 1;
+  int e = ce == cudaSuccess ? launch_pair(c, 1, ondev) : 1;
   if (ce == cudaSuccess) ce = cudaStreamEndCapture(c->s, &gr);
-  if (!e && ce == cudaSuccess) ce = cudaGraphInstantiate(&c->graph[gi][gv], gr, 0);
+  if (!e && ce == cudaSuccess) ce = cudaGraphInstantiate(slot, gr, 0);
   if (gr) cudaGraphDestroy(gr);
   if (e || ce != cudaSuccess) {
     (void)cudaGetLastError();
-    c->graph[gi][gv] = NULL;
+    *slot = NULL;
     lt_info("vcm: no CUDA Graph for the pair (%s); plain launches", cudaGetErrorString(ce));
     return 1;
   }
-  *out = c->graph[gi][gv];
+  *out = *slot;
   return 0;
 }
 
-/* Uploads I0 when up0 (a first pair: before the timed phases), then the
- * pair's device work (one graph launch: I1's upload, kernels, the vectors'
- * download), one synchronisation, and the pair's n vectors from the pinned
- * h_vec to out. The points phase (ev[0] .. ev[1]) is GPU time: I1's upload
- * and the two point kernels. */
-static int cu_run(cuda_ctx *c, int up0, lt_vcm_vector *out, int cap, int *nout)
+/* Uploads I0 when up0 (a first pair: before the timed phases), waits for
+ * the prefetch's upload when ondev (I1 came that way), then the pair's
+ * device work (one graph launch: I1's upload unless ondev, kernels, the
+ * vectors' download); while it runs, the frame of cu_prefetch8 (if any) is
+ * staged and sent to the spare buffer In on the second stream; then one
+ * synchronisation and the pair's n vectors from the pinned h_vec to out.
+ * The points phase (ev[0] .. ev[1]) is GPU time: I1's upload (none when
+ * prefetched) and the two point kernels. */
+static int cu_run(cuda_ctx *c, int up0, int ondev, lt_vcm_vector *out, int cap, int *nout)
 {
   const vcm_dev_params &d = c->d;
   size_t bytes = (size_t)d.w * d.h;
   if (up0) LT_CU(cudaMemcpyAsync(c->I0, c->h_q[0], bytes, cudaMemcpyHostToDevice, c->s), "vcm frame upload");
+  if (ondev) LT_CU(cudaStreamWaitEvent(c->s, c->ev_up, 0), "vcm prefetched frame");
   cudaGraphExec_t g = NULL;
-  if (c->use_graph && pair_graph(c, &g)) c->use_graph = 0;
+  if (c->use_graph && pair_graph(c, ondev, &g)) c->use_graph = 0;
   if (c->use_graph)
     LT_CU(cudaGraphLaunch(g, c->s), "vcm pair graph");
   else {
-    int e = launch_pair(c, 0);
+    int e = launch_pair(c, 0, ondev);
     if (e) return e;
+  }
+  if (c->pf_req) { /* the next frame travels during this pair's work (In is no frame of it) */
+    if (c->pf_pending) LT_CU(cudaEventSynchronize(c->ev_up), "vcm prefetch staging"); /* h_q[2] read */
+    memcpy(c->h_q[2], c->pf_req, bytes);
+    LT_CU(cudaMemcpyAsync(c->In, c->h_q[2], bytes, cudaMemcpyHostToDevice, c->s2), "vcm frame prefetch");
+    LT_CU(cudaEventRecord(c->ev_up, c->s2), "vcm frame prefetch");
+    c->pf_pending = 1;
+    c->pf_have = c->pf_req;
+    c->pf_req = NULL;
   }
   LT_CU(cudaStreamSynchronize(c->s), "vcm pair");
   for (int k = 0; k < 3; k++) {
@@ -1764,4 +1818,5 @@ static void cu_phases(void *vctx, double s[3])
   for (int k = 0; k < 3; k++) s[k] = c->t[k];
 }
 
-extern "C" const lt_vcm_backend lt_vcm_backend_cuda = {"cuda", cu_create, cu_destroy, cu_pair, cu_phases, cu_pair8};
+extern "C" const lt_vcm_backend lt_vcm_backend_cuda = {"cuda",   cu_create, cu_destroy, cu_pair,
+                                                       cu_phases, cu_pair8,  cu_prefetch8};

@@ -364,10 +364,13 @@ static int step(void *m, lt_loop *L, const lt_frame *f, const lt_frame *prev)
    * of prev then, lt_loop_prev_index_only, unless --overlay draws on them);
    * 8-bit frames go in as the decoder's bytes (pair8: the same values, no
    * rounding of floats) */
-  const lt_frame *f0 = R->pairs_done ? NULL : prev;
-  if (R->be->pair8 && f->grey8 && (!f0 || f0->grey8))
+  const lt_frame *f0 = R->pairs_done ? NULL : prev, *nf;
+  if (R->be->pair8 && f->grey8 && (!f0 || f0->grey8)) {
+    /* the next frame, when decoded already, travels during this pair's work */
+    if (R->be->prefetch8 && lt_loop_peek(L, &nf) == 1 && nf->grey8 && (err = R->be->prefetch8(R->ctx, nf->grey8)))
+      return err;
     err = R->be->pair8(R->ctx, f0 ? f0->grey8 : NULL, f->grey8, R->vec, R->cap, &n);
-  else
+  } else
     err = R->be->pair(R->ctx, f0 ? f0->grey : NULL, f->grey, R->vec, R->cap, &n);
   if (err) return err;
   R->pairs_done++;

@@ -102,6 +102,11 @@ typedef struct lt_vcm_backend {
    * pair's I1, whether it came through pair or pair8 (and pair's I0 NULL
    * after a pair8 the same); no pointer test. */
   int (*pair8)(void *ctx, const uint8_t *Q0, const uint8_t *Q1, lt_vcm_vector *out, int cap, int *n);
+  /* Optional (NULL: none): the frame the next pair8 will get as Q1, when
+   * known, sent ahead during the next pair8's work; that pair8 uses it only
+   * if its Q1 is this pointer (the frame unchanged until then), else it
+   * takes Q1 as usual. Gives the same vectors as without. */
+  int (*prefetch8)(void *ctx, const uint8_t *next);
 } lt_vcm_backend;
 
 extern const lt_vcm_backend lt_vcm_backend_cpu;
