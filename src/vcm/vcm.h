@@ -140,6 +140,16 @@ void lt_vcm_strength(const float *mag, const float *I0, const float *I1, int w, 
  * row-major index; writes positions to px, py (room for
  * lt_vcm_max_points) and returns their number. */
 int lt_vcm_select(const float *F, int w, int h, const lt_vcm_params *p, int *px, int *py);
+/* lt_vcm_sobel, lt_vcm_strength and lt_vcm_select in two passes over the
+ * frame (the Sobel row by row with the maxima; then, per row of
+ * sub-windows, F row by row scanned into the sub-windows' K best, skipping
+ * runs of 16 pixels none of which can enter): the same points in the same
+ * order. mag: w*h floats (the Sobel); scratch: nthreads *
+ * lt_vcm_points_scratch(p, w) bytes; runs on nthreads OpenMP threads (the
+ * result does not depend on their number). Returns n. */
+size_t lt_vcm_points_scratch(const lt_vcm_params *p, int w);
+int lt_vcm_points(const float *I0, const float *I1, int w, int h, const lt_vcm_params *p, int nthreads, float *mag,
+                  void *scratch, int *px, int *py);
 /* NCM of the point (x, y): side*side similarities, row-major, offset
  * (ox, oy) at [(oy + S/2) * side + ox + S/2]. */
 void lt_vcm_ncm(const float *I0, const float *I1, int w, int h, int x, int y,
