@@ -95,6 +95,7 @@ struct cuda_ctx {
   const uint8_t *pf_req;  /* cu_prefetch8's frame, to go up during the next pair's work */
   const uint8_t *pf_have; /* the host frame whose copy is in In (or on its way), else NULL */
   int pf_pending;         /* a prefetch upload was queued (ev_up recorded) */
+  int inflight;           /* start8 queued a pair that finish has not collected */
   const uint8_t *d_q1; /* h_q[1] as the device sees it (mapped; unless LT_VCM_UPLOAD=copy) */
   float *ncm, *wt;
   unsigned *maxbits; /* [0] Gmax, [1] Dmax (integers), [2] points_k's count of finished blocks;
@@ -1584,7 +1585,8 @@ static int cu_keep_last(cuda_ctx *c)
   return 0;
 }
 
-static int cu_run(cuda_ctx *c, int up0, int ondev, lt_vcm_vector *out, int cap, int *nout);
+static int cu_launch(cuda_ctx *c, int up0, int ondev);
+static int cu_collect(cuda_ctx *c, lt_vcm_vector *out, int cap, int *nout);
 
 /* The frames go up as bytes from pinned staging (a quarter of the float
  * frame), asynchronously; the staging is free again since the last pair
@@ -1607,18 +1609,23 @@ static int cu_pair(void *vctx, const float *I0, const float *I1, lt_vcm_vector *
   c->have_last = 0;
   c->pf_have = NULL; /* a prefetched frame is not used by pair (floats) */
   lt_vcm_round8(I1, bytes, NULL, c->h_q[1]);
-  if ((err = cu_run(c, up0, 0, out, cap, nout))) return err;
+  if ((err = cu_launch(c, up0, 0)) || (err = cu_collect(c, out, cap, nout))) return err;
   c->last_I1 = I1;
   c->have_last = 1;
   return 0;
 }
 
-static int cu_pair8(void *vctx, const uint8_t *Q0, const uint8_t *Q1, lt_vcm_vector *out, int cap, int *nout)
+/* pair8's first half (start8): the frames staged or found prefetched, the
+ * pair's work queued; no wait. */
+static int cu_start8(void *vctx, const uint8_t *Q0, const uint8_t *Q1)
 {
   cuda_ctx *c = (cuda_ctx *)vctx;
   size_t bytes = (size_t)c->d.w * c->d.h;
   int err, up0 = 0;
-  *nout = 0;
+  if (c->inflight) {
+    lt_error("vcm: internal: start8 while a pair is in flight");
+    return LT_ERR_INTERNAL;
+  }
   if (!Q0) {
     if ((err = cu_keep_last(c))) return err;
   } else {
@@ -1635,9 +1642,31 @@ static int cu_pair8(void *vctx, const uint8_t *Q0, const uint8_t *Q1, lt_vcm_vec
     c->In = t;
   } else
     memcpy(c->h_q[1], Q1, bytes);
-  if ((err = cu_run(c, up0, ondev, out, cap, nout))) return err;
-  c->have_last = 1;
+  if ((err = cu_launch(c, up0, ondev))) return err;
+  c->have_last = 1; /* I1 holds Q1 for the next pair (stream order) */
+  c->inflight = 1;
   return 0;
+}
+
+/* The second half (finish): waits for the pair started by start8, its
+ * vectors as pair8's. */
+static int cu_finish(void *vctx, lt_vcm_vector *out, int cap, int *nout)
+{
+  cuda_ctx *c = (cuda_ctx *)vctx;
+  *nout = 0;
+  if (!c->inflight) {
+    lt_error("vcm: internal: finish without start8");
+    return LT_ERR_INTERNAL;
+  }
+  c->inflight = 0;
+  return cu_collect(c, out, cap, nout);
+}
+
+static int cu_pair8(void *vctx, const uint8_t *Q0, const uint8_t *Q1, lt_vcm_vector *out, int cap, int *nout)
+{
+  int err = cu_start8(vctx, Q0, Q1);
+  *nout = 0;
+  return err ? err : cu_finish(vctx, out, cap, nout);
 }
 
 /* The next pair8's Q1, when the caller knows it (the vcm mode: the next
@@ -1770,11 +1799,12 @@ static int pair_graph(cuda_ctx *c, int ondev, cudaGraphExec_t *out)
  * the prefetch's upload when ondev (I1 came that way), then the pair's
  * device work (one graph launch: I1's upload unless ondev, kernels, the
  * vectors' download); while it runs, the frame of cu_prefetch8 (if any) is
- * staged and sent to the spare buffer In on the second stream; then one
- * synchronisation and the pair's n vectors from the pinned h_vec to out.
+ * staged and sent to the spare buffer In on the second stream; cu_collect
+ * then synchronises and copies the pair's n vectors from the pinned h_vec
+ * to out.
  * The points phase (ev[0] .. ev[1]) is GPU time: I1's upload (none when
  * prefetched) and the two point kernels. */
-static int cu_run(cuda_ctx *c, int up0, int ondev, lt_vcm_vector *out, int cap, int *nout)
+static int cu_launch(cuda_ctx *c, int up0, int ondev)
 {
   const vcm_dev_params &d = c->d;
   size_t bytes = (size_t)d.w * d.h;
@@ -1797,6 +1827,13 @@ static int cu_run(cuda_ctx *c, int up0, int ondev, lt_vcm_vector *out, int cap, 
     c->pf_have = c->pf_req;
     c->pf_req = NULL;
   }
+  return 0;
+}
+
+/* The end of a pair queued by cu_launch: one synchronisation, the phase
+ * times, the vectors. */
+static int cu_collect(cuda_ctx *c, lt_vcm_vector *out, int cap, int *nout)
+{
   LT_CU(cudaStreamSynchronize(c->s), "vcm pair");
   for (int k = 0; k < 3; k++) {
     float ms = 0.0f;
@@ -1818,5 +1855,5 @@ static void cu_phases(void *vctx, double s[3])
   for (int k = 0; k < 3; k++) s[k] = c->t[k];
 }
 
-extern "C" const lt_vcm_backend lt_vcm_backend_cuda = {"cuda",   cu_create, cu_destroy, cu_pair,
-                                                       cu_phases, cu_pair8,  cu_prefetch8};
+extern "C" const lt_vcm_backend lt_vcm_backend_cuda = {"cuda",   cu_create, cu_destroy,   cu_pair,  cu_phases,
+                                                       cu_pair8, cu_prefetch8, cu_start8, cu_finish};

@@ -1200,4 +1200,4 @@ static void cpu_phases(void *vctx, double s[3])
   for (int k = 0; k < 3; k++) s[k] = c->t[k];
 }
 
-const lt_vcm_backend lt_vcm_backend_cpu = {"cpu", cpu_create, cpu_destroy, cpu_pair, cpu_phases, cpu_pair8, NULL};
+const lt_vcm_backend lt_vcm_backend_cpu = {"cpu", cpu_create, cpu_destroy, cpu_pair, cpu_phases, cpu_pair8, NULL, NULL, NULL};

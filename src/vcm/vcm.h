@@ -107,6 +107,12 @@ typedef struct lt_vcm_backend {
    * if its Q1 is this pointer (the frame unchanged until then), else it
    * takes Q1 as usual. Gives the same vectors as without. */
   int (*prefetch8)(void *ctx, const uint8_t *next);
+  /* Optional (NULL: none): pair8 in two halves, so that the caller can
+   * work while the pair runs (the vcm mode writes the last pair's rows):
+   * start8 queues the pair and returns, finish waits for it and gives its
+   * vectors as pair8 would; one pair in flight (start8, finish, start8...). */
+  int (*start8)(void *ctx, const uint8_t *Q0, const uint8_t *Q1);
+  int (*finish)(void *ctx, lt_vcm_vector *out, int cap, int *n);
 } lt_vcm_backend;
 
 extern const lt_vcm_backend lt_vcm_backend_cpu;
