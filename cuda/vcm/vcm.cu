@@ -4,18 +4,26 @@
  * One pair = I1 (I0 too unless it is the last pair's I1, whose copy is kept:
  * vcm.h) as bytes (rounded on the host by lt_vcm_round8 as the CPU backend,
  * or 8-bit video's bytes as they are through pair8) into pinned staging, then
- * one CUDA Graph (captured at first use for each state of the swapping frame
+ * one CUDA Graph (captured at first use for each state of the rotating frame
  * and vector buffers; plain launches if capturing fails or
  * LT_VCM_NO_GRAPH=1) holding I1's upload, 5 kernels (6 with a temporal
  * prior), the phase events, the count's copies and the vectors' download
  * into pinned memory, then one synchronisation (I0's upload of a first pair
- * goes before the graph):
+ * goes before the graph). Through pair8 the next frame can travel during
+ * the pair's work (prefetch8, called by the vcm mode with the next decoded
+ * frame): after the graph's launch the host stages it and a second stream
+ * copies it to the third frame buffer and, when this pair's I1 came the
+ * same way, computes the next pair's maxima (maxima_k); the next pair8
+ * with that frame waits for them and its graph starts at points_k, so the
+ * upload leaves the pair's GPU time. start8 / finish split pair8 around
+ * the wait, so the vcm mode writes the last pair's rows meanwhile.
  *   maxima_k    interior maxima of the Sobel |Gx|+|Gy| of I0 and of |I1-I0|
  *               (integers, so their floats are the CPU's Gmax, Dmax), four
- *               pixels per thread, one atomicMax pair per block;
- *               where the device maps pinned memory it reads I1 from the
- *               staging over the bus and stores the device copy itself (no
- *               copy node; LT_VCM_UPLOAD=copy: a copy before it);
+ *               pixels per thread, one atomicMax pair per block, into the
+ *               slot of I1's frame buffer; without a prefetch, where the
+ *               device maps pinned memory, it reads I1 from the staging over
+ *               the bus and stores the device copy itself (no copy node;
+ *               LT_VCM_UPLOAD=copy: a copy before it);
  *   points_k    one block per sub-window: F of its pixels (the Sobel again
  *               from I0, the CPU's float operations, so F is equal to the
  *               bit), each thread's K best in index order (in registers for
@@ -95,11 +103,13 @@ struct cuda_ctx {
   const uint8_t *pf_req;  /* cu_prefetch8's frame, to go up during the next pair's work */
   const uint8_t *pf_have; /* the host frame whose copy is in In (or on its way), else NULL */
   int pf_pending;         /* a prefetch upload was queued (ev_up recorded) */
+  int pf_max;             /* and the maxima of the pair (I1, In) after it, on s2 (cu_launch) */
   int inflight;           /* start8 queued a pair that finish has not collected */
   const uint8_t *d_q1; /* h_q[1] as the device sees it (mapped; unless LT_VCM_UPLOAD=copy) */
   float *ncm, *wt;
-  unsigned *maxbits; /* [0] Gmax, [1] Dmax (integers), [2] points_k's count of finished blocks;
-                        zero between pairs (points_k's last block resets them) */
+  unsigned *maxbits; /* [2 b], [2 b + 1]: Gmax, Dmax (integers) of the pair whose I1 is fr[b];
+                        [6] points_k's count of finished blocks; zero between pairs (points_k's
+                        last block resets them) */
   int *cellidx, *cellcnt, *cstart, *px, *py, *n, *nprev;
   lt_vcm_vector *h_vec; /* pinned: the pair's vectors come down here (in the graph), then to out */
   lt_vcm_vector *prev, *cur;
@@ -118,8 +128,8 @@ struct cuda_ctx {
   int nband;               /* bands of MAP_THREADS offsets (vcm_band_k's grid.y) */
   unsigned long long *keys; /* per point and band: the band's best (key_rank) */
   float4 *pri;             /* per point: the temporal prior (prior_k; only with a temporal weight) */
-  cudaGraphExec_t graph[3][3][2][2]; /* by the buffers I0 and I1 are (fr[]), prev == prev_base?, I1
-                                       already on the device (prefetched)? (the buffers rotate) */
+  cudaGraphExec_t graph[3][3][2][3]; /* by the buffers I0 and I1 are (fr[]), prev == prev_base?, I1
+                                       prefetched (1) with its maxima (2) (the buffers rotate) */
   lt_vcm_vector *prev_base; /* prev as allocated */
   const float *last_I1;    /* host pointer of the last pair's I1 (its copy is in I1) */
   int have_last;           /* I1 holds the last pair's I1 (from pair or pair8) */
@@ -1372,7 +1382,7 @@ static void cu_destroy(void *vctx)
   for (int a = 0; a < 3; a++)
     for (int b = 0; b < 2; b++)
       for (int e = 0; e < 3; e++)
-        for (int f = 0; f < 2; f++)
+        for (int f = 0; f < 3; f++)
           if (c->graph[a][e][b][f]) cudaGraphExecDestroy(c->graph[a][e][b][f]);
   if (c->s2) cudaStreamSynchronize(c->s2);
   for (int k = 0; k < 3; k++) {
@@ -1420,8 +1430,8 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
   c->In = c->fr[2];
   LT_CU(cudaMalloc(&c->ncm, maxpts * m2 * sizeof(float)), "vcm NCMs");
   LT_CU(cudaMalloc(&c->wt, nwt * sizeof(float)), "vcm weights");
-  LT_CU(cudaMalloc(&c->maxbits, 3 * sizeof(unsigned)), "vcm maxima");
-  LT_CU(cudaMemset(c->maxbits, 0, 3 * sizeof(unsigned)), "vcm maxima");
+  LT_CU(cudaMalloc(&c->maxbits, 7 * sizeof(unsigned)), "vcm maxima");
+  LT_CU(cudaMemset(c->maxbits, 0, 7 * sizeof(unsigned)), "vcm maxima");
   LT_CU(cudaMallocHost(&c->h_vec, maxpts * sizeof(lt_vcm_vector)), "vcm pinned vectors");
   LT_CU(cudaMalloc(&c->cellidx, ncell * p->points_per_cell * sizeof(int)), "vcm cells");
   LT_CU(cudaMalloc(&c->cellcnt, ncell * sizeof(int)), "vcm cells");
@@ -1634,7 +1644,9 @@ static int cu_start8(void *vctx, const uint8_t *Q0, const uint8_t *Q1)
   }
   c->last_I1 = NULL; /* no float buffer holds it */
   c->have_last = 0;  /* until this upload has been made */
-  int ondev = c->pf_have && c->pf_have == Q1; /* the frame cu_prefetch8 sent during the last pair */
+  /* the frame cu_prefetch8 sent during the last pair, after the last pair's I1 (with its maxima, 2,
+   * when that pair's I1 had come the same way) */
+  int ondev = !Q0 && c->pf_have && c->pf_have == Q1 ? (c->pf_max ? 2 : 1) : 0;
   c->pf_have = NULL;
   if (ondev) { /* In holds it (once ev_up has passed): it becomes I1, the old I1 the spare */
     uint8_t *t = c->I1;
@@ -1687,6 +1699,12 @@ static int cu_prefetch8(void *vctx, const uint8_t *next)
  * too), I1's upload (a copy, or maxima_k's reads of the mapped staging),
  * the kernels, the count's copies and the vectors' download into the
  * pinned h_vec. */
+/* Which of fr[] the frame buffer f is. */
+static int frame_slot(const cuda_ctx *c, const uint8_t *f)
+{
+  return f == c->fr[0] ? 0 : f == c->fr[1] ? 1 : 2;
+}
+
 static int launch_pair(cuda_ctx *c, int capturing, int ondev)
 {
   /* external records in a capture (graph nodes that record); outside one
@@ -1695,17 +1713,22 @@ static int launch_pair(cuda_ctx *c, int capturing, int ondev)
   const vcm_dev_params &d = c->d;
   size_t npx = (size_t)d.w * d.h;
   int ncell = d.gx * d.gy, mblocks = (int)((npx + 4 * MAX_THREADS - 1) / (4 * MAX_THREADS));
+  unsigned *mx = c->maxbits + 2 * frame_slot(c, c->I1);
   LT_CU(cudaEventRecordWithFlags(c->ev[0], c->s, evf), "vcm timing");
-  if (ondev) /* prefetched (cu_run waits for its upload before the pair) */
-    maxima_k<false><<<mblocks, MAX_THREADS, 0, c->s>>>(c->I0, c->I1, NULL, d, c->maxbits);
+  if (ondev != 2) /* (zero already: points_k's last block reset them) */
+    LT_CU(cudaMemsetAsync(mx, 0, 2 * sizeof(unsigned), c->s), "vcm maxima");
+  if (ondev == 1) /* prefetched (cu_launch waits for its upload before the pair) */
+    maxima_k<false><<<mblocks, MAX_THREADS, 0, c->s>>>(c->I0, c->I1, NULL, d, mx);
+  else if (ondev == 2)
+    ; /* prefetched with its maxima (cu_launch) */
   else if (c->map_upload)
-    maxima_k<true><<<mblocks, MAX_THREADS, 0, c->s>>>(c->I0, c->d_q1, c->I1, d, c->maxbits);
+    maxima_k<true><<<mblocks, MAX_THREADS, 0, c->s>>>(c->I0, c->d_q1, c->I1, d, mx);
   else {
     LT_CU(cudaMemcpyAsync(c->I1, c->h_q[1], npx, cudaMemcpyHostToDevice, c->s), "vcm frame upload");
-    maxima_k<false><<<mblocks, MAX_THREADS, 0, c->s>>>(c->I0, c->I1, NULL, d, c->maxbits);
+    maxima_k<false><<<mblocks, MAX_THREADS, 0, c->s>>>(c->I0, c->I1, NULL, d, mx);
   }
 #define LT_VCM_PTS(KM)                                                                                          \
-  points_k<KM><<<ncell, PTS_THREADS, 0, c->s>>>(c->I0, c->I1, d, c->maxbits, c->maxbits + 2, c->cellidx, c->cellcnt, \
+  points_k<KM><<<ncell, PTS_THREADS, 0, c->s>>>(c->I0, c->I1, d, mx, c->maxbits + 6, c->cellidx, c->cellcnt, \
                                                 c->px, c->py, c->cstart, c->n)
   switch (d.k) {
   case 1: LT_VCM_PTS(1); break;
@@ -1773,7 +1796,7 @@ static int launch_pair(cuda_ctx *c, int capturing, int ondev)
  * launches from then on), after one note. */
 static int pair_graph(cuda_ctx *c, int ondev, cudaGraphExec_t *out)
 {
-  int g0 = c->I0 == c->fr[0] ? 0 : c->I0 == c->fr[1] ? 1 : 2, g1 = c->I1 == c->fr[0] ? 0 : c->I1 == c->fr[1] ? 1 : 2;
+  int g0 = frame_slot(c, c->I0), g1 = frame_slot(c, c->I1);
   cudaGraphExec_t *slot = &c->graph[g0][g1][c->prev != c->prev_base][ondev];
   if (*slot) {
     *out = *slot;
@@ -1822,6 +1845,16 @@ static int cu_launch(cuda_ctx *c, int up0, int ondev)
     if (c->pf_pending) LT_CU(cudaEventSynchronize(c->ev_up), "vcm prefetch staging"); /* h_q[2] read */
     memcpy(c->h_q[2], c->pf_req, bytes);
     LT_CU(cudaMemcpyAsync(c->In, c->h_q[2], bytes, cudaMemcpyHostToDevice, c->s2), "vcm frame prefetch");
+    /* and, where this pair's I1 came the same way (written on s2 before,
+     * not by this pair's graph), the maxima of the pair (I1, In) that the
+     * next pair8 is when it gets that frame */
+    c->pf_max = ondev != 0;
+    if (c->pf_max) {
+      unsigned *mx = c->maxbits + 2 * frame_slot(c, c->In);
+      int mblocks = (int)((bytes + 4 * MAX_THREADS - 1) / (4 * MAX_THREADS));
+      LT_CU(cudaMemsetAsync(mx, 0, 2 * sizeof(unsigned), c->s2), "vcm maxima");
+      maxima_k<false><<<mblocks, MAX_THREADS, 0, c->s2>>>(c->I1, c->In, NULL, d, mx);
+    }
     LT_CU(cudaEventRecord(c->ev_up, c->s2), "vcm frame prefetch");
     c->pf_pending = 1;
     c->pf_have = c->pf_req;
