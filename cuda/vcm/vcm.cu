@@ -66,7 +66,7 @@
  * Everything is allocated in create; pair allocates nothing. Experiments
  * (environment, for A/B runs; all give the same vectors): LT_VCM_TILE=0 or
  * WxH, LT_VCM_BAND_OCC=4, LT_VCM_PER_CELL=1, LT_VCM_NCM=sad,
- * LT_VCM_NO_GRAPH=1, LT_VCM_UPLOAD=copy (cu_alloc). */
+ * LT_VCM_NO_GRAPH=1, LT_VCM_UPLOAD=copy, LT_VCM_PREFETCH=0 (cu_alloc). */
 #include <limits.h>
 #include <math.h>
 #include <stdint.h>
@@ -105,6 +105,7 @@ struct cuda_ctx {
   int pf_pending;         /* a prefetch upload was queued (ev_up recorded) */
   int pf_max;             /* and the maxima of the pair (I1, In) after it, on s2 (cu_launch) */
   int inflight;           /* start8 queued a pair that finish has not collected */
+  int no_prefetch;        /* LT_VCM_PREFETCH=0: prefetch8 ignored (experiment) */
   const uint8_t *d_q1; /* h_q[1] as the device sees it (mapped; unless LT_VCM_UPLOAD=copy) */
   float *ncm, *wt;
   unsigned *maxbits; /* [2 b], [2 b + 1]: Gmax, Dmax (integers) of the pair whose I1 is fr[b];
@@ -1475,7 +1476,8 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
    * memory) where the device can, instead of a copy before it: points
    * phase 37 vs 44 us per 640x480 pair on the H100 (docs/PERFORMANCE.md,
    * 2026-11-24 03:11 UTC); LT_VCM_UPLOAD=copy: the copy */
-  const char *up = getenv("LT_VCM_UPLOAD");
+  const char *up = getenv("LT_VCM_UPLOAD"), *pf = getenv("LT_VCM_PREFETCH");
+  c->no_prefetch = pf && strcmp(pf, "0") == 0;
   int dev = 0, can_map = 0;
   if (!(up && strcmp(up, "copy") == 0) && cudaGetDevice(&dev) == cudaSuccess &&
       cudaDeviceGetAttribute(&can_map, cudaDevAttrCanMapHostMemory, dev) == cudaSuccess && can_map &&
@@ -1689,7 +1691,7 @@ static int cu_pair8(void *vctx, const uint8_t *Q0, const uint8_t *Q1, lt_vcm_vec
 static int cu_prefetch8(void *vctx, const uint8_t *next)
 {
   cuda_ctx *c = (cuda_ctx *)vctx;
-  c->pf_req = next;
+  if (!c->no_prefetch) c->pf_req = next;
   return 0;
 }
 

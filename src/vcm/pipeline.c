@@ -84,6 +84,7 @@ typedef struct run {
   int *bstart, *bidx;   /* vectors bucketed by sub-window (counting sort) */
   long npoints, empty_pairs, dropped, pairs_done;
   int warned_empty;
+  int overlap;          /* through start8 / finish (begin) */
   int held, held_n, held_i0, held_i1; /* a pair's vectors in vec whose rows wait (start8 / finish) */
   double held_t;
 } run;
@@ -343,6 +344,10 @@ static int begin(void *m, lt_loop *L, const lt_source_info *in)
     if (!R->fu || !R->fv || !R->bstart || !R->bidx) goto nomem;
   }
   if ((err = R->be->create(&R->ctx, p, R->fw, R->fh))) return err;
+  /* rows of the last pair written during this one (start8 / finish) unless
+   * overlays or .flo need both frames then; LT_VCM_OVERLAP=0: not (experiment) */
+  const char *ov = getenv("LT_VCM_OVERLAP");
+  R->overlap = R->be->start8 && R->be->finish && !R->s->overlay_dir && !R->o.flo_dir && !(ov && strcmp(ov, "0") == 0);
   if (!R->s->overlay_dir) lt_loop_prev_index_only(L); /* step: frame t only in the first pair */
   /* 8-bit frames go in through pair8 only: the decode thread makes no floats
    * of them (the loop gives both frames of a mixed first pair floats) */
@@ -435,7 +440,7 @@ static int step(void *m, lt_loop *L, const lt_frame *f, const lt_frame *prev)
     /* the next frame, when decoded already, travels during this pair's work */
     if (R->be->prefetch8 && lt_loop_peek(L, &nf) == 1 && nf->grey8 && (err = R->be->prefetch8(R->ctx, nf->grey8)))
       return err;
-    if (R->be->start8 && R->be->finish && !R->s->overlay_dir && !R->o.flo_dir) {
+    if (R->overlap) {
       /* the last pair's rows are written while this pair runs, and this
        * pair's rows in the next step (or in end) */
       err = R->be->start8(R->ctx, f0 ? f0->grey8 : NULL, f->grey8);
