@@ -19,7 +19,9 @@
 # frame for 2048 points on a GeForce 8800 GTS-512 (seeds/002 section 6.5).
 # Numbers, not pass/fail. Env: LT (./leuktrack), FRAMES (clip frames, 60),
 # HD_FRAMES (1920x1080 frames, 16),
-# REPS (20), LT_DATA, PY (python3 with numpy; cv2 for the LK columns).
+# REPS (20), LT_DATA, PY (python3 with numpy; cv2 for the LK columns),
+# BACKENDS (the rows' backends, e.g. "cuda:16"; default: CPU 1 thread, CPU
+# all cores, CUDA when usable), LK=0 (no LK rows).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 LT=${LT:-./leuktrack}
@@ -52,6 +54,8 @@ have_cv=1
 backends="cpu:1 cpu:$NCPU"
 if "$LT" vcm --backend cuda -q "$T/clip.y4m" --frames 0:2 -o /dev/null 2>/dev/null; then backends="$backends cuda:$NCPU"
 else echo "(CUDA: not usable here, skipped)"; fi
+backends=${BACKENDS:-$backends}
+[ "${LK:-1}" = 0 ] && have_cv=0
 
 stat() { awk -v s="$2" '$1==s {print $3}' "$1"; }
 rate() { sed -nE 's/.*start-up excluded\): ([0-9.]+) pairs\/s.*/\1/p' "$1"; }

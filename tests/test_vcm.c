@@ -95,6 +95,67 @@ static void test_select(void)
           py[3]);
 }
 
+/* lt_vcm_points (two fused passes, run skipping) against its definition,
+ * lt_vcm_sobel + lt_vcm_strength + lt_vcm_select: the same points in the
+ * same order, on a textured pair, on grey levels with many equal F (ties),
+ * sparse motion (most runs of 16 pixels empty), sizes and grids that do
+ * not divide, K 1..16, and 1 and 3 threads. */
+static void test_points_fused(void)
+{
+  enum { W = 157, H = 101 };
+  static float I0[W * H], I1[W * H], mag[W * H], F[W * H];
+  static int rx[W * H], ry[W * H], fx[W * H], fy[W * H];
+  static unsigned char sc[8 << 16];
+  vc_motion m;
+  vc_motion_affine(&m, 2, 1.02, 1.5, -0.5);
+  const struct { int kind, w, h, gx, gy, k, patch; } cs[] = {
+    {0, W, H, 13, 7, 2, 5},  {0, W, H, 4, 3, 16, 5}, {1, W, H, 9, 9, 3, 3}, {1, 64, 48, 64, 48, 1, 1},
+    {2, W, H, 32, 20, 2, 7}, {2, 40, 33, 1, 1, 5, 5}, {3, W, H, 8, 8, 2, 5},
+  };
+  int bad = 0, total = 0, cases = (int)(sizeof cs / sizeof cs[0]);
+  for (int c = 0; c < cases; c++) {
+    int w = cs[c].w, h = cs[c].h;
+    vc_make_pair(&m, w, h, 3 + c, 2, I0, I1);
+    uint32_t sd = 11 + c;
+    for (int i = 0; i < w * h; i++) {
+      if (cs[c].kind == 1) { /* 3 grey levels: many equal G, D and F */
+        I0[i] = (float)(vc_lcg(&sd) % 3 * 60);
+        I1[i] = (float)(vc_lcg(&sd) % 3 * 60);
+      } else if (cs[c].kind == 2) /* motion in one small square only */
+        I1[i] = (i % w > w / 3 && i % w < w / 3 + 9 && i / w > h / 2 && i / w < h / 2 + 6) ? I1[i] : I0[i];
+      else if (cs[c].kind == 3)
+        I1[i] = I0[i]; /* no motion: no points */
+      I0[i] = floorf(I0[i] + 0.5f); /* the backends' integer frames */
+      I1[i] = floorf(I1[i] + 0.5f);
+    }
+    lt_vcm_params p;
+    lt_vcm_params_default(&p);
+    p.grid_x = cs[c].gx;
+    p.grid_y = cs[c].gy;
+    p.points_per_cell = cs[c].k;
+    p.patch = cs[c].patch;
+    lt_vcm_sobel(I0, w, h, mag);
+    lt_vcm_strength(mag, I0, I1, w, h, &p, F);
+    int nr = lt_vcm_select(F, w, h, &p, rx, ry);
+    for (int t = 1; t <= 3; t += 2) {
+      if ((size_t)t * lt_vcm_points_scratch(&p, w) > sizeof sc) {
+        bad++;
+        continue;
+      }
+      memset(mag, 0, sizeof mag);
+      int nf = lt_vcm_points(I0, I1, w, h, &p, t, mag, sc, fx, fy), same = nf == nr;
+      for (int i = 0; same && i < nr; i++) same = fx[i] == rx[i] && fy[i] == ry[i];
+      if (!same && bad++ < 3)
+        printf("  case %d (%dx%d grid %dx%d K %d), %d threads: %d points, reference %d\n", c, w, h, p.grid_x,
+               p.grid_y, p.points_per_cell, t, nf, nr);
+      total += nr;
+    }
+    if (cs[c].kind == 3 && nr != 0) bad++;
+  }
+  T_CHECK(NAME("fused points = sobel + strength + select (%d cases x 1, 3 threads, %d points)", cases, total),
+          bad == 0, "%d cases differ", bad);
+}
+
 static void test_ncm(void)
 {
   /* 24x24 texture, I1 = I0 shifted by (+2, -1): the NCM of the centre point
@@ -707,6 +768,7 @@ int main(void)
   test_sobel();
   test_strength();
   test_select();
+  test_points_fused();
   test_ncm();
   test_ncm8();
   test_simd_vcm();

@@ -1,6 +1,8 @@
 /* test_vcm_cuda.c - the CUDA VCM backend (cuda/vcm/vcm.cu) against the CPU
  * reference (src/vcm/vcm.c): the same points in the same order, vectors
- * within tolerance, on Yosemite 9->10 (defaults), Yosemite 8->9->10 with the
+ * within tolerance, on Yosemite 9->10 (defaults), four pairs 8->9->10->9->8
+ * (every pair compared; through pair8 with and without prefetch8, and with
+ * wrong prefetches), a 157x121 frame with K 4, Yosemite 8->9->10 with the
  * temporal prior, synthetic rotation, the exp similarity and parabola
  * refinement, patch 7 with K 1, K 3, a 40x30 frame under a 64x64 search, search 128 (large shared
  * memory), uniform frames (n = 0). SKIP when no CUDA device (or a CPU-only
@@ -38,65 +40,89 @@ static char nm[512];
 #define NAME(...) (snprintf(nm, sizeof nm, __VA_ARGS__), nm)
 
 /* Runs `pairs` consecutive pairs of frames[] on both backends and compares
- * the last pair's output (the CUDA backend gets I0 NULL after the first
- * pair, the kept copy, as from the vcm mode; the CPU the frame's pointer).
+ * every pair's output (the CUDA backend gets I0 NULL after the first pair,
+ * the kept copy, as from the vcm mode; the CPU the frame's pointer).
  * bytes: the CUDA backend gets the frames as bytes through pair8
- * (lt_vcm_round8's values, as the vcm mode passes 8-bit video's grey8). */
+ * (lt_vcm_round8's values, as the vcm mode passes 8-bit video's grey8);
+ * 2: and before each pair the next pair's frame through prefetch8 (as the
+ * vcm mode); 3: every other such hint a wrong frame (255 - bytes, another
+ * buffer), which the next pair8 must not take. */
 static void compare_as(const char *what, const lt_vcm_params *p, const float *const *frames, int pairs, int w,
                        int h, double tol, double frac_within, int expect_points, int bytes)
 {
-  int cap = lt_vcm_max_points(p), n[2] = {-1, -1}, err[2] = {0, 0};
-  lt_vcm_vector *v[2] = {calloc(cap, sizeof(lt_vcm_vector)), calloc(cap, sizeof(lt_vcm_vector))};
+  int cap = lt_vcm_max_points(p), err[2] = {0, 0};
+  int *n[2] = {malloc(pairs * sizeof(int)), malloc(pairs * sizeof(int))};
+  lt_vcm_vector *v[2] = {calloc((size_t)cap * pairs, sizeof(lt_vcm_vector)),
+                         calloc((size_t)cap * pairs, sizeof(lt_vcm_vector))};
   const lt_vcm_backend *be[2] = {&lt_vcm_backend_cpu, &lt_vcm_backend_cuda};
   size_t np = (size_t)w * h;
-  uint8_t *q[2] = {malloc(np), malloc(np)};
+  uint8_t **q = malloc((pairs + 2) * sizeof *q);
+  for (int j = 0; j <= pairs + 1; j++) {
+    q[j] = malloc(np);
+    if (j <= pairs) lt_vcm_round8(frames[j], np, NULL, q[j]);
+  }
+  for (size_t i = 0; i < np; i++) q[pairs + 1][i] = (uint8_t)(255 - q[pairs][i]); /* the wrong frame */
   for (int b = 0; b < 2; b++) {
     void *ctx;
     err[b] = be[b]->create(&ctx, p, w, h);
     for (int k = 0; k < pairs && !err[b]; k++) {
+      lt_vcm_vector *o = v[b] + (size_t)k * cap;
       if (b && bytes) {
-        for (int j = 0; j < 2; j++) lt_vcm_round8(frames[k + j], np, NULL, q[j]);
-        err[b] = be[b]->pair8(ctx, k ? NULL : q[0], q[1], v[b], cap, &n[b]);
+        if (bytes >= 2 && k + 2 <= pairs && be[b]->prefetch8)
+          err[b] = be[b]->prefetch8(ctx, bytes == 3 && k % 2 ? q[pairs + 1] : q[k + 2]);
+        if (!err[b]) err[b] = be[b]->pair8(ctx, k ? NULL : q[0], q[k + 1], o, cap, &n[b][k]);
       } else
-        err[b] = be[b]->pair(ctx, b && k ? NULL : frames[k], frames[k + 1], v[b], cap, &n[b]); /* CUDA: I0 NULL after the first */
+        err[b] = be[b]->pair(ctx, b && k ? NULL : frames[k], frames[k + 1], o, cap, &n[b][k]); /* CUDA: I0 NULL after the first */
     }
     if (!err[b]) be[b]->destroy(ctx);
   }
-  free(q[0]);
-  free(q[1]);
+  for (int j = 0; j <= pairs + 1; j++) free(q[j]);
+  free(q);
   if (err[0] || err[1]) {
     T_CHECK(NAME("cuda vs cpu %s", what), 0, "errors cpu %d cuda %d", err[0], err[1]);
     goto out;
   }
-  int same_pts = n[0] == n[1];
-  for (int i = 0; same_pts && i < n[0]; i++)
-    same_pts = v[0][i].x == v[1][i].x && v[0][i].y == v[1][i].y;
-  T_CHECK(NAME("cuda vs cpu %s: the same %d points in the same order", what, n[0]),
-          same_pts && (expect_points ? n[0] > 0 : n[0] == 0), "n cpu %d cuda %d", n[0], n[1]);
-  if (!same_pts || n[0] == 0) goto out;
+  int same_pts = 1, all = 0, bad = -1;
+  for (int k = 0; k < pairs; k++) {
+    const lt_vcm_vector *a = v[0] + (size_t)k * cap, *c = v[1] + (size_t)k * cap;
+    int same = n[0][k] == n[1][k] && (expect_points ? n[0][k] > 0 : n[0][k] == 0);
+    for (int i = 0; same && i < n[0][k]; i++) same = a[i].x == c[i].x && a[i].y == c[i].y;
+    if (!same && bad < 0) bad = k;
+    same_pts = same_pts && same;
+    all += n[0][k];
+  }
+  T_CHECK(NAME("cuda vs cpu %s: the same %d points in the same order (%d pair%s)", what, all, pairs,
+               pairs > 1 ? "s" : ""),
+          same_pts, "pair %d: n cpu %d cuda %d", bad, bad >= 0 ? n[0][bad] : 0, bad >= 0 ? n[1][bad] : 0);
+  if (!same_pts || all == 0) goto out;
   int within = 0, shown = 0, ev_same = 0, ev_n = 0;
   double worst = 0, wscore = 0;
-  for (int i = 0; i < n[0]; i++) {
-    double e = fmax(fabs(v[0][i].dx - v[1][i].dx), fabs(v[0][i].dy - v[1][i].dy));
-    if (v[0][i].dx == v[1][i].dx && v[0][i].dy == v[1][i].dy) { /* the same vector: the same evidence */
-      ev_n++;
-      ev_same += memcmp(&v[0][i].evidence, &v[1][i].evidence, sizeof(float)) == 0;
+  for (int k = 0; k < pairs; k++) {
+    const lt_vcm_vector *a = v[0] + (size_t)k * cap, *c = v[1] + (size_t)k * cap;
+    for (int i = 0; i < n[0][k]; i++) {
+      double e = fmax(fabs(a[i].dx - c[i].dx), fabs(a[i].dy - c[i].dy));
+      if (a[i].dx == c[i].dx && a[i].dy == c[i].dy) { /* the same vector: the same evidence */
+        ev_n++;
+        ev_same += memcmp(&a[i].evidence, &c[i].evidence, sizeof(float)) == 0;
+      }
+      worst = fmax(worst, e);
+      wscore = fmax(wscore, fabs(a[i].score - c[i].score));
+      if (e <= tol)
+        within++;
+      else if (shown++ < 4)
+        printf("  mismatch %s pair %d point %d (%g,%g): cpu (%.6f,%.6f) cuda (%.6f,%.6f)\n", what, k, i, a[i].x,
+               a[i].y, a[i].dx, a[i].dy, c[i].dx, c[i].dy);
     }
-    worst = fmax(worst, e);
-    wscore = fmax(wscore, fabs(v[0][i].score - v[1][i].score));
-    if (e <= tol)
-      within++;
-    else if (shown++ < 4)
-      printf("  mismatch %s point %d (%g,%g): cpu (%.6f,%.6f) cuda (%.6f,%.6f)\n", what, i, v[0][i].x,
-             v[0][i].y, v[0][i].dx, v[0][i].dy, v[1][i].dx, v[1][i].dy);
   }
   T_CHECK(NAME("cuda vs cpu %s: %d of %d vectors within %g px (need %.0f%%), worst %.2g px, worst "
                "score diff %.2g",
-               what, within, n[0], tol, 100 * frac_within, worst, wscore),
-          within >= frac_within * n[0], "too many differ");
+               what, within, all, tol, 100 * frac_within, worst, wscore),
+          within >= frac_within * all, "too many differ");
   T_CHECK(NAME("cuda vs cpu %s: motion evidence equal to the bit for all %d equal vectors", what, ev_n),
           ev_same == ev_n, "%d of %d differ", ev_n - ev_same, ev_n);
 out:
+  free(n[0]);
+  free(n[1]);
   free(v[0]);
   free(v[1]);
 }
@@ -138,11 +164,20 @@ int main(void)
   setenv("LT_VCM_TILE", "2x1", 1);
   compare("yosemite 9->10 defaults, tiles of 2x1 sub-windows", &p, yos, 1, w, h, VCM_TOL_EXACT, 1.0, 1);
   unsetenv("LT_VCM_TILE");
+  /* four pairs there and back (each frame and vector buffer state of the
+   * CUDA graphs, the point kernels' counters reset from pair to pair) */
+  const float *seq[5] = {y8, y9, y10, y9, y8};
+  compare("yosemite 8->9->10->9->8 defaults, every pair", &p, seq, 4, w, h, VCM_TOL_EXACT, 1.0, 1);
+  compare_as("yosemite 8->9->10->9->8, pair8 with prefetch8 of the next frame", &p, seq, 4, w, h, VCM_TOL_EXACT,
+             1.0, 1, 2);
+  compare_as("yosemite 8->9->10->9->8, pair8, every other prefetch8 a wrong frame", &p, seq, 4, w, h,
+             VCM_TOL_EXACT, 1.0, 1, 3);
   lt_vcm_params t = p;
   t.temporal_weight = 0.5f;
   compare("yosemite 8->9->10 temporal prior 0.5", &t, yos3, 2, w, h, VCM_TOL_EXACT, 1.0, 1);
   compare_as("yosemite 8->9->10 temporal 0.5, CUDA through pair8 (bytes)", &t, yos3, 2, w, h, VCM_TOL_EXACT, 1.0,
              1, 1);
+  compare_as("yosemite 8->9->10 temporal 0.5, pair8 with prefetch8", &t, yos3, 2, w, h, VCM_TOL_EXACT, 1.0, 1, 2);
   t = p;
   t.similarity = LT_VCM_SIM_EXP;
   compare("yosemite exp similarity", &t, yos, 1, w, h, VCM_TOL_EXP, 0.99, 1);
@@ -180,6 +215,17 @@ int main(void)
   setenv("LT_VCM_TILE", "2x2", 1);
   compare("synthetic rotation 3 deg, grid 4x4, tiles of 2x2 sub-windows", &t, syn, 1, W, H, VCM_TOL_EXACT, 1.0, 1);
   unsetenv("LT_VCM_TILE");
+  /* a width that is no multiple of 4 (maxima_k's pixel-by-pixel path), K 4 */
+  enum { W2 = 157, H2 = 121 };
+  static float u0[W2 * H2], u1[W2 * H2];
+  vc_make_pair(&m, W2, H2, 7, 2, u0, u1);
+  const float *odd[2] = {u0, u1};
+  t = p;
+  t.grid_x = 13;
+  t.grid_y = 11;
+  t.search = 16;
+  t.points_per_cell = 4;
+  compare("synthetic rotation 3 deg, 157x121 frame, grid 13x11, K 4", &t, odd, 1, W2, H2, VCM_TOL_EXACT, 1.0, 1);
   vc_motion_affine(&m, 0, 1, 2, -1);
   vc_make_pair(&m, 40, 30, 5, 0, f0, f1);
   const float *small[2] = {f0, f1};

@@ -1,24 +1,37 @@
 /* vcm.cu - the CUDA backend of Vector Coherence Mapping (seeds/002 section 6),
  * matching the CPU reference src/vcm/vcm.c stage by stage.
  *
- * One pair = the upload of I1 (I0 too unless it is the last pair's I1, whose
- * copy is kept: vcm.h) as bytes (rounded on the host by lt_vcm_round8 as the
- * CPU backend, or 8-bit video's bytes as they are through pair8; via pinned
- * staging), one CUDA Graph (captured at first use for each state of the
- * swapping frame and vector buffers; plain launches if capturing fails or
- * LT_VCM_NO_GRAPH=1) holding 1 memset, 6 kernels (7 with a temporal prior),
- * the phase events and the count's copies, then the vectors' download and
- * one synchronisation:
- *   strength_k  Sobel |Gx|+|Gy| of I0 -> mag, interior maxima of mag and
- *               |I1-I0| (atomicMax on the float bits: non-negative floats
- *               order like their bit patterns);
- *   select_k    one warp per sub-window: F from mag and the maxima (the same
- *               float operations as the CPU, so F is equal to the bit), each
- *               lane keeps its K best in index order, K rounds of a warp
- *               arg-max (F desc, index asc) = the CPU's selection;
- *   compact_k   one block: prefix sum of the per-cell counts -> the point
- *               list in cell order, each cell's first point (cstart) and n
- *               (stays on the device);
+ * One pair = I1 (I0 too unless it is the last pair's I1, whose copy is kept:
+ * vcm.h) as bytes (rounded on the host by lt_vcm_round8 as the CPU backend,
+ * or 8-bit video's bytes as they are through pair8) into pinned staging, then
+ * one CUDA Graph (captured at first use for each state of the rotating frame
+ * and vector buffers; plain launches if capturing fails or
+ * LT_VCM_NO_GRAPH=1) holding I1's upload, 5 kernels (6 with a temporal
+ * prior), the phase events, the count's copies and the vectors' download
+ * into pinned memory, then one synchronisation (I0's upload of a first pair
+ * goes before the graph). Through pair8 the next frame can travel during
+ * the pair's work (prefetch8, called by the vcm mode with the next decoded
+ * frame): after the graph's launch the host stages it and a second stream
+ * copies it to the third frame buffer and, when this pair's I1 came the
+ * same way, computes the next pair's maxima (maxima_k); the next pair8
+ * with that frame waits for them and its graph starts at points_k, so the
+ * upload leaves the pair's GPU time. start8 / finish split pair8 around
+ * the wait, so the vcm mode writes the last pair's rows meanwhile.
+ *   maxima_k    interior maxima of the Sobel |Gx|+|Gy| of I0 and of |I1-I0|
+ *               (integers, so their floats are the CPU's Gmax, Dmax), four
+ *               pixels per thread, one atomicMax pair per block, into the
+ *               slot of I1's frame buffer; without a prefetch, where the
+ *               device maps pinned memory, it reads I1 from the staging over
+ *               the bus and stores the device copy itself (no copy node;
+ *               LT_VCM_UPLOAD=copy: a copy before it);
+ *   points_k    one block per sub-window: F of its pixels (the Sobel again
+ *               from I0, the CPU's float operations, so F is equal to the
+ *               bit), each thread's K best in index order (in registers for
+ *               K <= 4), K rounds of a block arg-max (F desc, index asc) =
+ *               the CPU's selection; the last block to finish packs the
+ *               points in cell order (prefix sum of the counts: px, py,
+ *               cstart, n, which stay on the device) and zeroes the maxima
+ *               and its counter for the next pair;
  *   ncm5_k      (the default 5x5 patch; ncm_k for others) one block per
  *               point: I1's window under the clamped search rectangle in
  *               shared memory, each thread a 4x5 tile of offsets whose
@@ -57,7 +70,7 @@
  * Everything is allocated in create; pair allocates nothing. Experiments
  * (environment, for A/B runs; all give the same vectors): LT_VCM_TILE=0 or
  * WxH, LT_VCM_BAND_OCC=4, LT_VCM_PER_CELL=1, LT_VCM_NCM=sad,
- * LT_VCM_NO_GRAPH=1 (cu_alloc). */
+ * LT_VCM_NO_GRAPH=1, LT_VCM_UPLOAD=copy, LT_VCM_PREFETCH=0 (cu_alloc). */
 #include <limits.h>
 #include <math.h>
 #include <stdint.h>
@@ -74,7 +87,6 @@ extern "C" {
 #include "log.h"
 }
 
-#define SEL_THREADS 128 /* 4 warps = 4 sub-windows per block */
 #define MAP_THREADS 256
 
 struct vcm_dev_params {
@@ -87,13 +99,26 @@ struct cuda_ctx {
   vcm_dev_params d;
   cudaStream_t s;
   uint8_t *I0, *I1;  /* the pair's frames rounded to bytes (lt_vcm_round8) */
-  uint8_t *h_q[2];   /* pinned staging of the rounded frames */
-  float *mag, *wt;   /* wt: the float weights (temporal prediction) */
+  uint8_t *In;       /* the third frame buffer: the next frame's prefetch (cu_prefetch8) */
+  uint8_t *fr[3];    /* the three as allocated (I0, I1, In rotate among them) */
+  uint8_t *h_q[3];   /* pinned staging of the rounded frames: I0, I1, the prefetched one */
+  cudaStream_t s2;   /* the prefetch's upload, beside the pair's work */
+  cudaEvent_t ev_up; /* after the prefetch's upload */
+  const uint8_t *pf_req;  /* cu_prefetch8's frame, to go up during the next pair's work */
+  const uint8_t *pf_have; /* the host frame whose copy is in In (or on its way), else NULL */
+  int pf_pending;         /* a prefetch upload was queued (ev_up recorded) */
+  int pf_max;             /* and the maxima of the pair (I1, In) after it, on s2 (cu_launch) */
+  int inflight;           /* start8 queued a pair that finish has not collected */
+  int no_prefetch;        /* LT_VCM_PREFETCH=0: prefetch8 ignored (experiment) */
+  const uint8_t *d_q1; /* h_q[1] as the device sees it (mapped; unless LT_VCM_UPLOAD=copy) */
+  float *wt;         /* the float weights (temporal prediction) */
   uint16_t *ncm;     /* the NCMs (lt_vcm_sim_q: LT_VCM_SIM_ONE = 1) */
   int *wq;           /* the integer weights of the sums (lt_vcm_weight_q) */
-  unsigned *maxbits; /* [0] Gmax, [1] Dmax as float bits */
-  float *cellf;      /* per cell K slots: F (unused beyond count) */
+  unsigned *maxbits; /* [2 b], [2 b + 1]: Gmax, Dmax (integers) of the pair whose I1 is fr[b];
+                        [6] points_k's count of finished blocks; zero between pairs (points_k's
+                        last block resets them) */
   int *cellidx, *cellcnt, *cstart, *px, *py, *n, *nprev;
+  lt_vcm_vector *h_vec; /* pinned: the pair's vectors come down here (in the graph), then to out */
   lt_vcm_vector *prev, *cur;
   int *h_n;          /* pinned */
   cudaEvent_t ev[4]; /* phase boundaries of the last pair (timing events) */
@@ -103,14 +128,15 @@ struct cuda_ctx {
   int per_cell;            /* vcm_k with a block per sub-window (K <= 2; LT_VCM_PER_CELL=1) */
   int ncm_simd;            /* ncm5_k<true> (unless LT_VCM_NCM=sad) */
   int use_graph;           /* the pair's device work as a CUDA Graph (until a capture fails) */
+  int map_upload;          /* maxima_k reads I1 from the mapped staging (no copy node; cu_alloc) */
   int tile_x, tile_y;      /* vcm_band_k's tile of sub-windows; 0: vcm_k (LT_VCM_TILE=0) */
   int band_occ;            /* vcm_band_k's blocks per SM by its launch bounds (5, or 4 with 8
                               loads ahead: LT_VCM_BAND_OCC=4) */
   int nband;               /* bands of MAP_THREADS offsets (vcm_band_k's grid.y) */
   unsigned long long *keys; /* per point and band: the band's best (key_rank) */
   float4 *pri;             /* per point: the temporal prior (prior_k; only with a temporal weight) */
-  cudaGraphExec_t graph[2][2]; /* by I0 == I_base?, prev == prev_base? (the buffers swap) */
-  uint8_t *I_base;         /* I0 as allocated */
+  cudaGraphExec_t graph[3][3][2][3]; /* by the buffers I0 and I1 are (fr[]), prev == prev_base?, I1
+                                       prefetched (1) with its maxima (2) (the buffers rotate) */
   lt_vcm_vector *prev_base; /* prev as allocated */
   const float *last_I1;    /* host pointer of the last pair's I1 (its copy is in I1) */
   int have_last;           /* I1 holds the last pair's I1 (from pair or pair8) */
@@ -118,46 +144,71 @@ struct cuda_ctx {
 
 /* ---- stage 1: interest strength and points ---- */
 
-__global__ void strength_k(const uint8_t *__restrict__ I0, const uint8_t *__restrict__ I1,
-                           vcm_dev_params d, float *__restrict__ mag, unsigned *maxbits)
+/* The Sobel magnitude |Gx| + |Gy| of I0 at (x, y), rows a, b, c (y - 1, y,
+ * y + 1 replicated at the frame's edge), columns l, r likewise: an integer
+ * (0..2040), the CPU's float expression on the same integer values exactly */
+__device__ __forceinline__ int sobel_at(const uint8_t *__restrict__ a, const uint8_t *__restrict__ b,
+                                        const uint8_t *__restrict__ c, int l, int x, int r)
 {
-  int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
-  float g = 0.0f, df = 0.0f;
-  if (x < d.w && y < d.h) {
-    const uint8_t *a = I0 + (size_t)(y > 0 ? y - 1 : 0) * d.w;
-    const uint8_t *b = I0 + (size_t)y * d.w;
-    const uint8_t *c = I0 + (size_t)(y < d.h - 1 ? y + 1 : d.h - 1) * d.w;
-    int l = x > 0 ? x - 1 : 0, r = x < d.w - 1 ? x + 1 : d.w - 1;
-    /* the CPU's float expression on the same (integer) values: exact */
-    float gx = ((float)a[r] + 2.0f * b[r] + c[r]) - ((float)a[l] + 2.0f * b[l] + c[l]);
-    float gy = ((float)c[l] + 2.0f * c[x] + c[r]) - ((float)a[l] + 2.0f * a[x] + a[r]);
-    float m = fabsf(gx) + fabsf(gy);
-    mag[(size_t)y * d.w + x] = m;
-    if (x >= d.margin && x < d.w - d.margin && y >= d.margin && y < d.h - d.margin) {
-      g = m;
-      df = fabsf((float)I1[(size_t)y * d.w + x] - (float)b[x]);
+  int gx = (a[r] + 2 * b[r] + c[r]) - (a[l] + 2 * b[l] + c[l]);
+  int gy = (c[l] + 2 * c[x] + c[r]) - (a[l] + 2 * a[x] + a[r]);
+  return abs(gx) + abs(gy);
+}
+
+/* maxima_k: the interior maxima of the gradient G and of D = |I1 - I0| into
+ * maxbits[0], [1] (integers; their floats are the CPU's Gmax, Dmax exactly),
+ * four pixels per thread (byte quadruples where w % 4 == 0). MAP: I1 is read
+ * from the pinned staging h1 (mapped host memory) and written to the device
+ * copy I1 on the way, so the frame's upload is this kernel's reads (no copy
+ * before it); else h1 is I1 itself, uploaded before. */
+#define MAX_THREADS 256
+template <bool MAP>
+__global__ void __launch_bounds__(MAX_THREADS)
+maxima_k(const uint8_t *__restrict__ I0, const uint8_t *__restrict__ h1, uint8_t *__restrict__ I1, vcm_dev_params d,
+         unsigned *maxbits)
+{
+  size_t npx = (size_t)d.w * d.h, i0 = 4 * ((size_t)blockIdx.x * MAX_THREADS + threadIdx.x);
+  int gm = 0, dm = 0;
+  if (i0 + 4 <= npx && d.w % 4 == 0) { /* four pixels of one row */
+    int y = (int)(i0 / d.w), x0 = (int)(i0 % d.w);
+    uint32_t q1 = *(const uint32_t *)(h1 + i0), q0 = *(const uint32_t *)(I0 + i0);
+    if (MAP) *(uint32_t *)(I1 + i0) = q1;
+    if (y >= d.margin && y < d.h - d.margin) {
+      const uint8_t *a = I0 + (size_t)(y - 1) * d.w, *b = I0 + (size_t)y * d.w, *c = I0 + (size_t)(y + 1) * d.w;
+      uint32_t ad = __vabsdiffu4(q1, q0);
+#pragma unroll
+      for (int k = 0; k < 4; k++) {
+        int x = x0 + k;
+        if (x < d.margin || x >= d.w - d.margin) continue;
+        gm = max(gm, sobel_at(a, b, c, x - 1, x, x + 1));
+        dm = max(dm, (int)((ad >> (8 * k)) & 255u));
+      }
     }
-  }
-  for (int o = 16; o > 0; o >>= 1) {
-    g = fmaxf(g, __shfl_down_sync(0xffffffffu, g, o));
-    df = fmaxf(df, __shfl_down_sync(0xffffffffu, df, o));
-  }
-  /* the block's maxima, then one atomic pair per block (not per warp: 19 200
-   * atomics on two addresses at 640x480) */
-  __shared__ float wg[32], wd[32];
-  int t = threadIdx.y * blockDim.x + threadIdx.x, nw = (blockDim.x * blockDim.y + 31) / 32;
-  if (t % 32 == 0) {
-    wg[t / 32] = g;
-    wd[t / 32] = df;
+  } else
+    for (size_t i = i0; i < i0 + 4 && i < npx; i++) {
+      int y = (int)(i / d.w), x = (int)(i % d.w), v1 = h1[i];
+      if (MAP) I1[i] = (uint8_t)v1;
+      if (y < d.margin || y >= d.h - d.margin || x < d.margin || x >= d.w - d.margin) continue;
+      /* interior: margin >= 1, so no neighbour leaves the frame */
+      const uint8_t *a = I0 + (size_t)(y - 1) * d.w, *b = I0 + (size_t)y * d.w, *c = I0 + (size_t)(y + 1) * d.w;
+      gm = max(gm, sobel_at(a, b, c, x - 1, x, x + 1));
+      dm = max(dm, abs(v1 - (int)b[x]));
+    }
+  gm = __reduce_max_sync(0xffffffffu, gm);
+  dm = __reduce_max_sync(0xffffffffu, dm);
+  __shared__ int wg[MAX_THREADS / 32], wd[MAX_THREADS / 32];
+  if (threadIdx.x % 32 == 0) {
+    wg[threadIdx.x / 32] = gm;
+    wd[threadIdx.x / 32] = dm;
   }
   __syncthreads();
-  if (t == 0) {
-    for (int k = 1; k < nw; k++) {
-      g = fmaxf(g, wg[k]);
-      df = fmaxf(df, wd[k]);
+  if (threadIdx.x == 0) { /* one atomic pair per block */
+    for (int k = 1; k < MAX_THREADS / 32; k++) {
+      gm = max(gm, wg[k]);
+      dm = max(dm, wd[k]);
     }
-    atomicMax(&maxbits[0], __float_as_uint(g));
-    atomicMax(&maxbits[1], __float_as_uint(df));
+    if (gm) atomicMax(&maxbits[0], (unsigned)gm);
+    if (dm) atomicMax(&maxbits[1], (unsigned)dm);
   }
 }
 
@@ -167,46 +218,127 @@ __device__ __forceinline__ bool better(float f, int idx, float g, int jdx)
   return f > g || (f == g && idx < jdx);
 }
 
-__global__ void select_k(const uint8_t *__restrict__ I0, const uint8_t *__restrict__ I1,
-                         const float *__restrict__ mag, const unsigned *__restrict__ maxbits,
-                         vcm_dev_params d, int *__restrict__ cellidx, int *__restrict__ cellcnt)
+/* A thread's K best (f desc, index asc) of the pixels it scans in index
+ * order: KM = K slots in registers (unrolled insertion; an equal F stays
+ * behind, so the earlier index first, as the CPU's topk_insert), or KM = 0:
+ * the generic list of d.k in local memory. Empty slots hold F -1. */
+template <int KM> struct topk {
+  float f[KM];
+  int i[KM];
+  __device__ void init(int)
+  {
+#pragma unroll
+    for (int j = 0; j < KM; j++) f[j] = -1.0f, i[j] = INT_MAX;
+  }
+  __device__ void insert(float v, int idx, int)
+  {
+    if (!(v > f[KM - 1])) return;
+#pragma unroll
+    for (int j = KM - 1; j > 0; j--) { /* new[j] from the old j - 1, j (read before written) */
+      if (v > f[j - 1]) {
+        f[j] = f[j - 1];
+        i[j] = i[j - 1];
+      } else if (v > f[j]) {
+        f[j] = v;
+        i[j] = idx;
+      }
+    }
+    if (v > f[0]) {
+      f[0] = v;
+      i[0] = idx;
+    }
+  }
+  __device__ void pop(int)
+  {
+#pragma unroll
+    for (int j = 0; j < KM - 1; j++) f[j] = f[j + 1], i[j] = i[j + 1];
+    f[KM - 1] = -1.0f;
+    i[KM - 1] = INT_MAX;
+  }
+};
+template <> struct topk<0> {
+  float f[LT_VCM_MAX_K];
+  int i[LT_VCM_MAX_K];
+  __device__ void init(int k)
+  {
+    for (int j = 0; j < k; j++) f[j] = -1.0f, i[j] = INT_MAX;
+  }
+  __device__ void insert(float v, int idx, int k)
+  {
+    if (!(v > f[k - 1])) return;
+    int j = k - 1;
+    while (j > 0 && v > f[j - 1]) {
+      f[j] = f[j - 1];
+      i[j] = i[j - 1];
+      j--;
+    }
+    f[j] = v;
+    i[j] = idx;
+  }
+  __device__ void pop(int k)
+  {
+    for (int j = 0; j < k - 1; j++) f[j] = f[j + 1], i[j] = i[j + 1];
+    f[k - 1] = -1.0f;
+    i[k - 1] = INT_MAX;
+  }
+};
+
+/* points_k: one block per sub-window. Each thread F of its pixels (the
+ * Sobel again from I0, the CPU's float operations: F equal to the bit; the
+ * loads of four pixels in flight before any F) and its K best; K rounds of
+ * a block arg-max (F desc, index asc) = the CPU's selection into cellidx /
+ * cellcnt. The last block to finish (a counter, after a fence) packs the
+ * points in cell order: cells in passes of PTS_CH x PTS_THREADS, each pass
+ * one round of count loads, one of index loads and a block prefix sum of
+ * its PTS_CH columns (px / py, cstart, n). It then zeroes the counter and
+ * the maxima for the next pair (every block read the maxima before
+ * counting itself), so no memset precedes the pair. */
+#define PTS_THREADS 128
+#define PTS_CH 8
+template <int KM>
+__global__ void __launch_bounds__(PTS_THREADS)
+points_k(const uint8_t *__restrict__ I0, const uint8_t *__restrict__ I1, vcm_dev_params d, unsigned *maxbits,
+         unsigned *done, int *__restrict__ cellidx, int *__restrict__ cellcnt, int *__restrict__ px,
+         int *__restrict__ py, int *__restrict__ cstart, int *__restrict__ n)
 {
-  int lane = threadIdx.x % 32;
-  int cell = blockIdx.x * (SEL_THREADS / 32) + threadIdx.x / 32;
-  if (cell >= d.gx * d.gy) return;
-  int cy = cell / d.gx, cx = cell % d.gx;
+  enum { NW = PTS_THREADS / 32 };
+  __shared__ float sf[2][NW];
+  __shared__ int si[2][NW], ws[PTS_CH][NW];
+  __shared__ int last;
+  int cell = blockIdx.x, cy = cell / d.gx, cx = cell % d.gx, k = KM ? KM : d.k, lane = threadIdx.x % 32;
+  int wp = threadIdx.x / 32;
+  float gmax = (float)maxbits[0], dmax = (float)maxbits[1]; /* (written by maxima_k) */
   int y0 = (int)((long long)cy * d.h / d.gy), y1 = (int)((long long)(cy + 1) * d.h / d.gy);
   int x0 = (int)((long long)cx * d.w / d.gx), x1 = (int)((long long)(cx + 1) * d.w / d.gx);
   int cw = x1 - x0, npx = cw * (y1 - y0);
-  float gmax = __uint_as_float(maxbits[0]), dmax = __uint_as_float(maxbits[1]);
-  float bf[LT_VCM_MAX_K];
-  int bi[LT_VCM_MAX_K], cnt = 0;
-  for (int t = lane; t < npx; t += 32) {
-    int x = x0 + t % cw, y = y0 + t / cw;
-    size_t i = (size_t)y * d.w + x;
-    float f = 0.0f;
-    if (y >= d.margin && y < d.h - d.margin && x >= d.margin && x < d.w - d.margin &&
-        gmax > 0.0f && dmax > 0.0f) {
-      float df = fabsf((float)I1[i] - (float)I0[i]);
-      float gn = mag[i] / gmax, dn = df / dmax;
-      f = gn < dn ? gn : dn;
-      if (f < d.min_strength || df < d.min_contrast || mag[i] < d.gmin) f = 0.0f;
+  topk<KM> best;
+  best.init(k);
+  for (int t0 = 0; t0 < npx; t0 += 4 * PTS_THREADS) {
+    int gv[4], dv[4], iv[4];
+#pragma unroll
+    for (int u = 0; u < 4; u++) {
+      int t = t0 + u * PTS_THREADS + threadIdx.x, x = x0 + t % cw, y = y0 + t / cw;
+      gv[u] = -1;
+      if (t >= npx || y < d.margin || y >= d.h - d.margin || x < d.margin || x >= d.w - d.margin) continue;
+      const uint8_t *b = I0 + (size_t)y * d.w;
+      iv[u] = y * d.w + x;
+      gv[u] = sobel_at(b - d.w, b, b + d.w, x - 1, x, x + 1);
+      dv[u] = abs((int)I1[iv[u]] - (int)b[x]);
     }
-    if (!(f > 0.0f) || (cnt == d.k && !(f > bf[d.k - 1]))) continue;
-    int j = cnt < d.k ? cnt : d.k - 1, idx = y * d.w + x;
-    while (j > 0 && f > bf[j - 1]) {
-      bf[j] = bf[j - 1];
-      bi[j] = bi[j - 1];
-      j--;
+#pragma unroll
+    for (int u = 0; u < 4; u++) {
+      if (gv[u] < 0 || !(gmax > 0.0f && dmax > 0.0f)) continue;
+      float g = (float)gv[u], df = (float)dv[u];
+      float gn = g / gmax, dn = df / dmax;
+      float f = gn < dn ? gn : dn;
+      if (f < d.min_strength || df < d.min_contrast || g < d.gmin) f = 0.0f;
+      if (f > 0.0f) best.insert(f, iv[u], k);
     }
-    bf[j] = f;
-    bi[j] = idx;
-    if (cnt < d.k) cnt++;
   }
-  int ptr = 0, out = 0;
-  for (int r = 0; r < d.k; r++) {
-    float f = ptr < cnt ? bf[ptr] : -1.0f;
-    int idx = ptr < cnt ? bi[ptr] : 0x7fffffff;
+  int out = 0;
+  for (int r = 0; r < k; r++) {
+    float f = best.f[0];
+    int idx = best.i[0];
     for (int o = 16; o > 0; o >>= 1) {
       float g = __shfl_xor_sync(0xffffffffu, f, o);
       int jdx = __shfl_xor_sync(0xffffffffu, idx, o);
@@ -215,38 +347,86 @@ __global__ void select_k(const uint8_t *__restrict__ I0, const uint8_t *__restri
         idx = jdx;
       }
     }
-    if (!(f > 0.0f)) break;
-    if (ptr < cnt && bi[ptr] == idx) ptr++;
-    if (lane == 0) cellidx[(size_t)cell * d.k + out] = idx;
+    if (lane == 0) {
+      sf[r & 1][wp] = f;
+      si[r & 1][wp] = idx;
+    }
+    __syncthreads(); /* (two buffers: round r + 2 writes after round r + 1's barrier) */
+    for (int w = 0; w < NW; w++)
+      if (better(sf[r & 1][w], si[r & 1][w], f, idx)) {
+        f = sf[r & 1][w];
+        idx = si[r & 1][w];
+      }
+    if (!(f > 0.0f)) break; /* the same decision in every thread */
+    if (best.i[0] == idx && best.f[0] > 0.0f) best.pop(k);
+    if (threadIdx.x == 0) cellidx[(size_t)cell * d.k + out] = idx;
     out++;
   }
-  if (lane == 0) cellcnt[cell] = out;
-}
-
-__global__ void compact_k(const int *__restrict__ cellidx, const int *__restrict__ cellcnt,
-                          vcm_dev_params d, int *__restrict__ px, int *__restrict__ py, int *__restrict__ cstart,
-                          int *n)
-{
-  __shared__ int part[1024];
-  int ncell = d.gx * d.gy, per = (ncell + blockDim.x - 1) / blockDim.x;
-  int c0 = threadIdx.x * per, c1 = c0 + per < ncell ? c0 + per : ncell, sum = 0;
-  for (int c = c0; c < c1; c++) sum += cellcnt[c];
-  part[threadIdx.x] = sum;
-  __syncthreads();
-  for (int o = 1; o < (int)blockDim.x; o <<= 1) { /* inclusive Hillis-Steele scan */
-    int v = threadIdx.x >= (unsigned)o ? part[threadIdx.x - o] : 0;
-    __syncthreads();
-    part[threadIdx.x] += v;
-    __syncthreads();
+  if (threadIdx.x == 0) {
+    cellcnt[cell] = out;
+    __threadfence();
+    last = atomicAdd(done, 1u) == (unsigned)(d.gx * d.gy - 1);
   }
-  int at = part[threadIdx.x] - sum;
-  for (int c = c0; c < c1; c++)
-    for (int r = (cstart[c] = at, 0); r < cellcnt[c]; r++, at++) {
-      int idx = cellidx[(size_t)c * d.k + r];
-      px[at] = idx % d.w;
-      py[at] = idx / d.w;
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  int ncell = d.gx * d.gy, carry = 0;
+  for (int base = 0; base < ncell; base += PTS_CH * PTS_THREADS) {
+    int cn[PTS_CH], inc[PTS_CH], id[PTS_CH][KM ? KM : 1];
+#pragma unroll
+    for (int j = 0; j < PTS_CH; j++) {
+      int c = base + j * PTS_THREADS + threadIdx.x;
+      cn[j] = c < ncell ? __ldcg(&cellcnt[c]) : 0;
     }
-  if (threadIdx.x == blockDim.x - 1) *n = cstart[ncell] = part[threadIdx.x];
+#pragma unroll
+    for (int j = 0; j < PTS_CH; j++) { /* all index loads in flight together (K <= 4) */
+      int c = base + j * PTS_THREADS + threadIdx.x;
+#pragma unroll
+      for (int r = 0; r < (KM ? KM : 1); r++) id[j][r] = KM && r < cn[j] ? __ldcg(&cellidx[(size_t)c * d.k + r]) : 0;
+    }
+#pragma unroll
+    for (int j = 0; j < PTS_CH; j++) { /* inclusive scans of the PTS_CH columns, warp by warp */
+      inc[j] = cn[j];
+      for (int o = 1; o < 32; o <<= 1) {
+        int v = __shfl_up_sync(0xffffffffu, inc[j], o);
+        if (lane >= o) inc[j] += v;
+      }
+      if (lane == 31) ws[j][wp] = inc[j];
+    }
+    __syncthreads();
+#pragma unroll
+    for (int j = 0; j < PTS_CH; j++) {
+      int c = base + j * PTS_THREADS + threadIdx.x, before = 0, tot = 0;
+      for (int w = 0; w < NW; w++) {
+        tot += ws[j][w];
+        before += w < wp ? ws[j][w] : 0;
+      }
+      int at = carry + before + inc[j] - cn[j];
+      if (c < ncell) {
+        cstart[c] = at;
+        if (KM) {
+#pragma unroll
+          for (int r = 0; r < (KM ? KM : 1); r++)
+            if (r < cn[j]) {
+              px[at + r] = id[j][r] % d.w;
+              py[at + r] = id[j][r] / d.w;
+            }
+        } else
+          for (int r = 0; r < cn[j]; r++) {
+            int idx = __ldcg(&cellidx[(size_t)c * d.k + r]);
+            px[at + r] = idx % d.w;
+            py[at + r] = idx / d.w;
+          }
+      }
+      carry += tot;
+    }
+    __syncthreads(); /* ws is read before the next pass writes it */
+  }
+  if (threadIdx.x == 0) {
+    *n = cstart[ncell] = carry;
+    *done = 0;
+    maxbits[0] = maxbits[1] = 0;
+  }
 }
 
 /* ---- stage 2: NCMs ---- */
@@ -720,7 +900,7 @@ __device__ __forceinline__ void vcm_finish(const int *acc, const int *cnt, int s
  * so that a neighbour's NCM, read once, is added into both points' sums (a
  * cell's two points share most neighbours: ~1.5x less L2 traffic at the
  * defaults). The candidates j are the points of the sub-windows the radius
- * reaches around any of the block's points (cstart from compact_k; rows of
+ * reaches around any of the block's points (cstart from points_k; rows of
  * cells, each a contiguous run of points), taken MAP_THREADS at a time with
  * a block-wide ballot and prefix, which keeps them in ascending j order =
  * the CPU's summation order for each point (a candidate beyond a point's
@@ -1186,22 +1366,35 @@ vcm_pick_k(const uint16_t *__restrict__ ncm, const uint8_t *__restrict__ q0, con
 
 /* ---- the backend ---- */
 
+/* points_k for K points per sub-window: K in registers for K <= 4 */
+static const void *points_kernel(int k)
+{
+  return k == 1 ? (const void *)points_k<1> : k == 2 ? (const void *)points_k<2> : k == 3 ? (const void *)points_k<3>
+         : k == 4 ? (const void *)points_k<4> : (const void *)points_k<0>;
+}
+
 static void cu_destroy(void *vctx)
 {
   cuda_ctx *c = (cuda_ctx *)vctx;
   if (!c) return;
   if (c->s) cudaStreamSynchronize(c->s);
-  for (int a = 0; a < 2; a++)
+  for (int a = 0; a < 3; a++)
     for (int b = 0; b < 2; b++)
-      if (c->graph[a][b]) cudaGraphExecDestroy(c->graph[a][b]);
-  cudaFree(c->I0);
-  cudaFree(c->I1);
-  for (int k = 0; k < 2; k++) cudaFreeHost(c->h_q[k]);
-  cudaFree(c->mag);
+      for (int e = 0; e < 3; e++)
+        for (int f = 0; f < 3; f++)
+          if (c->graph[a][e][b][f]) cudaGraphExecDestroy(c->graph[a][e][b][f]);
+  if (c->s2) cudaStreamSynchronize(c->s2);
+  for (int k = 0; k < 3; k++) {
+    cudaFree(c->fr[k]);
+    cudaFreeHost(c->h_q[k]);
+  }
+  if (c->ev_up) cudaEventDestroy(c->ev_up);
+  if (c->s2) cudaStreamDestroy(c->s2);
   cudaFree(c->ncm);
   cudaFree(c->wt);
   cudaFree(c->wq);
   cudaFree(c->maxbits);
+  cudaFreeHost(c->h_vec);
   cudaFree(c->cellidx);
   cudaFree(c->cellcnt);
   cudaFree(c->cstart);
@@ -1226,14 +1419,21 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
   size_t npx = (size_t)w * h, m2 = (size_t)c->d.side * c->d.side, maxpts = c->d.maxpts;
   size_t ncell = (size_t)p->grid_x * p->grid_y, nwt = (size_t)p->coherence_radius * p->coherence_radius + 1;
   LT_CU(cudaStreamCreateWithFlags(&c->s, cudaStreamNonBlocking), "vcm stream");
-  LT_CU(cudaMalloc(&c->I0, npx), "vcm frame buffers");
-  LT_CU(cudaMalloc(&c->I1, npx), "vcm frame buffers");
-  for (int k = 0; k < 2; k++) LT_CU(cudaMallocHost(&c->h_q[k], npx), "vcm pinned frame staging");
-  LT_CU(cudaMalloc(&c->mag, npx * sizeof(float)), "vcm gradient map");
+  LT_CU(cudaStreamCreateWithFlags(&c->s2, cudaStreamNonBlocking), "vcm upload stream");
+  LT_CU(cudaEventCreateWithFlags(&c->ev_up, cudaEventDisableTiming), "vcm upload event");
+  for (int k = 0; k < 3; k++) {
+    LT_CU(cudaMalloc(&c->fr[k], npx), "vcm frame buffers");
+    LT_CU(cudaMallocHost(&c->h_q[k], npx), "vcm pinned frame staging");
+  }
+  c->I0 = c->fr[0];
+  c->I1 = c->fr[1];
+  c->In = c->fr[2];
   LT_CU(cudaMalloc(&c->ncm, maxpts * m2 * sizeof(uint16_t)), "vcm NCMs");
   LT_CU(cudaMalloc(&c->wt, nwt * sizeof(float)), "vcm weights");
   LT_CU(cudaMalloc(&c->wq, nwt * sizeof(int)), "vcm integer weights");
-  LT_CU(cudaMalloc(&c->maxbits, 2 * sizeof(unsigned)), "vcm maxima");
+  LT_CU(cudaMalloc(&c->maxbits, 7 * sizeof(unsigned)), "vcm maxima");
+  LT_CU(cudaMemset(c->maxbits, 0, 7 * sizeof(unsigned)), "vcm maxima");
+  LT_CU(cudaMallocHost(&c->h_vec, maxpts * sizeof(lt_vcm_vector)), "vcm pinned vectors");
   LT_CU(cudaMalloc(&c->cellidx, ncell * p->points_per_cell * sizeof(int)), "vcm cells");
   LT_CU(cudaMalloc(&c->cellcnt, ncell * sizeof(int)), "vcm cells");
   LT_CU(cudaMalloc(&c->cstart, (ncell + 1) * sizeof(int)), "vcm cells");
@@ -1242,7 +1442,6 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
   LT_CU(cudaMalloc(&c->n, sizeof(int)), "vcm count");
   LT_CU(cudaMalloc(&c->nprev, sizeof(int)), "vcm count");
   LT_CU(cudaMalloc(&c->prev, maxpts * sizeof(lt_vcm_vector)), "vcm vectors");
-  c->I_base = c->I0;
   c->prev_base = c->prev;
   LT_CU(cudaMalloc(&c->cur, maxpts * sizeof(lt_vcm_vector)), "vcm vectors");
   LT_CU(cudaMallocHost(&c->h_n, sizeof(int)), "vcm pinned count");
@@ -1282,6 +1481,18 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
   c->per_cell = p->points_per_cell <= 2 && c->kpt <= 17 && pc && strcmp(pc, "1") == 0;
   c->ncm_simd = !(nv && strcmp(nv, "sad") == 0);
   c->use_graph = !(ng && *ng && strcmp(ng, "0") != 0);
+  /* maxima_k reads the staged I1 over the bus itself (mapped pinned
+   * memory) where the device can, instead of a copy before it: points
+   * phase 37 vs 44 us per 640x480 pair on the H100 (docs/PERFORMANCE.md,
+   * 2026-11-24 03:11 UTC); LT_VCM_UPLOAD=copy: the copy */
+  const char *up = getenv("LT_VCM_UPLOAD"), *pf = getenv("LT_VCM_PREFETCH");
+  c->no_prefetch = pf && strcmp(pf, "0") == 0;
+  int dev = 0, can_map = 0;
+  if (!(up && strcmp(up, "copy") == 0) && cudaGetDevice(&dev) == cudaSuccess &&
+      cudaDeviceGetAttribute(&can_map, cudaDevAttrCanMapHostMemory, dev) == cudaSuccess && can_map &&
+      cudaHostGetDevicePointer((void **)&c->d_q1, c->h_q[1], 0) == cudaSuccess)
+    c->map_upload = 1;
+  (void)cudaGetLastError(); /* a refusal above leaves the copy */
   /* the tiled accumulation (vcm_band_k + vcm_pick_k) where a point has
    * on average at least 6 neighbours (pi R^2 K per sub-window area), else
    * vcm_k: on the H100 (docs/PERFORMANCE.md, 2026-11-24 01:22 UTC) the
@@ -1333,9 +1544,9 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
           "vcm shared memory for this search size");
   /* load the kernels now (lazy module loading would put it in the first pair) */
   const void *kb = c->band_occ == 4 ? (const void *)vcm_band_k<TILE_PTS, 4, 8> : (const void *)vcm_band_k<TILE_PTS, 5, 4>;
-  const void *all[8] = {kv, kn, (const void *)strength_k, (const void *)select_k, (const void *)compact_k,
-                        (const void *)prior_k, kb, (const void *)vcm_pick_k};
-  for (int k = 0; k < (c->tile_x ? 8 : 5); k++) {
+  const void *all[8] = {kv, kn, c->map_upload ? (const void *)maxima_k<true> : (const void *)maxima_k<false>,
+                        points_kernel(p->points_per_cell), (const void *)vcm_pick_k, (const void *)prior_k, kb};
+  for (int k = 0; k < (c->tile_x ? 7 : 4); k++) {
     cudaFuncAttributes fa;
     LT_CU(cudaFuncGetAttributes(&fa, all[k]), "vcm kernel load");
   }
@@ -1395,13 +1606,14 @@ static int cu_keep_last(cuda_ctx *c)
   return 0;
 }
 
-static int cu_run(cuda_ctx *c, int up0, lt_vcm_vector *out, int cap, int *nout);
+static int cu_launch(cuda_ctx *c, int up0, int ondev);
+static int cu_collect(cuda_ctx *c, lt_vcm_vector *out, int cap, int *nout);
 
 /* The frames go up as bytes from pinned staging (a quarter of the float
  * frame), asynchronously; the staging is free again since the last pair
  * ended synchronised. pair rounds floats into it (the CPU backend's
  * lt_vcm_round8), pair8 copies 8-bit video's bytes (no rounding: the
- * same values). */
+ * same values), or finds I1 prefetched (cu_prefetch8). */
 static int cu_pair(void *vctx, const float *I0, const float *I1, lt_vcm_vector *out, int cap, int *nout)
 {
   cuda_ctx *c = (cuda_ctx *)vctx;
@@ -1416,19 +1628,25 @@ static int cu_pair(void *vctx, const float *I0, const float *I1, lt_vcm_vector *
   }
   c->last_I1 = NULL; /* until this upload has been made */
   c->have_last = 0;
+  c->pf_have = NULL; /* a prefetched frame is not used by pair (floats) */
   lt_vcm_round8(I1, bytes, NULL, c->h_q[1]);
-  if ((err = cu_run(c, up0, out, cap, nout))) return err;
+  if ((err = cu_launch(c, up0, 0)) || (err = cu_collect(c, out, cap, nout))) return err;
   c->last_I1 = I1;
   c->have_last = 1;
   return 0;
 }
 
-static int cu_pair8(void *vctx, const uint8_t *Q0, const uint8_t *Q1, lt_vcm_vector *out, int cap, int *nout)
+/* pair8's first half (start8): the frames staged or found prefetched, the
+ * pair's work queued; no wait. */
+static int cu_start8(void *vctx, const uint8_t *Q0, const uint8_t *Q1)
 {
   cuda_ctx *c = (cuda_ctx *)vctx;
   size_t bytes = (size_t)c->d.w * c->d.h;
   int err, up0 = 0;
-  *nout = 0;
+  if (c->inflight) {
+    lt_error("vcm: internal: start8 while a pair is in flight");
+    return LT_ERR_INTERNAL;
+  }
   if (!Q0) {
     if ((err = cu_keep_last(c))) return err;
   } else {
@@ -1437,30 +1655,100 @@ static int cu_pair8(void *vctx, const uint8_t *Q0, const uint8_t *Q1, lt_vcm_vec
   }
   c->last_I1 = NULL; /* no float buffer holds it */
   c->have_last = 0;  /* until this upload has been made */
-  memcpy(c->h_q[1], Q1, bytes);
-  if ((err = cu_run(c, up0, out, cap, nout))) return err;
-  c->have_last = 1;
+  /* the frame cu_prefetch8 sent during the last pair, after the last pair's I1 (with its maxima, 2,
+   * when that pair's I1 had come the same way) */
+  int ondev = !Q0 && c->pf_have && c->pf_have == Q1 ? (c->pf_max ? 2 : 1) : 0;
+  c->pf_have = NULL;
+  if (ondev) { /* In holds it (once ev_up has passed): it becomes I1, the old I1 the spare */
+    uint8_t *t = c->I1;
+    c->I1 = c->In;
+    c->In = t;
+  } else
+    memcpy(c->h_q[1], Q1, bytes);
+  if ((err = cu_launch(c, up0, ondev))) return err;
+  c->have_last = 1; /* I1 holds Q1 for the next pair (stream order) */
+  c->inflight = 1;
   return 0;
 }
 
-/* The device work of a pair on the frames in I0, I1, queued on the stream
- * (plain launches, or captured into a graph): the maxima reset, the five
- * kernels, the phase events ev[1..3] (external records, so that a graph
- * records them too) and the count's copies. */
-static int launch_pair(cuda_ctx *c, int capturing)
+/* The second half (finish): waits for the pair started by start8, its
+ * vectors as pair8's. */
+static int cu_finish(void *vctx, lt_vcm_vector *out, int cap, int *nout)
+{
+  cuda_ctx *c = (cuda_ctx *)vctx;
+  *nout = 0;
+  if (!c->inflight) {
+    lt_error("vcm: internal: finish without start8");
+    return LT_ERR_INTERNAL;
+  }
+  c->inflight = 0;
+  return cu_collect(c, out, cap, nout);
+}
+
+static int cu_pair8(void *vctx, const uint8_t *Q0, const uint8_t *Q1, lt_vcm_vector *out, int cap, int *nout)
+{
+  int err = cu_start8(vctx, Q0, Q1);
+  *nout = 0;
+  return err ? err : cu_finish(vctx, out, cap, nout);
+}
+
+/* The next pair8's Q1, when the caller knows it (the vcm mode: the next
+ * decoded frame): it is staged and sent to the spare frame buffer on the
+ * second stream during the next pair's device work, so that pair8 then
+ * finds it on the device if Q1 is this pointer (the frame must stay
+ * unchanged until then). */
+static int cu_prefetch8(void *vctx, const uint8_t *next)
+{
+  cuda_ctx *c = (cuda_ctx *)vctx;
+  if (!c->no_prefetch) c->pf_req = next;
+  return 0;
+}
+
+/* The device work of a pair on I0 (on the device) and I1 (in the staging),
+ * queued on the stream (plain launches, or captured into a graph): the
+ * phase events ev[0..3] (external records, so that a graph records them
+ * too), I1's upload (a copy, or maxima_k's reads of the mapped staging),
+ * the kernels, the count's copies and the vectors' download into the
+ * pinned h_vec. */
+/* Which of fr[] the frame buffer f is. */
+static int frame_slot(const cuda_ctx *c, const uint8_t *f)
+{
+  return f == c->fr[0] ? 0 : f == c->fr[1] ? 1 : 2;
+}
+
+static int launch_pair(cuda_ctx *c, int capturing, int ondev)
 {
   /* external records in a capture (graph nodes that record); outside one
    * that flag is an error (cudaErrorIllegalState), plain records */
   unsigned evf = capturing ? cudaEventRecordExternal : cudaEventRecordDefault;
   const vcm_dev_params &d = c->d;
-  LT_CU(cudaMemsetAsync(c->maxbits, 0, 2 * sizeof(unsigned), c->s), "vcm maxima reset");
-  dim3 tb(32, 8), gb((d.w + 31) / 32, (d.h + 7) / 8);
-  strength_k<<<gb, tb, 0, c->s>>>(c->I0, c->I1, d, c->mag, c->maxbits);
-  int ncell = d.gx * d.gy, per_block = SEL_THREADS / 32;
-  select_k<<<(ncell + per_block - 1) / per_block, SEL_THREADS, 0, c->s>>>(c->I0, c->I1, c->mag,
-                                                                          c->maxbits, d, c->cellidx,
-                                                                          c->cellcnt);
-  compact_k<<<1, 1024, 0, c->s>>>(c->cellidx, c->cellcnt, d, c->px, c->py, c->cstart, c->n);
+  size_t npx = (size_t)d.w * d.h;
+  int ncell = d.gx * d.gy, mblocks = (int)((npx + 4 * MAX_THREADS - 1) / (4 * MAX_THREADS));
+  unsigned *mx = c->maxbits + 2 * frame_slot(c, c->I1);
+  LT_CU(cudaEventRecordWithFlags(c->ev[0], c->s, evf), "vcm timing");
+  if (ondev != 2) /* (zero already: points_k's last block reset them) */
+    LT_CU(cudaMemsetAsync(mx, 0, 2 * sizeof(unsigned), c->s), "vcm maxima");
+  if (ondev == 1) /* prefetched (cu_launch waits for its upload before the pair) */
+    maxima_k<false><<<mblocks, MAX_THREADS, 0, c->s>>>(c->I0, c->I1, NULL, d, mx);
+  else if (ondev == 2)
+    ; /* prefetched with its maxima (cu_launch) */
+  else if (c->map_upload)
+    maxima_k<true><<<mblocks, MAX_THREADS, 0, c->s>>>(c->I0, c->d_q1, c->I1, d, mx);
+  else {
+    LT_CU(cudaMemcpyAsync(c->I1, c->h_q[1], npx, cudaMemcpyHostToDevice, c->s), "vcm frame upload");
+    maxima_k<false><<<mblocks, MAX_THREADS, 0, c->s>>>(c->I0, c->I1, NULL, d, mx);
+  }
+#define LT_VCM_PTS(KM)                                                                                          \
+  points_k<KM><<<ncell, PTS_THREADS, 0, c->s>>>(c->I0, c->I1, d, mx, c->maxbits + 6, c->cellidx, c->cellcnt, \
+                                                c->px, c->py, c->cstart, c->n)
+  switch (d.k) {
+  case 1: LT_VCM_PTS(1); break;
+  case 2: LT_VCM_PTS(2); break;
+  case 3: LT_VCM_PTS(3); break;
+  case 4: LT_VCM_PTS(4); break;
+  default: LT_VCM_PTS(0);
+  }
+#undef LT_VCM_PTS
   LT_CU(cudaEventRecordWithFlags(c->ev[1], c->s, evf), "vcm timing");
   if (d.patch == 5 && c->ncm_simd)
     ncm5_k<true><<<d.maxpts, MAP_THREADS, c->ncm_smem, c->s>>>(c->I0, c->I1, c->px, c->py, c->n, d, c->ncm);
@@ -1507,60 +1795,89 @@ static int launch_pair(cuda_ctx *c, int capturing)
   LT_CU(cudaGetLastError(), "vcm kernels");
   LT_CU(cudaMemcpyAsync(c->h_n, c->n, sizeof(int), cudaMemcpyDeviceToHost, c->s), "vcm count download");
   LT_CU(cudaMemcpyAsync(c->nprev, c->n, sizeof(int), cudaMemcpyDeviceToDevice, c->s), "vcm count");
+  /* all slots (n is not known here): at most maxpts, past n unspecified */
+  LT_CU(cudaMemcpyAsync(c->h_vec, c->cur, (size_t)d.maxpts * sizeof *c->h_vec, cudaMemcpyDeviceToHost, c->s),
+        "vcm vector download");
   return 0;
 }
 
 /* launch_pair captured into a graph for the current frame and vector
- * buffers (which swap from pair to pair: at most 2 x 2 graphs, each
- * captured at its first use); 1 when capturing is not possible (then plain
+ * buffers (which rotate from pair to pair: each combination captured at
+ * its first use) and ondev; 1 when capturing is not possible (then plain
  * launches from then on), after one note. */
-static int pair_graph(cuda_ctx *c, cudaGraphExec_t *out)
+static int pair_graph(cuda_ctx *c, int ondev, cudaGraphExec_t *out)
 {
-  int gi = c->I0 != c->I_base, gv = c->prev != c->prev_base;
-  if (c->graph[gi][gv]) {
-    *out = c->graph[gi][gv];
+  int g0 = frame_slot(c, c->I0), g1 = frame_slot(c, c->I1);
+  cudaGraphExec_t *slot = &c->graph[g0][g1][c->prev != c->prev_base][ondev];
+  if (*slot) {
+    *out = *slot;
     return 0;
   }
   cudaGraph_t gr = NULL;
   cudaError_t ce = cudaStreamBeginCapture(c->s, cudaStreamCaptureModeThreadLocal);
-  int e = ce == cudaSuccess ? launch_pair(c, 1) : 1;
+  int e = ce == cudaSuccess ? launch_pair(c, 1, ondev) : 1;
   if (ce == cudaSuccess) ce = cudaStreamEndCapture(c->s, &gr);
-  if (!e && ce == cudaSuccess) ce = cudaGraphInstantiate(&c->graph[gi][gv], gr, 0);
+  if (!e && ce == cudaSuccess) ce = cudaGraphInstantiate(slot, gr, 0);
   if (gr) cudaGraphDestroy(gr);
   if (e || ce != cudaSuccess) {
     (void)cudaGetLastError();
-    c->graph[gi][gv] = NULL;
+    *slot = NULL;
     lt_info("vcm: no CUDA Graph for the pair (%s); plain launches", cudaGetErrorString(ce));
     return 1;
   }
-  *out = c->graph[gi][gv];
+  *out = *slot;
   return 0;
 }
 
-/* Uploads I0 (when up0) and I1 from the staging, then the pair's device
- * work (one graph launch) and the vectors' download, one synchronisation.
- * ev[0] is recorded after the host's staging, so the points phase is GPU
- * time: the upload and the three point kernels. */
-static int cu_run(cuda_ctx *c, int up0, lt_vcm_vector *out, int cap, int *nout)
+/* Uploads I0 when up0 (a first pair: before the timed phases), waits for
+ * the prefetch's upload when ondev (I1 came that way), then the pair's
+ * device work (one graph launch: I1's upload unless ondev, kernels, the
+ * vectors' download); while it runs, the frame of cu_prefetch8 (if any) is
+ * staged and sent to the spare buffer In on the second stream; cu_collect
+ * then synchronises and copies the pair's n vectors from the pinned h_vec
+ * to out.
+ * The points phase (ev[0] .. ev[1]) is GPU time: I1's upload (none when
+ * prefetched) and the two point kernels. */
+static int cu_launch(cuda_ctx *c, int up0, int ondev)
 {
   const vcm_dev_params &d = c->d;
   size_t bytes = (size_t)d.w * d.h;
-  LT_CU(cudaEventRecord(c->ev[0], c->s), "vcm timing");
   if (up0) LT_CU(cudaMemcpyAsync(c->I0, c->h_q[0], bytes, cudaMemcpyHostToDevice, c->s), "vcm frame upload");
-  LT_CU(cudaMemcpyAsync(c->I1, c->h_q[1], bytes, cudaMemcpyHostToDevice, c->s), "vcm frame upload");
+  if (ondev) LT_CU(cudaStreamWaitEvent(c->s, c->ev_up, 0), "vcm prefetched frame");
   cudaGraphExec_t g = NULL;
-  if (c->use_graph && pair_graph(c, &g)) c->use_graph = 0;
+  if (c->use_graph && pair_graph(c, ondev, &g)) c->use_graph = 0;
   if (c->use_graph)
     LT_CU(cudaGraphLaunch(g, c->s), "vcm pair graph");
   else {
-    int e = launch_pair(c, 0);
+    int e = launch_pair(c, 0, ondev);
     if (e) return e;
   }
-  /* all slots in the same trip (one synchronisation): at most cap, past n unspecified */
-  int all = d.maxpts < cap ? d.maxpts : cap;
-  if (all > 0)
-    LT_CU(cudaMemcpyAsync(out, c->cur, (size_t)all * sizeof *out, cudaMemcpyDeviceToHost, c->s),
-          "vcm vector download");
+  if (c->pf_req) { /* the next frame travels during this pair's work (In is no frame of it) */
+    if (c->pf_pending) LT_CU(cudaEventSynchronize(c->ev_up), "vcm prefetch staging"); /* h_q[2] read */
+    memcpy(c->h_q[2], c->pf_req, bytes);
+    LT_CU(cudaMemcpyAsync(c->In, c->h_q[2], bytes, cudaMemcpyHostToDevice, c->s2), "vcm frame prefetch");
+    /* and, where this pair's I1 came the same way (written on s2 before,
+     * not by this pair's graph), the maxima of the pair (I1, In) that the
+     * next pair8 is when it gets that frame */
+    c->pf_max = ondev != 0;
+    if (c->pf_max) {
+      unsigned *mx = c->maxbits + 2 * frame_slot(c, c->In);
+      int mblocks = (int)((bytes + 4 * MAX_THREADS - 1) / (4 * MAX_THREADS));
+      LT_CU(cudaMemsetAsync(mx, 0, 2 * sizeof(unsigned), c->s2), "vcm maxima");
+      maxima_k<false><<<mblocks, MAX_THREADS, 0, c->s2>>>(c->I1, c->In, NULL, d, mx);
+    }
+    LT_CU(cudaEventRecord(c->ev_up, c->s2), "vcm frame prefetch");
+    c->pf_pending = 1;
+    c->pf_have = c->pf_req;
+    c->pf_req = NULL;
+  }
+  return 0;
+}
+
+/* The end of a pair queued by cu_launch: one synchronisation, the phase
+ * times, the vectors. */
+static int cu_collect(cuda_ctx *c, lt_vcm_vector *out, int cap, int *nout)
+{
   LT_CU(cudaStreamSynchronize(c->s), "vcm pair");
   for (int k = 0; k < 3; k++) {
     float ms = 0.0f;
@@ -1568,6 +1885,7 @@ static int cu_run(cuda_ctx *c, int up0, lt_vcm_vector *out, int cap, int *nout)
     c->t[k] += 1e-3 * ms;
   }
   int n = *c->h_n, k = n < cap ? n : cap;
+  if (k > 0) memcpy(out, c->h_vec, (size_t)k * sizeof *out);
   lt_vcm_vector *t = c->prev; /* this field is the next pair's prior */
   c->prev = c->cur;
   c->cur = t;
@@ -1581,4 +1899,5 @@ static void cu_phases(void *vctx, double s[3])
   for (int k = 0; k < 3; k++) s[k] = c->t[k];
 }
 
-extern "C" const lt_vcm_backend lt_vcm_backend_cuda = {"cuda", cu_create, cu_destroy, cu_pair, cu_phases, cu_pair8};
+extern "C" const lt_vcm_backend lt_vcm_backend_cuda = {"cuda",   cu_create, cu_destroy,   cu_pair,  cu_phases,
+                                                       cu_pair8, cu_prefetch8, cu_start8, cu_finish};

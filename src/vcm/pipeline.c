@@ -84,6 +84,9 @@ typedef struct run {
   int *bstart, *bidx;   /* vectors bucketed by sub-window (counting sort) */
   long npoints, empty_pairs, dropped, pairs_done;
   int warned_empty;
+  int overlap;          /* through start8 / finish (begin) */
+  int held, held_n, held_i0, held_i1; /* a pair's vectors in vec whose rows wait (start8 / finish) */
+  double held_t;
 } run;
 
 static int make_dir(const char *opt, const char *dir)
@@ -341,6 +344,10 @@ static int begin(void *m, lt_loop *L, const lt_source_info *in)
     if (!R->fu || !R->fv || !R->bstart || !R->bidx) goto nomem;
   }
   if ((err = R->be->create(&R->ctx, p, R->fw, R->fh))) return err;
+  /* rows of the last pair written during this one (start8 / finish) unless
+   * overlays or .flo need both frames then; LT_VCM_OVERLAP=0: not (experiment) */
+  const char *ov = getenv("LT_VCM_OVERLAP");
+  R->overlap = R->be->start8 && R->be->finish && !R->s->overlay_dir && !R->o.flo_dir && !(ov && strcmp(ov, "0") == 0);
   if (!R->s->overlay_dir) lt_loop_prev_index_only(L); /* step: frame t only in the first pair */
   /* 8-bit frames go in through pair8 only: the decode thread makes no floats
    * of them (the loop gives both frames of a mixed first pair floats) */
@@ -355,32 +362,13 @@ nomem:
   return LT_ERR_NOMEM;
 }
 
-static int step(void *m, lt_loop *L, const lt_frame *f, const lt_frame *prev)
+/* The rows of a pair whose nb vectors (the backend's) are in R->vec:
+ * frames i0 (time t0s) and i1; the motion evidence filter, then the rows
+ * to the writer (and the overlay on f0, f1 and the .flo when asked). */
+static int emit(run *R, lt_loop *L, int nb, int i0, double t0s, int i1, const lt_frame *f0, const lt_frame *f1)
 {
-  run *R = m;
-  int n = 0, err;
-  /* the backend keeps its rounded copy of the last step's frame: frame t
-   * NULL after the first pair (vcm.h) loads only f (the loop keeps no pixels
-   * of prev then, lt_loop_prev_index_only, unless --overlay draws on them);
-   * 8-bit frames go in as the decoder's bytes (pair8: the same values, no
-   * rounding of floats) */
-  const lt_frame *f0 = R->pairs_done ? NULL : prev;
-  if (R->be->pair8 && f->grey8 && (!f0 || f0->grey8))
-    err = R->be->pair8(R->ctx, f0 ? f0->grey8 : NULL, f->grey8, R->vec, R->cap, &n);
-  else
-    err = R->be->pair(R->ctx, f0 ? f0->grey : NULL, f->grey, R->vec, R->cap, &n);
-  if (err) return err;
-  R->pairs_done++;
-  if (R->be->phases) {
-    double ph[3];
-    R->be->phases(R->ctx, ph);
-    for (int k = 0; k < 3; k++) {
-      lt_loop_time(L, ST_POINTS + k, ph[k] - R->phase[k]);
-      R->phase[k] = ph[k];
-    }
-  }
+  int n = nb, err;
   double t0 = lt_now();
-  int nb = n; /* the backend's count */
   if (R->p.evidence > 0.0f) { /* drop the vectors without motion evidence (vcm.h lt_vcm_evidence) */
     n = 0;
     for (int i = 0; i < nb; i++)
@@ -394,17 +382,16 @@ static int step(void *m, lt_loop *L, const lt_frame *f, const lt_frame *prev)
   if (nb == 0) {
     R->empty_pairs++;
     if (!R->warned_empty)
-      lt_warn("frames %d-%d: no interest points (uniform or static frames); such pairs give no rows", prev->index,
-              f->index);
+      lt_warn("frames %d-%d: no interest points (uniform or static frames); such pairs give no rows", i0, i1);
     R->warned_empty = 1;
   }
   R->npoints += n;
-  double *v = lt_rows_frame(&R->rows, prev->index, n, &err);
+  double *v = lt_rows_frame(&R->rows, i0, n, &err);
   if (!v) return err;
   for (int i = 0; i < n; i++, v += NCOLS) {
     const lt_vcm_vector *q = &R->vec[i];
-    v[C_FRAME] = prev->index;
-    v[C_T] = prev->t_s;
+    v[C_FRAME] = i0;
+    v[C_T] = t0s;
     v[C_POINT] = R->pidx[i];
     v[C_X] = q->x;
     v[C_Y] = q->y;
@@ -413,16 +400,82 @@ static int step(void *m, lt_loop *L, const lt_frame *f, const lt_frame *prev)
     v[C_SCORE] = q->score;
   }
   if ((err = lt_rows_put(&R->rows))) return err;
-  if (R->s->overlay_dir && (err = write_overlay(R, prev, f, n))) return err;
-  if (R->o.flo_dir && (err = write_flo(R, prev->index, n))) return err;
+  if (R->s->overlay_dir && (err = write_overlay(R, f0, f1, n))) return err;
+  if (R->o.flo_dir && (err = write_flo(R, i0, n))) return err;
   lt_loop_time(L, ST_OUTPUT, lt_now() - t0);
   return 0;
+}
+
+/* The backend's phase seconds since the last call into the loop's stages. */
+static void phase_times(run *R, lt_loop *L)
+{
+  if (!R->be->phases) return;
+  double ph[3];
+  R->be->phases(R->ctx, ph);
+  for (int k = 0; k < 3; k++) {
+    lt_loop_time(L, ST_POINTS + k, ph[k] - R->phase[k]);
+    R->phase[k] = ph[k];
+  }
+}
+
+/* The rows of the pair still held back (start8 / finish), if any. */
+static int emit_held(run *R, lt_loop *L)
+{
+  if (!R->held) return 0;
+  R->held = 0;
+  return emit(R, L, R->held_n, R->held_i0, R->held_t, R->held_i1, NULL, NULL);
+}
+
+static int step(void *m, lt_loop *L, const lt_frame *f, const lt_frame *prev)
+{
+  run *R = m;
+  int n = 0, err;
+  /* the backend keeps its rounded copy of the last step's frame: frame t
+   * NULL after the first pair (vcm.h) loads only f (the loop keeps no pixels
+   * of prev then, lt_loop_prev_index_only, unless --overlay draws on them);
+   * 8-bit frames go in as the decoder's bytes (pair8: the same values, no
+   * rounding of floats) */
+  const lt_frame *f0 = R->pairs_done ? NULL : prev, *nf;
+  if (R->be->pair8 && f->grey8 && (!f0 || f0->grey8)) {
+    /* the next frame, when decoded already, travels during this pair's work */
+    if (R->be->prefetch8 && lt_loop_peek(L, &nf) == 1 && nf->grey8 && (err = R->be->prefetch8(R->ctx, nf->grey8)))
+      return err;
+    if (R->overlap) {
+      /* the last pair's rows are written while this pair runs, and this
+       * pair's rows in the next step (or in end) */
+      err = R->be->start8(R->ctx, f0 ? f0->grey8 : NULL, f->grey8);
+      int e2 = emit_held(R, L);
+      if (err || (err = e2)) return err;
+      if ((err = R->be->finish(R->ctx, R->vec, R->cap, &n))) return err;
+      R->pairs_done++;
+      phase_times(R, L);
+      R->held = 1;
+      R->held_n = n;
+      R->held_i0 = prev->index;
+      R->held_t = prev->t_s;
+      R->held_i1 = f->index;
+      return 0;
+    }
+    err = R->be->pair8(R->ctx, f0 ? f0->grey8 : NULL, f->grey8, R->vec, R->cap, &n);
+  } else
+    err = R->be->pair(R->ctx, f0 ? f0->grey : NULL, f->grey, R->vec, R->cap, &n);
+  if (err) return err;
+  R->pairs_done++;
+  phase_times(R, L);
+  return emit(R, L, n, prev->index, prev->t_s, f->index, prev, f);
 }
 
 static int end(void *m, lt_loop *L, int pairs)
 {
   run *R = m;
-  int err = lt_rows_finish(&R->rows);
+  int err = emit_held(R, L);
+  if (err) {
+    lt_rows_finish(&R->rows);
+    R->rows_on = 0;
+    lt_loop_keep_partial(L, R->out, 1);
+    return err;
+  }
+  err = lt_rows_finish(&R->rows);
   R->rows_on = 0;
   if (err) {
     lt_loop_keep_partial(L, R->out, 1);
@@ -437,6 +490,7 @@ static void abort_run(void *m, lt_loop *L)
 {
   run *R = m;
   if (!R->rows_on) return;
+  (void)emit_held(R, L); /* a finished pair's rows still held back */
   lt_rows_finish(&R->rows); /* the pairs handed over are written first */
   R->rows_on = 0;
   lt_loop_keep_partial(L, R->out, R->rows.frames > 0);

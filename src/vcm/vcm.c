@@ -71,6 +71,11 @@
  *    CUDA backend matches to the bit). Yosemite 8->9->10 with lambda 0.5:
  *    0.223 vs 0.306 off (not tuned on synthetic sequences: doubtful for
  *    video whose motion changes abruptly).
+ * Points in practice (lt_vcm_points): the Sobel row by row with the maxima,
+ * then F row by row inside each row of sub-windows, scanned into the cells'
+ * K best in runs of 16 pixels that are skipped when none can enter (two
+ * passes over the frame instead of five, no F frame); the same points as
+ * lt_vcm_sobel, lt_vcm_strength and lt_vcm_select (tests/test_vcm.c).
  * Determinism: SADs and VCM sums are integers (any order), every point's
  * float steps (normalisation, prior, peak) are one thread's in a fixed
  * order, maxima are order-free and selection is per cell, so the output is
@@ -374,6 +379,100 @@ int lt_vcm_select(const float *F, int w, int h, const lt_vcm_params *p, int *px,
     }
   }
   int n = 0; /* pack in cell order: slot i >= n, so px can be rewritten in place */
+  for (int i = 0; i < gx * gy * k; i++)
+    if (px[i] >= 0) {
+      int idx = px[i];
+      px[n] = idx % w;
+      py[n] = idx / w;
+      n++;
+    }
+  return n;
+}
+
+/* The cell's running K best (bf, bi, *cnt; topk_insert's order) over the F
+ * of one of its rows, columns x0 .. x1 - 1 (pixel index base + x): in runs
+ * of 16 whose largest F (integer maximum of the bits: F >= +0, never NaN)
+ * is compared with what an insertion needs (F > the K-th best once there
+ * are K, else F > 0) first, so a run that would insert nothing is skipped
+ * without a branch per pixel; the same list as topk_insert on every pixel. */
+LT_VCM_CLONES
+static void cell_row_scan(const float *restrict f, int x0, int x1, int base, int k, float *bf, int *bi, int *cnt)
+{
+  const alias_u32 *u = (const alias_u32 *)f;
+  for (int x = x0; x < x1; x += 16) {
+    int e = x + 16 < x1 ? x + 16 : x1;
+    uint32_t mx = 0;
+    for (int j = x; j < e; j++) mx = u[j] > mx ? u[j] : mx;
+    union { float f; uint32_t u; } need = {*cnt == k ? bf[k - 1] : 0.0f};
+    if (mx <= need.u) continue;
+    for (int j = x; j < e; j++)
+      if (f[j] > 0.0f) topk_insert(bf, bi, cnt, k, f[j], base + j);
+  }
+}
+
+size_t lt_vcm_points_scratch(const lt_vcm_params *p, int w)
+{
+  size_t b = (size_t)w * sizeof(float) + (size_t)p->grid_x * (p->points_per_cell * (sizeof(float) + sizeof(int)) + sizeof(int));
+  return (b + 63) / 64 * 64; /* threads' parts a cache line apart */
+}
+
+int lt_vcm_points(const float *I0, const float *I1, int w, int h, const lt_vcm_params *p, int nthreads, float *mag,
+                  void *scratch, int *px, int *py)
+{
+  int m = margin_of(p), k = p->points_per_cell, gx = p->grid_x, gy = p->grid_y;
+  uint32_t gbits = 0, dbits = 0;
+  /* pass 1: the Sobel of I0 row by row and, while its row is in the cache,
+   * the row's interior maxima of G and D */
+#pragma omp parallel num_threads(nthreads)
+  {
+    uint32_t gm = 0, dm = 0;
+#pragma omp for schedule(static)
+    for (int y = 0; y < h; y++) {
+      sobel_row(I0 + (size_t)(y > 0 ? y - 1 : 0) * w, I0 + (size_t)y * w,
+                I0 + (size_t)(y < h - 1 ? y + 1 : h - 1) * w, w, mag + (size_t)y * w);
+      size_t i = (size_t)y * w + m;
+      if (y >= m && y < h - m && w - 2 * m > 0) strength_max_row(mag + i, I0 + i, I1 + i, w - 2 * m, &gm, &dm);
+    }
+#pragma omp critical(lt_vcm_points_max)
+    {
+      gbits = gm > gbits ? gm : gbits;
+      dbits = dm > dbits ? dm : dbits;
+    }
+  }
+  float gmax, dmax, gmin = 8.0f * p->min_contrast;
+  memcpy(&gmax, &gbits, sizeof gmax);
+  memcpy(&dmax, &dbits, sizeof dmax);
+  int any = gmax > 0.0f && dmax > 0.0f && w - 2 * m > 0;
+  /* pass 2: each row of sub-windows on its own: F of each of its rows
+   * (lt_vcm_strength's strength_row: the same values) into a row buffer,
+   * scanned cell by cell into the cells' K slots of px (pixel indices, -1
+   * empty); then packed in cell order as lt_vcm_select */
+#pragma omp parallel num_threads(nthreads)
+  {
+    char *sc = (char *)scratch + lt_vcm_points_scratch(p, w) * omp_get_thread_num();
+    float *fr = (float *)sc, *bf = fr + w;
+    int *bi = (int *)(bf + (size_t)gx * k), *cnt = bi + (size_t)gx * k;
+#pragma omp for schedule(dynamic, 1)
+    for (int cy = 0; cy < gy; cy++) {
+      int y0 = (int)((long long)cy * h / gy), y1 = (int)((long long)(cy + 1) * h / gy);
+      memset(cnt, 0, sizeof *cnt * gx);
+      for (int y = y0 > m ? y0 : m; any && y < y1 && y < h - m; y++) {
+        size_t i = (size_t)y * w + m;
+        strength_row(mag + i, I0 + i, I1 + i, w - 2 * m, gmax, dmax, p->min_strength, p->min_contrast, gmin, fr + m);
+        for (int cx = 0; cx < gx; cx++) {
+          int x0 = (int)((long long)cx * w / gx), x1 = (int)((long long)(cx + 1) * w / gx);
+          x0 = x0 > m ? x0 : m;
+          x1 = x1 < w - m ? x1 : w - m;
+          cell_row_scan(fr, x0, x1, y * w, k, bf + (size_t)cx * k, bi + (size_t)cx * k, &cnt[cx]);
+        }
+      }
+      for (int cx = 0; cx < gx; cx++) {
+        int *slot = px + (size_t)(cy * gx + cx) * k;
+        for (int j = 0; j < k; j++) slot[j] = j < cnt[cx] ? bi[(size_t)cx * k + j] : -1;
+      }
+    }
+  }
+  int n = 0;
   for (int i = 0; i < gx * gy * k; i++)
     if (px[i] >= 0) {
       int idx = px[i];
@@ -789,11 +888,12 @@ float lt_vcm_peak(const float *map, int side, int subpixel, float *dx, float *dy
 typedef struct cpu_ctx {
   lt_vcm_params p;
   int w, h, maxpts, side, nthreads;
-  float *mag, *F, *map, *wt; /* map: per thread a VCM as floats (vcm_finish) */
+  float *mag, *map, *wt; /* map: per thread a VCM as floats (vcm_finish) */
   uint16_t *ncm;    /* the NCMs, LT_VCM_SIM_ONE = 1 */
   int32_t *acc;     /* per thread two points' integer sums */
   const uint16_t **nbl; /* per thread the neighbours' maps of vcm_points (maxpts) */
   uint32_t *wl;     /* and their weights, packed in pairs, per point (2 (maxpts / 2 + 1)) */
+  void *pscratch;   /* per thread lt_vcm_points scratch */
   float *rf[2];     /* the pair's frames rounded (lt_vcm_round8), as floats */
   uint8_t *q[2];    /* and as bytes */
   uint16_t *sad;    /* per thread SAD rows (lt_vcm_ncm8) */
@@ -818,7 +918,7 @@ static void cpu_destroy(void *vctx)
   cpu_ctx *c = vctx;
   if (!c) return;
   free(c->mag);
-  free(c->F);
+  free(c->pscratch);
   free(c->ncm);
   free(c->acc);
   free(c->map);
@@ -857,7 +957,7 @@ static int cpu_create(void **out, const lt_vcm_params *p, int w, int h)
   size_t npx = (size_t)w * h, m2 = (size_t)c->side * c->side;
   size_t r2 = (size_t)p->coherence_radius * p->coherence_radius + 1;
   c->mag = malloc(npx * sizeof *c->mag);
-  c->F = malloc(npx * sizeof *c->F);
+  c->pscratch = malloc((size_t)c->nthreads * lt_vcm_points_scratch(p, w));
   c->ncm = calloc((size_t)c->maxpts * m2 + LT_VCM_NCM_PAD, sizeof *c->ncm);
   c->acc = malloc((size_t)c->nthreads * 2 * LT_VCM_M2P(m2) * sizeof *c->acc); /* two points at a time */
   c->map = malloc((size_t)c->nthreads * m2 * sizeof *c->map);
@@ -877,7 +977,7 @@ static int cpu_create(void **out, const lt_vcm_params *p, int w, int h)
   c->py = malloc((size_t)c->maxpts * sizeof *c->py);
   c->prev = malloc((size_t)c->maxpts * sizeof *c->prev);
   c->cur = malloc((size_t)c->maxpts * sizeof *c->cur);
-  if (!c->mag || !c->F || !c->ncm || !c->acc || !c->map || !c->nbl || !c->wl || !c->cnt || !c->zero || !c->sad || !c->wt || !c->wq || !c->rf[0] ||
+  if (!c->mag || !c->pscratch || !c->ncm || !c->acc || !c->map || !c->nbl || !c->wl || !c->cnt || !c->zero || !c->sad || !c->wt || !c->wq || !c->rf[0] ||
       !c->rf[1] || !c->q[0] || !c->q[1] || !c->px || !c->py || !c->prev || !c->cur ||
       !c->cstart)
     goto nomem;
@@ -1244,14 +1344,13 @@ static int cpu_run(cpu_ctx *c, lt_vcm_vector *out, int cap, int *nout, double t0
 {
   int w = c->w, h = c->h, M = c->side;
   size_t m2 = (size_t)M * M;
-  lt_vcm_sobel(c->rf[0], w, h, c->mag);
-  lt_vcm_strength(c->mag, c->rf[0], c->rf[1], w, h, &c->p, c->F);
-  int n = lt_vcm_select(c->F, w, h, &c->p, c->px, c->py), gx = c->p.grid_x, nc = gx * c->p.grid_y;
+  int nt = omp_get_max_threads() < c->nthreads ? omp_get_max_threads() : c->nthreads;
+  int n = lt_vcm_points(c->rf[0], c->rf[1], w, h, &c->p, nt, c->mag, c->pscratch, c->px, c->py);
+  int gx = c->p.grid_x, nc = gx * c->p.grid_y;
   for (int k = 0, j = 0; k <= nc; k++) { /* points come cell by cell */
     while (j < n && cell_of(c->py[j], h, c->p.grid_y) * gx + cell_of(c->px[j], w, gx) < k) j++;
     c->cstart[k] = j;
   }
-  int nt = omp_get_max_threads() < c->nthreads ? omp_get_max_threads() : c->nthreads;
   double t1 = lt_now(), tl = t1, tc = 0.0, ta = 0.0;
   /* In bands of sub-window rows: the NCMs the band's VCMs need that are
    * not made yet (up to the sub-window row that the radius reaches below
@@ -1313,4 +1412,4 @@ static void cpu_phases(void *vctx, double s[3])
   for (int k = 0; k < 3; k++) s[k] = c->t[k];
 }
 
-const lt_vcm_backend lt_vcm_backend_cpu = {"cpu", cpu_create, cpu_destroy, cpu_pair, cpu_phases, cpu_pair8};
+const lt_vcm_backend lt_vcm_backend_cpu = {"cpu", cpu_create, cpu_destroy, cpu_pair, cpu_phases, cpu_pair8, NULL, NULL, NULL};

@@ -111,6 +111,17 @@ typedef struct lt_vcm_backend {
    * pair's I1, whether it came through pair or pair8 (and pair's I0 NULL
    * after a pair8 the same); no pointer test. */
   int (*pair8)(void *ctx, const uint8_t *Q0, const uint8_t *Q1, lt_vcm_vector *out, int cap, int *n);
+  /* Optional (NULL: none): the frame the next pair8 will get as Q1, when
+   * known, sent ahead during the next pair8's work; that pair8 uses it only
+   * if its Q1 is this pointer (the frame unchanged until then), else it
+   * takes Q1 as usual. Gives the same vectors as without. */
+  int (*prefetch8)(void *ctx, const uint8_t *next);
+  /* Optional (NULL: none): pair8 in two halves, so that the caller can
+   * work while the pair runs (the vcm mode writes the last pair's rows):
+   * start8 queues the pair and returns, finish waits for it and gives its
+   * vectors as pair8 would; one pair in flight (start8, finish, start8...). */
+  int (*start8)(void *ctx, const uint8_t *Q0, const uint8_t *Q1);
+  int (*finish)(void *ctx, lt_vcm_vector *out, int cap, int *n);
 } lt_vcm_backend;
 
 extern const lt_vcm_backend lt_vcm_backend_cpu;
@@ -194,6 +205,16 @@ void lt_vcm_strength(const float *mag, const float *I0, const float *I1, int w, 
  * row-major index; writes positions to px, py (room for
  * lt_vcm_max_points) and returns their number. */
 int lt_vcm_select(const float *F, int w, int h, const lt_vcm_params *p, int *px, int *py);
+/* lt_vcm_sobel, lt_vcm_strength and lt_vcm_select in two passes over the
+ * frame (the Sobel row by row with the maxima; then, per row of
+ * sub-windows, F row by row scanned into the sub-windows' K best, skipping
+ * runs of 16 pixels none of which can enter): the same points in the same
+ * order. mag: w*h floats (the Sobel); scratch: nthreads *
+ * lt_vcm_points_scratch(p, w) bytes; runs on nthreads OpenMP threads (the
+ * result does not depend on their number). Returns n. */
+size_t lt_vcm_points_scratch(const lt_vcm_params *p, int w);
+int lt_vcm_points(const float *I0, const float *I1, int w, int h, const lt_vcm_params *p, int nthreads, float *mag,
+                  void *scratch, int *px, int *py);
 /* NCM of the point (x, y): side*side similarities (lt_vcm_sim_q),
  * row-major, offset (ox, oy) at [(oy + S/2) * side + ox + S/2]. */
 void lt_vcm_ncm(const float *I0, const float *I1, int w, int h, int x, int y,
