@@ -1073,7 +1073,13 @@ __global__ void __launch_bounds__(MGVF_THREADS_MAX, MGVF_MIN_BLOCKS) mgvf_cluste
  * rows cut into DENSE_THREADS / w strips) and walks down it with the 3x3
  * neighbourhood in registers: three shared-memory loads per pixel instead of
  * nine. Same pixel arithmetic (mgvf_update) and the same iteration and
- * convergence rule as mgvf_block: bit-identical F and iteration count. */
+ * convergence rule as mgvf_block: bit-identical F and iteration count.
+ * EG (the default, LT_CUDA_DENSE_E=shared for the old layout): E is read
+ * from gwin in global memory (through L1; each thread reads its own column,
+ * coalesced across the warp) and only the two F buffers live in shared
+ * memory: 2/3 of the bytes, so a frame's largest window of ~80 KB (R ~ 15)
+ * fits 4 blocks per SM instead of 2. gwin is overwritten with F only after
+ * the last iteration's barrier, when every read of E is done. */
 #define DENSE_THREADS 256
 /* One iteration of a thread's strip: rows [r0, r1) of column j of cur into
  * nxt (shared-memory offsets in int; jl, jr = the column's clamped
@@ -1102,6 +1108,7 @@ static __device__ __forceinline__ double dense_strip(const float *cur, float *nx
   return acc;
 }
 
+template <bool EG>
 __global__ void __launch_bounds__(DENSE_THREADS, 4) mgvf_dense_kernel(float *gwin, const lt_cu_win *info,
                                                                     lt_leuk_cell *cells, lt_cu_params P, int win_max)
 {
@@ -1111,11 +1118,12 @@ __global__ void __launch_bounds__(DENSE_THREADS, 4) mgvf_dense_kernel(float *gwi
   const lt_cu_win I = info[ci];
   if (I.skip) return;
   const int w = I.w, h = I.h, n = w * h;
-  float *E = dsm, *A = dsm + n, *B = dsm + 2 * n;
   float *g = gwin + (size_t)ci * win_max;
+  float *A = EG ? dsm : dsm + n, *B = A + n;
+  const float *E = EG ? g : dsm;
   for (int t = tid; t < n; t += DENSE_THREADS) {
     const float v = g[t];
-    E[t] = v;
+    if (!EG) dsm[t] = v;
     A[t] = v;
   }
   int strips = DENSE_THREADS / w;
@@ -1270,10 +1278,13 @@ int lt_cu_track_setup(lt_cu_ctx *c)
       return LT_ERR_GPU;
     }
     /* the dense MGVF (one block per cell, the window in shared memory) */
-    const size_t dsmem = sizeof(float) * 3 * (size_t)c->win_max;
+    const char *de = getenv("LT_CUDA_DENSE_E");
+    c->dense_eg = !(de && !strcmp(de, "shared"));
+    const size_t dsmem = sizeof(float) * (c->dense_eg ? 2 : 3) * (size_t)c->win_max;
     c->dense_ok = dsmem + 2 * sizeof(double) * (DENSE_THREADS / 32) <= (size_t)optin;
     if (c->dense_ok && dsmem > 48 * 1024)
-      LT_CU(cudaFuncSetAttribute(mgvf_dense_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dsmem),
+      LT_CU(cudaFuncSetAttribute(c->dense_eg ? mgvf_dense_kernel<true> : mgvf_dense_kernel<false>,
+                                 cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dsmem),
             "raising the dense MGVF kernel's shared memory");
     c->mgvf_mode = mv && !strcmp(mv, "cluster") ? 1 : mv && !strcmp(mv, "dense") && c->dense_ok ? 2 : 0;
     c->sms = sms;
@@ -1335,8 +1346,12 @@ int lt_cu_track_split_launch(lt_cu_ctx *c, int n)
     lt_cu_toc(c, T_TWIN);
     lt_cu_tic(c, T_TMGVF);
     if (c->dense) {
-      mgvf_dense_kernel<<<k, DENSE_THREADS, sizeof(float) * 3 * c->snake_win, c->stream>>>(
-          c->d_gwin, (const lt_cu_win *)c->d_info, cells, c->kp, c->win_max);
+      if (c->dense_eg)
+        mgvf_dense_kernel<true><<<k, DENSE_THREADS, sizeof(float) * 2 * c->snake_win, c->stream>>>(
+            c->d_gwin, (const lt_cu_win *)c->d_info, cells, c->kp, c->win_max);
+      else
+        mgvf_dense_kernel<false><<<k, DENSE_THREADS, sizeof(float) * 3 * c->snake_win, c->stream>>>(
+            c->d_gwin, (const lt_cu_win *)c->d_info, cells, c->kp, c->win_max);
       LT_CU(cudaGetLastError(), "the dense MGVF kernel launch");
     } else {
       cfg = cluster_cfg(at, k * CL, c->mgvf_threads, csmem, CL, c->stream);
