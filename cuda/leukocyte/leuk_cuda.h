@@ -151,8 +151,6 @@ typedef struct lt_cu_ctx {
   int dense_ok;       /* the largest window fits one block's shared memory (mgvf_dense_kernel) */
   int mgvf_mode;      /* LT_CUDA_MGVF: 0 auto (dense while several contexts live), 1 cluster, 2 dense */
   int dense;          /* this frame: MGVF on one block per cell (mgvf_dense_kernel) */
-  int dense_eg;       /* the dense MGVF reads E from global memory (LT_CUDA_DENSE_E=shared: E in shared) */
-  int dense_occ;      /* blocks per SM the dense MGVF is compiled for (LT_CUDA_DENSE_OCC=4, 5, 6, 8; with E global) */
   int sms;            /* the device's SM count */
   int live_counted;   /* counted in the process's live contexts (backend.cu) */
   float *d_gwin;

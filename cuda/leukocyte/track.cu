@@ -1073,13 +1073,7 @@ __global__ void __launch_bounds__(MGVF_THREADS_MAX, MGVF_MIN_BLOCKS) mgvf_cluste
  * rows cut into DENSE_THREADS / w strips) and walks down it with the 3x3
  * neighbourhood in registers: three shared-memory loads per pixel instead of
  * nine. Same pixel arithmetic (mgvf_update) and the same iteration and
- * convergence rule as mgvf_block: bit-identical F and iteration count.
- * EG (the default, LT_CUDA_DENSE_E=shared for the old layout): E is read
- * from gwin in global memory (through L1; each thread reads its own column,
- * coalesced across the warp) and only the two F buffers live in shared
- * memory: 2/3 of the bytes, so a frame's largest window of ~80 KB (R ~ 15)
- * fits 4 blocks per SM instead of 2. gwin is overwritten with F only after
- * the last iteration's barrier, when every read of E is done. */
+ * convergence rule as mgvf_block: bit-identical F and iteration count. */
 #define DENSE_THREADS 256
 /* One iteration of a thread's strip: rows [r0, r1) of column j of cur into
  * nxt (shared-memory offsets in int; jl, jr = the column's clamped
@@ -1108,8 +1102,7 @@ static __device__ __forceinline__ double dense_strip(const float *cur, float *nx
   return acc;
 }
 
-template <bool EG, int MINB>
-__global__ void __launch_bounds__(DENSE_THREADS, MINB) mgvf_dense_kernel(float *gwin, const lt_cu_win *info,
+__global__ void __launch_bounds__(DENSE_THREADS, 4) mgvf_dense_kernel(float *gwin, const lt_cu_win *info,
                                                                     lt_leuk_cell *cells, lt_cu_params P, int win_max)
 {
   extern __shared__ __align__(16) float dsm[];
@@ -1118,12 +1111,11 @@ __global__ void __launch_bounds__(DENSE_THREADS, MINB) mgvf_dense_kernel(float *
   const lt_cu_win I = info[ci];
   if (I.skip) return;
   const int w = I.w, h = I.h, n = w * h;
+  float *E = dsm, *A = dsm + n, *B = dsm + 2 * n;
   float *g = gwin + (size_t)ci * win_max;
-  float *A = EG ? dsm : dsm + n, *B = A + n;
-  const float *E = EG ? g : dsm;
   for (int t = tid; t < n; t += DENSE_THREADS) {
     const float v = g[t];
-    if (!EG) dsm[t] = v;
+    E[t] = v;
     A[t] = v;
   }
   int strips = DENSE_THREADS / w;
@@ -1170,22 +1162,6 @@ __global__ void __launch_bounds__(DENSE_THREADS, MINB) mgvf_dense_kernel(float *
   if (tid == 0) cells[ci].mgvf_iter = it;
   LT_CU_PROF(P, 16, 0, tp);
   if (P.prof && tid == 0) atomicAdd(&P.prof[17], (unsigned long long)it);
-}
-
-/* The dense MGVF variant of the context: E in shared memory
- * (LT_CUDA_DENSE_E=shared) or from global memory, the latter compiled for
- * 4 (default), 5, 6 or 8 blocks per SM (LT_CUDA_DENSE_OCC: at most 64,
- * 48, 40 or 32 registers). */
-typedef void (*dense_fn)(float *, const lt_cu_win *, lt_leuk_cell *, lt_cu_params, int);
-static dense_fn dense_kernel_of(const lt_cu_ctx *c)
-{
-  if (!c->dense_eg) return mgvf_dense_kernel<false, 4>;
-  switch (c->dense_occ) {
-  case 5: return mgvf_dense_kernel<true, 5>;
-  case 6: return mgvf_dense_kernel<true, 6>;
-  case 8: return mgvf_dense_kernel<true, 8>;
-  default: return mgvf_dense_kernel<true, 4>;
-  }
 }
 
 /* MGVF of one window (test access): E in win[0..w*h), F out in win[win_max..]. */
@@ -1294,14 +1270,10 @@ int lt_cu_track_setup(lt_cu_ctx *c)
       return LT_ERR_GPU;
     }
     /* the dense MGVF (one block per cell, the window in shared memory) */
-    const char *de = getenv("LT_CUDA_DENSE_E"), *dn = getenv("LT_CUDA_DENSE_OCC");
-    c->dense_eg = !(de && !strcmp(de, "shared"));
-    const int occ = dn ? atoi(dn) : 4;
-    c->dense_occ = c->dense_eg && (occ == 5 || occ == 6 || occ == 8) ? occ : 4;
-    const size_t dsmem = sizeof(float) * (c->dense_eg ? 2 : 3) * (size_t)c->win_max;
+    const size_t dsmem = sizeof(float) * 3 * (size_t)c->win_max;
     c->dense_ok = dsmem + 2 * sizeof(double) * (DENSE_THREADS / 32) <= (size_t)optin;
     if (c->dense_ok && dsmem > 48 * 1024)
-      LT_CU(cudaFuncSetAttribute(dense_kernel_of(c), cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dsmem),
+      LT_CU(cudaFuncSetAttribute(mgvf_dense_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dsmem),
             "raising the dense MGVF kernel's shared memory");
     c->mgvf_mode = mv && !strcmp(mv, "cluster") ? 1 : mv && !strcmp(mv, "dense") && c->dense_ok ? 2 : 0;
     c->sms = sms;
@@ -1363,7 +1335,7 @@ int lt_cu_track_split_launch(lt_cu_ctx *c, int n)
     lt_cu_toc(c, T_TWIN);
     lt_cu_tic(c, T_TMGVF);
     if (c->dense) {
-      dense_kernel_of(c)<<<k, DENSE_THREADS, sizeof(float) * (c->dense_eg ? 2 : 3) * c->snake_win, c->stream>>>(
+      mgvf_dense_kernel<<<k, DENSE_THREADS, sizeof(float) * 3 * c->snake_win, c->stream>>>(
           c->d_gwin, (const lt_cu_win *)c->d_info, cells, c->kp, c->win_max);
       LT_CU(cudaGetLastError(), "the dense MGVF kernel launch");
     } else {
