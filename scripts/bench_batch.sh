@@ -18,15 +18,17 @@
 #
 #   scripts/bench_batch.sh --leuktrack BIN --rodinia rodinia_testfile_1frame.avi [--work DIR]
 #        [--videos 32] [--frames 300] [--cases "vessel heavy"] [--ks "8 16 32"]
-#        [--direct-ks "16"] [--proc-ks "16"] [--merge PATH]
+#        [--direct-ks "16"] [--proc-ks "16"] [--no-single] [--merge PATH]
+# (an empty list skips those rows; --no-single skips the one-at-a-time row)
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-LT="" ROD="" WORK=${TMPDIR:-/tmp}/bench_batch NV=32 NF=300 KS="8 16 32" DKS="16" PKS="16" MERGE="" CASES="vessel heavy"
+LT="" ROD="" WORK=${TMPDIR:-/tmp}/bench_batch NV=32 NF=300 KS="8 16 32" DKS="16" PKS="16" MERGE="" CASES="vessel heavy" SINGLE=1
 while [ $# -gt 0 ]; do
   case $1 in
     --leuktrack) LT=$2; shift 2 ;; --rodinia) ROD=$2; shift 2 ;; --work) WORK=$2; shift 2 ;;
     --videos) NV=$2; shift 2 ;; --frames) NF=$2; shift 2 ;; --ks) KS=$2; shift 2 ;; --merge) MERGE=$2; shift 2 ;;
     --direct-ks) DKS=$2; shift 2 ;; --proc-ks) PKS=$2; shift 2 ;; --cases) CASES=$2; shift 2 ;;
+    --no-single) SINGLE=0; shift ;;
     *) echo "bench_batch: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
@@ -90,13 +92,14 @@ direct() { # direct K: one leuktrack --jobs K over all clips, on GPU 0
 for case in $CASES; do
   lopt=(); [ "$case" = vessel ] && lopt=(--roi 0,110,640,219)
   echo "| case   | runner (all $GPUS GPU(s))          |  wall s | frames/s | videos | status"
-  row "one at a time" --runner proc -j 1
-  rows=$(( $(wc -l <"$WORK/out/a__clip00.csv") - 1 ))
+  [ $SINGLE = 1 ] && row "one at a time" --runner proc -j 1
   for k in $DKS; do direct "$k"; done
   for k in $KS; do row "inproc --per-gpu $k" --runner inproc --per-gpu "$k"; done
   for k in $PKS; do row "proc --per-gpu $k" --runner proc --per-gpu "$k"; done
+  rows=$(( $(cat "$WORK"/out/*clip00.csv 2>/dev/null | wc -l) - 1 )) # the last row's clip00
   best=$(cat "$WORK"/fps.$case.* 2>/dev/null | sort -n | tail -1)
-  echo "bench_batch: $case: ${lopt[*]:-whole frame}, $(awk -v r="$rows" -v f="$NF" 'BEGIN{printf "%.1f", r/f}') track rows per frame in clip00; best $best frames/s = $(awk -v a="$best" -v b="$(cat "$WORK/fps.$case.one_at_a_time" 2>/dev/null)" 'BEGIN{printf "%.1f", a/b}')x one at a time"
+  one=$(cat "$WORK/fps.$case.one_at_a_time" 2>/dev/null)
+  echo "bench_batch: $case: ${lopt[*]:-whole frame}, $(awk -v r="$rows" -v f="$NF" 'BEGIN{printf "%.1f", r/f}') track rows per frame in clip00; best ${best:-none} frames/s$( [ -n "$one" ] && [ -n "$best" ] && awk -v a="$best" -v b="$one" 'BEGIN{printf " = %.1fx one at a time", a/b}')"
 done
 # the merge of the last run, timed on its own
 s=$(date +%s.%N)

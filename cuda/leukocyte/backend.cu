@@ -72,17 +72,6 @@ __global__ void frame_kernel(const unsigned char *__restrict__ src8, const float
   grad[i] = make_double2(gx, gy); /* exact: the float values, widened once here instead of per GICOV sample */
 }
 
-/* LT_CUDA_PRIO=track|detect (experiment): that stream of every video gets
- * the device's greatest priority, so its blocks are scheduled ahead of the
- * other streams' (several videos in flight); else the default priority. */
-static int stream_prio(const char *which)
-{
-  const char *v = getenv("LT_CUDA_PRIO");
-  int least = 0, greatest = 0;
-  if (!v || strcmp(v, which) || cudaDeviceGetStreamPriorityRange(&least, &greatest) != cudaSuccess) return 0;
-  return greatest;
-}
-
 /* The stencil's sample offsets within a frame row-major of `width`. */
 static cudaError_t upload_offsets(int *d_off, const lt_stencil *st, int n, int width)
 {
@@ -208,7 +197,7 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
   /* the entry band (53 x 480 px with the defaults) and other ROIs up to 1/4 of
    * a 640x480 frame take the packed GICOV kernels (detect.cu) */
   c->band_cap = n < 76800 ? n : 76800;
-  cudaError_t e = cudaStreamCreateWithPriority(&c->stream, cudaStreamNonBlocking, stream_prio("track"));
+  cudaError_t e = cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking);
   if (e != cudaSuccess) {
     err = lt_cuda_fail(e, "creating the stream");
     goto fail;
@@ -267,7 +256,7 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
     goto fail;
   }
   if ((e = cudaEventCreateWithFlags(&c->ev_frame, cudaEventDisableTiming)) != cudaSuccess ||
-      (e = cudaStreamCreateWithPriority(&c->dstream, cudaStreamNonBlocking, stream_prio("detect"))) != cudaSuccess) {
+      (e = cudaStreamCreateWithFlags(&c->dstream, cudaStreamNonBlocking)) != cudaSuccess) {
     err = lt_cuda_fail(e, "creating the detection stream");
     goto fail;
   }
