@@ -1073,8 +1073,14 @@ __global__ void __launch_bounds__(MGVF_THREADS_MAX, MGVF_MIN_BLOCKS) mgvf_cluste
  * rows cut into DENSE_THREADS / w strips) and walks down it with the 3x3
  * neighbourhood in registers: three shared-memory loads per pixel instead of
  * nine. Same pixel arithmetic (mgvf_update) and the same iteration and
- * convergence rule as mgvf_block: bit-identical F and iteration count. */
-#define DENSE_THREADS 256
+ * convergence rule as mgvf_block: bit-identical F and iteration count.
+ * 512 threads per cell (LT_CUDA_DENSE_THREADS=256: the first layout): when
+ * a frame's largest window (~80 KB for R ~ 15) leaves room for two cells per
+ * SM, they bring 32 warps instead of 16, and each thread's strip is half as
+ * long (H100 2026-11-24: +3-4 % aggregate with ~40 cells per video, the
+ * same with ~117). E in global memory instead (2/3 the shared memory, more
+ * cells per SM) was slower: E then misses the smaller L1. */
+#define DENSE_THREADS 512
 /* One iteration of a thread's strip: rows [r0, r1) of column j of cur into
  * nxt (shared-memory offsets in int; jl, jr = the column's clamped
  * neighbours as offsets -1/0 and +1/0), |change| summed when CHECK. */
@@ -1272,12 +1278,15 @@ int lt_cu_track_setup(lt_cu_ctx *c)
     }
     /* the dense MGVF (one block per cell, the window in shared memory) */
     const size_t dsmem = sizeof(float) * 3 * (size_t)c->win_max;
+    /* threads per cell of the dense MGVF and of the snake kernel beside it
+     * (LT_CUDA_DENSE_THREADS=256, LT_CUDA_DENSE_SNAKE=256|1024: experiments) */
     const char *dt = getenv("LT_CUDA_DENSE_THREADS"), *snt = getenv("LT_CUDA_DENSE_SNAKE");
-    c->dense_threads = dt && atoi(dt) == 512 ? 512 : DENSE_THREADS;
-    c->dense_snake = snt && (atoi(snt) == 512 || atoi(snt) == 1024) ? atoi(snt) : NT / 4;
+    c->dense_threads = dt && atoi(dt) == 256 ? 256 : DENSE_THREADS;
+    c->dense_snake = snt && (atoi(snt) == 256 || atoi(snt) == 1024) ? atoi(snt) : NT / 2;
     c->dense_ok = dsmem + 2 * sizeof(double) * (c->dense_threads / 32) <= (size_t)optin;
     if (c->dense_ok && dsmem > 48 * 1024)
-      LT_CU(cudaFuncSetAttribute(c->dense_threads == 512 ? mgvf_dense_kernel<512> : mgvf_dense_kernel<DENSE_THREADS>,
+      LT_CU(cudaFuncSetAttribute(c->dense_threads == 256 ? mgvf_dense_kernel<256>
+                                                         : mgvf_dense_kernel<DENSE_THREADS>,
                                  cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dsmem),
             "raising the dense MGVF kernel's shared memory");
     c->mgvf_mode = mv && !strcmp(mv, "cluster") ? 1 : mv && !strcmp(mv, "dense") && c->dense_ok ? 2 : 0;
@@ -1340,8 +1349,8 @@ int lt_cu_track_split_launch(lt_cu_ctx *c, int n)
     lt_cu_toc(c, T_TWIN);
     lt_cu_tic(c, T_TMGVF);
     if (c->dense) {
-      if (c->dense_threads == 512)
-        mgvf_dense_kernel<512><<<k, 512, sizeof(float) * 3 * c->snake_win, c->stream>>>(
+      if (c->dense_threads == 256)
+        mgvf_dense_kernel<256><<<k, 256, sizeof(float) * 3 * c->snake_win, c->stream>>>(
             c->d_gwin, (const lt_cu_win *)c->d_info, cells, c->kp, c->win_max);
       else
         mgvf_dense_kernel<DENSE_THREADS><<<k, DENSE_THREADS, sizeof(float) * 3 * c->snake_win, c->stream>>>(
@@ -1358,7 +1367,8 @@ int lt_cu_track_split_launch(lt_cu_ctx *c, int n)
     /* One block per cell, whose evolution runs on one warp: 1024 threads
      * (64 registers each: one block per SM) while the cells fit on the SMs,
      * else 512 or 256 so that two or four cells share an SM in one wave
-     * (the status scores and F's gradient then take more rounds). */
+     * (the status scores and F's gradient then take more rounds); 512
+     * beside the dense MGVF (c->dense_snake). */
     const int snt = c->dense ? c->dense_snake : k <= c->work_blocks / 2 ? NT : k <= c->work_blocks ? NT / 2 : NT / 4;
     snake_kernel<<<k, snt, sizeof(float) * 3 * c->snake_win, c->stream>>>(c->d_frame, c->kp, cells, c->win_max,
                                                                        c->d_gwin, c->d_info);

@@ -120,16 +120,10 @@ int lt_batch_run(const lt_cli *c)
   if (!err) err = make_dir(s->output);
   if (!err && s->overlay_dir) err = make_dir(s->overlay_dir);
   if (err) goto out;
-  int k = s->jobs > 0 ? s->jobs : 1;
-  if (k > n) k = n;
-  /* Each video in flight has two CUDA streams (tracking, detection); CUDA
-   * maps a process's streams onto CUDA_DEVICE_MAX_CONNECTIONS hardware
-   * queues (default 8), and streams that share a queue wait for each
-   * other's work. Ask for the most (32) before CUDA starts, unless the
-   * user set it; outputs are unchanged (scheduling only). */
-  if (s->backend != LT_BACKEND_CPU && k > 1) setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 0);
   if (s->backend != LT_BACKEND_CPU) (void)lt_cuda_device_count(NULL); /* probe once, before the threads */
 
+  int k = s->jobs > 0 ? s->jobs : 1;
+  if (k > n) k = n;
   int cores = omp_get_num_procs();
   b.threads = s->threads > 0 ? s->threads : (cores / k > 0 ? cores / k : 1);
   lt_info("batch: %d inputs, %d at once, %d CPU thread(s) each, outputs in %s", n, k, b.threads, s->output);
