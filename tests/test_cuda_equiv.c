@@ -23,7 +23,7 @@
 #define NCELLS 256
 
 static const char *stage_names[] = {"gicov_map", "dilated_map", "maxima", "refine", "mgvf", "track",
-                                    "band_detect_split"};
+                                    "band_detect_split", "band_refine_ahead"};
 
 static void skip_all(const char *why)
 {
@@ -230,6 +230,12 @@ static void run_set(const char *set, const lt_leuk_backend *cuda, const float *f
     float *img = malloc(sizeof(float) * (size_t)w * h);
     double dt = 0, dbg = 0;
     int stm = 0, itm = 0, bmism = 0, split = B.be->detect_start && B.be->detect_end;
+    /* the band's candidates refined after the split detection (CUDA: looked
+     * up among its refinements ahead) against the CPU and, bit for bit,
+     * against CUDA's own refinement after a plain detect of the same band */
+    int nband = 0, rokm = 0, rbits = 0;
+    double rdr = 0;
+    lt_leuk_det *dplain = malloc(sizeof *dplain * MAXM);
     /* the entry band's detection as the pipeline runs it: CUDA in two halves
      * around the tracking (detect_start, track, detect_end), CPU after it */
     lt_rect band = {roi.x, roi.y, 2 * (p.rmax + 2) + 1 + p.search, roi.h};
@@ -250,6 +256,21 @@ static void run_set(const char *set, const lt_leuk_backend *cuda, const float *f
           bmism += A.m[i].x != B.m[i].x || A.m[i].y != B.m[i].y || A.m[i].radius != B.m[i].radius;
           dbg = fmax(dbg, fabs(A.m[i].gicov - B.m[i].gicov));
         }
+        int nb = 0; /* the lowest threshold the pipeline applies (all of them refined ahead) */
+        for (int i = 0; i < B.n; i++)
+          if (fabsf(B.m[i].gicov) > fmin(p.gicov_threshold, p.adapt_floor)) B.m[nb++] = B.m[i];
+        A.be->refine(A.ctx, B.m, nb, A.d);
+        if (!err) err = B.be->refine(B.ctx, B.m, nb, B.d);
+        int nplain = 0;
+        if (!err) err = B.be->detect(B.ctx, &band, A.m, MAXM, &nplain);
+        if (!err) err = B.be->refine(B.ctx, B.m, nb, dplain);
+        for (int i = 0; i < nb && !err; i++) {
+          rdr = fmax(rdr, fmax(fabs(A.d[i].x - B.d[i].x), fmax(fabs(A.d[i].y - B.d[i].y), fabs(A.d[i].r - B.d[i].r))));
+          rokm += A.d[i].ok != B.d[i].ok;
+          rbits += B.d[i].x != dplain[i].x || B.d[i].y != dplain[i].y || B.d[i].r != dplain[i].r ||
+                   B.d[i].ok != dplain[i].ok;
+        }
+        nband += nb;
       }
       for (int i = 0; i < ncell; i++) {
         dt = fmax(dt, fmax(fabs(ca[i].xc - cb[i].xc), fabs(ca[i].yc - cb[i].yc)));
@@ -268,6 +289,13 @@ static void run_set(const char *set, const lt_leuk_backend *cuda, const float *f
     snprintf(name, sizeof name, "cuda_equiv %s band_detect_split", set);
     T_CHECK(name, err == 0 && split && bmism <= TOL_MAXIMA_MISMATCH && dbg <= TOL_GICOV_MAP,
             "err %d, split %d, %d maxima mismatches, max |dgicov| %.3g", err, split, bmism, dbg);
+    printf("info %s band refine ahead: %d candidates, max|diff| to cpu %.3g px, ok mismatches %d, %d differ from "
+           "the plain refine\n", set, nband, rdr, rokm, rbits);
+    snprintf(name, sizeof name, "cuda_equiv %s band_refine_ahead", set);
+    T_CHECK(name, err == 0 && split && nband > 0 && rdr <= TOL_REFINE_PX && rokm == 0 && rbits == 0,
+            "err %d, %d candidates, max diff %.3g px, %d ok mismatches, %d differ from the plain refine", err, nband,
+            rdr, rokm, rbits);
+    free(dplain);
     free(img);
     free(ca);
     free(cb);
@@ -291,6 +319,7 @@ static void synth_next(float *img, int w, int h, int t, void *u)
 int main(void)
 {
   const char *why = "no CUDA device";
+  setenv("LT_CUDA_AHEAD", "2", 0); /* a refine after a split detection that misses its refinements ahead fails */
   if (!lt_have_cuda()) {
     skip_all("built without CUDA");
     T_DONE();

@@ -113,7 +113,7 @@ static void test_ncm(void)
   p.patch = 3;
   p.search = 6; /* offsets -3..3, side 7 */
   p.similarity = LT_VCM_SIM_MINMAX;
-  float ncm[49];
+  uint16_t ncm[49];
   int x = 12, y = 12;
   lt_vcm_ncm(I0, I1, W, H, x, y, &p, ncm);
   float sad[49], dmin = 1e30f, dmax = 0;
@@ -127,11 +127,22 @@ static void test_ncm(void)
       dmin = d < dmin ? d : dmin;
       dmax = d > dmax ? d : dmax;
     }
-  double worst = 0;
-  for (int i = 0; i < 49; i++) worst = fmax(worst, fabs(ncm[i] - (dmax - sad[i]) / (dmax - dmin)));
-  T_CHECK("ncm: 1 at the true offset (+2,-1), SAD 0 there", ncm[2 * 7 + 5] == 1.0f && sad[2 * 7 + 5] == 0,
-          "ncm=%g sad=%g", ncm[2 * 7 + 5], sad[2 * 7 + 5]);
-  T_CHECK("ncm: min-max similarity of the direct SAD at all 49 offsets", worst < 1e-6, "worst %g", worst);
+  double worst = 0; /* in units of 1 / LT_VCM_SIM_ONE: the quantisation, rounded, is within 1/2 (+ float rounding) */
+  for (int i = 0; i < 49; i++) worst = fmax(worst, fabs(ncm[i] - LT_VCM_SIM_ONE * (dmax - sad[i]) / (dmax - dmin)));
+  T_CHECK("ncm: LT_VCM_SIM_ONE at the true offset (+2,-1), SAD 0 there",
+          ncm[2 * 7 + 5] == LT_VCM_SIM_ONE && sad[2 * 7 + 5] == 0, "ncm=%d sad=%g", ncm[2 * 7 + 5], sad[2 * 7 + 5]);
+  T_CHECK("ncm: min-max similarity of the direct SAD at all 49 offsets, quantised to 1/32767 (rounded)",
+          worst <= 0.5 + 1e-3, "worst %g units", worst);
+  p.similarity = LT_VCM_SIM_MINMAX2;
+  lt_vcm_ncm(I0, I1, W, H, x, y, &p, ncm);
+  worst = 0;
+  for (int i = 0; i < 49; i++) {
+    double r = (dmax - sad[i]) / (dmax - dmin);
+    worst = fmax(worst, fabs(ncm[i] - LT_VCM_SIM_ONE * r * r));
+  }
+  T_CHECK("ncm: squared min-max similarity (the default) at all 49 offsets, quantised (rounded)",
+          worst <= 0.5 + 1e-3, "worst %g units", worst);
+  p.similarity = LT_VCM_SIM_MINMAX;
   /* near the border: point (1, 1) with patch 3 -> offsets < 0 leave the frame -> 0 */
   lt_vcm_ncm(I0, I1, W, H, 1, 1, &p, ncm);
   int zero = 1;
@@ -142,8 +153,8 @@ static void test_ncm(void)
   p.similarity = LT_VCM_SIM_EXP;
   p.sim_h = 2.0f;
   lt_vcm_ncm(I0, I1, W, H, x, y, &p, ncm);
-  T_NEAR("ncm: exp similarity at offset (0,0) = exp(-(d-dmin)/(9 h))", ncm[3 * 7 + 3],
-         exp(-(sad[3 * 7 + 3] - dmin) / 18.0), 1e-6, 1e-5);
+  T_NEAR("ncm: exp similarity at offset (0,0) = exp(-(d-dmin)/(9 h)), quantised", ncm[3 * 7 + 3] / (double)LT_VCM_SIM_ONE,
+         exp(-(sad[3 * 7 + 3] - dmin) / 18.0), 0.6 / LT_VCM_SIM_ONE, 1e-5);
 }
 
 /* The byte path the backends run: lt_vcm_round8's rounding by hand, and
@@ -168,7 +179,7 @@ static void test_ncm8(void)
   float *R0 = malloc(sizeof(float) * W * H), *R1 = malloc(sizeof(float) * W * H);
   uint8_t *q0 = calloc(W * H + LT_VCM_PAD8, 1), *q1 = calloc(W * H + LT_VCM_PAD8, 1);
   uint16_t *scratch = malloc(sizeof(uint16_t) * (LT_VCM_MAX_SEARCH + 1) * 144);
-  float *a = malloc(sizeof(float) * 129 * 129), *b = malloc(sizeof(float) * 129 * 129);
+  uint16_t *a = malloc(sizeof(uint16_t) * 129 * 129), *b = malloc(sizeof(uint16_t) * 129 * 129);
   uint32_t s = 11;
   for (int i = 0; i < W * H; i++) { /* fractional values, rounded by round8 */
     I0[i] = (float)(vc_lcg(&s) % 25600) / 100.0f;
@@ -193,7 +204,7 @@ static void test_ncm8(void)
       if (x < hp || y < hp || x >= W - hp || y >= H - hp) continue;
       lt_vcm_ncm(R0, R1, W, H, x, y, &p, a);
       lt_vcm_ncm8(q0, q1, R0, R1, W, H, x, y, &p, scratch, b);
-      bad += memcmp(a, b, sizeof(float) * side * side) != 0;
+      bad += memcmp(a, b, sizeof(uint16_t) * side * side) != 0;
       tried++;
     }
   }
@@ -264,6 +275,28 @@ static void test_weights_peak(void)
   lt_vcm_weight_table(&p, t);
   T_CHECK("weights: linear 1 - r/(R+1): w(2) = 0.6, w(4) = 0.2",
           fabs(t[4] - 0.6) <= 0x1p-17 && fabs(t[16] - 0.2) <= 0x1p-17, "%g %g", t[4], t[16]);
+  /* the integer weights: 640x480, grid 32x32 (20 px sub-windows), K 2, R 20:
+   * at most (40/20 + 2)^2 2 = 32 neighbours, so the full scale 255;
+   * w(0) = 255, w(r = 20) = round(255 / 21) = 12 */
+  lt_vcm_params_default(&p);
+  int32_t wq[401];
+  int sc = lt_vcm_weight_q(&p, 640, 480, wq);
+  T_CHECK("weights q: 640x480 defaults: <= 32 neighbours, scale 255, w(0) = 255, w(20) = 12, w(12) = 109",
+          lt_vcm_max_neighbours(&p, 640, 480) == 32 && sc == 255 && wq[0] == 255 && wq[400] == 12 && wq[144] == 109,
+          "nb %d scale %d w %d %d %d", lt_vcm_max_neighbours(&p, 640, 480), sc, wq[0], wq[400], wq[144]);
+  /* grid 64x64 (10 x 7 px sub-windows), K 16, R 100: (200/10 + 2) (200/7 +
+   * 2) 16 = 10560 neighbours: scale floor((2^31 - 1) / (32767 10560)) = 6,
+   * so no sum can overflow */
+  p.grid_x = p.grid_y = 64;
+  p.points_per_cell = 16;
+  p.coherence_radius = 100;
+  int32_t *wq2 = malloc(sizeof(int32_t) * (100 * 100 + 1));
+  sc = lt_vcm_weight_q(&p, 640, 480, wq2);
+  int nb = lt_vcm_max_neighbours(&p, 640, 480);
+  T_CHECK("weights q: 10560 neighbours possible: scale 6, w(0) = 6, weights >= 1, nb x scale x 32767 <= 2^31 - 1",
+          nb == 10560 && sc == 6 && wq2[0] == 6 && wq2[10000] >= 1 && (long long)nb * sc * LT_VCM_SIM_ONE <= INT32_MAX,
+          "nb %d scale %d w(0) %d w(R) %d", nb, sc, wq2[0], wq2[10000]);
+  free(wq2);
   /* peak: map = -(ox - 0.3)^2 - (oy + 0.2)^2 on side 9 -> parabola exact */
   float map[81];
   for (int i = 0; i < 81; i++) {
@@ -329,6 +362,35 @@ static void test_synthetic(void)
   m.tr[1] = -1.5;
   synth_case("two regions (2.5,1) | (-2,-1.5), points >= radius from the edge", &m, &p, 160, 160, 2,
              0.2, 1.0);
+}
+
+/* The accumulation's integer sums are exact, so its SIMD paths (vpmaddwd
+ * over pairs of neighbours with AVX-512BW or AVX2, plain C), which add in
+ * different orders and groupings, give the same vectors to the bit. */
+static void test_simd_vcm(void)
+{
+  lt_vcm_params p;
+  synth_params(&p);
+  vc_motion m;
+  vc_motion_affine(&m, 3, 1.02, 0.6, -0.3);
+  int w = 160, h = 160, cap = lt_vcm_max_points(&p), n[3];
+  float *I0 = malloc(sizeof(float) * w * h), *I1 = malloc(sizeof(float) * w * h);
+  lt_vcm_vector *v[3];
+  vc_make_pair(&m, w, h, 5, 2, I0, I1);
+  for (int level = 2; level >= 0; level--) {
+    v[level] = calloc(cap, sizeof *v[level]);
+    lt_vcm_set_simd(level);
+    n[level] = vc_run(&lt_vcm_backend_cpu, &p, I0, I1, w, h, v[level], cap);
+  }
+  lt_vcm_set_simd(2);
+  T_CHECK(NAME("accumulation: vpmaddwd AVX-512BW / AVX2 (where the CPU has them) = plain C to the bit, %d vectors",
+               n[0]),
+          n[0] > cap / 2 && n[1] == n[0] && n[2] == n[0] && !memcmp(v[1], v[0], sizeof *v[0] * n[0]) &&
+              !memcmp(v[2], v[0], sizeof *v[0] * n[0]),
+          "n %d %d %d", n[0], n[1], n[2]);
+  for (int k = 0; k < 3; k++) free(v[k]);
+  free(I0);
+  free(I1);
 }
 
 /* ---- real data: Yosemite ---- */
@@ -647,6 +709,7 @@ int main(void)
   test_select();
   test_ncm();
   test_ncm8();
+  test_simd_vcm();
   test_evidence();
   test_weights_peak();
   test_synthetic();

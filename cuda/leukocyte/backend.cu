@@ -4,9 +4,10 @@
  * create allocates everything once for the full frame and max_cells (maps,
  * maxima list, refinement jobs, cell states, pinned staging); no stage
  * allocates. The work goes to one stream, except the detection (its own
- * stream, see detect_start) and the next frame's upload; each stage does one
- * small upload, its launches and one small download, then synchronises (the
- * pipeline needs the results on the host anyway):
+ * stream at a lower priority, see detect_start) and the next frame's
+ * upload; each stage does one small upload, its launches and one small
+ * download, then synchronises (the pipeline needs the results on the host
+ * anyway):
  *   set_frame  frame -> pinned 8-bit staging (float staging when a pixel is
  *              not an integer 0..255), async upload, widen on the device;
  *              two staging buffers so a frame can be staged while the last
@@ -16,8 +17,12 @@
  *              also in two halves (detect_start, detect_end) so that the
  *              pipeline queues the tracking between them: the entry band's
  *              detection then runs on its own stream beside the tracking,
- *              no round trip of its own;
- *   refine     1 kernel, 1 H2D + 1 D2H;
+ *              no round trip of its own (launched by cu_track right after
+ *              the tracking's kernels);
+ *   refine     1 kernel, 1 H2D + 1 D2H; after a split detection none: its
+ *              maxima were refined ahead on the detection's stream during
+ *              the tracking (refine.cu) and refine looks its jobs up in
+ *              that list (LT_CUDA_AHEAD=0: off);
  *   track      1 H2D + 1 D2H of the cell states and, on Hopper, 3 kernels for
  *              all cells (window, cluster MGVF, snake; track.cu), else 1;
  *              LT_CUDA_MGVF=block forces the 1-kernel path, LT_CUDA_CLUSTER=N
@@ -43,9 +48,12 @@ extern "C" {
 #include "leuk_cuda.h"
 
 #define MAX_PREFIX 4096 /* maxima copied back with the count */
+#define AHEAD_CAP 4096   /* refinements ahead per detection (more: refine does its own) */
+#define AHEAD_PREFIX 256 /* ... copied back with the count */
 
 static const char *const tnames[T_N] = {"upload", "detect(all)", "gradient", "gicov", "dilate+maxima",
-                                  "refine", "track", "track:window", "track:mgvf", "track:snake"};
+                                  "refine", "track", "track:window", "track:mgvf", "track:snake",
+                                        "refine(ahead)"};
 
 void lt_cu_tic(lt_cu_ctx *c, int k) { lt_cuda_timer_tic(&c->tm, k, c->stream); }
 void lt_cu_toc(lt_cu_ctx *c, int k) { lt_cuda_timer_toc(&c->tm, k, c->stream); }
@@ -97,6 +105,8 @@ static void cu_destroy(void *vctx)
   if (c->stream) cudaStreamSynchronize(c->stream);
   if (c->tm.on) {
     lt_cuda_timer_print(&c->tm);
+    fprintf(stderr, "cuda timing: %ld refinements looked up ahead, %ld refine calls missed them (refined after)\n",
+            c->ahead_hits, c->ahead_misses);
     unsigned long long pr[LT_CU_PROF_N];
     if (c->d_prof && cudaMemcpy(pr, c->d_prof, sizeof pr, cudaMemcpyDeviceToHost) == cudaSuccess) {
       static const char *ph[2][4] = {{"gicov grid", "argmax+subpixel", "E window", ""},
@@ -153,6 +163,8 @@ static void cu_destroy(void *vctx)
   cudaFreeHost(c->h_rin);
   cudaFree(c->d_rout);
   cudaFreeHost(c->h_rout);
+  cudaFree(c->d_ahead);
+  cudaFreeHost(c->h_ahead);
   cudaFree(c->d_err); /* the cell block: the flag, then the cells */
   cudaFreeHost(c->h_err);
   cudaFree(c->d_work);
@@ -184,6 +196,15 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
   c->one_stream = dv && strcmp(dv, "0") == 0;
   const char *gv = getenv("LT_CUDA_GICOV"); /* experiment: pixel = one thread per pixel */
   c->gicov_per_pixel = gv && strcmp(gv, "pixel") == 0;
+  const char *av = getenv("LT_CUDA_AHEAD"); /* experiment: 0 = no refinement ahead; 2 = tests: a miss is an error */
+  c->ahead_mode = av && !strcmp(av, "0") ? 0 : av && !strcmp(av, "2") ? 2 : 1;
+  /* the pipeline's threshold for new cells is never below this
+   * (adapt_threshold in pipeline.c: min(gicov_threshold, max(adapt_floor, ...))) */
+  c->ahead_lo = p->gicov_adapt > 0 ? fmin(p->gicov_threshold, p->adapt_floor) : p->gicov_threshold;
+  c->ahead_cap = AHEAD_CAP;
+  const char *lv = getenv("LT_CUDA_LATE"); /* experiment: 0 = a split detection launched at detect_start */
+  c->late_off = lv && strcmp(lv, "0") == 0;
+  c->ahead_n = -1;
   lt_stencil st;
   if ((err = lt_stencil_init(&st, p))) {
     free(c);
@@ -197,7 +218,16 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
   /* the entry band (53 x 480 px with the defaults) and other ROIs up to 1/4 of
    * a 640x480 frame take the packed GICOV kernels (detect.cu) */
   c->band_cap = n < 76800 ? n : 76800;
-  cudaError_t e = cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking);
+  /* the tracking's stream has the higher priority: the band's detection
+   * beside it (dstream) takes the SMs the tracking's blocks leave
+   * (LT_CUDA_PRIO=0: both the default priority) */
+  const char *pr = getenv("LT_CUDA_PRIO");
+  int prio_low = 0, prio_high = 0;
+  if (!(pr && strcmp(pr, "0") == 0) && cudaDeviceGetStreamPriorityRange(&prio_low, &prio_high) != cudaSuccess) {
+    (void)cudaGetLastError();
+    prio_low = prio_high = 0;
+  }
+  cudaError_t e = cudaStreamCreateWithPriority(&c->stream, cudaStreamNonBlocking, prio_high);
   if (e != cudaSuccess) {
     err = lt_cuda_fail(e, "creating the stream");
     goto fail;
@@ -230,6 +260,8 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
       (err = lt_cuda_alloc_host((void **)&c->h_rin, sizeof(lt_cu_refine_in) * c->refine_cap, "the refinement jobs")) ||
       (err = lt_cuda_alloc((void **)&c->d_rout, sizeof(lt_cu_refine_out) * c->refine_cap, "the refinement jobs")) ||
       (err = lt_cuda_alloc_host((void **)&c->h_rout, sizeof(lt_cu_refine_out) * c->refine_cap, "the refinement jobs")) ||
+      (err = lt_cuda_alloc((void **)&c->d_ahead, 16 + sizeof(lt_cu_refine_ahead) * AHEAD_CAP, "the refinements ahead")) ||
+      (err = lt_cuda_alloc_host((void **)&c->h_ahead, 16 + sizeof(lt_cu_refine_ahead) * AHEAD_CAP, "the refinements ahead")) ||
       (err = lt_cuda_alloc((void **)&c->d_err, sizeof(lt_leuk_cell) * (1 + (max_cells > 0 ? max_cells : 1)), "the cell states")) ||
       (err = lt_cuda_alloc_host((void **)&c->h_err, sizeof(lt_leuk_cell) * (1 + (max_cells > 0 ? max_cells : 1)), "the cell states")) ||
       (err = lt_cuda_alloc((void **)&c->d_iters, sizeof(int), "a counter")))
@@ -240,7 +272,8 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
   c->d_cells = (lt_leuk_cell *)c->d_err + 1;
   c->h_cells = (lt_leuk_cell *)c->h_err + 1;
   /* the maxima prefix copy reads entries past the count: keep them defined */
-  if ((e = cudaMemset(c->d_maxbuf, 0, 16 + sizeof(lt_cu_max) * c->max_cap)) != cudaSuccess) {
+  if ((e = cudaMemset(c->d_maxbuf, 0, 16 + sizeof(lt_cu_max) * c->max_cap)) != cudaSuccess ||
+      (e = cudaMemset(c->d_ahead, 0, 16 + sizeof(lt_cu_refine_ahead) * AHEAD_CAP)) != cudaSuccess) {
     err = lt_cuda_fail(e, "clearing the maxima list");
     goto fail;
   }
@@ -256,7 +289,7 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
     goto fail;
   }
   if ((e = cudaEventCreateWithFlags(&c->ev_frame, cudaEventDisableTiming)) != cudaSuccess ||
-      (e = cudaStreamCreateWithFlags(&c->dstream, cudaStreamNonBlocking)) != cudaSuccess) {
+      (e = cudaStreamCreateWithPriority(&c->dstream, cudaStreamNonBlocking, prio_low)) != cudaSuccess) {
     err = lt_cuda_fail(e, "creating the detection stream");
     goto fail;
   }
@@ -471,29 +504,90 @@ static int detect_enqueue(lt_cu_ctx *c, const lt_rect *roi)
  * detection runs beside the tracking kernels (they only read the frame;
  * the next set_frame comes after detect_end). LT_CUDA_DSTREAM=0: one
  * stream, the detection before the tracking. */
-static int cu_detect_start(void *vctx, const lt_rect *roi)
+/* The detection's launches on its stream, after the frame (ev_frame, recorded
+ * by detect_start), and its refinement ahead. For a split detection cu_track
+ * calls this once the tracking's kernels are launched (the tracking, on the
+ * frame's critical path, starts first; the band's work still ends well
+ * before it), detect_end when no tracking came in between
+ * (LT_CUDA_LATE=0: at detect_start). */
+static int ahead_issue(lt_cu_ctx *c);
+static int detect_issue(lt_cu_ctx *c)
 {
-  lt_cu_ctx *c = (lt_cu_ctx *)vctx;
+  if (!c->detect_queued) return 0;
+  c->detect_queued = 0;
+  LT_CU(cudaStreamWaitEvent(c->dstream, c->ev_frame, 0), "ordering the detection");
+  cudaStream_t main_stream = c->stream;
+  c->stream = c->dstream; /* the launchers and timers use c->stream */
+  int err = detect_enqueue(c, &c->pending_roi);
+  c->stream = main_stream;
+  return err ? err : ahead_issue(c);
+}
+
+static int detect_start(lt_cu_ctx *c, const lt_rect *roi, int ahead)
+{
+  c->ahead_n = -1; /* a new detection: the last one's refinements are gone */
   if (roi->x < 0 || roi->y < 0 || roi->w < 1 || roi->h < 1 || roi->x + roi->w > c->fw || roi->y + roi->h > c->fh) {
     lt_error("detect: ROI %d,%d,%d,%d outside the %dx%d frame", roi->x, roi->y, roi->w, roi->h, c->fw, c->fh);
     return LT_ERR_USAGE;
   }
   int err = 0;
+  c->pending_roi = *roi;
+  c->have_pending = 1;
+  c->ahead_queued = ahead && c->ahead_mode && !c->one_stream;
   if (c->one_stream) {
     err = detect_enqueue(c, roi);
   } else {
     LT_CU(cudaEventRecord(c->ev_frame, c->stream), "ordering the detection");
-    LT_CU(cudaStreamWaitEvent(c->dstream, c->ev_frame, 0), "ordering the detection");
-    cudaStream_t main_stream = c->stream;
-    c->stream = c->dstream; /* the launchers and timers use c->stream */
-    err = detect_enqueue(c, roi);
-    c->stream = main_stream;
+    c->detect_queued = 1;
+    if (!ahead || c->late_off) err = detect_issue(c);
   }
+  return err;
+}
+
+/* The refinement ahead of the detection just queued (refine.cu), on the
+ * detection's stream after it, and the copy of its results. */
+static int ahead_issue(lt_cu_ctx *c)
+{
+  if (!c->ahead_queued) return 0;
+  c->ahead_queued = 0;
+  lt_cuda_timer_tic(&c->tm, T_AHEAD, c->dstream);
+  int err = lt_cu_refine_ahead_launch(c, &c->pending_roi, c->dstream);
   if (err) return err;
-  c->pending_roi = *roi;
-  c->have_pending = 1;
+  LT_CU(cudaMemcpyAsync(c->h_ahead, c->d_ahead, 16 + sizeof(lt_cu_refine_ahead) * AHEAD_PREFIX,
+                        cudaMemcpyDeviceToHost, c->dstream),
+        "copying the refinements back");
+  lt_cuda_timer_toc(&c->tm, T_AHEAD, c->dstream);
+  c->ahead_pending = 1;
   return 0;
 }
+
+static int cmp_ahead(const void *a, const void *b)
+{
+  int x = ((const lt_cu_refine_ahead *)a)->idx, y = ((const lt_cu_refine_ahead *)b)->idx;
+  return (x > y) - (x < y);
+}
+
+/* After the detection's stream is done: the refinements ahead, sorted by
+ * index (the rest of the list copied when it is longer than the prefix). */
+static int ahead_collect(lt_cu_ctx *c)
+{
+  if (!c->ahead_pending) return 0;
+  c->ahead_pending = 0;
+  int n = c->h_ahead[0];
+  if (n > c->ahead_cap) return 0; /* too many: refine does its own */
+  lt_cu_refine_ahead *list = (lt_cu_refine_ahead *)(c->h_ahead + 4);
+  if (n > AHEAD_PREFIX)
+    LT_CU(cudaMemcpy(list + AHEAD_PREFIX, (lt_cu_refine_ahead *)(c->d_ahead + 4) + AHEAD_PREFIX,
+                     sizeof(lt_cu_refine_ahead) * (n - AHEAD_PREFIX), cudaMemcpyDeviceToHost),
+          "copying the refinements back");
+  static const int ks[] = {T_AHEAD};
+  timing_collect(c, ks, 1);
+  qsort(list, n, sizeof *list, cmp_ahead);
+  c->ahead_n = n;
+  return 0;
+}
+
+static int cu_detect_start(void *vctx, const lt_rect *roi) { return detect_start((lt_cu_ctx *)vctx, roi, 1); }
 
 static int cu_detect_end(void *vctx, lt_leuk_max *out, int cap, int *n)
 {
@@ -506,7 +600,10 @@ static int cu_detect_end(void *vctx, lt_leuk_max *out, int cap, int *n)
   c->have_pending = 0;
   const lt_rect *roi = &c->pending_roi;
   size_t pre = c->max_cap < MAX_PREFIX ? c->max_cap : MAX_PREFIX;
+  int err = detect_issue(c); /* no tracking came in between */
+  if (err) return err;
   LT_CU(cudaStreamSynchronize(c->one_stream ? c->stream : c->dstream), "the detection kernels");
+  if ((err = ahead_collect(c))) return err;
   int cnt = c->h_maxbuf[0];
   if (cnt > (int)c->max_cap) cnt = (int)c->max_cap;
   lt_cu_max *list = (lt_cu_max *)(c->h_maxbuf + 4);
@@ -534,7 +631,7 @@ static int cu_detect_end(void *vctx, lt_leuk_max *out, int cap, int *n)
 static int cu_detect(void *vctx, const lt_rect *roi, lt_leuk_max *out, int cap, int *n)
 {
   *n = 0;
-  int err = cu_detect_start(vctx, roi);
+  int err = detect_start((lt_cu_ctx *)vctx, roi, 0); /* refine follows at once: nothing to gain ahead */
   return err ? err : cu_detect_end(vctx, out, cap, n);
 }
 
@@ -547,6 +644,30 @@ static int cu_refine(void *vctx, const lt_leuk_max *m, int n, lt_leuk_det *out)
     return LT_ERR_INTERNAL;
   }
   const lt_rect *roi = &c->last_roi;
+  if (c->ahead_n >= 0) { /* look the jobs up among the refinements ahead */
+    const lt_cu_refine_ahead *list = (const lt_cu_refine_ahead *)(c->h_ahead + 4);
+    int i = 0;
+    for (; i < n; i++) {
+      lt_cu_refine_ahead key;
+      key.idx = (m[i].y - roi->y) * roi->w + (m[i].x - roi->x);
+      const lt_cu_refine_ahead *a = (const lt_cu_refine_ahead *)bsearch(&key, list, c->ahead_n, sizeof *list, cmp_ahead);
+      if (!a) break;
+      out[i].x = a->o.x;
+      out[i].y = a->o.y;
+      out[i].r = a->o.r;
+      out[i].gicov = m[i].gicov;
+      out[i].ok = a->o.ok;
+    }
+    if (i == n) {
+      c->ahead_hits += n;
+      return 0;
+    }
+    c->ahead_misses++;
+    if (c->ahead_mode == 2) {
+      lt_error("refine: the maximum at (%d, %d) was not refined ahead", m[i].x, m[i].y);
+      return LT_ERR_INTERNAL;
+    }
+  }
   for (int b = 0; b < n; b += c->refine_cap) {
     int k = n - b < c->refine_cap ? n - b : c->refine_cap;
     for (int i = 0; i < k; i++) {
@@ -621,6 +742,7 @@ static int cu_track(void *vctx, lt_leuk_cell *cells, int n)
   if (err) return err;
   LT_CU(cudaMemcpyAsync(c->h_err, c->d_err, sizeof *cells * (n + 1), cudaMemcpyDeviceToHost, c->stream),
         "copying the cell states back");
+  if ((err = detect_issue(c))) return err; /* the band's detection beside the tracking */
   if ((err = prefetch_issue(c))) return err; /* the next frame goes up while these kernels run */
   lt_cu_toc(c, T_TRACK);
   LT_CU(cudaStreamSynchronize(c->stream), "the tracking kernel");

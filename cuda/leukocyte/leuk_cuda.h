@@ -64,6 +64,11 @@ typedef struct lt_cu_refine_out {
   double x, y, r;
   int ok, pad;
 } lt_cu_refine_out;
+/* A refinement done ahead (refine.cu): the maximum's ROI index, its result. */
+typedef struct lt_cu_refine_ahead {
+  int idx, pad;
+  lt_cu_refine_out o;
+} lt_cu_refine_ahead;
 
 /* The window of one cell between the split tracking kernels. */
 typedef struct lt_cu_win {
@@ -86,7 +91,7 @@ typedef struct lt_cu_win {
     }                                                                                               \
   } while (0)
 
-enum { T_UPLOAD, T_DETECT, T_GRAD, T_GICOV, T_DILATE, T_REFINE, T_TRACK, T_TWIN, T_TMGVF, T_TSNAKE, T_N };
+enum { T_UPLOAD, T_DETECT, T_GRAD, T_GICOV, T_DILATE, T_REFINE, T_TRACK, T_TWIN, T_TMGVF, T_TSNAKE, T_AHEAD, T_N };
 
 typedef struct lt_cu_ctx {
   lt_leuk_params p;
@@ -134,6 +139,18 @@ typedef struct lt_cu_ctx {
   lt_cu_refine_in *d_rin, *h_rin;
   lt_cu_refine_out *d_rout, *h_rout;
   int refine_cap;
+  /* refinement ahead (refine.cu): a split detection's maxima over ahead_lo
+   * (the lowest threshold the pipeline can apply), refined on its stream */
+  int ahead_mode;       /* LT_CUDA_AHEAD: 1 (default) on, 0 off, 2 on and a refine it misses is an error (tests) */
+  double ahead_lo;
+  int ahead_cap;        /* entries of d_ahead / h_ahead */
+  int detect_queued;    /* detect_start recorded the frame; the detection's launches still to issue */
+  int late_off;         /* LT_CUDA_LATE=0: a split detection (and its refinement ahead) launched at detect_start */
+  int ahead_queued;     /* detect_start queued a detection whose refinement ahead is not queued yet */
+  int ahead_pending;    /* ... queued, results not read yet (detect_end reads them) */
+  int ahead_n;          /* h_ahead holds ahead_n results of the last detection, sorted by index; -1: none */
+  int *d_ahead, *h_ahead; /* [0] = count, [4..] = lt_cu_refine_ahead entries */
+  long ahead_hits, ahead_misses; /* jobs looked up, refine calls that missed (LT_CUDA_TIMING) */
   /* tracking */
   lt_leuk_cell *d_cells, *h_cells;
   int *d_err, *h_err;
@@ -169,6 +186,7 @@ typedef struct lt_cu_ctx {
 int lt_cu_detect_launch(lt_cu_ctx *c, const lt_rect *roi);
 int lt_cu_refine_init(void);
 int lt_cu_refine_launch(lt_cu_ctx *c, int n);
+int lt_cu_refine_ahead_launch(lt_cu_ctx *c, const lt_rect *roi, cudaStream_t st);
 int lt_cu_track_setup(lt_cu_ctx *c);
 int lt_cu_track_launch(lt_cu_ctx *c, int n);
 int lt_cu_track_split_launch(lt_cu_ctx *c, int n);

@@ -8,7 +8,16 @@
  * the CPU's loop order (segment i ascending, then sample j), so sums match
  * the CPU's up to contraction of a*b+c. Tables (B-spline basis, the 9x36
  * least-squares fit matrix) are built on the host by the same Gauss-Jordan
- * as spline.c and live in constant memory. Double precision throughout. */
+ * as spline.c and live in constant memory. Double precision throughout.
+ *
+ * The same kernel also refines ahead (issue 15): right after a split
+ * detection (detect_start) it takes its jobs from the detection's maxima list
+ * on the device, every maximum whose |GICOV| exceeds the lowest threshold the
+ * pipeline can apply, on the detection's stream beside the tracking, and
+ * appends each result with its ROI index to a list (order by an atomic
+ * counter; the host sorts it by index). A job's arithmetic does not depend on
+ * where it came from or on the other jobs, so the pipeline's later refine of
+ * any subset of those maxima is a lookup with the same bits. */
 #include <math.h>
 #include <string.h>
 #include <cuda_runtime.h>
@@ -58,110 +67,141 @@ static __device__ __forceinline__ void spl(const double *C, int k, double *v, do
   *dv = b;
 }
 
+/* Jobs in[0..n) into out[0..n), one per warp; or, with in NULL, the jobs
+ * of the maxima list maxbuf (count at [0], entries from [4], at most maxcap)
+ * whose |GICOV| exceeds lo, warps striding over the list, into the list
+ * ahead (count at [0], entries from [4], at most acap). */
 __global__ void __launch_bounds__(32 * WARPS) refine_kernel(const float *__restrict__ gx,
                                                             const float *__restrict__ gy, int w, int h,
                                                             const lt_cu_refine_in *in, int n,
+                                                            const int *maxbuf, int maxcap, double lo,
                                                             double delta, double dt, int iters, double border,
                                                             int x_off, int y_off, int fw, int fh,
-                                                            lt_cu_refine_out *out)
+                                                            lt_cu_refine_out *out, int *ahead, int acap)
 {
   __shared__ warp_smem S[WARPS];
   const int lane = threadIdx.x & 31, wi = threadIdx.x >> 5;
-  const int cand = blockIdx.x * WARPS + wi;
-  if (cand >= n) return; /* whole warp leaves together */
   warp_smem &s = S[wi];
-  const lt_cu_refine_in J = in[cand];
-  for (int k = lane; k < NP; k += 32) {
-    double t = k * 2.0 * M_PI / NP;
-    s.px[k] = J.x0 + J.r0 * cos(t);
-    s.py[k] = J.y0 + J.r0 * sin(t);
-  }
-  __syncwarp();
-  if (lane < NC) {
-    double ax = 0, ay = 0;
-    for (int k = 0; k < NP; k++) {
-      ax += c_fitA[lane][k] * s.px[k];
-      ay += c_fitA[lane][k] * s.py[k];
+  const int total = in ? n : min(maxbuf[0], maxcap);
+  const int stride = in ? n : gridDim.x * WARPS;
+  for (int cand = blockIdx.x * WARPS + wi; cand < total; cand += stride) { /* whole warps */
+    lt_cu_refine_in J;
+    int idx = 0;
+    if (in) {
+      J = in[cand];
+    } else {
+      const lt_cu_max m = ((const lt_cu_max *)(maxbuf + 4))[cand];
+      if (!(fabsf(m.gicov) > lo)) continue;
+      idx = m.idx;
+      J.x0 = m.idx % w; /* as cu_refine: the maximum's ROI coordinates */
+      J.y0 = m.idx / w;
+      J.r0 = m.radius;
+      J.sign = m.gicov >= 0 ? 1 : -1;
+      J.pad = 0;
     }
-    s.Cx[lane] = ax;
-    s.Cy[lane] = ay;
-  }
-  __syncwarp();
-  const double step = (J.sign >= 0 ? 1.0 : -1.0) * dt;
-  for (int it = 0; it < iters; it++) {
     for (int k = lane; k < NP; k += 32) {
-      int j = k % NS;
-      double X, Xs, Y, Ys;
-      spl(s.Cx, k, &X, &Xs);
-      spl(s.Cy, k, &Y, &Ys);
-      double D = sqrt(Xs * Xs + Ys * Ys);
-      if (!(D > 0)) {
-        for (int q = 0; q < 4; q++) s.tx[k][q] = s.ty[k][q] = 0.0;
-        continue;
-      }
-      double D3 = D * D * D, Nx = Ys / D, Ny = -Xs / D;
-      double X1 = X + delta * Nx, Y1 = Y + delta * Ny;
-      double X2 = X - delta * Nx, Y2 = Y - delta * Ny;
-      double Ix1 = lt_interp(gx, w, h, X1, Y1), Iy1 = lt_interp(gy, w, h, X1, Y1);
-      double Ix2 = lt_interp(gx, w, h, X2, Y2), Iy2 = lt_interp(gy, w, h, X2, Y2);
-      double XY = Xs * Ys, XX = Xs * Xs, YY = Ys * Ys;
-      for (int q = 0; q < 4; q++) {
-        double A = c_basis[q][j], Bd = c_dbasis[q][j];
-        double Tx1 = A - delta * XY * Bd / D3, Tx2 = -delta * (Bd / D - XX * Bd / D3);
-        double Tx3 = A + delta * XY * Bd / D3, Tx4 = delta * (Bd / D - XX * Bd / D3);
-        double Ty1 = delta * (Bd / D - YY * Bd / D3), Ty2 = A + delta * XY * Bd / D3;
-        double Ty3 = -delta * (Bd / D - YY * Bd / D3), Ty4 = A - delta * XY * Bd / D3;
-        s.tx[k][q] = Tx1 * Ix1 + Tx2 * Iy1 - Tx3 * Ix2 - Tx4 * Iy2;
-        s.ty[k][q] = Ty1 * Ix1 + Ty2 * Iy1 - Ty3 * Ix2 - Ty4 * Iy2;
-      }
+      double t = k * 2.0 * M_PI / NP;
+      s.px[k] = J.x0 + J.r0 * cos(t);
+      s.py[k] = J.y0 + J.r0 * sin(t);
     }
     __syncwarp();
     if (lane < NC) {
-      const int c = lane;
-      double dx = 0, dy = 0;
-      for (int i = 0; i < NC; i++) {
-        int q = (c - i + 1 + 2 * NC) % NC; /* (i - 1 + q) % NC == c */
-        if (q >= 4) continue;
-        for (int j = 0; j < NS; j++) {
-          dx += s.tx[i * NS + j][q];
-          dy += s.ty[i * NS + j][q];
-        }
+      double ax = 0, ay = 0;
+      for (int k = 0; k < NP; k++) {
+        ax += c_fitA[lane][k] * s.px[k];
+        ay += c_fitA[lane][k] * s.py[k];
       }
-      s.Cx[c] += step * dx;
-      s.Cy[c] += step * dy;
+      s.Cx[lane] = ax;
+      s.Cy[lane] = ay;
     }
     __syncwarp();
-  }
-  for (int k = lane; k < NP; k += 32) {
-    double X, Xs, Y, Ys;
-    spl(s.Cx, k, &X, &Xs);
-    spl(s.Cy, k, &Y, &Ys);
-    s.px[k] = X;
-    s.py[k] = Y;
-  }
-  __syncwarp();
-  if (lane == 0) {
-    double mx = 0, my = 0;
-    for (int c = 0; c < NC; c++) {
-      mx += s.Cx[c];
-      my += s.Cy[c];
+    const double step = (J.sign >= 0 ? 1.0 : -1.0) * dt;
+    for (int it = 0; it < iters; it++) {
+      for (int k = lane; k < NP; k += 32) {
+        int j = k % NS;
+        double X, Xs, Y, Ys;
+        spl(s.Cx, k, &X, &Xs);
+        spl(s.Cy, k, &Y, &Ys);
+        double D = sqrt(Xs * Xs + Ys * Ys);
+        if (!(D > 0)) {
+          for (int q = 0; q < 4; q++) s.tx[k][q] = s.ty[k][q] = 0.0;
+          continue;
+        }
+        double D3 = D * D * D, Nx = Ys / D, Ny = -Xs / D;
+        double X1 = X + delta * Nx, Y1 = Y + delta * Ny;
+        double X2 = X - delta * Nx, Y2 = Y - delta * Ny;
+        double Ix1 = lt_interp(gx, w, h, X1, Y1), Iy1 = lt_interp(gy, w, h, X1, Y1);
+        double Ix2 = lt_interp(gx, w, h, X2, Y2), Iy2 = lt_interp(gy, w, h, X2, Y2);
+        double XY = Xs * Ys, XX = Xs * Xs, YY = Ys * Ys;
+        for (int q = 0; q < 4; q++) {
+          double A = c_basis[q][j], Bd = c_dbasis[q][j];
+          double Tx1 = A - delta * XY * Bd / D3, Tx2 = -delta * (Bd / D - XX * Bd / D3);
+          double Tx3 = A + delta * XY * Bd / D3, Tx4 = delta * (Bd / D - XX * Bd / D3);
+          double Ty1 = delta * (Bd / D - YY * Bd / D3), Ty2 = A + delta * XY * Bd / D3;
+          double Ty3 = -delta * (Bd / D - YY * Bd / D3), Ty4 = A - delta * XY * Bd / D3;
+          s.tx[k][q] = Tx1 * Ix1 + Tx2 * Iy1 - Tx3 * Ix2 - Tx4 * Iy2;
+          s.ty[k][q] = Ty1 * Ix1 + Ty2 * Iy1 - Ty3 * Ix2 - Ty4 * Iy2;
+        }
+      }
+      __syncwarp();
+      if (lane < NC) {
+        const int c = lane;
+        double dx = 0, dy = 0;
+        for (int i = 0; i < NC; i++) {
+          int q = (c - i + 1 + 2 * NC) % NC; /* (i - 1 + q) % NC == c */
+          if (q >= 4) continue;
+          for (int j = 0; j < NS; j++) {
+            dx += s.tx[i * NS + j][q];
+            dy += s.ty[i * NS + j][q];
+          }
+        }
+        s.Cx[c] += step * dx;
+        s.Cy[c] += step * dy;
+      }
+      __syncwarp();
     }
-    mx /= NC;
-    my /= NC;
-    double mr = 0;
-    int inside = 1;
-    for (int k = 0; k < NP; k++) {
-      mr += hypot(s.px[k] - mx, s.py[k] - my);
-      double fx = s.px[k] + x_off, fy = s.py[k] + y_off;
-      if (!(fx > border && fy > border && fx < fw - border && fy < fh - border)) inside = 0;
+    for (int k = lane; k < NP; k += 32) {
+      double X, Xs, Y, Ys;
+      spl(s.Cx, k, &X, &Xs);
+      spl(s.Cy, k, &Y, &Ys);
+      s.px[k] = X;
+      s.py[k] = Y;
     }
-    lt_cu_refine_out o;
-    o.x = mx + x_off;
-    o.y = my + y_off;
-    o.r = mr / NP;
-    o.ok = inside;
-    o.pad = 0;
-    out[cand] = o;
+    __syncwarp();
+    if (lane == 0) {
+      double mx = 0, my = 0;
+      for (int c = 0; c < NC; c++) {
+        mx += s.Cx[c];
+        my += s.Cy[c];
+      }
+      mx /= NC;
+      my /= NC;
+      double mr = 0;
+      int inside = 1;
+      for (int k = 0; k < NP; k++) {
+        mr += hypot(s.px[k] - mx, s.py[k] - my);
+        double fx = s.px[k] + x_off, fy = s.py[k] + y_off;
+        if (!(fx > border && fy > border && fx < fw - border && fy < fh - border)) inside = 0;
+      }
+      lt_cu_refine_out o;
+      o.x = mx + x_off;
+      o.y = my + y_off;
+      o.r = mr / NP;
+      o.ok = inside;
+      o.pad = 0;
+      if (in) {
+        out[cand] = o;
+      } else {
+        const int slot = atomicAdd(ahead, 1);
+        if (slot < acap) {
+          lt_cu_refine_ahead *list = (lt_cu_refine_ahead *)(ahead + 4);
+          list[slot].idx = idx;
+          list[slot].pad = 0;
+          list[slot].o = o;
+        }
+      }
+    }
+    __syncwarp(); /* lane 0 has read s before the warp's next job writes it */
   }
 }
 
@@ -169,8 +209,20 @@ int lt_cu_refine_launch(lt_cu_ctx *c, int n)
 {
   const lt_rect *roi = &c->last_roi;
   refine_kernel<<<(n + WARPS - 1) / WARPS, 32 * WARPS, 0, c->stream>>>(
-      c->d_gx, c->d_gy, roi->w, roi->h, c->d_rin, n, c->p.snake_delta, c->p.snake_dt, c->p.snake_iter,
-      c->p.border, roi->x, roi->y, c->fw, c->fh, c->d_rout);
+      c->d_gx, c->d_gy, roi->w, roi->h, c->d_rin, n, NULL, 0, 0.0, c->p.snake_delta, c->p.snake_dt,
+      c->p.snake_iter, c->p.border, roi->x, roi->y, c->fw, c->fh, c->d_rout, NULL, 0);
   LT_CU(cudaGetLastError(), "the refinement kernel launch");
+  return 0;
+}
+
+int lt_cu_refine_ahead_launch(lt_cu_ctx *c, const lt_rect *roi, cudaStream_t st)
+{
+  LT_CU(cudaMemsetAsync(c->d_ahead, 0, sizeof(int), st), "clearing the refinement list");
+  const int blocks = 2 * (c->sms > 0 ? c->sms : 1);
+  refine_kernel<<<blocks, 32 * WARPS, 0, st>>>(c->d_gx, c->d_gy, roi->w, roi->h, NULL, 0, c->d_maxbuf,
+                                               (int)c->max_cap, c->ahead_lo, c->p.snake_delta, c->p.snake_dt,
+                                               c->p.snake_iter, c->p.border, roi->x, roi->y, c->fw, c->fh, NULL,
+                                               c->d_ahead, c->ahead_cap);
+  LT_CU(cudaGetLastError(), "the refinement-ahead kernel launch");
   return 0;
 }

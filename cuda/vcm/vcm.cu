@@ -29,27 +29,31 @@
  *   vcm_band_k  (where a point has >= 6 neighbours on average; cu_alloc)
  *               one block per tile of sub-windows (2x2 for
  *               K <= 2) and band of 256 offsets: the neighbour list of the
- *               tile's points by block ballot (ascending j = the CPU's
- *               order), each neighbour's NCM value at a thread's offset read
- *               once for the tile and added into every tile point's sum
- *               (weight 0 for a point it is no neighbour of: + +0, the same
- *               bits), the support, V(o) and the band's best per point as a
- *               64-bit key;
+ *               tile's points by block ballot, each neighbour's NCM value
+ *               at a thread's offset read once for the tile and added into
+ *               every tile point's integer sum (weight 0 for a point it is
+ *               no neighbour of), the support, V(o) and the band's best per
+ *               point as a 64-bit key;
  *   vcm_pick_k  one warp per point: the bands' keys merged, the 3x3 of V
  *               around the peak recomputed by the same sums, sub-pixel
  *               refinement, motion evidence;
  *   vcm_k       (else, LT_VCM_TILE=0, or K > 8) one block per point (or per
  *               sub-window, an experiment): the neighbour list by block
  *               ballot over the points of the sub-windows the radius
- *               reaches (in point order = the CPU's summation order), the
- *               weighted sums of their NCMs in registers and the support
- *               C(o) (integer units of 2^-16) in shared memory, temporal
+ *               reaches (in point order), the integer weighted sums of
+ *               their NCMs in registers and the support C(o) (integer
+ *               weights) in shared memory, temporal
  *               prior, block arg-max with the CPU's tie-break, sub-pixel
  *               refinement, the vector's motion evidence (one warp).
- * Products are written with __fmul_rn/__fadd_rn where the CPU has a multiply
- * followed by an add, so no fused multiply-add changes the rounding. The
- * weight table comes from lt_vcm_weight_table (host), so weights are equal
- * to the bit; only expf (LT_VCM_SIM_EXP) can differ by an ulp.
+ * The NCMs are 16-bit integer similarities (lt_vcm_sim_q, the CPU's own
+ * function) and the accumulation's weights the CPU's integer table
+ * (lt_vcm_weight_q), so each V sum is an exact int32 whatever the order of
+ * the neighbours: one integer multiply-add per neighbour and offset (was a
+ * __fmul_rn and an __fadd_rn kept in the CPU's order). The float steps
+ * after the sums (normalisation, prior, refinement) are written with
+ * __fmul_rn/__fadd_rn/__fdiv_rn where the CPU has the same operations, so
+ * no fused multiply-add changes the rounding; only expf (LT_VCM_SIM_EXP)
+ * can differ by an ulp.
  * Everything is allocated in create; pair allocates nothing. Experiments
  * (environment, for A/B runs; all give the same vectors): LT_VCM_TILE=0 or
  * WxH, LT_VCM_BAND_OCC=4, LT_VCM_PER_CELL=1, LT_VCM_NCM=sad,
@@ -84,7 +88,9 @@ struct cuda_ctx {
   cudaStream_t s;
   uint8_t *I0, *I1;  /* the pair's frames rounded to bytes (lt_vcm_round8) */
   uint8_t *h_q[2];   /* pinned staging of the rounded frames */
-  float *mag, *ncm, *wt;
+  float *mag, *wt;   /* wt: the float weights (temporal prediction) */
+  uint16_t *ncm;     /* the NCMs (lt_vcm_sim_q: LT_VCM_SIM_ONE = 1) */
+  int *wq;           /* the integer weights of the sums (lt_vcm_weight_q) */
   unsigned *maxbits; /* [0] Gmax, [1] Dmax as float bits */
   float *cellf;      /* per cell K slots: F (unused beyond count) */
   int *cellidx, *cellcnt, *cstart, *px, *py, *n, *nprev;
@@ -327,17 +333,11 @@ __device__ __forceinline__ void block_minmax(float lo, float hi, float *rmin, fl
   }
 }
 
-/* The similarity of SAD c (the CPU's ncm_similarity, the same rounding). */
-__device__ __forceinline__ float similarity(float c, float dmin, float dmax, const vcm_dev_params &d)
+/* The similarity of SAD c (integers as floats; inv = lt_vcm_sim_inv): the
+ * CPU's lt_vcm_sim_q. */
+__device__ __forceinline__ uint16_t similarity(float c, float dmin, float dmax, float inv, const vcm_dev_params &d)
 {
-  float span = dmax - dmin, s = 0.0f;
-  if (d.similarity == LT_VCM_SIM_EXP)
-    s = expf(-(c - dmin) / d.tau);
-  else if (span > 0.0f) {
-    s = (dmax - c) / span;
-    if (d.similarity == LT_VCM_SIM_MINMAX2) s = __fmul_rn(s, s);
-  }
-  return s;
+  return lt_vcm_sim_q((int)c, (int)dmin, (int)dmax, inv, d.similarity, d.tau);
 }
 
 /* One block per point, any patch side (ncm5_k below takes the default 5).
@@ -349,7 +349,7 @@ __device__ __forceinline__ float similarity(float c, float dmin, float dmax, con
 template <int KPT>
 __global__ void __launch_bounds__(MAP_THREADS)
 ncm_k(const uint8_t *__restrict__ I0, const uint8_t *__restrict__ I1, const int *__restrict__ px,
-      const int *__restrict__ py, const int *n, vcm_dev_params d, float *__restrict__ ncm)
+      const int *__restrict__ py, const int *n, vcm_dev_params d, uint16_t *__restrict__ ncm)
 {
   extern __shared__ uint8_t win[]; /* the I1 window */
   __shared__ int patch[LT_VCM_MAX_PATCH * LT_VCM_MAX_PATCH];
@@ -385,14 +385,16 @@ ncm_k(const uint8_t *__restrict__ I0, const uint8_t *__restrict__ I1, const int 
     }
     sad[k] = s;
   }
-  float dmin, dmax, *out = ncm + (size_t)i * M * M;
+  float dmin, dmax;
+  uint16_t *out = ncm + (size_t)i * M * M;
   block_minmax(lo, hi, rmin, rmax, &dmin, &dmax);
+  float inv = lt_vcm_sim_inv((int)dmin, (int)dmax);
 #pragma unroll
   for (int k = 0; k < KPT; k++) {
     int o = threadIdx.x + k * MAP_THREADS;
     if (o >= M * M) break;
     int ox = o % M - R, oy = o / M - R;
-    out[o] = ox >= r[0] && ox <= r[1] && oy >= r[2] && oy <= r[3] ? similarity(sad[k], dmin, dmax, d) : 0.0f;
+    out[o] = ox >= r[0] && ox <= r[1] && oy >= r[2] && oy <= r[3] ? similarity(sad[k], dmin, dmax, inv, d) : 0;
   }
 }
 
@@ -420,7 +422,7 @@ __device__ __forceinline__ int ncm5_wh(int ny) { return NCM_TY * ((ny + NCM_TY -
 template <bool SIMD>
 __global__ void __launch_bounds__(MAP_THREADS)
 ncm5_k(const uint8_t *__restrict__ I0, const uint8_t *__restrict__ I1, const int *__restrict__ px,
-       const int *__restrict__ py, const int *n, vcm_dev_params d, float *__restrict__ ncm)
+       const int *__restrict__ py, const int *n, vcm_dev_params d, uint16_t *__restrict__ ncm)
 { /* SIMD (the default; LT_VCM_NCM=sad for false): the window as bytes,
    * a patch row's first four pixels by one __vabsdiffu4 + __dp4a on the
    * window bytes aligned with __byte_perm, the fifth by __sad */
@@ -501,12 +503,14 @@ ncm5_k(const uint8_t *__restrict__ I0, const uint8_t *__restrict__ I1, const int
         sadf[(oy + R) * M + ox + R] = s;
       }
   }
-  float dmin, dmax, *out = ncm + (size_t)i * M * M;
+  float dmin, dmax;
+  uint16_t *out = ncm + (size_t)i * M * M;
   block_minmax(lo, hi, rmin, rmax, &dmin, &dmax);
+  float inv = lt_vcm_sim_inv((int)dmin, (int)dmax);
   q = rc_start(threadIdx.x, blockDim.x, M);
   for (int o = threadIdx.x; o < M * M; o += blockDim.x, rc_next(q)) {
     int ox = q.c - R, oy = q.r - R;
-    out[o] = ox >= r[0] && ox <= r[1] && oy >= r[2] && oy <= r[3] ? similarity(sadf[o], dmin, dmax, d) : 0.0f;
+    out[o] = ox >= r[0] && ox <= r[1] && oy >= r[2] && oy <= r[3] ? similarity(sadf[o], dmin, dmax, inv, d) : 0;
   }
 }
 
@@ -646,7 +650,7 @@ __device__ __forceinline__ void vcm_emit(float dx, float dy, float best, float n
  * shared memory, block arg-max with the CPU's tie-break, sub-pixel
  * refinement and the motion evidence (warp 0), the vector to *out. */
 template <int KPT>
-__device__ __forceinline__ void vcm_finish(const float *acc, const int *cnt, long long sw, long long full, float *map,
+__device__ __forceinline__ void vcm_finish(const int *acc, const int *cnt, int sw, int full, float *map,
                            float *bv_s, int *bd_s, int *bi_s, const uint8_t *__restrict__ q0,
                            const uint8_t *__restrict__ q1, const float *__restrict__ wt,
                            const lt_vcm_vector *__restrict__ prev, const int *nprev, const vcm_dev_params &d,
@@ -664,8 +668,8 @@ __device__ __forceinline__ void vcm_finish(const float *acc, const int *cnt, lon
   for (int k = 0; k < KPT; k++, rc_next(rc)) {
     int o = threadIdx.x + k * MAP_THREADS;
     if (o >= m2) break;
-    long long cw = full + cnt[o]; /* the CPU's normalise: 4 C >= sw (LT_VCM_MIN_SUPPORT 1/4), C > 0 */
-    float v = 4 * cw >= sw && cw > 0 ? __fdiv_rn(acc[k], __fmul_rn(__ll2float_rn(cw), 1.0f / 65536.0f)) : 0.0f;
+    int cw = full + cnt[o]; /* the CPU's normalise: 4 C >= sw (LT_VCM_MIN_SUPPORT 1/4), C > 0 */
+    float v = 4 * cw >= sw && cw > 0 ? __fdiv_rn(__int2float_rn(acc[k]), __int2float_rn(cw * LT_VCM_SIM_ONE)) : 0.0f;
     int ox = rc.c - S2, oy = rc.r - S2;
     if (prior) {
       float fx = __fsub_rn((float)ox, vx), fy = __fsub_rn((float)oy, vy);
@@ -724,19 +728,20 @@ __device__ __forceinline__ void vcm_finish(const float *acc, const int *cnt, lon
  * their weights per point (-1: not a neighbour) and search rectangles go to
  * shared memory. Each thread then adds the neighbours' NCM values at its
  * KPT offsets (o = threadIdx.x + k * MAP_THREADS: coalesced reads,
- * L2-resident maps) into registers, with the support C(o) as an integer
- * count of 2^-16 as the CPU does (exact: weights are multiples of 2^-16).
+ * L2-resident maps) into integer sums in registers, with the support C(o)
+ * as the sum of the integer weights, as the CPU does (exact in any order).
  * Each point's finished VCM goes to shared memory in turn for the arg-max
  * (the CPU's tie-break), sub-pixel refinement and motion evidence. */
 template <int KPT, int NP>
 __global__ void __launch_bounds__(MAP_THREADS, KPT > 17 ? 1 : NP == 1 ? 3 : 2)
-vcm_k(const float *__restrict__ ncm, const uint8_t *__restrict__ q0, const uint8_t *__restrict__ q1,
+vcm_k(const uint16_t *__restrict__ ncm, const uint8_t *__restrict__ q0, const uint8_t *__restrict__ q1,
       const int *__restrict__ px, const int *__restrict__ py, const int *__restrict__ cstart, const int *n,
-      const float *__restrict__ wt, const lt_vcm_vector *__restrict__ prev,
+      const float *__restrict__ wt, const int *__restrict__ wq, const lt_vcm_vector *__restrict__ prev,
       const int *nprev, vcm_dev_params d, lt_vcm_vector *__restrict__ out)
 {
   extern __shared__ float map[];
-  __shared__ float bv_s[MAP_THREADS / 32], nb_w[NP][MAP_THREADS];
+  __shared__ float bv_s[MAP_THREADS / 32];
+  __shared__ int nb_w[NP][MAP_THREADS];
   __shared__ int bd_s[MAP_THREADS / 32], bi_s[MAP_THREADS / 32], wcnt[MAP_THREADS / 32];
   __shared__ int nb_j[MAP_THREADS], nb_full[MAP_THREADS];
   __shared__ int4 nb_r[MAP_THREADS];
@@ -751,11 +756,11 @@ vcm_k(const float *__restrict__ ncm, const uint8_t *__restrict__ q0, const uint8
   if (np <= 0) return;
   int M = d.side, m2 = M * M, S2 = d.search / 2, R = d.radius;
   int xs[NP], ys[NP];
-  float acc[NP][KPT];
-  /* support C(o) in units of 2^-16 (weights are multiples of it), as the CPU, in shared memory after the
-   * map (each thread only touches its own offsets: no barrier; registers would halve the occupancy) */
+  int acc[NP][KPT];
+  /* support C(o) (integer weights), as the CPU, in shared memory after the map (each thread only
+   * touches its own offsets: no barrier; registers would halve the occupancy) */
   int *cnt = (int *)(map + m2);
-  long long sw[NP], full[NP];
+  int sw[NP], full[NP];
   int xlo = INT_MAX, xhi = INT_MIN, ylo = INT_MAX, yhi = INT_MIN;
 #pragma unroll
   for (int p = 0; p < NP; p++) {
@@ -770,7 +775,7 @@ vcm_k(const float *__restrict__ ncm, const uint8_t *__restrict__ q0, const uint8
 #pragma unroll
     for (int k = 0; k < KPT; k++) {
       int o = threadIdx.x + k * MAP_THREADS;
-      acc[p][k] = 0.0f;
+      acc[p][k] = 0;
       if (o < m2) cnt[p * m2 + o] = 0;
     }
   }
@@ -796,36 +801,35 @@ vcm_k(const float *__restrict__ ncm, const uint8_t *__restrict__ q0, const uint8
       if (near) {
         put_neighbour(d, j, px[j], py[j], at, nb_j, nb_full, nb_r);
 #pragma unroll
-        for (int p = 0; p < NP; p++) nb_w[p][at] = nearp[p] ? wt[d2[p]] : -1.0f;
+        for (int p = 0; p < NP; p++) nb_w[p][at] = nearp[p] ? wq[d2[p]] : -1;
       }
       __syncthreads();
       for (int q = 0; q < tot; q++) {
-        const float *s = ncm + (size_t)nb_j[q] * m2;
-        float sv[KPT];
+        const uint16_t *s = ncm + (size_t)nb_j[q] * m2;
+        int sv[KPT];
 #pragma unroll
         for (int k = 0; k < KPT; k++) {
           int o = threadIdx.x + k * MAP_THREADS;
-          sv[k] = o < m2 ? __ldg(s + o) : 0.0f;
+          sv[k] = o < m2 ? __ldg(s + o) : 0;
         }
         int fl = nb_full[q];
         int4 r = nb_r[q];
 #pragma unroll
         for (int p = 0; p < NP; p++) {
-          float wv = nb_w[p][q];
-          if (wv < 0.0f) continue; /* beyond this point's radius */
-          int wq = (int)(wv * 65536.0f); /* exact */
-          sw[p] += wq;
+          int wv = nb_w[p][q];
+          if (wv < 0) continue; /* beyond this point's radius */
+          sw[p] += wv;
 #pragma unroll
-          for (int k = 0; k < KPT; k++) acc[p][k] = __fadd_rn(acc[p][k], __fmul_rn(wv, sv[k]));
+          for (int k = 0; k < KPT; k++) acc[p][k] += wv * sv[k]; /* integers: exact, any order */
           if (fl) {
-            full[p] += wq;
+            full[p] += wv;
             continue;
           }
           rowcol rc = rc_start(threadIdx.x, MAP_THREADS, M); /* a loop, not unrolled: fewer registers */
 #pragma unroll 1
           for (int o = threadIdx.x; o < m2; o += MAP_THREADS, rc_next(rc)) {
             int ox = rc.c - S2, oy = rc.r - S2;
-            if (ox >= r.x && ox <= r.y && oy >= r.z && oy <= r.w) cnt[p * m2 + o] += wq;
+            if (ox >= r.x && ox <= r.y && oy >= r.z && oy <= r.w) cnt[p * m2 + o] += wv;
           }
         }
       }
@@ -899,10 +903,10 @@ __global__ void prior_k(const int *__restrict__ px, const int *__restrict__ py, 
 /* V(o) of a point from its sum a and support C = full + cnt (weights' sum
  * sw), prior pr (pr.z != 0: there is one), offset (ox, oy): vcm_finish's
  * expressions. */
-__device__ __forceinline__ float vcm_value(float a, long long cw, long long sw, float4 pr, int ox, int oy,
+__device__ __forceinline__ float vcm_value(int a, int cw, int sw, float4 pr, int ox, int oy,
                                            const vcm_dev_params &d)
 {
-  float v = 4 * cw >= sw && cw > 0 ? __fdiv_rn(a, __fmul_rn(__ll2float_rn(cw), 1.0f / 65536.0f)) : 0.0f;
+  float v = 4 * cw >= sw && cw > 0 ? __fdiv_rn(__int2float_rn(a), __int2float_rn(cw * LT_VCM_SIM_ONE)) : 0.0f;
   if (pr.z != 0.0f) {
     float fx = __fsub_rn((float)ox, pr.x), fy = __fsub_rn((float)oy, pr.y);
     float q = __fsub_rn(1.0f, __fmul_rn(__fadd_rn(__fmul_rn(fx, fx), __fmul_rn(fy, fy)), d.irho2));
@@ -918,27 +922,26 @@ __device__ __forceinline__ float vcm_value(float a, long long cw, long long sw, 
  * time by block ballot and prefix in ascending j (vcm_k's list, with a
  * weight per tile point: 0 where j is beyond its radius). Each neighbour's
  * NCM value at o is read once (one L2 read per tile instead of one per
- * point) and added into every tile point's sum; a j beyond a point's
- * radius adds 0 * s = +0, which leaves the sum (>= +0) unchanged to the
- * bit, so each sum is the CPU's: its own neighbours, ascending j, the same
- * products. The values of BAND_QB neighbours are loaded before they are
+ * point) and added into every tile point's integer sum (a j beyond a
+ * point's radius has weight 0), so each sum is the CPU's (integers: any
+ * order). The values of BAND_QB neighbours are loaded before they are
  * added (their loads overlap): 4 with 5 blocks per SM (MINB, 48 registers,
  * the default), 8 with 4 (LT_VCM_BAND_OCC=4). The support C(o) goes as in vcm_k (integer
- * units of 2^-16). At the end each point's V(o) (normalised, prior) and
+ * weights). At the end each point's V(o) (normalised, prior) and
  * the band's best as a key (key_rank: the CPU's tie-break, a total order,
  * so bands merge in any order) go to keys[i * nband + band] for
  * vcm_pick_k. */
 template <int NPT, int MINB, int BAND_QB>
 __global__ void __launch_bounds__(MAP_THREADS, MINB)
-vcm_band_k(const float *__restrict__ ncm, const int *__restrict__ px, const int *__restrict__ py,
-           const int *__restrict__ cstart, const float *__restrict__ wt, const float4 *__restrict__ pri,
+vcm_band_k(const uint16_t *__restrict__ ncm, const int *__restrict__ px, const int *__restrict__ py,
+           const int *__restrict__ cstart, const int *__restrict__ wq, const float4 *__restrict__ pri,
            vcm_dev_params d, int tile_x, int tile_y, unsigned long long *__restrict__ keys)
 {
-  __shared__ float nb_w[MAP_THREADS][NPT];
+  __shared__ int nb_w[MAP_THREADS][NPT];
   __shared__ int nb_j[MAP_THREADS], nb_full[MAP_THREADS], wcnt[MAP_THREADS / 32];
   __shared__ int4 nb_r[MAP_THREADS];
   __shared__ int ids[NPT], txs[NPT], tys[NPT], np_s, box[4], row_s[32], off_s[33];
-  __shared__ long long sw_s[NPT], full_s[NPT];
+  __shared__ int sw_s[NPT], full_s[NPT];
   __shared__ float4 pri_s[NPT];
   __shared__ unsigned long long wkey[MAP_THREADS / 32][NPT];
   int M = d.side, m2 = M * M, S2 = d.search / 2, R = d.radius;
@@ -977,11 +980,10 @@ vcm_band_k(const float *__restrict__ ncm, const int *__restrict__ px, const int 
   int o = blockIdx.y * MAP_THREADS + threadIdx.x, ox = o % M - S2, oy = o / M - S2;
   bool valid = o < m2;
   int oc = valid ? o : m2 - 1; /* loads always in the map (unconditional: they batch) */
-  float acc[NPT];
-  int cnt[NPT];
+  int acc[NPT], cnt[NPT];
 #pragma unroll
   for (int p = 0; p < NPT; p++) {
-    acc[p] = 0.0f;
+    acc[p] = 0;
     cnt[p] = 0;
   }
   /* the candidates: the runs of the box's rows of sub-windows (32 rows at
@@ -1025,18 +1027,18 @@ vcm_band_k(const float *__restrict__ ncm, const int *__restrict__ px, const int 
 #pragma unroll
         for (int p = 0; p < NPT; p++) {
           int ex = xj - txs[p], ey = yj - tys[p], e2 = ex * ex + ey * ey;
-          nb_w[at][p] = p < np && e2 <= R * R ? wt[e2] : 0.0f; /* 0: not a neighbour of p */
+          nb_w[at][p] = p < np && e2 <= R * R ? wq[e2] : 0; /* 0: not a neighbour of p */
         }
       }
       __syncthreads();
       if (threadIdx.x < np) /* the weights' sums (integers: any order) */
         for (int q = 0; q < tot; q++) {
-          int wq = (int)(nb_w[q][threadIdx.x] * 65536.0f); /* exact */
-          sw_s[threadIdx.x] += wq;
-          if (nb_full[q]) full_s[threadIdx.x] += wq;
+          int wv = nb_w[q][threadIdx.x];
+          sw_s[threadIdx.x] += wv;
+          if (nb_full[q]) full_s[threadIdx.x] += wv;
         }
       for (int q0 = 0; q0 < tot; q0 += BAND_QB) { /* BAND_QB neighbours' loads in flight */
-        float sv[BAND_QB];
+        int sv[BAND_QB];
 #pragma unroll
         for (int u = 0; u < BAND_QB; u++)
           sv[u] = __ldg(ncm + (size_t)nb_j[min(q0 + u, tot - 1)] * m2 + oc);
@@ -1044,16 +1046,16 @@ vcm_band_k(const float *__restrict__ ncm, const int *__restrict__ px, const int 
         for (int u = 0; u < BAND_QB; u++) {
           int q = q0 + u;
           if (q >= tot) break;
-          float s = valid ? sv[u] : 0.0f, w[NPT];
+          int s = valid ? sv[u] : 0, w[NPT];
 #pragma unroll
           for (int p = 0; p < NPT; p++) w[p] = nb_w[q][p];
 #pragma unroll
-          for (int p = 0; p < NPT; p++) acc[p] = __fadd_rn(acc[p], __fmul_rn(w[p], s));
+          for (int p = 0; p < NPT; p++) acc[p] += w[p] * s; /* integers: exact, any order */
           if (!nb_full[q]) {
             int4 r = nb_r[q];
             if (ox >= r.x && ox <= r.y && oy >= r.z && oy <= r.w)
 #pragma unroll
-              for (int p = 0; p < NPT; p++) cnt[p] += (int)(w[p] * 65536.0f);
+              for (int p = 0; p < NPT; p++) cnt[p] += w[p];
           }
         }
       }
@@ -1087,12 +1089,12 @@ vcm_band_k(const float *__restrict__ ncm, const int *__restrict__ px, const int 
  * products in neighbour order. Sub-pixel refinement and the vector
  * (vcm_emit). */
 __global__ void __launch_bounds__(MAP_THREADS)
-vcm_pick_k(const float *__restrict__ ncm, const uint8_t *__restrict__ q0, const uint8_t *__restrict__ q1,
+vcm_pick_k(const uint16_t *__restrict__ ncm, const uint8_t *__restrict__ q0, const uint8_t *__restrict__ q1,
            const int *__restrict__ px, const int *__restrict__ py, const int *__restrict__ cstart, const int *n,
-           const float *__restrict__ wt, const float4 *__restrict__ pri, vcm_dev_params d, int nband,
+           const int *__restrict__ wq, const float4 *__restrict__ pri, vcm_dev_params d, int nband,
            const unsigned long long *__restrict__ keys, lt_vcm_vector *__restrict__ out)
 {
-  __shared__ float prod_s[MAP_THREADS / 32][32 * 9], nbw_s[MAP_THREADS / 32][32];
+  __shared__ int prod_s[MAP_THREADS / 32][32 * 9], nbw_s[MAP_THREADS / 32][32];
   __shared__ int pin_s[MAP_THREADS / 32][32 * 9], nbj_s[MAP_THREADS / 32][32], nbf_s[MAP_THREADS / 32][32];
   __shared__ int4 nbr_s[MAP_THREADS / 32][32];
   int wp = threadIdx.x / 32, lane = threadIdx.x % 32, i = blockIdx.x * (MAP_THREADS / 32) + wp;
@@ -1104,9 +1106,7 @@ vcm_pick_k(const float *__restrict__ ncm, const uint8_t *__restrict__ q0, const 
   int bi = (int)((0xffffffffu - (unsigned)key) & 0x7fffu);
   int M = d.side, m2 = M * M, S2 = d.search / 2, R = d.radius, bx = bi % M, by = bi / M;
   int x = px[i], y = py[i];
-  float acc = 0.0f;
-  int cnt = 0;
-  long long sw = 0, full = 0;
+  int acc = 0, cnt = 0, sw = 0, full = 0;
   int cx0 = cell_of(x - R > 0 ? x - R : 0, d.w, d.gx), cx1 = cell_of(x + R, d.w, d.gx);
   int cy0 = cell_of(y - R > 0 ? y - R : 0, d.h, d.gy), cy1 = cell_of(y + R, d.h, d.gy);
   for (int g0 = cy0; g0 <= cy1; g0 += 32) {
@@ -1135,11 +1135,10 @@ vcm_pick_k(const float *__restrict__ ncm, const uint8_t *__restrict__ q0, const 
         near = d2 <= R * R;
       }
       unsigned ball = __ballot_sync(0xffffffffu, near);
-      int nq = __popc(ball), wq = 0, isfull = 0;
+      int nq = __popc(ball), wv = 0, isfull = 0;
       if (near) {
         int q = __popc(ball & ((1u << lane) - 1u)), rc[4];
-        float wv = wt[d2];
-        wq = (int)(wv * 65536.0f); /* exact */
+        wv = wq[d2];
         search_rect(d, px[j], py[j], rc);
         isfull = rc[0] == -S2 && rc[1] == S2 && rc[2] == -S2 && rc[3] == S2;
         nbj_s[wp][q] = j;
@@ -1147,27 +1146,26 @@ vcm_pick_k(const float *__restrict__ ncm, const uint8_t *__restrict__ q0, const 
         nbf_s[wp][q] = isfull;
         nbr_s[wp][q] = make_int4(rc[0], rc[1], rc[2], rc[3]);
       }
-      sw += __reduce_add_sync(0xffffffffu, wq); /* integers: any order */
-      full += __reduce_add_sync(0xffffffffu, isfull ? wq : 0);
+      sw += __reduce_add_sync(0xffffffffu, wv); /* integers: any order */
+      full += __reduce_add_sync(0xffffffffu, isfull ? wv : 0);
       __syncwarp();
       for (int e = lane; e < nq * 9; e += 32) {
         int q = e / 9, t = e - q * 9, tx = bx + t % 3 - 1, ty = by + t / 3 - 1;
-        float p = 0.0f;
-        int in = 0;
+        int p = 0, in = 0;
         if (tx >= 0 && tx < M && ty >= 0 && ty < M) {
-          p = __fmul_rn(nbw_s[wp][q], __ldg(ncm + (size_t)nbj_s[wp][q] * m2 + ty * M + tx));
+          p = nbw_s[wp][q] * (int)__ldg(ncm + (size_t)nbj_s[wp][q] * m2 + ty * M + tx);
           int4 rc = nbr_s[wp][q];
           int ox = tx - S2, oy = ty - S2;
           if (!nbf_s[wp][q] && ox >= rc.x && ox <= rc.y && oy >= rc.z && oy <= rc.w)
-            in = (int)(nbw_s[wp][q] * 65536.0f);
+            in = nbw_s[wp][q];
         }
         prod_s[wp][e] = p;
         pin_s[wp][e] = in;
       }
       __syncwarp();
       if (lane < 9)
-        for (int q = 0; q < nq; q++) { /* ascending j: the CPU's order */
-          acc = __fadd_rn(acc, prod_s[wp][q * 9 + lane]);
+        for (int q = 0; q < nq; q++) { /* integers: any order */
+          acc += prod_s[wp][q * 9 + lane];
           cnt += pin_s[wp][q * 9 + lane];
         }
       __syncwarp(); /* the lists are rewritten by the next candidates */
@@ -1202,6 +1200,7 @@ static void cu_destroy(void *vctx)
   cudaFree(c->mag);
   cudaFree(c->ncm);
   cudaFree(c->wt);
+  cudaFree(c->wq);
   cudaFree(c->maxbits);
   cudaFree(c->cellidx);
   cudaFree(c->cellcnt);
@@ -1231,8 +1230,9 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
   LT_CU(cudaMalloc(&c->I1, npx), "vcm frame buffers");
   for (int k = 0; k < 2; k++) LT_CU(cudaMallocHost(&c->h_q[k], npx), "vcm pinned frame staging");
   LT_CU(cudaMalloc(&c->mag, npx * sizeof(float)), "vcm gradient map");
-  LT_CU(cudaMalloc(&c->ncm, maxpts * m2 * sizeof(float)), "vcm NCMs");
+  LT_CU(cudaMalloc(&c->ncm, maxpts * m2 * sizeof(uint16_t)), "vcm NCMs");
   LT_CU(cudaMalloc(&c->wt, nwt * sizeof(float)), "vcm weights");
+  LT_CU(cudaMalloc(&c->wq, nwt * sizeof(int)), "vcm integer weights");
   LT_CU(cudaMalloc(&c->maxbits, 2 * sizeof(unsigned)), "vcm maxima");
   LT_CU(cudaMalloc(&c->cellidx, ncell * p->points_per_cell * sizeof(int)), "vcm cells");
   LT_CU(cudaMalloc(&c->cellcnt, ncell * sizeof(int)), "vcm cells");
@@ -1257,6 +1257,15 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
   }
   lt_vcm_weight_table(p, wt);
   cudaError_t e = cudaMemcpy(c->wt, wt, nwt * sizeof(float), cudaMemcpyHostToDevice);
+  if (e == cudaSuccess) {
+    int32_t *q = (int32_t *)wt; /* the same bytes per entry */
+    if (!lt_vcm_weight_q(p, w, h, q)) {
+      free(wt);
+      lt_error("vcm: out of memory");
+      return LT_ERR_NOMEM;
+    }
+    e = cudaMemcpy(c->wq, q, nwt * sizeof(int), cudaMemcpyHostToDevice);
+  }
   free(wt);
   LT_CU(e, "vcm weight upload");
   c->kpt = m2 <= 5 * MAP_THREADS ? 5 : m2 <= 17 * MAP_THREADS ? 17 : 66;
@@ -1471,17 +1480,17 @@ static int launch_pair(cuda_ctx *c, int capturing)
       prior_k<<<pblocks, MAP_THREADS, 0, c->s>>>(c->px, c->py, c->n, c->prev, c->nprev, c->wt, d, c->pri);
     dim3 bg(ntile, c->nband);
     if (c->band_occ == 4)
-      vcm_band_k<TILE_PTS, 4, 8><<<bg, MAP_THREADS, 0, c->s>>>(c->ncm, c->px, c->py, c->cstart, c->wt, c->pri, d,
+      vcm_band_k<TILE_PTS, 4, 8><<<bg, MAP_THREADS, 0, c->s>>>(c->ncm, c->px, c->py, c->cstart, c->wq, c->pri, d,
                                                                c->tile_x, c->tile_y, c->keys);
     else
-      vcm_band_k<TILE_PTS, 5, 4><<<bg, MAP_THREADS, 0, c->s>>>(c->ncm, c->px, c->py, c->cstart, c->wt, c->pri, d,
+      vcm_band_k<TILE_PTS, 5, 4><<<bg, MAP_THREADS, 0, c->s>>>(c->ncm, c->px, c->py, c->cstart, c->wq, c->pri, d,
                                                                c->tile_x, c->tile_y, c->keys);
-    vcm_pick_k<<<pblocks, MAP_THREADS, 0, c->s>>>(c->ncm, c->I0, c->I1, c->px, c->py, c->cstart, c->n, c->wt, c->pri,
+    vcm_pick_k<<<pblocks, MAP_THREADS, 0, c->s>>>(c->ncm, c->I0, c->I1, c->px, c->py, c->cstart, c->n, c->wq, c->pri,
                                                   d, c->nband, c->keys, c->cur);
   } else {
 #define LT_VCM_K(K, NP, blocks)                                                                       \
     vcm_k<K, NP><<<blocks, MAP_THREADS, c->vcm_smem, c->s>>>(c->ncm, c->I0, c->I1, c->px, c->py, c->cstart, \
-                                                            c->n, c->wt, c->prev, c->nprev, d, c->cur)
+                                                            c->n, c->wt, c->wq, c->prev, c->nprev, d, c->cur)
     if (c->kpt == 5 && c->per_cell)
       LT_VCM_K(5, 2, ncell);
     else if (c->kpt == 5)

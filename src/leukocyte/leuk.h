@@ -63,7 +63,7 @@ typedef struct lt_leuk_params {
                               maxima at the last full detection)); 0: gicov_threshold */
   double adapt_floor;      /* 1.0 */
   int static_span;         /* > 0: a new cell after the first frame must differ from the
-                              frames kept every static_span frames (pipeline.c, unchanged()): 10 */
+                              frames kept every static_span frames (static.c): 10 */
   double static_ratio;     /* 1.5 */
   int hold;                /* > 0: a new track's rows are held back for its first hold
                               frames; one whose last position then is within hold_move *

@@ -31,6 +31,7 @@
 #include "leuk.h"
 #include "leuk_mode.h"
 #include "log.h"
+#include "static.h"
 #include "tracks.h"
 
 #define MAX_CELLS 4096
@@ -66,14 +67,9 @@ typedef struct run {
   int next_id;
   lt_leuk_max *maxima;
   lt_leuk_det *dets;
-  float *absg;           /* scratch of the medians (adapt_threshold, is_static) */
+  float *absg;           /* scratch of the median (adapt_threshold) */
   double thr;            /* |GICOV| a new cell needs (set at each full detection) */
-  const float *cur;      /* this frame's pixels (float, or NULL and cur8) */
-  const unsigned char *cur8;
-  float *snap[2];        /* copies of earlier frames for the static test (--static-span) */
-  int snap_frame[2];     /* their indices, -1: none */
-  int noise_frame[2];    /* the frame whose median |difference| to snap[k] is in noise[k], -1: none */
-  double noise[2], offset[2]; /* ... and the median difference */
+  lt_leuk_static st;     /* the static test (--static-span, static.c) */
   long cell_frames, mgvf_iters, evolve_iters, mgvf_frame_max_sum, evolve_frame_max_sum, track_frames;
   int warned_full;
 } run;
@@ -277,109 +273,6 @@ static int grown(const run *R, int j, double rad, float g)
   return rad >= R->cells[j].R + 2 && fabsf(g) > fabsf(R->cells[j].gicov);
 }
 
-static double pixel(const run *R, size_t i) { return R->cur ? R->cur[i] : R->cur8[i]; }
-
-/* Reorders v[0..n) so that v[k] is the k-th smallest, v[0..k) <= v[k] <=
- * v(k..n) (quickselect, median-of-three pivot; 0 <= k < n; finite values). */
-static void select_kth(float *v, int n, int k)
-{
-  int lo = 0, hi = n - 1;
-  while (hi > lo) {
-    int mid = lo + (hi - lo) / 2;
-    float a = v[lo], b = v[mid], c = v[hi];
-    float piv = a < b ? (b < c ? b : (a < c ? c : a)) : (a < c ? a : (b < c ? c : b));
-    int i = lo, j = hi;
-    while (i <= j) {
-      while (v[i] < piv) i++;
-      while (v[j] > piv) j--;
-      if (i <= j) {
-        float t = v[i];
-        v[i++] = v[j];
-        v[j--] = t;
-      }
-    }
-    if (k <= j) hi = j;
-    else if (k >= i) lo = i;
-    else return; /* j < k < i: v[k] == piv, in place */
-  }
-}
-
-/* The median of v[0..n) (reorders v), n > 0: the same value as sorting and
- * taking the middle (the mean of the two middle ones for even n), in O(n)
- * (a qsort of the static test's 9000 samples cost ~0.5 ms per call). */
-static double median_sort(float *v, int n)
-{
-  select_kth(v, n, n / 2);
-  if (n % 2) return v[n / 2];
-  float below = v[0];
-  for (int i = 1; i < n / 2; i++) below = v[i] > below ? v[i] : below;
-  return 0.5 * ((double)below + v[n / 2]);
-}
-
-/* Is the circle (x, y, rad) a static structure: the difference d = frame -
- * snap[k] (an earlier frame), less its median over the ROI (a change of the
- * illumination), averaged in 3x3 blocks inside the circle, has an RMS of at
- * most static_ratio times its noise, sigma / 3 with sigma = median
- * |d(x+1, y) - d(x, y)| / (0.6745 sqrt 2) (medians on a grid of at most
- * MAX_MAXIMA pixels of the ROI, once per frame and copy)? A cell that
- * entered or moved since then differs; a background structure whose score
- * went over the threshold does not. */
-static int is_static(run *R, int k, double x, double y, double rad)
-{
-  const float *ref = R->snap[k];
-  const lt_rect *roi = &R->p.roi;
-  if (R->noise_frame[k] != R->frame) {
-    int step = 4, n = 0;
-    while ((long)(roi->w / step + 1) * (roi->h / step + 1) > MAX_MAXIMA) step++;
-    for (int yy = roi->y; yy < roi->y + roi->h; yy += step)
-      for (int xx = roi->x; xx + 1 < roi->x + roi->w; xx += step) {
-        size_t i = (size_t)yy * R->fw + xx;
-        R->absg[n++] = fabsf((float)(pixel(R, i + 1) - ref[i + 1] - (pixel(R, i) - ref[i])));
-      }
-    R->noise[k] = median_sort(R->absg, n) / (0.6745 * sqrt(2.0));
-    n = 0;
-    for (int yy = roi->y; yy < roi->y + roi->h; yy += step)
-      for (int xx = roi->x; xx < roi->x + roi->w; xx += step) {
-        size_t i = (size_t)yy * R->fw + xx;
-        R->absg[n++] = (float)(pixel(R, i) - ref[i]);
-      }
-    R->offset[k] = median_sort(R->absg, n);
-    R->noise_frame[k] = R->frame;
-  }
-  double s2 = 0;
-  int n = 0;
-  for (int by = (int)floor(y - rad); by + 2 <= (int)ceil(y + rad); by += 3)
-    for (int bx = (int)floor(x - rad); bx + 2 <= (int)ceil(x + rad); bx += 3) {
-      if (bx < 0 || by < 0 || bx + 2 >= R->fw || by + 2 >= R->fh || hypot(bx + 1 - x, by + 1 - y) > rad) continue;
-      double m = 0;
-      for (int yy = by; yy < by + 3; yy++)
-        for (int xx = bx; xx < bx + 3; xx++) {
-          size_t i = (size_t)yy * R->fw + xx;
-          m += pixel(R, i) - ref[i];
-        }
-      m = m / 9 - R->offset[k];
-      s2 += m * m;
-      n++;
-    }
-  double lim = R->p.static_ratio * R->noise[k] / 3;
-  return n >= 2 && s2 / n <= lim * lim;
-}
-
-/* Is the circle (x, y, rad) as it was in one of the two earlier frames kept
- * (one every --static-span frames): the latest when it is at least
- * static_span / 2 frames old (a slow cell moves little in fewer), and the one
- * before? A cell that passed a structure at one of the two times changes it
- * in that copy only. A cell at rest since the older copy is not new: it was
- * there at the first frame or was tracked on its way in. */
-static int unchanged(run *R, double x, double y, double rad)
-{
-  for (int k = 0; k < 2; k++) {
-    int age = R->frame - R->snap_frame[k];
-    if (R->snap_frame[k] >= 0 && age > 0 && 2 * age >= R->p.static_span && is_static(R, k, x, y, rad)) return 1;
-  }
-  return 0;
-}
-
 /* The nm maxima of a detect over roi: those above the threshold that are
  * not on a found cell (or on it grown) are refined (a maximum on a found cell
  * is that cell: no refinement), and start tracks for cells that are not
@@ -432,7 +325,7 @@ static int take_maxima(run *R, const lt_rect *roi, int nm)
       R->cells[dup].vy = vy;
       continue;
     }
-    if (dup >= 0 || (R->p.static_span > 0 && unchanged(R, d->x, d->y, rad))) continue;
+    if (dup >= 0 || (R->p.static_span > 0 && lt_leuk_static_unchanged(&R->st, d->x, d->y, rad))) continue;
     if (R->ncells >= MAX_CELLS) {
       if (!R->warned_full) lt_warn("more than %d cells at once; further detections ignored", MAX_CELLS);
       R->warned_full = 1;
@@ -463,7 +356,7 @@ static void adapt_threshold(run *R, int nm)
   R->thr = R->p.gicov_threshold;
   if (R->p.gicov_adapt <= 0 || nm < 8) return;
   for (int i = 0; i < nm; i++) R->absg[i] = fabsf(R->maxima[i].gicov);
-  double med = median_sort(R->absg, nm);
+  double med = lt_leuk_median(R->absg, nm);
   double t = fmax(R->p.adapt_floor, R->p.gicov_adapt * med);
   if (t < R->thr) R->thr = t;
 }
@@ -597,15 +490,7 @@ static int begin(void *m, lt_loop *L, const lt_source_info *in)
   R->dets = malloc(sizeof *R->dets * MAX_MAXIMA);
   R->absg = malloc(sizeof *R->absg * MAX_MAXIMA);
   R->thr = R->p.gicov_threshold;
-  R->snap_frame[0] = R->snap_frame[1] = R->noise_frame[0] = R->noise_frame[1] = -1;
-  if (R->p.static_span > 0) {
-    R->snap[0] = malloc(sizeof(float) * R->fw * R->fh);
-    R->snap[1] = malloc(sizeof(float) * R->fw * R->fh);
-    if (!R->snap[0] || !R->snap[1]) {
-      lt_error("out of memory");
-      return LT_ERR_NOMEM;
-    }
-  }
+  if ((err = lt_leuk_static_init(&R->st, R->fw, R->fh, &R->p.roi, R->p.static_span, R->p.static_ratio))) return err;
   if (!R->cells || !R->act || !R->miss || !R->was_lost || !R->pv || !R->gone || !R->gone_frame || !R->maxima || !R->dets ||
       !R->absg) {
     lt_error("out of memory");
@@ -626,8 +511,7 @@ static int step(void *m, lt_loop *L, const lt_frame *f, const lt_frame *prev)
   run *R = m;
   int err;
   R->frame = f->index;
-  R->cur = f->grey;
-  R->cur8 = f->grey8;
+  lt_leuk_static_frame(&R->st, f->index, f->grey, f->grey8);
   double tu = lt_now();
   if ((err = R->be->set_frame(R->ctx, f->grey, f->grey8))) return err;
   const lt_frame *nf; /* the next frame, when decoded already, may travel during this one's work */
@@ -682,14 +566,7 @@ static int step(void *m, lt_loop *L, const lt_frame *f, const lt_frame *prev)
         if ((err = detect_new(R, &band[k], 0))) return err;
     }
   }
-  if (R->p.static_span > 0) { /* a copy every static_span frames, into the older slot */
-    int a = R->snap_frame[0] > R->snap_frame[1] ? 0 : 1;
-    if (R->snap_frame[a] < 0 || R->frame - R->snap_frame[a] >= R->p.static_span) {
-      float *d = R->snap[1 - a];
-      for (size_t i = 0; i < (size_t)R->fw * R->fh; i++) d[i] = (float)pixel(R, i);
-      R->snap_frame[1 - a] = R->frame;
-    }
-  }
+  lt_leuk_static_keep(&R->st); /* a copy every static_span frames */
   order_shown(R);
   double t2 = lt_now();
   if ((err = lt_report_frame(&R->rep, f->index, f->t_s, R->cells, R->act, R->nshown))) return err;
@@ -777,7 +654,6 @@ int lt_leuk_run(const lt_settings *s, const void *opts)
   free(R.maxima);
   free(R.dets);
   free(R.absg);
-  free(R.snap[0]);
-  free(R.snap[1]);
+  lt_leuk_static_free(&R.st);
   return err;
 }

@@ -8,16 +8,26 @@
  *  2. NCM. For each point, the sum of absolute differences d(o) between the
  *     P x P patch around it in I0 and the patch displaced by o in I1, for every
  *     o in [-S/2, S/2]^2 (symmetric, so side S+1: no bias towards one
- *     direction), turned into a similarity s(o) in [0, 1].
+ *     direction), turned into a similarity s(o) in [0, 1], stored as an
+ *     integer 0..LT_VCM_SIM_ONE = 32767 (lt_vcm_sim_q; 16-bit maps).
  *  3. VCM. V_i(o) = sum_j w(|p_j - p_i|) s_j(o) over the points j within
- *     coherence_radius of p_i, i itself included (w(0) = 1). The peak of V_i,
- *     refined by a parabola along each axis, is the vector; score = peak /
- *     sum_j w.
+ *     coherence_radius of p_i, i itself included, in exact integer
+ *     arithmetic: the weights quantised to integers (lt_vcm_weight_q: w(0)
+ *     = 255, each at least 1; a smaller scale where more than 257 points can
+ *     lie within the radius, so that the 32-bit sums cannot overflow), the
+ *     products and sums in int32. V_i is then normalised by the integer
+ *     support (below) into a float, one rounding per offset. The peak of
+ *     V_i, refined along each axis, is the vector; score = peak / sum_j w.
  *
  * Frames. Every stage works on the frames rounded to integers 0..255
  * (lt_vcm_round8; 8-bit video is unchanged): SADs are then exact integers,
  * summed in 16-bit SIMD lanes here and with __sad on CUDA, equal whatever the
- * order. Each vector also carries its motion evidence (lt_vcm_evidence, vcm.h),
+ * order. So are the VCM sums (integer similarities x integer weights): the
+ * CPU adds pairs of neighbours' maps by vpmaddwd (AVX-512BW or AVX2, plain
+ * C elsewhere), the CUDA backend in tiles and bands, and both give the same
+ * values to the bit. The quantisation (2^-15 of the similarity, 1/255 of
+ * the weight) moved the test sequences' mean endpoint errors by at most
+ * 0.0007 px (tests/test_vcm.c, 2026-11-24). Each vector also carries its motion evidence (lt_vcm_evidence, vcm.h),
  * by which the vcm mode drops chance vectors from static background noise.
  *
  * Borders. Points are only taken where the patch lies inside frame t (at least
@@ -61,11 +71,12 @@
  *    CUDA backend matches to the bit). Yosemite 8->9->10 with lambda 0.5:
  *    0.223 vs 0.306 off (not tuned on synthetic sequences: doubtful for
  *    video whose motion changes abruptly).
- * Determinism: every point's NCM and VCM is computed by one thread in a fixed
- * order (neighbours in point order, patch pixels in row-major order), maxima
- * are order-free and selection is per cell, so the output is the same for any
- * number of OpenMP threads. No multiply-add is written where the CUDA side
- * could fuse it differently (the CUDA code uses __fmul_rn / __fadd_rn). */
+ * Determinism: SADs and VCM sums are integers (any order), every point's
+ * float steps (normalisation, prior, peak) are one thread's in a fixed
+ * order, maxima are order-free and selection is per cell, so the output is
+ * the same for any number of OpenMP threads. No multiply-add is written
+ * where the CUDA side could fuse it differently (the CUDA code uses
+ * __fmul_rn / __fadd_rn). */
 #include "vcm.h"
 
 #include <math.h>
@@ -135,13 +146,12 @@ int lt_vcm_params_check(const lt_vcm_params *p, int w, int h)
              "sim h and temporal radius > 0");
     return LT_ERR_USAGE;
   }
-  /* support sums are 32-bit counts of 2^-16 (vcm_point, the CUDA vcm_k):
-   * at most 32767 points within the radius (the sub-windows its box spans) */
+  /* the weights' scale (lt_vcm_weight_q) is at least 2 up to 32767 points
+   * within the radius (the sub-windows its box spans) */
   if (w >= p->grid_x && h >= p->grid_y) {
-    long long cx = 2LL * p->coherence_radius / (w / p->grid_x) + 2, cy = 2LL * p->coherence_radius / (h / p->grid_y) + 2;
-    long long nb = (cx < p->grid_x ? cx : p->grid_x) * (cy < p->grid_y ? cy : p->grid_y) * p->points_per_cell;
+    int nb = lt_vcm_max_neighbours(p, w, h);
     if (nb > 32767) {
-      lt_error("vcm: coherence radius %d reaches up to %lld points with a %dx%d grid of %dx%d frames and %d per "
+      lt_error("vcm: coherence radius %d reaches up to %d points with a %dx%d grid of %dx%d frames and %d per "
                "sub-window (at most 32767): a smaller radius or a coarser grid",
                p->coherence_radius, nb, p->grid_x, p->grid_y, w, h, p->points_per_cell);
       return LT_ERR_USAGE;
@@ -163,6 +173,32 @@ int lt_vcm_max_points(const lt_vcm_params *p)
 int lt_vcm_map_side(const lt_vcm_params *p)
 {
   return p->search + 1;
+}
+
+int lt_vcm_max_neighbours(const lt_vcm_params *p, int w, int h)
+{
+  /* an interval of 2R + 1 pixels meets at most 2R / cw + 2 sub-windows of
+   * width >= cw = floor(w / grid) (at least 1) */
+  long long cwx = w / p->grid_x > 0 ? w / p->grid_x : 1, cwy = h / p->grid_y > 0 ? h / p->grid_y : 1;
+  long long cx = 2LL * p->coherence_radius / cwx + 2, cy = 2LL * p->coherence_radius / cwy + 2;
+  long long nb = (cx < p->grid_x ? cx : p->grid_x) * (cy < p->grid_y ? cy : p->grid_y) * p->points_per_cell;
+  return nb < INT32_MAX ? (int)nb : INT32_MAX;
+}
+
+int lt_vcm_weight_q(const lt_vcm_params *p, int w, int h, int32_t *qtable)
+{
+  int R = p->coherence_radius, nb = lt_vcm_max_neighbours(p, w, h);
+  long long sc = INT32_MAX / ((long long)LT_VCM_SIM_ONE * (nb > 1 ? nb : 1));
+  int scale = sc < LT_VCM_W_ONE ? (sc > 1 ? (int)sc : 1) : LT_VCM_W_ONE;
+  float *t = malloc(((size_t)R * R + 1) * sizeof *t);
+  if (!t) return 0;
+  lt_vcm_weight_table(p, t);
+  for (int r2 = 0; r2 <= R * R; r2++) {
+    int v = (int)floor((double)scale * t[r2] + 0.5);
+    qtable[r2] = v > 1 ? v : 1;
+  }
+  free(t);
+  return scale;
 }
 
 void lt_vcm_weight_table(const lt_vcm_params *p, float *table)
@@ -359,63 +395,89 @@ void lt_vcm_search_rect(const lt_vcm_params *p, int w, int h, int x, int y, int 
   r[3] = h - 1 - hp - y < R ? h - 1 - hp - y : R;
 }
 
-/* The similarity of the SADs already in ncm over the rectangle r; 0 elsewhere
- * (lt_vcm_ncm and lt_vcm_ncm8 share it). Row by row, one loop per kind of
- * similarity, so the loops vectorise (division and product as written). */
+/* The similarities (lt_vcm_sim_q) of the SADs over the rectangle r: from
+ * sad (side*side int32, the reference's sums) where it is not NULL, else
+ * from the 16-bit SADs already in ncm (the SIMD paths, in place; their
+ * smallest and largest in mm, or mm NULL: found here); the offsets outside
+ * r are left as they are (0). Row by row so the loops vectorise. */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
 #endif
-static void ncm_similarity(float *ncm, const int r[4], const lt_vcm_params *p)
+static void ncm_similarity(uint16_t *ncm, const int32_t *sad, const int *mm, const int r[4], const lt_vcm_params *p)
 {
   int R = p->search / 2, M = 2 * R + 1, nx = r[1] - r[0] + 1;
-  /* SADs are >= +0 and never NaN, so they order like their bit patterns:
-   * integer minimum and maximum (vectorise; a float ?: does not) */
-  uint32_t umin = 0x7f800000u, umax = 0; /* +infinity, +0 */
-  for (int oy = r[2]; oy <= r[3]; oy++) {
-    const alias_u32 *c = (const alias_u32 *)(ncm + (size_t)(oy + R) * M + R + r[0]);
-    for (int l = 0; l < nx; l++) {
-      umin = c[l] < umin ? c[l] : umin;
-      umax = c[l] > umax ? c[l] : umax;
+  int32_t dmin = INT32_MAX, dmax = 0;
+  if (mm) {
+    dmin = mm[0];
+    dmax = mm[1];
+  } else
+    for (int oy = r[2]; oy <= r[3]; oy++) {
+      size_t at = (size_t)(oy + R) * M + R + r[0];
+      if (sad)
+        for (int l = 0; l < nx; l++) {
+          dmin = sad[at + l] < dmin ? sad[at + l] : dmin;
+          dmax = sad[at + l] > dmax ? sad[at + l] : dmax;
+        }
+      else
+        for (int l = 0; l < nx; l++) {
+          dmin = ncm[at + l] < dmin ? ncm[at + l] : dmin;
+          dmax = ncm[at + l] > dmax ? ncm[at + l] : dmax;
+        }
     }
+  float tau = (float)(p->patch * p->patch) * p->sim_h, inv = lt_vcm_sim_inv(dmin, dmax);
+  int sim = p->similarity;
+  if (sad || sim == LT_VCM_SIM_EXP) { /* the reference: lt_vcm_sim_q itself */
+    for (int oy = r[2]; oy <= r[3]; oy++) {
+      size_t at = (size_t)(oy + R) * M + R + r[0];
+      uint16_t *c = ncm + at;
+      if (sad)
+        for (int l = 0; l < nx; l++) c[l] = lt_vcm_sim_q(sad[at + l], dmin, dmax, inv, sim, tau);
+      else
+        for (int l = 0; l < nx; l++) c[l] = lt_vcm_sim_q(c[l], dmin, dmax, inv, sim, tau);
+    }
+    return;
   }
-  float dmin, dmax;
-  memcpy(&dmin, &umin, sizeof dmin);
-  memcpy(&dmax, &umax, sizeof dmax);
-  float span = dmax - dmin, tau = (float)(p->patch * p->patch) * p->sim_h;
-  int sq = p->similarity == LT_VCM_SIM_MINMAX2;
+  /* the SIMD paths: lt_vcm_sim_q's min-max expressions, one loop per kind
+   * so that they vectorise (test_vcm holds them to the reference) */
+  float fmax = (float)dmax;
   for (int oy = r[2]; oy <= r[3]; oy++) {
-    float *c = ncm + (size_t)(oy + R) * M + R + r[0];
-    if (p->similarity == LT_VCM_SIM_EXP)
-      for (int l = 0; l < nx; l++) c[l] = expf(-(c[l] - dmin) / tau);
-    else if (!(span > 0.0f))
-      for (int l = 0; l < nx; l++) c[l] = 0.0f;
-    else if (sq)
+    uint16_t *c = ncm + (size_t)(oy + R) * M + R + r[0];
+    if (sim == LT_VCM_SIM_MINMAX2)
       for (int l = 0; l < nx; l++) {
-        float s = (dmax - c[l]) / span;
-        c[l] = s * s;
+        float v = (fmax - (float)c[l]) * inv;
+        c[l] = (uint16_t)(int)(v * v * (float)LT_VCM_SIM_ONE + 0.5f);
       }
     else
-      for (int l = 0; l < nx; l++) c[l] = (dmax - c[l]) / span;
+      for (int l = 0; l < nx; l++) {
+        float v = (fmax - (float)c[l]) * inv;
+        c[l] = (uint16_t)(int)(v * (float)LT_VCM_SIM_ONE + 0.5f);
+      }
   }
 }
 
 void lt_vcm_ncm(const float *I0, const float *I1, int w, int h, int x, int y,
-                const lt_vcm_params *p, float *ncm)
+                const lt_vcm_params *p, uint16_t *ncm)
 {
   int R = p->search / 2, M = 2 * R + 1, hp = p->patch / 2, r[4];
+  static _Thread_local int32_t sad[(LT_VCM_MAX_SEARCH + 1) * (LT_VCM_MAX_SEARCH + 1)];
   lt_vcm_search_rect(p, w, h, x, y, r);
   int oxa = r[0], oxb = r[1], oya = r[2], oyb = r[3];
-  for (int i = 0; i < M * M; i++) ncm[i] = 0.0f;
+  for (int i = 0; i < M * M; i++) {
+    ncm[i] = 0;
+    sad[i] = 0;
+  }
+  /* the frames hold integers 0..255 (lt_vcm_round8): each |difference| is
+   * one exactly; summed as integers */
   for (int ky = -hp; ky <= hp; ky++)
     for (int kx = -hp; kx <= hp; kx++) {
       float v = I0[(size_t)(y + ky) * w + x + kx];
       for (int oy = oya; oy <= oyb; oy++) {
         const float *row = I1 + (size_t)(y + ky + oy) * w + x + kx;
-        float *out = ncm + (size_t)(oy + R) * M + R;
-        for (int ox = oxa; ox <= oxb; ox++) out[ox] += fabsf(v - row[ox]);
+        int32_t *out = sad + (size_t)(oy + R) * M + R;
+        for (int ox = oxa; ox <= oxb; ox++) out[ox] += (int32_t)fabsf(v - row[ox]);
       }
     }
-  ncm_similarity(ncm, r, p);
+  ncm_similarity(ncm, sad, NULL, r, p);
 }
 
 /* lt_vcm_round8 on one block: branch-free loops that vectorise */
@@ -490,47 +552,62 @@ __attribute__((target("avx2"))) static void sad_avx2(const uint8_t *q0, const ui
 
 
 /* The same SADs with AVX-512BW: 32 lanes of 16 bits per register (NB
- * registers per row of offsets), written straight into the NCM rows as
- * floats by masked stores (no scratch rows, no lane past the rectangle
- * written). Loads read up to 31 bytes beyond the rectangle (LT_VCM_PAD8). */
+ * registers per row of offsets), written straight into the NCM rows by
+ * masked stores (no scratch rows, no lane past the rectangle written).
+ * Loads read up to 31 bytes beyond the rectangle (LT_VCM_PAD8). */
 __attribute__((target("avx512f,avx512bw"), always_inline)) static inline void
 sad_avx512_nb(const uint8_t *q0, const uint8_t *q1, int w, int x, int y, int P, int oxa, int oya, int oyb, int nx,
-              float *out0, int M, const int NB)
+              uint16_t *out0, int M, int *mm, const int NB)
 {
-  int hp = P / 2;
+  int hp = P / 2, WW = 32 * NB + 32, nr = oyb - oya + P;
+  /* frame t+1's window under the search rectangle widened to 16 bits once
+   * (rows of WW: each byte is read by up to P^2 offsets' rows; the loads
+   * below are then plain, without a widening shuffle); the last row's
+   * loads end at most 63 bytes past the window (LT_VCM_PAD8) */
+  static _Thread_local uint16_t win[(LT_VCM_MAX_SEARCH + 16) * (5 * 32 + 32)];
+  for (int rr = 0; rr < nr; rr++) {
+    const uint8_t *src = q1 + (size_t)(y - hp + oya + rr) * w + x + oxa - hp;
+    for (int c = 0; c < WW; c += 32)
+      _mm512_storeu_si512((void *)(win + (size_t)rr * WW + c),
+                          _mm512_cvtepu8_epi16(_mm256_loadu_si256((const __m256i *)(src + c))));
+  }
+  __m512i mn = _mm512_set1_epi16(-1), mx = _mm512_setzero_si512(); /* the SADs' smallest and largest */
   for (int oy = oya; oy <= oyb; oy++) {
     __m512i acc[5];
     for (int b = 0; b < NB; b++) acc[b] = _mm512_setzero_si512();
     for (int ky = -hp; ky <= hp; ky++) {
       const uint8_t *a = q0 + (size_t)(y + ky) * w + x;
-      const uint8_t *row = q1 + (size_t)(y + ky + oy) * w + x + oxa;
+      const uint16_t *row = win + (size_t)(oy - oya + ky + hp) * WW + hp;
       for (int kx = -hp; kx <= hp; kx++) {
         __m512i v = _mm512_set1_epi16(a[kx]);
         for (int b = 0; b < NB; b++) {
-          __m512i r = _mm512_cvtepu8_epi16(_mm256_loadu_si256((const __m256i *)(row + kx + 32 * b)));
+          __m512i r = _mm512_loadu_si512((const void *)(row + kx + 32 * b));
           acc[b] = _mm512_add_epi16(acc[b], _mm512_abs_epi16(_mm512_sub_epi16(r, v)));
         }
       }
     }
-    float *out = out0 + (size_t)(oy - oya) * M;
-    for (int b = 0; b < NB; b++)
-      for (int half = 0; half < 2; half++) {
-        int l0 = 32 * b + 16 * half, left = nx - l0;
-        if (left <= 0) break;
-        __m256i s16 = half ? _mm512_extracti64x4_epi64(acc[b], 1) : _mm512_castsi512_si256(acc[b]);
-        __m512 f = _mm512_cvtepi32_ps(_mm512_cvtepu16_epi32(s16));
-        _mm512_mask_storeu_ps(out + l0, left >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << left) - 1u), f);
-      }
+    uint16_t *out = out0 + (size_t)(oy - oya) * M;
+    for (int b = 0; b < NB; b++) {
+      int left = nx - 32 * b;
+      __mmask32 k = left >= 32 ? (__mmask32)0xffffffffu : (__mmask32)((1u << left) - 1u);
+      _mm512_mask_storeu_epi16(out + 32 * b, k, acc[b]);
+      mn = _mm512_mask_min_epu16(mn, k, mn, acc[b]);
+      mx = _mm512_mask_max_epu16(mx, k, mx, acc[b]);
+    }
   }
+  mm[0] = (int)_mm512_reduce_min_epu32(_mm512_min_epu32(_mm512_cvtepu16_epi32(_mm512_castsi512_si256(mn)),
+                                                         _mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64(mn, 1))));
+  mm[1] = (int)_mm512_reduce_max_epu32(_mm512_max_epu32(_mm512_cvtepu16_epi32(_mm512_castsi512_si256(mx)),
+                                                         _mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64(mx, 1))));
 }
 
 __attribute__((target("avx512f,avx512bw"))) static void sad_avx512(const uint8_t *q0, const uint8_t *q1, int w, int x,
                                                                     int y, int P, int oxa, int oya, int oyb, int nx,
-                                                                    float *out0, int M)
+                                                                    uint16_t *out0, int M, int *mm)
 {
   switch ((nx + 31) / 32) {
 #define NB_CASE(k) \
-  case k: sad_avx512_nb(q0, q1, w, x, y, P, oxa, oya, oyb, nx, out0, M, k); break;
+  case k: sad_avx512_nb(q0, q1, w, x, y, P, oxa, oya, oyb, nx, out0, M, mm, k); break;
     NB_CASE(1) NB_CASE(2) NB_CASE(3) NB_CASE(4) NB_CASE(5)
 #undef NB_CASE
   }
@@ -544,8 +621,17 @@ void lt_vcm_set_simd(int level)
   simd_max = level;
 }
 
+static int madd_level(void)
+{
+#if defined(HAVE_SAD_AVX2)
+  if (simd_max >= 2 && __builtin_cpu_supports("avx512bw")) return 2;
+  if (simd_max >= 1 && __builtin_cpu_supports("avx2")) return 1;
+#endif
+  return 0;
+}
+
 void lt_vcm_ncm8(const uint8_t *q0, const uint8_t *q1, const float *I0, const float *I1, int w, int h, int x,
-                 int y, const lt_vcm_params *p, uint16_t *scratch, float *ncm)
+                 int y, const lt_vcm_params *p, uint16_t *scratch, uint16_t *ncm)
 {
 #ifdef HAVE_SAD_AVX2
   if (p->patch <= 15 && simd_max >= 2 && __builtin_cpu_supports("avx512bw")) {
@@ -553,22 +639,21 @@ void lt_vcm_ncm8(const uint8_t *q0, const uint8_t *q1, const float *I0, const fl
     lt_vcm_search_rect(p, w, h, x, y, r);
     if (r[1] - r[0] + 1 < M || r[3] - r[2] + 1 < M) /* offsets outside the rectangle are 0 */
       memset(ncm, 0, sizeof *ncm * M * M);
-    sad_avx512(q0, q1, w, x, y, p->patch, r[0], r[2], r[3], r[1] - r[0] + 1, ncm + (size_t)(r[2] + R) * M + R + r[0], M);
-    ncm_similarity(ncm, r, p);
+    int mm[2];
+    sad_avx512(q0, q1, w, x, y, p->patch, r[0], r[2], r[3], r[1] - r[0] + 1, ncm + (size_t)(r[2] + R) * M + R + r[0], M,
+               mm);
+    ncm_similarity(ncm, NULL, mm, r, p);
     return;
   }
   if (p->patch <= 15 && simd_max >= 1 && __builtin_cpu_supports("avx2")) { /* a load of libgcc's CPU model */
     int R = p->search / 2, M = 2 * R + 1, r[4];
     lt_vcm_search_rect(p, w, h, x, y, r);
     int nx = r[1] - r[0] + 1, nb = (nx + 15) / 16;
-    for (int i = 0; i < M * M; i++) ncm[i] = 0.0f;
+    if (nx < M || r[3] - r[2] + 1 < M) memset(ncm, 0, sizeof *ncm * M * M);
     sad_avx2(q0, q1, w, x, y, p->patch, r[0], r[2], r[3], nb, scratch);
-    for (int oy = r[2]; oy <= r[3]; oy++) {
-      const uint16_t *s = scratch + (size_t)(oy - r[2]) * 16 * nb;
-      float *out = ncm + (size_t)(oy + R) * M + R + r[0];
-      for (int l = 0; l < nx; l++) out[l] = (float)s[l];
-    }
-    ncm_similarity(ncm, r, p);
+    for (int oy = r[2]; oy <= r[3]; oy++)
+      memcpy(ncm + (size_t)(oy + R) * M + R + r[0], scratch + (size_t)(oy - r[2]) * 16 * nb, sizeof *ncm * nx);
+    ncm_similarity(ncm, NULL, NULL, r, p);
     return;
   }
 #endif
@@ -641,13 +726,12 @@ static float map_max(const float *map, int n)
   return bv;
 }
 
-float lt_vcm_peak(const float *map, int side, int subpixel, float *dx, float *dy)
+/* Among the offsets of the map holding bv the one with the smallest
+ * |offset|^2, then the lowest index. */
+LT_VCM_CLONES
+static int peak_index(const float *map, int side, float bv)
 {
-  /* the maximum, then among the offsets holding it the smallest |offset|^2,
-   * then the lowest index (two passes, the same choice as one) */
-  int R = side / 2, best = 0, bd = INT32_MAX;
-  int n = side * side;
-  float bv = map_max(map, n);
+  int R = side / 2, best = 0, bd = INT32_MAX, n = side * side;
   for (int i0 = 0; i0 < n; i0 += 32) { /* blocks of 32: the test for any hit vectorises */
     int i1 = i0 + 32 < n ? i0 + 32 : n, hit = 0;
     for (int i = i0; i < i1; i++) hit |= map[i] == bv;
@@ -661,7 +745,16 @@ float lt_vcm_peak(const float *map, int side, int subpixel, float *dx, float *dy
           }
         }
   }
-  int bx = best % side, by = best / side;
+  return best;
+}
+
+float lt_vcm_peak(const float *map, int side, int subpixel, float *dx, float *dy)
+{
+  /* the maximum, then among the offsets holding it the smallest |offset|^2,
+   * then the lowest index (two passes, the same choice as one) */
+  int R = side / 2;
+  float bv = map_max(map, side * side);
+  int best = peak_index(map, side, bv), bx = best % side, by = best / side;
   float sx = 0.0f, sy = 0.0f;
   const float *c = map + best;
   if (bx > 0 && bx < side - 1 && by > 0 && by < side - 1) {
@@ -696,13 +789,17 @@ float lt_vcm_peak(const float *map, int side, int subpixel, float *dx, float *dy
 typedef struct cpu_ctx {
   lt_vcm_params p;
   int w, h, maxpts, side, nthreads;
-  float *mag, *F, *ncm, *acc, *wt;
+  float *mag, *F, *map, *wt; /* map: per thread a VCM as floats (vcm_finish) */
+  uint16_t *ncm;    /* the NCMs, LT_VCM_SIM_ONE = 1 */
+  int32_t *acc;     /* per thread two points' integer sums */
+  const uint16_t **nbl; /* per thread the neighbours' maps of vcm_points (maxpts) */
+  uint32_t *wl;     /* and their weights, packed in pairs, per point (2 (maxpts / 2 + 1)) */
   float *rf[2];     /* the pair's frames rounded (lt_vcm_round8), as floats */
   uint8_t *q[2];    /* and as bytes */
   uint16_t *sad;    /* per thread SAD rows (lt_vcm_ncm8) */
-  int32_t *cnt;     /* per thread support C(o) in units of 2^-16 */
+  int32_t *cnt;     /* per thread support C(o) (integer weights) */
   int32_t *zero;    /* m2 zeros: the support of a point without clamped neighbours */
-  int32_t *wq;      /* weight table in units of 2^-16 */
+  int32_t *wq;      /* integer weight table (lt_vcm_weight_q) */
   const float *last_I1; /* the last pair's I1 (its rounded copy is rf[1], q[1]; vcm.h) */
   int have_last;    /* rf[1], q[1] hold the last pair's I1 (pair or pair8) */
   int *px, *py;
@@ -713,6 +810,8 @@ typedef struct cpu_ctx {
 } cpu_ctx;
 
 #define SAD_LANES 144 /* (LT_VCM_MAX_SEARCH + 1) rounded up to 16 */
+#define LT_VCM_NCM_PAD 32 /* uint16 past the last NCM (acc_pair's loads) */
+#define LT_VCM_M2P(m2) (((size_t)(m2) + 31) & ~(size_t)31) /* a point's sums: whole blocks of acc_pair */
 
 static void cpu_destroy(void *vctx)
 {
@@ -722,6 +821,9 @@ static void cpu_destroy(void *vctx)
   free(c->F);
   free(c->ncm);
   free(c->acc);
+  free(c->map);
+  free(c->nbl);
+  free(c->wl);
   free(c->cnt);
   free(c->zero);
   free(c->wt);
@@ -756,8 +858,11 @@ static int cpu_create(void **out, const lt_vcm_params *p, int w, int h)
   size_t r2 = (size_t)p->coherence_radius * p->coherence_radius + 1;
   c->mag = malloc(npx * sizeof *c->mag);
   c->F = malloc(npx * sizeof *c->F);
-  c->ncm = malloc((size_t)c->maxpts * m2 * sizeof *c->ncm);
-  c->acc = malloc((size_t)c->nthreads * 2 * m2 * sizeof *c->acc); /* two points at a time */
+  c->ncm = calloc((size_t)c->maxpts * m2 + LT_VCM_NCM_PAD, sizeof *c->ncm);
+  c->acc = malloc((size_t)c->nthreads * 2 * LT_VCM_M2P(m2) * sizeof *c->acc); /* two points at a time */
+  c->map = malloc((size_t)c->nthreads * m2 * sizeof *c->map);
+  c->nbl = malloc((size_t)c->nthreads * c->maxpts * sizeof *c->nbl);
+  c->wl = malloc((size_t)c->nthreads * 2 * ((size_t)c->maxpts / 2 + 1) * sizeof *c->wl);
   c->cnt = malloc((size_t)c->nthreads * 2 * m2 * sizeof *c->cnt);
   c->zero = calloc(m2, sizeof *c->zero);
   c->sad = malloc((size_t)c->nthreads * c->side * SAD_LANES * sizeof *c->sad);
@@ -772,12 +877,12 @@ static int cpu_create(void **out, const lt_vcm_params *p, int w, int h)
   c->py = malloc((size_t)c->maxpts * sizeof *c->py);
   c->prev = malloc((size_t)c->maxpts * sizeof *c->prev);
   c->cur = malloc((size_t)c->maxpts * sizeof *c->cur);
-  if (!c->mag || !c->F || !c->ncm || !c->acc || !c->cnt || !c->zero || !c->sad || !c->wt || !c->wq || !c->rf[0] ||
+  if (!c->mag || !c->F || !c->ncm || !c->acc || !c->map || !c->nbl || !c->wl || !c->cnt || !c->zero || !c->sad || !c->wt || !c->wq || !c->rf[0] ||
       !c->rf[1] || !c->q[0] || !c->q[1] || !c->px || !c->py || !c->prev || !c->cur ||
       !c->cstart)
     goto nomem;
   lt_vcm_weight_table(p, c->wt);
-  for (size_t k = 0; k < r2; k++) c->wq[k] = (int32_t)(c->wt[k] * 65536.0f); /* exact: multiples of 2^-16 */
+  if (!lt_vcm_weight_q(p, w, h, c->wq)) goto nomem;
   *out = c;
   return 0;
 nomem:
@@ -805,72 +910,174 @@ static int temporal_predict(const cpu_ctx *c, int x, int y, float *vx, float *vy
   return 1;
 }
 
-/* acc += wv * s over m2 offsets (a multiply, then an add: no contraction
- * under -std=c11, as the CUDA side's __fmul_rn/__fadd_rn) */
+/* acc += wv * s over m2 offsets, in integers (lt_vcm_weight_q keeps every
+ * sum within int32) */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
 #endif
-static void acc_add(float *restrict acc, const float *restrict s, float wv, int m2)
+static void acc_add(int32_t *restrict acc, const uint16_t *restrict s, int32_t wv, int m2, int first)
 {
-  for (int o = 0; o < m2; o++) acc[o] += wv * s[o];
+  if (first)
+    for (int o = 0; o < m2; o++) acc[o] = wv * s[o];
+  else
+    for (int o = 0; o < m2; o++) acc[o] += wv * s[o];
 }
 
-/* acc_add into two sums from one read of s; first: the sums start here
- * (a0 = w0 s: what +0 + w0 s gives, as s >= +0; no memset before) */
+/* acc_add into two sums from one read of s; first: the sums start here */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
 #endif
-static void acc_add2(float *restrict a0, float *restrict a1, const float *restrict s, float w0, float w1, int m2,
-                     int first)
+static void acc_add2(int32_t *restrict a0, int32_t *restrict a1, const uint16_t *restrict s, int32_t w0, int32_t w1,
+                     int m2, int first)
 {
   if (first)
     for (int o = 0; o < m2; o++) {
-      float v = s[o];
+      int32_t v = s[o];
       a0[o] = w0 * v;
       a1[o] = w1 * v;
     }
   else
     for (int o = 0; o < m2; o++) {
-      float v = s[o];
+      int32_t v = s[o];
       a0[o] += w0 * v;
       a1[o] += w1 * v;
     }
 }
 
-/* acc[o] /= C(o) = full + cnt[o] where 4 C(o) >= sw (LT_VCM_MIN_SUPPORT =
- * 1/4, in exact integer units of 2^-16) and C(o) > 0, else 0. (float)C(o)
- * is the same number whether C is scaled by 2^-16 before or after rounding
- * to float. */
+/* The sums of two points a0 (and a1 where two) over np neighbours' maps
+ * nb[k] in blocks of 32 offsets (AVX-512BW) or 16 (AVX2), each block's sums
+ * in registers while every neighbour is added: neighbours in pairs (k, k +
+ * 1), one multiply-add per pair of 16-bit lanes (vpmaddwd: w_k s_k(o) +
+ * w_k+1 s_k+1(o) into 32 bits; similarities <= 32767 and weights <= 255 fit
+ * its signed lanes), the weights packed per pair in w0[k / 2] (point 0) and
+ * w1[k / 2] (low half k, high half k + 1; a last odd neighbour pairs with
+ * itself at weight 0). vpunpck{l,h}wd leave a block's sums in lane order;
+ * they are put back in offset order when stored. Loads read up to a block
+ * past the map (the NCM buffer has LT_VCM_NCM_PAD to spare); a0 and a1
+ * have whole blocks (LT_VCM_M2P), sums past m2 are not used. */
+#if defined(HAVE_SAD_AVX2)
+__attribute__((target("avx512f,avx512bw"))) static void madd_avx512(int32_t *restrict a0, int32_t *restrict a1,
+                                                                     const uint16_t *const *nb, const uint32_t *w0,
+                                                                     const uint32_t *w1, int np, int m2, int two)
+{
+  const __m512i i0 = _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
+  const __m512i i1 = _mm512_setr_epi32(8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31);
+  for (int o = 0; o < m2; o += 32) {
+    __m512i l0 = _mm512_setzero_si512(), h0 = l0, l1 = l0, h1 = l0;
+    for (int k = 0; k < np; k += 2) {
+      const uint16_t *sb = nb[k + 1 < np ? k + 1 : k];
+      __m512i A = _mm512_loadu_si512((const void *)(nb[k] + o)), B = _mm512_loadu_si512((const void *)(sb + o));
+      __m512i lo = _mm512_unpacklo_epi16(A, B), hi = _mm512_unpackhi_epi16(A, B);
+      __m512i W0 = _mm512_set1_epi32((int)w0[k / 2]);
+      l0 = _mm512_add_epi32(l0, _mm512_madd_epi16(lo, W0));
+      h0 = _mm512_add_epi32(h0, _mm512_madd_epi16(hi, W0));
+      if (two) {
+        __m512i W1 = _mm512_set1_epi32((int)w1[k / 2]);
+        l1 = _mm512_add_epi32(l1, _mm512_madd_epi16(lo, W1));
+        h1 = _mm512_add_epi32(h1, _mm512_madd_epi16(hi, W1));
+      }
+    }
+    _mm512_storeu_si512((void *)(a0 + o), _mm512_permutex2var_epi32(l0, i0, h0));
+    _mm512_storeu_si512((void *)(a0 + o + 16), _mm512_permutex2var_epi32(l0, i1, h0));
+    if (two) {
+      _mm512_storeu_si512((void *)(a1 + o), _mm512_permutex2var_epi32(l1, i0, h1));
+      _mm512_storeu_si512((void *)(a1 + o + 16), _mm512_permutex2var_epi32(l1, i1, h1));
+    }
+  }
+}
+
+__attribute__((target("avx2"))) static void madd_avx2(int32_t *restrict a0, int32_t *restrict a1,
+                                                      const uint16_t *const *nb, const uint32_t *w0,
+                                                      const uint32_t *w1, int np, int m2, int two)
+{
+  for (int o = 0; o < m2; o += 16) {
+    __m256i l0 = _mm256_setzero_si256(), h0 = l0, l1 = l0, h1 = l0;
+    for (int k = 0; k < np; k += 2) {
+      const uint16_t *sb = nb[k + 1 < np ? k + 1 : k];
+      __m256i A = _mm256_loadu_si256((const __m256i *)(nb[k] + o)), B = _mm256_loadu_si256((const __m256i *)(sb + o));
+      __m256i lo = _mm256_unpacklo_epi16(A, B), hi = _mm256_unpackhi_epi16(A, B);
+      __m256i W0 = _mm256_set1_epi32((int)w0[k / 2]);
+      l0 = _mm256_add_epi32(l0, _mm256_madd_epi16(lo, W0));
+      h0 = _mm256_add_epi32(h0, _mm256_madd_epi16(hi, W0));
+      if (two) {
+        __m256i W1 = _mm256_set1_epi32((int)w1[k / 2]);
+        l1 = _mm256_add_epi32(l1, _mm256_madd_epi16(lo, W1));
+        h1 = _mm256_add_epi32(h1, _mm256_madd_epi16(hi, W1));
+      }
+    }
+    _mm256_storeu_si256((__m256i *)(a0 + o), _mm256_permute2x128_si256(l0, h0, 0x20));
+    _mm256_storeu_si256((__m256i *)(a0 + o + 8), _mm256_permute2x128_si256(l0, h0, 0x31));
+    if (two) {
+      _mm256_storeu_si256((__m256i *)(a1 + o), _mm256_permute2x128_si256(l1, h1, 0x20));
+      _mm256_storeu_si256((__m256i *)(a1 + o + 8), _mm256_permute2x128_si256(l1, h1, 0x31));
+    }
+  }
+}
+#endif
+
+/* The accumulation's SIMD level: 2 AVX-512BW, 1 AVX2, 0 plain C (capped
+ * by lt_vcm_set_simd). */
+static int madd_level(void);
+
+/* a0 (and a1 where two) = the sums over the np neighbours' maps nb[k]
+ * with the packed weights w0, w1 (madd_avx512's layout) at the SIMD level
+ * lv; np >= 1 */
+static void acc_sums(int lv, int32_t *a0, int32_t *a1, const uint16_t *const *nb, const uint32_t *w0,
+                     const uint32_t *w1, int np, int m2, int two)
+{
+#if defined(HAVE_SAD_AVX2)
+  if (lv == 2) {
+    madd_avx512(a0, a1, nb, w0, w1, np, m2, two);
+    return;
+  }
+  if (lv == 1) {
+    madd_avx2(a0, a1, nb, w0, w1, np, m2, two);
+    return;
+  }
+#endif
+  for (int k = 0; k < np; k++) {
+    int32_t wa = (int32_t)(w0[k / 2] >> (k % 2 * 16) & 0xffffu), wb = (int32_t)(w1[k / 2] >> (k % 2 * 16) & 0xffffu);
+    if (two)
+      acc_add2(a0, a1, nb[k], wa, wb, m2, k == 0);
+    else
+      acc_add(a0, nb[k], wa, m2, k == 0);
+  }
+}
+
+/* row[0 .. n) += v (the support of a neighbour's clamped rectangle) */
+LT_VCM_CLONES
+static void row_add(int32_t *restrict row, int n, int32_t v)
+{
+  for (int l = 0; l < n; l++) row[l] += v;
+}
+
+/* V(o) = acc[o] / (C(o) LT_VCM_SIM_ONE) as a float, C(o) = full + cnt[o],
+ * where 4 C(o) >= sw (LT_VCM_MIN_SUPPORT = 1/4) and C(o) > 0, else 0: the
+ * integer sum and support each rounded to float once, then one division
+ * (C LT_VCM_SIM_ONE <= INT32_MAX by lt_vcm_weight_q's scale). */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
 #endif
-static void normalise(float *restrict acc, const int32_t *restrict cnt, int m2, int64_t sw, int64_t full)
+static void normalise(const int32_t *restrict acc, float *restrict map, const int32_t *restrict cnt, int m2,
+                      int32_t sw, int32_t full)
 {
-  if (4 * sw < INT32_MAX) { /* all in 32 bits: vectorises */
-    int32_t f = (int32_t)full, s = (int32_t)sw;
-    /* the division on every lane, a divisor of 1 and the result's bits
-     * masked to +0 where C(o) fails: vectorises (with ?: GCC keeps a
-     * branch around the division, which may trap) */
-    for (int o = 0; o < m2; o++) {
-      int32_t cw = f + cnt[o], ok = -((4 * cw >= s) & (cw > 0));
-      union { float f; int32_t i; } den = {(float)cw * (1.0f / 65536.0f)}, one = {1.0f}, q;
-      den.i = (den.i & ok) | (one.i & ~ok);
-      q.f = acc[o] / den.f;
-      q.i &= ok;
-      acc[o] = q.f;
-    }
-    return;
-  }
+  /* the division on every lane, a divisor of 1 and the result's bits
+   * masked to +0 where C(o) fails: vectorises (with ?: GCC keeps a branch
+   * around the division, which may trap) */
   for (int o = 0; o < m2; o++) {
-    int64_t cw = full + cnt[o];
-    acc[o] = 4 * cw >= sw && cw > 0 ? acc[o] / (float)((double)cw / 65536.0) : 0.0f;
+    int32_t cw = full + cnt[o], ok = -((4 * cw >= sw) & (cw > 0));
+    union { float f; int32_t i; } den = {(float)(cw * LT_VCM_SIM_ONE)}, one = {1.0f}, q;
+    den.i = (den.i & ok) | (one.i & ~ok);
+    q.f = (float)acc[o] / den.f;
+    q.i &= ok;
+    map[o] = q.f;
   }
 }
 
 /* V_i(o) = sum_j w_ij s_j(o) / C(o), C(o) = sum of w_ij over the j whose
  * search rectangle holds o; 0 where C(o) < LT_VCM_MIN_SUPPORT sum_j w_ij.
- * Weights are multiples of 2^-16, so C is summed exactly as an integer
- * count of 2^-16 (the CUDA side in double: the same values). */
+ * Weights (lt_vcm_weight_q) and similarities are integers, so the sums are
+ * exact and do not depend on the order of summation (CPU vs CUDA). */
 /* Sub-window of pixel column x of w (cell g spans g*w/gn .. (g+1)*w/gn - 1). */
 static int cell_of(int x, int w, int gn)
 {
@@ -879,23 +1086,23 @@ static int cell_of(int x, int w, int gn)
 }
 
 /* The end of point i's VCM from its sums acc (weights' sum sw, support
- * full + cnt): normalisation, temporal prior, peak, evidence. */
-static void vcm_finish(const cpu_ctx *c, int i, float *acc, const int32_t *cnt, int64_t sw, int64_t full,
-                       lt_vcm_vector *out)
+ * full + cnt): normalisation into map, temporal prior, peak, evidence. */
+static void vcm_finish(const cpu_ctx *c, int i, const int32_t *acc, float *map, const int32_t *cnt, int32_t sw,
+                       int32_t full, lt_vcm_vector *out)
 {
   int M = c->side, m2 = M * M, S2 = c->p.search / 2;
-  normalise(acc, cnt, m2, sw, full);
+  normalise(acc, map, cnt, m2, sw, full);
   float lam = c->p.temporal_weight, vx, vy, norm = 1.0f;
   if (lam > 0.0f && temporal_predict(c, c->px[i], c->py[i], &vx, &vy)) {
     float irho2 = 1.0f / (c->p.temporal_radius * c->p.temporal_radius);
     for (int o = 0; o < m2; o++) {
       float ex = (float)(o % M - S2) - vx, ey = (float)(o / M - S2) - vy;
       float q = 1.0f - (ex * ex + ey * ey) * irho2;
-      if (q > 0.0f) acc[o] += lam * q;
+      if (q > 0.0f) map[o] += lam * q;
     }
     norm = 1.0f + lam;
   }
-  float dx, dy, v = lt_vcm_peak(acc, M, c->p.subpixel, &dx, &dy);
+  float dx, dy, v = lt_vcm_peak(map, M, c->p.subpixel, &dx, &dy);
   out->x = (float)c->px[i];
   out->y = (float)c->py[i];
   out->dx = dx;
@@ -906,17 +1113,17 @@ static void vcm_finish(const cpu_ctx *c, int i, float *acc, const int32_t *cnt, 
 
 /* The VCMs of points i .. i + np - 1 (np 1 or 2; two consecutive points
  * are in the same or neighbouring sub-windows and share most neighbours),
- * each into its own acc / cnt (m2 apart): the neighbours j of the
- * sub-windows the radius reaches around any of them, in ascending point
- * order (cells row-major, as the points are), each NCM read once for both
- * sums. A j beyond one point's radius adds 0 * s = +0 to it, which leaves
- * its sum (>= +0) unchanged to the bit: each sum is the one over its own
- * neighbours in the same order. */
-static void vcm_points(const cpu_ctx *c, int i, int np, float *acc, int32_t *cnt, lt_vcm_vector *out)
+ * each into its own acc / cnt (whole blocks apart): the neighbours j of the
+ * sub-windows the radius reaches around any of them listed in nbl with
+ * their weights packed in wl0, wl1 (0 for a j beyond one point's radius),
+ * then their sums by acc_sums, each NCM read once for both points. */
+static void vcm_points(const cpu_ctx *c, int i, int np, int32_t *acc, float *map, int32_t *cnt, const uint16_t **nbl,
+                       uint32_t *wl0, uint32_t *wl1, lt_vcm_vector *out)
 {
   int R = c->p.coherence_radius, M = c->side, m2 = M * M, S2 = c->p.search / 2, gx = c->p.grid_x;
-  int64_t sw[2] = {0, 0}, full[2] = {0, 0};
+  int32_t sw[2] = {0, 0}, full[2] = {0, 0};
   int nn = 0, partial[2] = {0, 0}; /* neighbours so far; cnt[k] set (else C(o) = full: c->zero) */
+  int m2p = (int)LT_VCM_M2P(m2);
   int xlo = c->px[i], xhi = xlo, ylo = c->py[i], yhi = ylo;
   if (np == 2) {
     xlo = c->px[i + 1] < xlo ? c->px[i + 1] : xlo;
@@ -935,13 +1142,15 @@ static void vcm_points(const cpu_ctx *c, int i, int np, float *acc, int32_t *cnt
         near[k] = d2[k] <= R * R;
       }
       if (!near[0] && !(np == 2 && near[1])) continue;
-      const float *s = c->ncm + (size_t)j * m2;
-      if (np == 2)
-        acc_add2(acc, acc + m2, s, near[0] ? c->wt[d2[0]] : 0.0f, near[1] ? c->wt[d2[1]] : 0.0f, m2, nn == 0);
-      else if (nn == 0) /* the first neighbour: acc = +0 + w s */
-        for (int o = 0; o < m2; o++) acc[o] = c->wt[d2[0]] * s[o];
-      else
-        acc_add(acc, s, c->wt[d2[0]], m2);
+      uint32_t w0 = near[0] ? (uint32_t)c->wq[d2[0]] : 0u, w1 = np == 2 && near[1] ? (uint32_t)c->wq[d2[1]] : 0u;
+      nbl[nn] = c->ncm + (size_t)j * m2;
+      if (nn % 2 == 0) {
+        wl0[nn / 2] = w0;
+        wl1[nn / 2] = w1;
+      } else {
+        wl0[nn / 2] |= w0 << 16;
+        wl1[nn / 2] |= w1 << 16;
+      }
       nn++;
       int r[4];
       lt_vcm_search_rect(&c->p, c->w, c->h, c->px[j], c->py[j], r);
@@ -958,14 +1167,13 @@ static void vcm_points(const cpu_ctx *c, int i, int np, float *acc, int32_t *cnt
           memset(cnt + (size_t)k * m2, 0, sizeof *cnt * m2);
           partial[k] = 1;
         }
-        for (int oy = r[2]; oy <= r[3]; oy++) {
-          int32_t *row = cnt + (size_t)k * m2 + (oy + S2) * M + S2;
-          for (int ox = r[0]; ox <= r[1]; ox++) row[ox] += wq;
-        }
+        for (int oy = r[2]; oy <= r[3]; oy++) row_add(cnt + (size_t)k * m2 + (oy + S2) * M + S2 + r[0], r[1] - r[0] + 1, wq);
       }
     }
+  acc_sums(madd_level(), acc, acc + m2p, nbl, wl0, wl1, nn, m2, np == 2); /* nn >= 1: i itself */
   for (int k = 0; k < np; k++)
-    vcm_finish(c, i + k, acc + (size_t)k * m2, partial[k] ? cnt + (size_t)k * m2 : c->zero, sw[k], full[k], out + k);
+    vcm_finish(c, i + k, acc + (size_t)k * m2p, map, partial[k] ? cnt + (size_t)k * m2 : c->zero, sw[k], full[k],
+               out + k);
 }
 
 /* Bands of sub-window rows per pair in cpu_run (each band: two OpenMP
@@ -1053,7 +1261,11 @@ static int cpu_run(cpu_ctx *c, lt_vcm_vector *out, int cap, int *nout, double t0
 #pragma omp parallel num_threads(nt)
   {
     uint16_t *sad = c->sad + (size_t)omp_get_thread_num() * M * SAD_LANES;
-    float *acc = c->acc + (size_t)omp_get_thread_num() * 2 * m2;
+    int32_t *acc = c->acc + (size_t)omp_get_thread_num() * 2 * LT_VCM_M2P(m2);
+    float *map = c->map + (size_t)omp_get_thread_num() * m2;
+    size_t wl_n = (size_t)c->maxpts / 2 + 1; /* a thread's neighbour list: maps and packed weights */
+    const uint16_t **nbl = c->nbl + (size_t)omp_get_thread_num() * c->maxpts;
+    uint32_t *wl = c->wl + (size_t)omp_get_thread_num() * 2 * wl_n;
     int32_t *cnt = c->cnt + (size_t)omp_get_thread_num() * 2 * m2;
     int gy = c->p.grid_y, done = 0, band = (gy + LT_VCM_BANDS - 1) / LT_VCM_BANDS;
     for (int cy = 0; cy < gy; cy += band) {
@@ -1072,7 +1284,7 @@ static int cpu_run(cpu_ctx *c, lt_vcm_vector *out, int cap, int *nout, double t0
       }
       int i0 = c->cstart[cy * gx], i1 = c->cstart[cy1 * gx];
 #pragma omp for schedule(static)
-      for (int i = i0; i < i1; i += 2) vcm_points(c, i, i + 1 < i1 ? 2 : 1, acc, cnt, &c->cur[i]);
+      for (int i = i0; i < i1; i += 2) vcm_points(c, i, i + 1 < i1 ? 2 : 1, acc, map, cnt, nbl, wl, wl + wl_n, &c->cur[i]);
 #pragma omp master
       {
         double t = lt_now();

@@ -13,6 +13,7 @@
 #ifndef LT_VCM_H
 #define LT_VCM_H
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -31,6 +32,14 @@ typedef enum {
   LT_VCM_SIM_MINMAX2,    /* the same, squared: a sharper peak */
   LT_VCM_SIM_EXP,        /* exp(-(d - dmin) / (patch^2 * sim_h)) */
 } lt_vcm_similarity;
+
+/* Similarities are stored as integers 0..LT_VCM_SIM_ONE (1.0), 16-bit maps;
+ * 15 bits so that a pair of them fits the signed 16-bit lanes of a
+ * multiply-add (x86 vpmaddwd). */
+#define LT_VCM_SIM_ONE 32767
+/* Quantised neighbour weight of distance 0 (lt_vcm_weight_q), where the
+ * points within the radius are few enough (<= 257) for 32-bit sums. */
+#define LT_VCM_W_ONE 255
 
 /* Weight of a neighbour at distance r (r <= coherence_radius; w(0) = 1). */
 typedef enum {
@@ -121,6 +130,56 @@ int lt_vcm_map_side(const lt_vcm_params *p);
  * the bit). */
 void lt_vcm_weight_table(const lt_vcm_params *p, float *table);
 
+/* Most points that can lie within the coherence radius of a point (the
+ * sub-windows the radius box can span times K): the bound behind
+ * lt_vcm_weight_q's scale. */
+int lt_vcm_max_neighbours(const lt_vcm_params *p, int w, int h);
+/* The weights as the accumulation uses them: qtable[r2] = max(1,
+ * round(scale * table[r2])), scale = min(LT_VCM_W_ONE, floor(INT32_MAX /
+ * (LT_VCM_SIM_ONE * lt_vcm_max_neighbours))), so that a point's sum of
+ * weight x similarity and its weights' sum x LT_VCM_SIM_ONE fit a signed
+ * 32-bit integer however many neighbours it has. Returns the scale. */
+int lt_vcm_weight_q(const lt_vcm_params *p, int w, int h, int32_t *qtable);
+
+/* The similarity of an offset's SAD d given the NCM's smallest and largest
+ * SAD (integers) as an integer 0..LT_VCM_SIM_ONE: s = (dmax - d) inv, inv =
+ * lt_vcm_sim_inv(dmin, dmax) = 1 / (dmax - dmin) (squared for
+ * LT_VCM_SIM_MINMAX2; 0 when dmax = dmin), or exp(-(d - dmin) / tau) for
+ * LT_VCM_SIM_EXP, then (int)(LT_VCM_SIM_ONE s + 0.5), each float operation
+ * rounded on its own (no fused multiply-add): both backends call these
+ * functions, so the maps agree to the bit (expf excepted: the CUDA
+ * library's may differ by an ulp). */
+#ifdef __CUDACC__
+#define LT_VCM_HD __host__ __device__
+#else
+#define LT_VCM_HD
+#endif
+LT_VCM_HD static inline float lt_vcm_sim_inv(int dmin, int dmax)
+{
+  return dmax > dmin ? 1.0f / (float)(dmax - dmin) : 0.0f; /* IEEE division on both */
+}
+LT_VCM_HD static inline uint16_t lt_vcm_sim_q(int d, int dmin, int dmax, float inv, int similarity, float tau)
+{
+  float s;
+#ifdef __CUDA_ARCH__
+  if (similarity == LT_VCM_SIM_EXP)
+    s = expf(__fdiv_rn(-(float)(d - dmin), tau));
+  else {
+    s = __fmul_rn((float)(dmax - d), inv);
+    if (similarity == LT_VCM_SIM_MINMAX2) s = __fmul_rn(s, s);
+  }
+  return (uint16_t)(int)__fadd_rn(__fmul_rn(s, (float)LT_VCM_SIM_ONE), 0.5f);
+#else
+  if (similarity == LT_VCM_SIM_EXP)
+    s = expf(-(float)(d - dmin) / tau);
+  else {
+    s = (float)(dmax - d) * inv;
+    if (similarity == LT_VCM_SIM_MINMAX2) s = s * s;
+  }
+  return (uint16_t)(int)(s * (float)LT_VCM_SIM_ONE + 0.5f);
+#endif
+}
+
 /* --- the CPU stages, exposed for tests and for the CUDA backend's checks --- */
 
 /* L1 Sobel magnitude |Gx| + |Gy| with edge replication. */
@@ -135,10 +194,10 @@ void lt_vcm_strength(const float *mag, const float *I0, const float *I1, int w, 
  * row-major index; writes positions to px, py (room for
  * lt_vcm_max_points) and returns their number. */
 int lt_vcm_select(const float *F, int w, int h, const lt_vcm_params *p, int *px, int *py);
-/* NCM of the point (x, y): side*side similarities, row-major, offset
- * (ox, oy) at [(oy + S/2) * side + ox + S/2]. */
+/* NCM of the point (x, y): side*side similarities (lt_vcm_sim_q),
+ * row-major, offset (ox, oy) at [(oy + S/2) * side + ox + S/2]. */
 void lt_vcm_ncm(const float *I0, const float *I1, int w, int h, int x, int y,
-                const lt_vcm_params *p, float *ncm);
+                const lt_vcm_params *p, uint16_t *ncm);
 /* Integer peak of a side*side map (ties: smaller |offset|^2, then lower
  * index) refined along each axis through the peak and its two neighbours
  * (lt_vcm_subpixel; shift clamped to +-0.5). Returns the peak value. */
@@ -154,10 +213,11 @@ void lt_vcm_round8(const float *src, size_t n, float *rf, uint8_t *q);
 /* lt_vcm_ncm on rounded frames (q0/q1 from lt_vcm_round8, each with
  * LT_VCM_PAD8 bytes to spare; I0/I1 their float copies): integer SADs in
  * 16-bit SIMD lanes (32 per AVX-512BW register, written straight into the
- * map; else 16 per AVX2 register through scratch), the same map to the
- * bit. scratch: (search + 1) * 144 uint16. */
+ * map; else 16 per AVX2 register through scratch), then turned into
+ * similarities in place: the same map to the bit. scratch: (search + 1) *
+ * 144 uint16. */
 void lt_vcm_ncm8(const uint8_t *q0, const uint8_t *q1, const float *I0, const float *I1, int w, int h, int x,
-                 int y, const lt_vcm_params *p, uint16_t *scratch, float *ncm);
+                 int y, const lt_vcm_params *p, uint16_t *scratch, uint16_t *ncm);
 /* The widest SIMD lt_vcm_ncm8 may use, each only where the CPU has it: 2
  * AVX-512BW (32 16-bit lanes), 1 AVX2 (16), 0 none (the float reference);
  * 2 by default. For tests, which hold every path to the reference; set it
