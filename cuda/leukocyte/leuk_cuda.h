@@ -168,6 +168,8 @@ typedef struct lt_cu_ctx {
   int dense_ok;       /* the largest window fits one block's shared memory (mgvf_dense_kernel) */
   int mgvf_mode;      /* LT_CUDA_MGVF: 0 auto (dense while several contexts live), 1 cluster, 2 dense */
   int dense;          /* this frame: MGVF on one block per cell (mgvf_dense_kernel) */
+  int dense_threads;  /* threads per cell of the dense MGVF (512; LT_CUDA_DENSE_THREADS=256) */
+  int dense_snake;    /* threads per cell of the snake kernel beside it (512; LT_CUDA_DENSE_SNAKE=256|1024) */
   int sms;            /* the device's SM count */
   int live_counted;   /* counted in the process's live contexts (backend.cu) */
   float *d_gwin;

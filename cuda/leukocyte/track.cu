@@ -1073,8 +1073,14 @@ __global__ void __launch_bounds__(MGVF_THREADS_MAX, MGVF_MIN_BLOCKS) mgvf_cluste
  * rows cut into DENSE_THREADS / w strips) and walks down it with the 3x3
  * neighbourhood in registers: three shared-memory loads per pixel instead of
  * nine. Same pixel arithmetic (mgvf_update) and the same iteration and
- * convergence rule as mgvf_block: bit-identical F and iteration count. */
-#define DENSE_THREADS 256
+ * convergence rule as mgvf_block: bit-identical F and iteration count.
+ * 512 threads per cell (LT_CUDA_DENSE_THREADS=256: the first layout): when
+ * a frame's largest window (~80 KB for R ~ 15) leaves room for two cells per
+ * SM, they bring 32 warps instead of 16, and each thread's strip is half as
+ * long (H100 2026-11-24: +3-4 % aggregate with ~40 cells per video, the
+ * same with ~117). E in global memory instead (2/3 the shared memory, more
+ * cells per SM) was slower: E then misses the smaller L1. */
+#define DENSE_THREADS 512
 /* One iteration of a thread's strip: rows [r0, r1) of column j of cur into
  * nxt (shared-memory offsets in int; jl, jr = the column's clamped
  * neighbours as offsets -1/0 and +1/0), |change| summed when CHECK. */
@@ -1102,28 +1108,29 @@ static __device__ __forceinline__ double dense_strip(const float *cur, float *nx
   return acc;
 }
 
-__global__ void __launch_bounds__(DENSE_THREADS, 4) mgvf_dense_kernel(float *gwin, const lt_cu_win *info,
-                                                                    lt_leuk_cell *cells, lt_cu_params P, int win_max)
+template <int DT>
+__global__ void __launch_bounds__(DT, 1024 / DT) mgvf_dense_kernel(float *gwin, const lt_cu_win *info,
+                                                                 lt_leuk_cell *cells, lt_cu_params P, int win_max)
 {
   extern __shared__ __align__(16) float dsm[];
-  __shared__ double red[2][DENSE_THREADS / 32];
+  __shared__ double red[2][DT / 32];
   const int ci = blockIdx.x, tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const lt_cu_win I = info[ci];
   if (I.skip) return;
   const int w = I.w, h = I.h, n = w * h;
   float *E = dsm, *A = dsm + n, *B = dsm + 2 * n;
   float *g = gwin + (size_t)ci * win_max;
-  for (int t = tid; t < n; t += DENSE_THREADS) {
+  for (int t = tid; t < n; t += DT) {
     const float v = g[t];
     E[t] = v;
     A[t] = v;
   }
-  int strips = DENSE_THREADS / w;
+  int strips = DT / w;
   if (strips < 1) strips = 1;
   if (strips > h) strips = h;
   const int rows = (h + strips - 1) / strips;
   /* columns wider than the block: a thread takes columns j, j + T, ... */
-  const int s = w >= DENSE_THREADS ? 0 : tid / w, j0 = w >= DENSE_THREADS ? tid : tid - s * w;
+  const int s = w >= DT ? 0 : tid / w, j0 = w >= DT ? tid : tid - s * w;
   const int r0 = s * rows, r1 = min(h, r0 + rows);
   const bool act = s < strips && r0 < r1;
   const float ml = P.mgvf_ml, il = P.mgvf_il;
@@ -1136,7 +1143,7 @@ __global__ void __launch_bounds__(DENSE_THREADS, 4) mgvf_dense_kernel(float *gwi
     const bool check = (it + 1) % LT_MGVF_CHECK_EVERY == 0 || it + 1 == P.mgvf_max_iter;
     double acc = 0.0;
     if (act)
-      for (int j = j0; j < w; j += DENSE_THREADS) {
+      for (int j = j0; j < w; j += DT) {
         const int dl_ = j > 0 ? -1 : 0, dr_ = j < w - 1 ? 1 : 0;
         const int o = r0 * w + j, ou = (r0 > 0 ? r0 - 1 : 0) * w + j, olast = (h - 1) * w + j;
         acc += check ? dense_strip<true>(cur, nxt, E, o, ou, olast, r1 - r0, w, dl_, dr_, ml, il)
@@ -1150,7 +1157,7 @@ __global__ void __launch_bounds__(DENSE_THREADS, 4) mgvf_dense_kernel(float *gwi
     __syncthreads();
     double diff = 0.0;
     if (check)
-      for (int q = 0; q < DENSE_THREADS / 32; q++) diff += red[par][q];
+      for (int q = 0; q < DT / 32; q++) diff += red[par][q];
     it++;
     float *t = cur;
     cur = nxt;
@@ -1158,7 +1165,7 @@ __global__ void __launch_bounds__(DENSE_THREADS, 4) mgvf_dense_kernel(float *gwi
     par ^= 1;
     if (check && diff / nd <= P.mgvf_tol) break;
   }
-  for (int t = tid; t < n; t += DENSE_THREADS) g[t] = cur[t];
+  for (int t = tid; t < n; t += DT) g[t] = cur[t];
   if (tid == 0) cells[ci].mgvf_iter = it;
   LT_CU_PROF(P, 16, 0, tp);
   if (P.prof && tid == 0) atomicAdd(&P.prof[17], (unsigned long long)it);
@@ -1271,9 +1278,16 @@ int lt_cu_track_setup(lt_cu_ctx *c)
     }
     /* the dense MGVF (one block per cell, the window in shared memory) */
     const size_t dsmem = sizeof(float) * 3 * (size_t)c->win_max;
-    c->dense_ok = dsmem + 2 * sizeof(double) * (DENSE_THREADS / 32) <= (size_t)optin;
+    /* threads per cell of the dense MGVF and of the snake kernel beside it
+     * (LT_CUDA_DENSE_THREADS=256, LT_CUDA_DENSE_SNAKE=256|1024: experiments) */
+    const char *dt = getenv("LT_CUDA_DENSE_THREADS"), *snt = getenv("LT_CUDA_DENSE_SNAKE");
+    c->dense_threads = dt && atoi(dt) == 256 ? 256 : DENSE_THREADS;
+    c->dense_snake = snt && (atoi(snt) == 256 || atoi(snt) == 1024) ? atoi(snt) : NT / 2;
+    c->dense_ok = dsmem + 2 * sizeof(double) * (c->dense_threads / 32) <= (size_t)optin;
     if (c->dense_ok && dsmem > 48 * 1024)
-      LT_CU(cudaFuncSetAttribute(mgvf_dense_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dsmem),
+      LT_CU(cudaFuncSetAttribute(c->dense_threads == 256 ? mgvf_dense_kernel<256>
+                                                         : mgvf_dense_kernel<DENSE_THREADS>,
+                                 cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dsmem),
             "raising the dense MGVF kernel's shared memory");
     c->mgvf_mode = mv && !strcmp(mv, "cluster") ? 1 : mv && !strcmp(mv, "dense") && c->dense_ok ? 2 : 0;
     c->sms = sms;
@@ -1335,8 +1349,12 @@ int lt_cu_track_split_launch(lt_cu_ctx *c, int n)
     lt_cu_toc(c, T_TWIN);
     lt_cu_tic(c, T_TMGVF);
     if (c->dense) {
-      mgvf_dense_kernel<<<k, DENSE_THREADS, sizeof(float) * 3 * c->snake_win, c->stream>>>(
-          c->d_gwin, (const lt_cu_win *)c->d_info, cells, c->kp, c->win_max);
+      if (c->dense_threads == 256)
+        mgvf_dense_kernel<256><<<k, 256, sizeof(float) * 3 * c->snake_win, c->stream>>>(
+            c->d_gwin, (const lt_cu_win *)c->d_info, cells, c->kp, c->win_max);
+      else
+        mgvf_dense_kernel<DENSE_THREADS><<<k, DENSE_THREADS, sizeof(float) * 3 * c->snake_win, c->stream>>>(
+            c->d_gwin, (const lt_cu_win *)c->d_info, cells, c->kp, c->win_max);
       LT_CU(cudaGetLastError(), "the dense MGVF kernel launch");
     } else {
       cfg = cluster_cfg(at, k * CL, c->mgvf_threads, csmem, CL, c->stream);
@@ -1349,8 +1367,9 @@ int lt_cu_track_split_launch(lt_cu_ctx *c, int n)
     /* One block per cell, whose evolution runs on one warp: 1024 threads
      * (64 registers each: one block per SM) while the cells fit on the SMs,
      * else 512 or 256 so that two or four cells share an SM in one wave
-     * (the status scores and F's gradient then take more rounds). */
-    const int snt = c->dense ? NT / 4 : k <= c->work_blocks / 2 ? NT : k <= c->work_blocks ? NT / 2 : NT / 4;
+     * (the status scores and F's gradient then take more rounds); 512
+     * beside the dense MGVF (c->dense_snake). */
+    const int snt = c->dense ? c->dense_snake : k <= c->work_blocks / 2 ? NT : k <= c->work_blocks ? NT / 2 : NT / 4;
     snake_kernel<<<k, snt, sizeof(float) * 3 * c->snake_win, c->stream>>>(c->d_frame, c->kp, cells, c->win_max,
                                                                        c->d_gwin, c->d_info);
     LT_CU(cudaGetLastError(), "the tracking (snake) kernel launch");
