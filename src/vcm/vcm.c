@@ -1214,11 +1214,24 @@ static void acc_sums(int lv, int32_t *a0, int32_t *a1, const uint16_t *const *nb
   }
 }
 
-/* row[0 .. n) += v (the support of a neighbour's clamped rectangle) */
+/* row[0 .. n) += v (a neighbour's clamped rectangle: its top row, and -v
+ * below its bottom row) */
 LT_VCM_CLONES
 static void row_add(int32_t *restrict row, int n, int32_t v)
 {
   for (int l = 0; l < n; l++) row[l] += v;
+}
+
+/* The support from its row differences (row_add's): each row of the
+ * side x side map plus the row above it, top to bottom */
+LT_VCM_CLONES
+static void rows_sum(int32_t *cnt, int side)
+{
+  for (int oy = 1; oy < side; oy++) {
+    int32_t *restrict row = cnt + (size_t)oy * side;
+    const int32_t *restrict up = row - side;
+    for (int l = 0; l < side; l++) row[l] += up[l];
+  }
 }
 
 /* V(o) = acc[o] / (C(o) LT_VCM_SIM_ONE) as a float, C(o) = full + cnt[o],
@@ -1337,9 +1350,14 @@ static void vcm_points(const cpu_ctx *c, int i, int np, int32_t *acc, float *map
           memset(cnt + (size_t)k * m2, 0, sizeof *cnt * m2);
           partial[k] = 1;
         }
-        for (int oy = r[2]; oy <= r[3]; oy++) row_add(cnt + (size_t)k * m2 + (oy + S2) * M + S2 + r[0], r[1] - r[0] + 1, wq);
+        /* the rectangle as differences between rows: +wq on its top row,
+         * -wq on the row below it (rows_sum adds them up: the same integers) */
+        row_add(cnt + (size_t)k * m2 + (r[2] + S2) * M + S2 + r[0], r[1] - r[0] + 1, wq);
+        if (r[3] + S2 + 1 < M) row_add(cnt + (size_t)k * m2 + (r[3] + S2 + 1) * M + S2 + r[0], r[1] - r[0] + 1, -wq);
       }
     }
+  for (int k = 0; k < np; k++)
+    if (partial[k]) rows_sum(cnt + (size_t)k * m2, M);
   acc_sums(madd_level(), acc, acc + m2p, nbl, wl0, wl1, nn, m2, np == 2); /* nn >= 1: i itself */
   for (int k = 0; k < np; k++)
     vcm_finish(c, i + k, acc + (size_t)k * m2p, map, partial[k] ? cnt + (size_t)k * m2 : c->zero, sw[k], full[k],
