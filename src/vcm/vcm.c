@@ -766,7 +766,7 @@ __attribute__((target("avx512f,avx512bw"))) static void sad_avx512(const uint8_t
 }
 #endif
 
-static int simd_max = 2; /* lt_vcm_set_simd */
+static int simd_max = 3; /* lt_vcm_set_simd */
 
 void lt_vcm_set_simd(int level)
 {
@@ -776,6 +776,7 @@ void lt_vcm_set_simd(int level)
 static int madd_level(void)
 {
 #if defined(HAVE_SAD_AVX2)
+  if (simd_max >= 3 && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vnni")) return 3;
   if (simd_max >= 2 && __builtin_cpu_supports("avx512bw")) return 2;
   if (simd_max >= 1 && __builtin_cpu_supports("avx2")) return 1;
 #endif
@@ -1126,35 +1127,49 @@ static void acc_add2(int32_t *restrict a0, int32_t *restrict a1, const uint16_t 
  * past the map (the NCM buffer has LT_VCM_NCM_PAD to spare); a0 and a1
  * have whole blocks (LT_VCM_M2P), sums past m2 are not used. */
 #if defined(HAVE_SAD_AVX2)
+/* acc + the pairs' products of x and W: vpmaddwd + vpaddd, or vpdpwssd
+ * (AVX-512 VNNI) in one instruction, exact in int32 either way */
+#define MADD_PLAIN(acc, x, W) _mm512_add_epi32(acc, _mm512_madd_epi16(x, W))
+#define MADD_VNNI(acc, x, W) _mm512_dpwssd_epi32(acc, x, W)
+#define MADD_AVX512_BODY(MADD)                                                                                   \
+  {                                                                                                              \
+    const __m512i i0 = _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);                \
+    const __m512i i1 = _mm512_setr_epi32(8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31);          \
+    for (int o = 0; o < m2; o += 32) {                                                                           \
+      __m512i l0 = _mm512_setzero_si512(), h0 = l0, l1 = l0, h1 = l0;                                            \
+      for (int k = 0; k < np; k += 2) {                                                                          \
+        const uint16_t *sb = nb[k + 1 < np ? k + 1 : k];                                                         \
+        __m512i A = _mm512_loadu_si512((const void *)(nb[k] + o)), B = _mm512_loadu_si512((const void *)(sb + o)); \
+        __m512i lo = _mm512_unpacklo_epi16(A, B), hi = _mm512_unpackhi_epi16(A, B);                              \
+        __m512i W0 = _mm512_set1_epi32((int)w0[k / 2]);                                                          \
+        l0 = MADD(l0, lo, W0);                                                                                   \
+        h0 = MADD(h0, hi, W0);                                                                                   \
+        if (two) {                                                                                               \
+          __m512i W1 = _mm512_set1_epi32((int)w1[k / 2]);                                                        \
+          l1 = MADD(l1, lo, W1);                                                                                 \
+          h1 = MADD(h1, hi, W1);                                                                                 \
+        }                                                                                                        \
+      }                                                                                                          \
+      _mm512_storeu_si512((void *)(a0 + o), _mm512_permutex2var_epi32(l0, i0, h0));                             \
+      _mm512_storeu_si512((void *)(a0 + o + 16), _mm512_permutex2var_epi32(l0, i1, h0));                        \
+      if (two) {                                                                                                 \
+        _mm512_storeu_si512((void *)(a1 + o), _mm512_permutex2var_epi32(l1, i0, h1));                           \
+        _mm512_storeu_si512((void *)(a1 + o + 16), _mm512_permutex2var_epi32(l1, i1, h1));                      \
+      }                                                                                                          \
+    }                                                                                                            \
+  }
+
 __attribute__((target("avx512f,avx512bw"))) static void madd_avx512(int32_t *restrict a0, int32_t *restrict a1,
                                                                      const uint16_t *const *nb, const uint32_t *w0,
                                                                      const uint32_t *w1, int np, int m2, int two)
-{
-  const __m512i i0 = _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
-  const __m512i i1 = _mm512_setr_epi32(8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31);
-  for (int o = 0; o < m2; o += 32) {
-    __m512i l0 = _mm512_setzero_si512(), h0 = l0, l1 = l0, h1 = l0;
-    for (int k = 0; k < np; k += 2) {
-      const uint16_t *sb = nb[k + 1 < np ? k + 1 : k];
-      __m512i A = _mm512_loadu_si512((const void *)(nb[k] + o)), B = _mm512_loadu_si512((const void *)(sb + o));
-      __m512i lo = _mm512_unpacklo_epi16(A, B), hi = _mm512_unpackhi_epi16(A, B);
-      __m512i W0 = _mm512_set1_epi32((int)w0[k / 2]);
-      l0 = _mm512_add_epi32(l0, _mm512_madd_epi16(lo, W0));
-      h0 = _mm512_add_epi32(h0, _mm512_madd_epi16(hi, W0));
-      if (two) {
-        __m512i W1 = _mm512_set1_epi32((int)w1[k / 2]);
-        l1 = _mm512_add_epi32(l1, _mm512_madd_epi16(lo, W1));
-        h1 = _mm512_add_epi32(h1, _mm512_madd_epi16(hi, W1));
-      }
-    }
-    _mm512_storeu_si512((void *)(a0 + o), _mm512_permutex2var_epi32(l0, i0, h0));
-    _mm512_storeu_si512((void *)(a0 + o + 16), _mm512_permutex2var_epi32(l0, i1, h0));
-    if (two) {
-      _mm512_storeu_si512((void *)(a1 + o), _mm512_permutex2var_epi32(l1, i0, h1));
-      _mm512_storeu_si512((void *)(a1 + o + 16), _mm512_permutex2var_epi32(l1, i1, h1));
-    }
-  }
-}
+MADD_AVX512_BODY(MADD_PLAIN)
+
+/* madd_avx512 with AVX-512 VNNI (vpdpwssd: one instruction per product
+ * pair and sum instead of two) */
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) static void
+madd_vnni(int32_t *restrict a0, int32_t *restrict a1, const uint16_t *const *nb, const uint32_t *w0,
+          const uint32_t *w1, int np, int m2, int two)
+MADD_AVX512_BODY(MADD_VNNI)
 
 __attribute__((target("avx2"))) static void madd_avx2(int32_t *restrict a0, int32_t *restrict a1,
                                                       const uint16_t *const *nb, const uint32_t *w0,
@@ -1185,8 +1200,8 @@ __attribute__((target("avx2"))) static void madd_avx2(int32_t *restrict a0, int3
 }
 #endif
 
-/* The accumulation's SIMD level: 2 AVX-512BW, 1 AVX2, 0 plain C (capped
- * by lt_vcm_set_simd). */
+/* The accumulation's SIMD level: 3 AVX-512BW with VNNI (vpdpwssd), 2
+ * AVX-512BW, 1 AVX2, 0 plain C (capped by lt_vcm_set_simd). */
 static int madd_level(void);
 
 /* a0 (and a1 where two) = the sums over the np neighbours' maps nb[k]
@@ -1196,6 +1211,10 @@ static void acc_sums(int lv, int32_t *a0, int32_t *a1, const uint16_t *const *nb
                      const uint32_t *w1, int np, int m2, int two)
 {
 #if defined(HAVE_SAD_AVX2)
+  if (lv == 3) {
+    madd_vnni(a0, a1, nb, w0, w1, np, m2, two);
+    return;
+  }
   if (lv == 2) {
     madd_avx512(a0, a1, nb, w0, w1, np, m2, two);
     return;
