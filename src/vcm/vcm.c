@@ -963,6 +963,7 @@ typedef struct cpu_ctx {
   int32_t *wq;      /* integer weight table (lt_vcm_weight_q) */
   const float *last_I1; /* the last pair's I1 (its rounded copy is rf[1], q[1]; vcm.h) */
   int have_last;    /* rf[1], q[1] hold the last pair's I1 (pair or pair8) */
+  const uint8_t *in8[2]; /* pair8's frames for cpu_run to copy into q, rf (NULL: none) */
   int *px, *py;
   int *cstart;      /* points of sub-window c: cstart[c] .. cstart[c + 1] - 1 */
   cpu_task *task;   /* cpu_run's tasks (build_tasks) */
@@ -1443,10 +1444,25 @@ static int keep_last(cpu_ctx *c)
   return 0;
 }
 
-static void bytes_in(uint8_t *restrict q, float *restrict rf, const uint8_t *restrict src, size_t n)
+/* cpu_pair8's frames c->in8 (where not NULL) copied into q and rf by
+ * every thread of cpu_run's team (st: rows taken, rows done; zero before),
+ * in tasks of LT_VCM_PTS_ROWS rows; returns when all are in */
+static void bytes_in(cpu_ctx *c, int st[2])
 {
-  memcpy(q, src, n);
-  for (size_t i = 0; i < n; i++) rf[i] = (float)q[i];
+  int w = c->w, h = c->h;
+  for (int y0; (y0 = __atomic_fetch_add(&st[0], LT_VCM_PTS_ROWS, __ATOMIC_RELAXED)) < h;) {
+    int y1 = y0 + LT_VCM_PTS_ROWS < h ? y0 + LT_VCM_PTS_ROWS : h;
+    size_t a = (size_t)y0 * w, n = (size_t)(y1 - y0) * w;
+    for (int k = 0; k < 2; k++)
+      if (c->in8[k]) {
+        uint8_t *restrict q = c->q[k] + a;
+        float *restrict rf = c->rf[k] + a;
+        memcpy(q, c->in8[k] + a, n);
+        for (size_t i = 0; i < n; i++) rf[i] = (float)q[i];
+      }
+    __atomic_fetch_add(&st[1], y1 - y0, __ATOMIC_RELEASE);
+  }
+  wait_count(&st[1], h);
 }
 
 static int cpu_run(cpu_ctx *c, lt_vcm_vector *out, int cap, int *nout, double t0);
@@ -1463,6 +1479,7 @@ static int cpu_pair(void *vctx, const float *I0, const float *I1, lt_vcm_vector 
   } else
     lt_vcm_round8(I0, npx, c->rf[0], c->q[0]);
   lt_vcm_round8(I1, npx, c->rf[1], c->q[1]);
+  c->in8[0] = c->in8[1] = NULL; /* nothing for cpu_run to copy */
   c->last_I1 = I1;
   c->have_last = 1;
   return cpu_run(c, out, cap, nout, t0);
@@ -1471,14 +1488,11 @@ static int cpu_pair(void *vctx, const float *I0, const float *I1, lt_vcm_vector 
 static int cpu_pair8(void *vctx, const uint8_t *Q0, const uint8_t *Q1, lt_vcm_vector *out, int cap, int *nout)
 {
   cpu_ctx *c = vctx;
-  size_t npx = (size_t)c->w * c->h;
   double t0 = lt_now();
   int err;
-  if (!Q0) {
-    if ((err = keep_last(c))) return err;
-  } else
-    bytes_in(c->q[0], c->rf[0], Q0, npx);
-  bytes_in(c->q[1], c->rf[1], Q1, npx);
+  if (!Q0 && (err = keep_last(c))) return err;
+  c->in8[0] = Q0; /* copied by cpu_run's team (bytes_in) */
+  c->in8[1] = Q1;
   c->last_I1 = NULL; /* no float buffer holds it */
   c->have_last = 1;
   return cpu_run(c, out, cap, nout, t0);
@@ -1492,8 +1506,10 @@ static int cpu_run(cpu_ctx *c, lt_vcm_vector *out, int cap, int *nout, double t0
   int nt = omp_get_max_threads() < c->nthreads ? omp_get_max_threads() : c->nthreads;
   int gx = c->p.grid_x, nc = gx * c->p.grid_y, n = 0, ntask = 0, gen = ++c->gen, next = 0, ready = 0;
   pts_team st = {0};
+  int in8[2] = {0, 0}; /* bytes_in's rows taken, done */
   double t1 = t0, tc = 0.0, tv = 0.0;
-  /* One team per pair, no barrier inside: the points (points_team); the
+  /* One team per pair, no barrier inside: pair8's frames copied in
+   * (bytes_in), the points (points_team); the
    * thread that finishes them packs them and lists the tasks, the others
    * wait for that; then the threads take the tasks in list order
    * (cpu_ctx.task): each NCM task marks itself done with this pair's
@@ -1502,6 +1518,7 @@ static int cpu_run(cpu_ctx *c, lt_vcm_vector *out, int cap, int *nout, double t0
    * VCMs. */
 #pragma omp parallel num_threads(nt) reduction(+ : tc, tv)
   {
+    if (c->in8[1]) bytes_in(c, in8);
     if (points_team(c->rf[0], c->rf[1], w, h, &c->p, c->mag, c->pscratch, c->px, &st)) {
       n = points_pack(nc * c->p.points_per_cell, w, c->px, c->py);
       for (int k = 0, j = 0; k <= nc; k++) { /* points come cell by cell */
