@@ -1397,18 +1397,24 @@ static int build_tasks(cpu_ctx *c, int n)
 {
   int gx = c->p.grid_x, gy = c->p.grid_y, h = c->h, nt = 0, made = 0, nn = 0;
   for (int cy = 0; cy < gy; cy++) {
-    int ylast = (int)((long long)(cy + 1) * h / gy) - 1;
-    int need = c->cstart[(cell_of(ylast + c->p.coherence_radius, h, gy) + 1) * gx];
-    for (; made < need; made += LT_VCM_NCM_TASK, nn++, nt++) {
-      c->task[nt].begin = -made - 1;
-      c->task[nt].end = made + LT_VCM_NCM_TASK < n ? made + LT_VCM_NCM_TASK : n;
-      c->task[nt].need = nn;
+    /* the NCMs that the VCMs of rows cy and cy + 1 read (one row ahead, so
+     * that a VCM task seldom waits for an NCM task still running) */
+    int ahead = cy + 1 < gy ? cy + 1 : cy, need = 0;
+    for (int r = cy; r <= ahead; r++) {
+      int ylast = (int)((long long)(r + 1) * h / gy) - 1;
+      int nr = c->cstart[(cell_of(ylast + c->p.coherence_radius, h, gy) + 1) * gx];
+      if (r == cy) need = (nr + LT_VCM_NCM_TASK - 1) / LT_VCM_NCM_TASK; /* the NCM tasks row cy waits for */
+      for (; made < nr; made += LT_VCM_NCM_TASK, nn++, nt++) {
+        c->task[nt].begin = -made - 1;
+        c->task[nt].end = made + LT_VCM_NCM_TASK < n ? made + LT_VCM_NCM_TASK : n;
+        c->task[nt].need = nn;
+      }
     }
     int i0 = c->cstart[cy * gx], i1 = c->cstart[(cy + 1) * gx];
     for (int i = i0; i < i1; i += 2, nt++) {
       c->task[nt].begin = i;
       c->task[nt].end = i + 2 < i1 ? i + 2 : i1;
-      c->task[nt].need = nn;
+      c->task[nt].need = need;
     }
   }
   return nt;
