@@ -76,6 +76,14 @@
  * K best in runs of 16 pixels that are skipped when none can enter (two
  * passes over the frame instead of five, no F frame); the same points as
  * lt_vcm_sobel, lt_vcm_strength and lt_vcm_select (tests/test_vcm.c).
+ * Threads (cpu_run): one OpenMP team per pair and no barrier in it; the
+ * frames' copy, the two passes of the points, the NCMs (4 points a task)
+ * and the VCMs (a pair of points a task) are tasks taken from counters in
+ * one order, a VCM task waiting only for the NCM tasks it reads (made one
+ * sub-window row ahead), so a thread that is late (preempted, or waking)
+ * holds up only the work it has taken. The support of neighbours whose
+ * search rectangle is clamped is summed as row differences (two rows per
+ * neighbour, then one pass down the columns).
  * Determinism: SADs and VCM sums are integers (any order), every point's
  * float steps (normalisation, prior, peak) are one thread's in a fixed
  * order, maxima are order-free and selection is per cell, so the output is
@@ -901,12 +909,10 @@ static int peak_index(const float *map, int side, float bv)
   return best;
 }
 
-float lt_vcm_peak(const float *map, int side, int subpixel, float *dx, float *dy)
+/* lt_vcm_peak with the map's maximum bv known */
+static float peak_of(const float *map, int side, int subpixel, float bv, float *dx, float *dy)
 {
-  /* the maximum, then among the offsets holding it the smallest |offset|^2,
-   * then the lowest index (two passes, the same choice as one) */
   int R = side / 2;
-  float bv = map_max(map, side * side);
   int best = peak_index(map, side, bv), bx = best % side, by = best / side;
   float sx = 0.0f, sy = 0.0f;
   const float *c = map + best;
@@ -935,6 +941,13 @@ float lt_vcm_peak(const float *map, int side, int subpixel, float *dx, float *dy
   *dx = (float)(bx - R) + sx;
   *dy = (float)(by - R) + sy;
   return bv;
+}
+
+float lt_vcm_peak(const float *map, int side, int subpixel, float *dx, float *dy)
+{
+  /* the maximum, then among the offsets holding it the smallest |offset|^2,
+   * then the lowest index (two passes, the same choice as one) */
+  return peak_of(map, side, subpixel, map_max(map, side * side), dx, dy);
 }
 
 /* ---- the backend ---- */
@@ -1261,12 +1274,14 @@ static void rows_sum(int32_t *cnt, int side)
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
 #endif
-static void normalise(const int32_t *restrict acc, float *restrict map, const int32_t *restrict cnt, int m2,
-                      int32_t sw, int32_t full)
+static float normalise(const int32_t *restrict acc, float *restrict map, const int32_t *restrict cnt, int m2,
+                       int32_t sw, int32_t full)
 {
   /* the division on every lane, a divisor of 1 and the result's bits
    * masked to +0 where C(o) fails: vectorises (with ?: GCC keeps a branch
-   * around the division, which may trap) */
+   * around the division, which may trap). Returns the map's maximum (its
+   * values are +0 or positive, never NaN: the largest bits, map_max's) */
+  uint32_t mx = 0;
   for (int o = 0; o < m2; o++) {
     int32_t cw = full + cnt[o], ok = -((4 * cw >= sw) & (cw > 0));
     union { float f; int32_t i; } den = {(float)(cw * LT_VCM_SIM_ONE)}, one = {1.0f}, q;
@@ -1274,7 +1289,11 @@ static void normalise(const int32_t *restrict acc, float *restrict map, const in
     q.f = (float)acc[o] / den.f;
     q.i &= ok;
     map[o] = q.f;
+    mx = (uint32_t)q.i > mx ? (uint32_t)q.i : mx;
   }
+  float bv;
+  memcpy(&bv, &mx, sizeof bv);
+  return bv;
 }
 
 /* V_i(o) = sum_j w_ij s_j(o) / C(o), C(o) = sum of w_ij over the j whose
@@ -1294,7 +1313,7 @@ static void vcm_finish(const cpu_ctx *c, int i, const int32_t *acc, float *map, 
                        int32_t full, lt_vcm_vector *out)
 {
   int M = c->side, m2 = M * M, S2 = c->p.search / 2;
-  normalise(acc, map, cnt, m2, sw, full);
+  float bv = normalise(acc, map, cnt, m2, sw, full);
   float lam = c->p.temporal_weight, vx, vy, norm = 1.0f;
   if (lam > 0.0f && temporal_predict(c, c->px[i], c->py[i], &vx, &vy)) {
     float irho2 = 1.0f / (c->p.temporal_radius * c->p.temporal_radius);
@@ -1304,8 +1323,9 @@ static void vcm_finish(const cpu_ctx *c, int i, const int32_t *acc, float *map, 
       if (q > 0.0f) map[o] += lam * q;
     }
     norm = 1.0f + lam;
+    bv = map_max(map, m2);
   }
-  float dx, dy, v = lt_vcm_peak(map, M, c->p.subpixel, &dx, &dy);
+  float dx, dy, v = peak_of(map, M, c->p.subpixel, bv, &dx, &dy);
   out->x = (float)c->px[i];
   out->y = (float)c->py[i];
   out->dx = dx;
