@@ -138,9 +138,24 @@ int main(void)
   setenv("LT_VCM_TILE", "2x1", 1);
   compare("yosemite 9->10 defaults, tiles of 2x1 sub-windows", &p, yos, 1, w, h, VCM_TOL_EXACT, 1.0, 1);
   unsetenv("LT_VCM_TILE");
+  /* the band kernel with 1 and 2 offsets per thread (4 unless told), the
+   * NCM's window staged by bytes (by words unless told): cu_alloc */
+  setenv("LT_VCM_BAND_OPT", "1", 1);
+  compare("yosemite 9->10 defaults, 1 offset per thread (LT_VCM_BAND_OPT=1)", &p, yos, 1, w, h, VCM_TOL_EXACT, 1.0,
+          1);
+  setenv("LT_VCM_BAND_OPT", "2", 1);
+  compare("yosemite 9->10 defaults, 2 offsets per thread (LT_VCM_BAND_OPT=2)", &p, yos, 1, w, h, VCM_TOL_EXACT, 1.0,
+          1);
+  unsetenv("LT_VCM_BAND_OPT");
+  setenv("LT_VCM_NCM", "bytes", 1);
+  compare("yosemite 9->10 defaults, NCM window by bytes (LT_VCM_NCM=bytes)", &p, yos, 1, w, h, VCM_TOL_EXACT, 1.0, 1);
+  unsetenv("LT_VCM_NCM");
   lt_vcm_params t = p;
   t.temporal_weight = 0.5f;
   compare("yosemite 8->9->10 temporal prior 0.5", &t, yos3, 2, w, h, VCM_TOL_EXACT, 1.0, 1);
+  setenv("LT_VCM_BAND_OPT", "2", 1);
+  compare("yosemite 8->9->10 temporal prior 0.5, 2 offsets per thread", &t, yos3, 2, w, h, VCM_TOL_EXACT, 1.0, 1);
+  unsetenv("LT_VCM_BAND_OPT");
   compare_as("yosemite 8->9->10 temporal 0.5, CUDA through pair8 (bytes)", &t, yos3, 2, w, h, VCM_TOL_EXACT, 1.0,
              1, 1);
   t = p;
@@ -164,7 +179,7 @@ int main(void)
   compare("yosemite K 3, radius 12", &t, yos, 1, w, h, VCM_TOL_EXACT, 1.0, 1);
 
   enum { W = 160, H = 160 };
-  static float s0[W * H], s1[W * H], f0[40 * 30], f1[40 * 30];
+  static float s0[W * H], s1[W * H], f0[41 * 31], f1[41 * 31];
   vc_motion m;
   vc_motion_affine(&m, 3, 1, 0, 0);
   vc_make_pair(&m, W, H, 11, 2, s0, s1);
@@ -186,6 +201,8 @@ int main(void)
   t = p;
   t.grid_x = t.grid_y = 4;
   compare("40x30 frame, 64x64 search", &t, small, 1, 40, 30, VCM_TOL_EXACT, 1.0, 1);
+  vc_make_pair(&m, 41, 31, 5, 0, f0, f1); /* 1271 bytes: the NCM window's last word read by bytes */
+  compare("41x31 frame, 64x64 search", &t, small, 1, 41, 31, VCM_TOL_EXACT, 1.0, 1);
   for (int i = 0; i < 40 * 30; i++) f0[i] = f1[i] = 77.0f;
   compare("uniform frames (n = 0)", &p, small, 1, 40, 30, VCM_TOL_EXACT, 1.0, 0);
   free(y8);
