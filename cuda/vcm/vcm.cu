@@ -102,7 +102,8 @@ struct cuda_ctx {
   int kpt;                 /* offsets per thread of the map kernels (5, 17 or 66) */
   int per_cell;            /* vcm_k with a block per sub-window (K <= 2; LT_VCM_PER_CELL=1) */
   int ncm_simd;            /* ncm5_k<true, .> (unless LT_VCM_NCM=sad) */
-  int ncm_words;           /* ncm5_k<true, true> (unless LT_VCM_NCM=bytes or sad) */
+  int ncm_words;           /* ncm5_k<true, true, .> (unless LT_VCM_NCM=bytes or sad): NCM_MINB,
+                              4 with LT_VCM_NCM=words4 */
   int use_graph;           /* the pair's device work as a CUDA Graph (until a capture fails) */
   int tile_x, tile_y;      /* vcm_band_k's tile of sub-windows; 0: vcm_k (LT_VCM_TILE=0) */
   int band_occ;            /* vcm_band_k's blocks per SM by its launch bounds (5, or 4 with 8
@@ -423,6 +424,8 @@ ncm_k(const uint8_t *__restrict__ I0, const uint8_t *__restrict__ I1, const int 
  * ncm_k. */
 #define NCM_TX 4
 #define NCM_TY 5
+#define NCM_MINB 5 /* ncm5_k's blocks per SM by its launch bounds (window by words; 48 registers;
+                      LT_VCM_NCM=words4: 4, 64 registers; 0: none, as before) */
 __device__ __forceinline__ int ncm5_ww(int nx) { return NCM_TX * ((nx + NCM_TX - 1) / NCM_TX) + NCM_TX; }
 __device__ __forceinline__ int ncm5_wh(int ny) { return NCM_TY * ((ny + NCM_TY - 1) / NCM_TY) + 4; }
 
@@ -442,8 +445,8 @@ __device__ __forceinline__ unsigned frame_word(const uint8_t *__restrict__ I, si
   return v;
 }
 
-template <bool SIMD, bool WORDS>
-__global__ void __launch_bounds__(MAP_THREADS)
+template <bool SIMD, bool WORDS, int MINB>
+__global__ void __launch_bounds__(MAP_THREADS, MINB)
 ncm5_k(const uint8_t *__restrict__ I0, const uint8_t *__restrict__ I1, const int *__restrict__ px,
        const int *__restrict__ py, const int *n, vcm_dev_params d, uint16_t *__restrict__ ncm)
 { /* SIMD (the default; LT_VCM_NCM=sad for false): the window as bytes,
@@ -1376,7 +1379,7 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
   const char *pc = getenv("LT_VCM_PER_CELL"), *nv = getenv("LT_VCM_NCM"), *ng = getenv("LT_VCM_NO_GRAPH");
   c->per_cell = p->points_per_cell <= 2 && c->kpt <= 17 && pc && strcmp(pc, "1") == 0;
   c->ncm_simd = !(nv && strcmp(nv, "sad") == 0);
-  c->ncm_words = c->ncm_simd && !(nv && strcmp(nv, "bytes") == 0);
+  c->ncm_words = !c->ncm_simd || (nv && strcmp(nv, "bytes") == 0) ? 0 : nv && strcmp(nv, "words4") == 0 ? 4 : NCM_MINB;
   c->use_graph = !(ng && *ng && strcmp(ng, "0") != 0);
   /* the tiled accumulation (vcm_band_k + vcm_pick_k) where a point has
    * on average at least 6 neighbours (pi R^2 K per sub-window area), else
@@ -1420,9 +1423,10 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
   const void *kv = c->kpt == 5    ? (c->per_cell ? (const void *)vcm_k<5, 2> : (const void *)vcm_k<5, 1>)
                    : c->kpt == 17 ? (c->per_cell ? (const void *)vcm_k<17, 2> : (const void *)vcm_k<17, 1>)
                                   : (const void *)vcm_k<66, 1>;
-  const void *kn = p->patch == 5 ? (c->ncm_words  ? (const void *)ncm5_k<true, true>
-                                    : c->ncm_simd ? (const void *)ncm5_k<true, false>
-                                                  : (const void *)ncm5_k<false, false>)
+  const void *kn = p->patch == 5 ? (c->ncm_words == NCM_MINB ? (const void *)ncm5_k<true, true, NCM_MINB>
+                                    : c->ncm_words          ? (const void *)ncm5_k<true, true, 4>
+                                    : c->ncm_simd           ? (const void *)ncm5_k<true, false, 0>
+                                                            : (const void *)ncm5_k<false, false, 0>)
                    : c->kpt == 5 ? (const void *)ncm_k<5>
                    : c->kpt == 17 ? (const void *)ncm_k<17> : (const void *)ncm_k<66>;
   if (c->vcm_smem > 48 * 1024)
@@ -1565,12 +1569,17 @@ static int launch_pair(cuda_ctx *c, int capturing)
                                                                           c->cellcnt);
   compact_k<<<1, 1024, 0, c->s>>>(c->cellidx, c->cellcnt, d, c->px, c->py, c->cstart, c->n);
   LT_CU(cudaEventRecordWithFlags(c->ev[1], c->s, evf), "vcm timing");
-  if (d.patch == 5 && c->ncm_words)
-    ncm5_k<true, true><<<d.maxpts, MAP_THREADS, c->ncm_smem, c->s>>>(c->I0, c->I1, c->px, c->py, c->n, d, c->ncm);
+#define LT_VCM_NCM5(SIMD, WORDS, MINB) \
+    ncm5_k<SIMD, WORDS, MINB><<<d.maxpts, MAP_THREADS, c->ncm_smem, c->s>>>(c->I0, c->I1, c->px, c->py, c->n, d, c->ncm)
+  if (d.patch == 5 && c->ncm_words == NCM_MINB)
+    LT_VCM_NCM5(true, true, NCM_MINB);
+  else if (d.patch == 5 && c->ncm_words)
+    LT_VCM_NCM5(true, true, 4);
   else if (d.patch == 5 && c->ncm_simd)
-    ncm5_k<true, false><<<d.maxpts, MAP_THREADS, c->ncm_smem, c->s>>>(c->I0, c->I1, c->px, c->py, c->n, d, c->ncm);
+    LT_VCM_NCM5(true, false, 0);
   else if (d.patch == 5)
-    ncm5_k<false, false><<<d.maxpts, MAP_THREADS, c->ncm_smem, c->s>>>(c->I0, c->I1, c->px, c->py, c->n, d, c->ncm);
+    LT_VCM_NCM5(false, false, 0);
+#undef LT_VCM_NCM5
   else if (c->kpt == 5)
     ncm_k<5><<<d.maxpts, MAP_THREADS, c->ncm_smem, c->s>>>(c->I0, c->I1, c->px, c->py, c->n, d, c->ncm);
   else if (c->kpt == 17)
