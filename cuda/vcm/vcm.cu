@@ -21,19 +21,21 @@
  *               (stays on the device);
  *   ncm5_k      (the default 5x5 patch; ncm_k for others) one block per
  *               point: I1's window under the clamped search rectangle in
- *               shared memory, each thread a 4x5 tile of offsets whose
+ *               shared memory (staged 4 bytes per load, 4 loads in
+ *               flight), each thread a 4x5 tile of offsets whose
  *               integer SADs stay in registers (four pixels per byte-SIMD
  *               instruction pair), block min/max, similarity;
  *   prior_k     (with a temporal weight only) one warp per point: the
  *               CPU's temporal prediction from the last field;
  *   vcm_band_k  (where a point has >= 6 neighbours on average; cu_alloc)
  *               one block per tile of sub-windows (2x2 for
- *               K <= 2) and band of 256 offsets: the neighbour list of the
- *               tile's points by block ballot, each neighbour's NCM value
- *               at a thread's offset read once for the tile and added into
- *               every tile point's integer sum (weight 0 for a point it is
- *               no neighbour of), the support, V(o) and the band's best per
- *               point as a 64-bit key;
+ *               K <= 2) and band of 1024 offsets: the neighbour list of the
+ *               tile's points by block ballot, each neighbour's NCM values
+ *               at a thread's 4 consecutive offsets read once for the tile
+ *               (one 64-bit load: the maps' rows are padded, ncm_stride)
+ *               and added into every tile point's integer sums (weight 0
+ *               for a point it is no neighbour of), the support, V(o) and
+ *               the band's best per point as a 64-bit key;
  *   vcm_pick_k  one warp per point: the bands' keys merged, the 3x3 of V
  *               around the peak recomputed by the same sums, sub-pixel
  *               refinement, motion evidence;
@@ -56,8 +58,10 @@
  * can differ by an ulp.
  * Everything is allocated in create; pair allocates nothing. Experiments
  * (environment, for A/B runs; all give the same vectors): LT_VCM_TILE=0 or
- * WxH, LT_VCM_BAND_OCC=4, LT_VCM_PER_CELL=1, LT_VCM_NCM=sad,
- * LT_VCM_NO_GRAPH=1 (cu_alloc). */
+ * WxH, LT_VCM_BAND_OPT=1 or 2 (offsets per thread of vcm_band_k; 1: the
+ * kernel before 2026-11-24 04:00 UTC), LT_VCM_BAND_OCC=4 (with 1 offset),
+ * LT_VCM_PER_CELL=1, LT_VCM_NCM=sad, bytes (the window a byte per load, as
+ * before) or words4 (4 blocks per SM), LT_VCM_NO_GRAPH=1 (cu_alloc). */
 #include <limits.h>
 #include <math.h>
 #include <stdint.h>
@@ -982,21 +986,28 @@ template <> __device__ __forceinline__ int band_at<4>(uint2 v, int k)
 }
 
 /* One block per (tile of tile_x x tile_y sub-windows, band of MAP_THREADS
- * offsets): each thread one offset o of the band for every point of the
- * tile (at most NPT, in registers). The candidates j are the points of the
- * sub-windows the radius reaches around any tile point, MAP_THREADS at a
- * time by block ballot and prefix in ascending j (vcm_k's list, with a
- * weight per tile point: 0 where j is beyond its radius). Each neighbour's
- * NCM value at o is read once (one L2 read per tile instead of one per
- * point) and added into every tile point's integer sum (a j beyond a
+ * x OPT offsets): each thread OPT consecutive offsets o0 .. o0 + OPT - 1 of
+ * the band (4 by default; 1 or 2 by LT_VCM_BAND_OPT) for every point of
+ * the tile (at most NPT; the sums in registers). The candidates j are the
+ * points of the sub-windows the radius reaches around any tile point,
+ * MAP_THREADS at a time by block ballot and prefix in ascending j (vcm_k's
+ * list, with a weight per tile point: 0 where j is beyond its radius).
+ * Each neighbour's NCM values at the thread's offsets are read once, by
+ * one 16-, 32- or 64-bit load (one L2 read per tile instead of one per
+ * point), and added into every tile point's integer sums (a j beyond a
  * point's radius has weight 0), so each sum is the CPU's (integers: any
  * order). The values of BAND_QB neighbours are loaded before they are
- * added (their loads overlap): 4 with 5 blocks per SM (MINB, 48 registers,
- * the default), 8 with 4 (LT_VCM_BAND_OCC=4). The support C(o) goes as in vcm_k (integer
- * weights). At the end each point's V(o) (normalised, prior) and
- * the band's best as a key (key_rank: the CPU's tie-break, a total order,
- * so bands merge in any order) go to keys[i * nband + band] for
- * vcm_pick_k. */
+ * added (their loads overlap): 4 with MINB blocks per SM (5, 48 registers,
+ * with 1 offset; BAND2_MINB, BAND4_MINB with 2 and 4), 8 with 4 blocks
+ * (LT_VCM_BAND_OCC=4, 1 offset). The support C(o) goes as in vcm_k
+ * (integer weights; with 4 offsets its part from neighbours whose search
+ * rectangle is clipped is summed in shared memory, in registers it would
+ * spill). Per thread OPT offsets instead of 1 means OPT times fewer blocks,
+ * so each tile's neighbour list is built OPT times less often, and one
+ * shared-memory read of a neighbour's weights serves OPT offsets. At the
+ * end each point's V(o) (normalised, prior) and the band's best as a key
+ * (key_rank: the CPU's tie-break, a total order, so offsets and bands
+ * merge in any order) go to keys[i * nband + band] for vcm_pick_k. */
 template <int NPT, int MINB, int BAND_QB, int OPT>
 __global__ void __launch_bounds__(MAP_THREADS, MINB)
 vcm_band_k(const uint16_t *__restrict__ ncm, const int *__restrict__ px, const int *__restrict__ py,
