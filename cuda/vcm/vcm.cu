@@ -1386,7 +1386,9 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
    * docs/PERFORMANCE.md): LT_VCM_PER_CELL=1 vcm_k with a block per
    * sub-window (1.5x less L2 traffic, yet 128 vs 104 us: half the
    * occupancy); LT_VCM_NCM=sad ncm5_k with __sad per pixel instead of the
-   * byte SIMD (62 vs 51 us); LT_VCM_NO_GRAPH=1 plain launches */
+   * byte SIMD (62 vs 51 us); LT_VCM_NCM=bytes its window a byte per load
+   * (49.5 vs 39.2 us, 2026-11-24 03:44 UTC), words4 by words at 4 blocks
+   * per SM (41.5 us); LT_VCM_NO_GRAPH=1 plain launches */
   const char *pc = getenv("LT_VCM_PER_CELL"), *nv = getenv("LT_VCM_NCM"), *ng = getenv("LT_VCM_NO_GRAPH");
   c->per_cell = p->points_per_cell <= 2 && c->kpt <= 17 && pc && strcmp(pc, "1") == 0;
   c->ncm_simd = !(nv && strcmp(nv, "sad") == 0);
@@ -1418,6 +1420,9 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
       lt_info("vcm: LT_VCM_TILE=%s ignored (0, or WxH with W H K <= %d)", tv, TILE_PTS);
   }
   c->tile_x = tx;
+  /* vcm_band_k's offsets per thread: 4 (72.0 us at 640x480 with 2048
+   * points, 03:44 UTC), LT_VCM_BAND_OPT=2 (68.5 us, verified on fewer
+   * cases: docs/PERFORMANCE.md) or 1 (86.9 us, the kernel before) */
   const char *bo = getenv("LT_VCM_BAND_OCC"), *bp = getenv("LT_VCM_BAND_OPT");
   c->band_occ = bo && strcmp(bo, "4") == 0 ? 4 : 5;
   c->band_opt = bp && strcmp(bp, "1") == 0 ? 1 : bp && strcmp(bp, "2") == 0 ? 2 : 4;
