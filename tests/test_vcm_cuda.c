@@ -2,9 +2,11 @@
  * reference (src/vcm/vcm.c): the same points in the same order, vectors
  * within tolerance, on Yosemite 9->10 (defaults), Yosemite 8->9->10 with the
  * temporal prior, synthetic rotation, the exp similarity and parabola
- * refinement, patch 7 with K 1, K 3, a 40x30 frame under a 64x64 search, search 128 (large shared
- * memory), uniform frames (n = 0). SKIP when no CUDA device (or a CPU-only
- * build).
+ * refinement, patch 7 with K 1, K 3, 40x30 and 41x31 frames under a 64x64
+ * search, search 128 (large shared memory), uniform frames (n = 0); the
+ * kernel variants kept for A/B runs forced by their environment variables
+ * (LT_VCM_TILE, LT_VCM_BAND_OPT, LT_VCM_NCM). SKIP when no CUDA device (or a
+ * CPU-only build).
  *
  * Tolerances. Where the similarity has no transcendental (minmax, minmax^2:
  * the defaults) every operation of the CUDA code is the CPU's with the same
