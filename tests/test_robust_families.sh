@@ -50,12 +50,12 @@ check_eval "accuracy bench runs" "[ $rc -eq 0 ]" "rc=$rc $(head -c 300 "$T/err")
 while read -r fam tmin fmax rmax dmin tmin2 hmin; do
   row=$(awk -v f="$fam" '$1 == f' "$T/table")
   t=$(awk '{ split($2, a, "/"); print a[1] + 0 }' <<<"$row")
-  ft=$(awk '{ print $6 + 0 }' <<<"$row")
+  ft=$(awk '{ print $7 + 0 }' <<<"$row")
   rm=$(awk '{ print $5 + 0 }' <<<"$row")
   check_eval "$fam: >= $tmin cells end to end, <= $fmax false tracks, RMSE <= $rmax px" \
     "[ -n '$row' ] && [ $t -ge $tmin ] && [ $ft -le $fmax ] && awk 'BEGIN { exit !($rm <= $rmax) }'" "got: $row"
   check_eval "$fam: CTC DET >= $dmin, TRA >= $tmin2, HOTA >= $hmin" \
-    "awk -v d=$dmin -v t=$tmin2 -v h=$hmin '{ exit !(NF == 10 && \$8 >= d && \$9 >= t && \$10 >= h) }' <<<'$row'" "got: $row"
+    "awk -v d=$dmin -v t=$tmin2 -v h=$hmin '{ exit !(NF == 11 && \$9 >= d && \$10 >= t && \$11 >= h) }' <<<'$row'" "got: $row"
 done <<'BOUNDS'
 rim 8 1 0.50 0.81 0.81 0.84
 bright 9 1 0.51 0.78 0.78 0.82
@@ -73,7 +73,7 @@ BOUNDS
 # real family's tuning seeds 1-3 it removes static background structures that
 # crossed the threshold after the first frame (measured 2026-11-23: 23 false
 # tracks with the default, 30 with --static-span 0, same cells end to end)
-ft_of() { awk '$1 == "real" { print $6 + 0 }' "$1"; }
+ft_of() { awk '$1 == "real" { print $7 + 0 }' "$1"; }
 e2e_of() { awk '$1 == "real" { print $2 }' "$1"; }
 LT_ACC_CTC=0 LT_ACC_REAL=$REAL BUILD=$BUILD OMP_NUM_THREADS=1 LT_ACC_ARGS="--hold 0" bash scripts/accuracy.sh "1 2 3" real \
   >"$T/s10" 2>"$T/err"
