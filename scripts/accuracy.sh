@@ -22,7 +22,7 @@ set -uo pipefail
 BUILD=${BUILD:-build}
 BIN=${LT_BIN:-./leuktrack}
 SEEDS=${1:-"101 102 103"}
-FAMS=${2:-"rim bright halo blur texture fluo clutter drift fast touching real"}
+FAMS=${2:-"rim bright halo blur texture fluo clutter drift fast touching real realref"}
 W=${LT_ACC_W:-320} H=${LT_ACC_H:-160} NF=${LT_ACC_FRAMES:-40} NC=${LT_ACC_CELLS:-6}
 REAL=${LT_ACC_REAL:-../shared/data/leukocyte/rodinia_testfile_1frame.avi}
 [[ -f $REAL ]] || REAL=/work/shared/data/leukocyte/rodinia_testfile_1frame.avi
