@@ -106,6 +106,8 @@ struct vcm_dev_params {
  * area) and at most cap entries from t * cap (tile_list_cap): the index j
  * (bit 31: whole search area), the clamped search rectangle and the
  * weights per tile point (0: not its neighbour). */
+#define TILE_PTS 8 /* most points per tile of vcm_band_k (tile_x * tile_y * K <= TILE_PTS) */
+#define TL_HDR (2 + 3 * TILE_PTS)
 struct tile_lists {
   int *hdr, *j, *w; /* w: TILE_PTS per entry */
   int4 *r;
@@ -154,8 +156,10 @@ struct cuda_ctx {
                               loads ahead: LT_VCM_BAND_OCC=4) */
   int band_opt;            /* vcm_band_k's offsets per thread (4; 1, 2: LT_VCM_BAND_OPT) */
   int nband;               /* bands of MAP_THREADS * band_opt offsets (vcm_band_k's grid.y) */
-  int band_list;           /* vcm_list_k builds each tile's neighbour list once (unless
-                              LT_VCM_BAND_LIST=0: each band block builds it) */
+  int band_list;           /* each tile's neighbour list built once: 2 by ncm5_k's tail
+                              blocks, 1 by vcm_list_k (LT_VCM_BAND_LIST=k, or patch != 5);
+                              0: by each band block (LT_VCM_BAND_LIST=0) */
+  int ntile;               /* tiles of vcm_band_k */
   tile_lists tl;           /* those lists (band_list) */
   unsigned long long *keys; /* per point and band: the band's best (key_rank) */
   float4 *pri;             /* per point: the temporal prior (prior_k; only with a temporal weight) */
@@ -646,10 +650,21 @@ __device__ __forceinline__ unsigned frame_word(const uint8_t *__restrict__ I, si
   return v;
 }
 
+template <int NPT>
+__device__ __forceinline__ void tile_list_build(const vcm_dev_params &d, const int *__restrict__ px,
+                                                const int *__restrict__ py, const int *__restrict__ cstart,
+                                                const int *__restrict__ wq, int tile_x, int tile_y,
+                                                const tile_lists &tl, int tile, int *sm);
+
+/* Blocks d.maxpts and on (where the launch adds them: LT_VCM_BAND_LIST
+ * unset, cu_alloc) build tile blockIdx.x - d.maxpts's neighbour list
+ * (tile_list_build) instead: they run in the NCM's last wave, whose SMs
+ * are otherwise mostly idle, and save vcm_list_k's launch. */
 template <bool SIMD, bool WORDS, int MINB>
 __global__ void __launch_bounds__(MAP_THREADS, MINB)
 ncm5_k(const uint8_t *__restrict__ I0, const uint8_t *__restrict__ I1, const int *__restrict__ px,
-       const int *__restrict__ py, const int *n, vcm_dev_params d, uint16_t *__restrict__ ncm)
+       const int *__restrict__ py, const int *n, vcm_dev_params d, uint16_t *__restrict__ ncm,
+       const int *__restrict__ cstart, const int *__restrict__ wq, int tile_x, int tile_y, tile_lists tl)
 { /* SIMD (the default; LT_VCM_NCM=sad for false): the window as bytes,
    * a patch row's first four pixels by one __vabsdiffu4 + __dp4a on the
    * window bytes aligned with __byte_perm, the fifth by __sad. WORDS
@@ -661,6 +676,10 @@ ncm5_k(const uint8_t *__restrict__ I0, const uint8_t *__restrict__ I1, const int
   extern __shared__ int4 smem4[];
   __shared__ float rmin[MAP_THREADS / 32], rmax[MAP_THREADS / 32];
   int i = blockIdx.x;
+  if (i >= d.maxpts) {
+    tile_list_build<TILE_PTS>(d, px, py, cstart, wq, tile_x, tile_y, tl, i - d.maxpts, (int *)smem4);
+    return;
+  }
   if (i >= *n) return;
   int x = px[i], y = py[i], R = d.search / 2, M = d.side, r[4];
   search_rect(d, x, y, r);
@@ -1093,7 +1112,6 @@ vcm_k(const uint16_t *__restrict__ ncm, const uint8_t *__restrict__ q0, const ui
 
 /* ---- stage 3, tiled (the default): prior_k, vcm_band_k, vcm_pick_k ---- */
 
-#define TILE_PTS 8 /* most points per tile of vcm_band_k (tile_x * tile_y * K <= TILE_PTS) */
 #define BAND2_MINB 4 /* vcm_band_k's blocks per SM with 2 offsets per thread */
 #define BAND4_MINB 3 /* and with 4 */
 
@@ -1182,18 +1200,18 @@ template <> __device__ __forceinline__ int band_at<4>(uint2 v, int k)
   return ((k < 2 ? v.x : v.y) >> 16 * (k & 1)) & 0xffffu;
 }
 
-/* The points of tile blockIdx.x (tile_x x tile_y sub-windows: a run of
+/* The points of tile number tile (tile_x x tile_y sub-windows: a run of
  * points per row of its sub-windows, at most NPT) by one thread: indices,
  * positions (0 past np), number, the box of sub-windows their radius
  * reaches; their weight sums zeroed. */
 template <int NPT>
 __device__ __forceinline__ void tile_points(const vcm_dev_params &d, const int *__restrict__ px,
                                             const int *__restrict__ py, const int *__restrict__ cstart, int tile_x,
-                                            int tile_y, int *ids, int *txs, int *tys, int *np_s, int *box, int *sw_s,
-                                            int *full_s)
+                                            int tile_y, int tile, int *ids, int *txs, int *tys, int *np_s, int *box,
+                                            int *sw_s, int *full_s)
 {
   int ntx = (d.gx + tile_x - 1) / tile_x, R = d.radius;
-  int tcx = (blockIdx.x % ntx) * tile_x, tcy = (blockIdx.x / ntx) * tile_y;
+  int tcx = (tile % ntx) * tile_x, tcy = (tile / ntx) * tile_y;
   int np = 0, cx1 = min(tcx + tile_x, d.gx);
   int xlo = INT_MAX, xhi = INT_MIN, ylo = INT_MAX, yhi = INT_MIN;
   for (int cy = tcy; cy < min(tcy + tile_y, d.gy); cy++)
@@ -1292,32 +1310,34 @@ __device__ __forceinline__ void tile_neighbours(const vcm_dev_params &d, const i
   }
 }
 
-/* (the tiles' neighbour lists: tile_lists, above) */
-#define TL_HDR (2 + 3 * TILE_PTS)
 
-/* One block per tile: tile_points and tile_neighbours once, the list to
- * global memory (tile_lists), so that the tile's nband band blocks do not
- * each build it again. */
+/* Tile number tile's list (tile_lists) by the whole block: tile_points
+ * and tile_neighbours once, the list to global memory, so that the tile's
+ * nband band blocks do not each build it again. sm: shared scratch of
+ * TL_SMEM ints, 16-byte aligned (vcm_list_k's, or ncm5_k's tail blocks'
+ * dynamic shared memory). */
+#define TL_SMEM (MAP_THREADS * (TILE_PTS + 4 + 2) + MAP_THREADS / 32 + 5 * TILE_PTS + 4 + 32 + 33 + 1)
 template <int NPT>
-__global__ void __launch_bounds__(MAP_THREADS)
-vcm_list_k(const int *__restrict__ px, const int *__restrict__ py, const int *__restrict__ cstart,
-           const int *__restrict__ wq, vcm_dev_params d, int tile_x, int tile_y, tile_lists tl)
+__device__ __forceinline__ void tile_list_build(const vcm_dev_params &d, const int *__restrict__ px,
+                                                const int *__restrict__ py, const int *__restrict__ cstart,
+                                                const int *__restrict__ wq, int tile_x, int tile_y,
+                                                const tile_lists &tl, int tile, int *sm)
 {
-  __shared__ int nb_w[MAP_THREADS][NPT];
-  __shared__ int nb_j[MAP_THREADS], nb_full[MAP_THREADS], wcnt[MAP_THREADS / 32];
-  __shared__ int4 nb_r[MAP_THREADS];
-  __shared__ int ids[NPT], txs[NPT], tys[NPT], np_s, box[4], row_s[32], off_s[33];
-  __shared__ int sw_s[NPT], full_s[NPT];
+  int(*nb_w)[NPT] = (int(*)[NPT])sm;
+  int4 *nb_r = (int4 *)(sm + MAP_THREADS * NPT);
+  int *nb_j = (int *)(nb_r + MAP_THREADS), *nb_full = nb_j + MAP_THREADS, *wcnt = nb_full + MAP_THREADS;
+  int *ids = wcnt + MAP_THREADS / 32, *txs = ids + NPT, *tys = txs + NPT, *sw_s = tys + NPT, *full_s = sw_s + NPT;
+  int *box = full_s + NPT, *row_s = box + 4, *off_s = row_s + 32, *np_s = off_s + 33;
   if (threadIdx.x == 0)
-    tile_points<NPT>(d, px, py, cstart, tile_x, tile_y, ids, txs, tys, &np_s, box, sw_s, full_s);
+    tile_points<NPT>(d, px, py, cstart, tile_x, tile_y, tile, ids, txs, tys, np_s, box, sw_s, full_s);
   __syncthreads();
-  int np = np_s, n = 0; /* n: entries written so far (the same in every thread) */
-  size_t t0 = (size_t)blockIdx.x * tl.cap;
+  int np = *np_s, n = 0; /* n: entries written so far (the same in every thread) */
+  size_t t0 = (size_t)tile * tl.cap;
   if (np)
     tile_neighbours<NPT>(d, px, py, cstart, wq, box, txs, tys, np, row_s, off_s, wcnt, nb_j, nb_full, nb_r, nb_w,
                          sw_s, full_s, [&](int tot) {
                            int q = threadIdx.x;
-                           if (q < tot && n + q < tl.cap) { /* (tl_list_cap: always) */
+                           if (q < tot && n + q < tl.cap) { /* (tile_list_cap: always) */
                              tl.j[t0 + n + q] = nb_j[q] | (nb_full[q] ? INT_MIN : 0);
                              tl.r[t0 + n + q] = nb_r[q];
 #pragma unroll
@@ -1326,16 +1346,27 @@ vcm_list_k(const int *__restrict__ px, const int *__restrict__ py, const int *__
                            n += tot;
                          });
   __syncthreads();
-  int *h = tl.hdr + (size_t)blockIdx.x * TL_HDR;
+  int *h = tl.hdr + (size_t)tile * TL_HDR;
   if (threadIdx.x == 0) {
     h[0] = np;
     h[1] = min(n, tl.cap);
   }
   if (threadIdx.x < NPT) {
-    h[2 + threadIdx.x] = threadIdx.x < np ? ids[threadIdx.x] : 0;
+    h[2 + threadIdx.x] = (int)threadIdx.x < np ? ids[threadIdx.x] : 0;
     h[2 + NPT + threadIdx.x] = sw_s[threadIdx.x];
     h[2 + 2 * NPT + threadIdx.x] = full_s[threadIdx.x];
   }
+}
+
+/* One block per tile: tile_list_build (LT_VCM_BAND_LIST=k; by default
+ * ncm5_k's tail blocks build the lists) */
+template <int NPT>
+__global__ void __launch_bounds__(MAP_THREADS)
+vcm_list_k(const int *__restrict__ px, const int *__restrict__ py, const int *__restrict__ cstart,
+           const int *__restrict__ wq, vcm_dev_params d, int tile_x, int tile_y, tile_lists tl)
+{
+  __shared__ int4 sm[(TL_SMEM + 3) / 4];
+  tile_list_build<NPT>(d, px, py, cstart, wq, tile_x, tile_y, tl, blockIdx.x, (int *)sm);
 }
 
 /* One block per (tile of tile_x x tile_y sub-windows, band of MAP_THREADS
@@ -1392,7 +1423,7 @@ vcm_band_k(const uint16_t *__restrict__ ncm, const int *__restrict__ px, const i
       box[0] = hdr[1];
     }
   } else if (threadIdx.x == 0)
-    tile_points<NPT>(d, px, py, cstart, tile_x, tile_y, ids, txs, tys, &np_s, box, sw_s, full_s);
+    tile_points<NPT>(d, px, py, cstart, tile_x, tile_y, blockIdx.x, ids, txs, tys, &np_s, box, sw_s, full_s);
   __syncthreads();
   int np = np_s;
   if (np == 0) return;
@@ -1790,15 +1821,16 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
    * cases: docs/PERFORMANCE.md) or 1 (86.9 us, the kernel before) */
   const char *bo = getenv("LT_VCM_BAND_OCC"), *bp = getenv("LT_VCM_BAND_OPT");
   c->band_occ = bo && strcmp(bo, "4") == 0 ? 4 : 5;
-  c->band_opt = bp && strcmp(bp, "1") == 0 ? 1 : bp && strcmp(bp, "2") == 0 ? 2 : 4;
+  c->band_opt = bp && strcmp(bp, "1") == 0 ? 1 : bp && strcmp(bp, "4") == 0 ? 4 : 2;
   if (c->band_occ == 4) c->band_opt = 1; /* vcm5's experiment: one offset per thread */
   c->tile_y = ty;
   c->nband = (int)((m2 + MAP_THREADS * c->band_opt - 1) / (MAP_THREADS * c->band_opt));
   const char *bl = getenv("LT_VCM_BAND_LIST");
-  c->band_list = !(bl && strcmp(bl, "0") == 0);
+  c->band_list = bl && strcmp(bl, "0") == 0 ? 0 : (bl && strcmp(bl, "k") == 0) || p->patch != 5 ? 1 : 2;
   if (c->tile_x) {
     LT_CU(cudaMalloc(&c->keys, maxpts * c->nband * sizeof(unsigned long long)), "vcm band maxima");
     size_t ntile = (size_t)((p->grid_x + tx - 1) / tx) * ((p->grid_y + ty - 1) / ty);
+    c->ntile = (int)ntile;
     c->tl.cap = tile_list_cap(&c->d, tx, ty);
     if (ntile * c->tl.cap * TILE_PTS > INT_MAX) c->band_list = 0; /* (vcm_band_k's int indices) */
     if (c->band_list) {
@@ -1811,6 +1843,8 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
   }
   c->vcm_smem = (1 + (c->per_cell ? 2 : 1)) * m2 * sizeof(float); /* the map, then each point's support */
   c->ncm_smem = p->patch == 5 ? ncm5_smem(c->d.side) : (size_t)(p->search + p->patch) * (p->search + p->patch);
+  if (!c->tile_x) c->band_list = 0;
+  if (c->band_list == 2 && c->ncm_smem < TL_SMEM * sizeof(int)) c->ncm_smem = TL_SMEM * sizeof(int);
   /* a block per sub-window (both its points) where K <= 2 and the sums fit in registers */
   const void *kv = c->kpt == 5    ? (c->per_cell ? (const void *)vcm_k<5, 2> : (const void *)vcm_k<5, 1>)
                    : c->kpt == 17 ? (c->per_cell ? (const void *)vcm_k<17, 2> : (const void *)vcm_k<17, 1>)
@@ -2044,8 +2078,11 @@ static int launch_pair(cuda_ctx *c, int capturing, int ondev)
   }
 #undef LT_VCM_PTS
   LT_CU(cudaEventRecordWithFlags(c->ev[1], c->s, evf), "vcm timing");
-#define LT_VCM_NCM5(SIMD, WORDS, MINB) \
-    ncm5_k<SIMD, WORDS, MINB><<<d.maxpts, MAP_THREADS, c->ncm_smem, c->s>>>(c->I0, c->I1, c->px, c->py, c->n, d, c->ncm)
+  int nblocks = d.maxpts + (c->band_list == 2 ? c->ntile : 0); /* ncm5_k's tail: the tile lists */
+#define LT_VCM_NCM5(SIMD, WORDS, MINB)                                                                      \
+    ncm5_k<SIMD, WORDS, MINB><<<nblocks, MAP_THREADS, c->ncm_smem, c->s>>>(c->I0, c->I1, c->px, c->py, c->n, d, \
+                                                                          c->ncm, c->cstart, c->wq, c->tile_x, \
+                                                                          c->tile_y, c->tl)
   if (d.patch == 5 && c->ncm_words == NCM_MINB)
     LT_VCM_NCM5(true, true, NCM_MINB);
   else if (d.patch == 5 && c->ncm_words)
@@ -2068,7 +2105,7 @@ static int launch_pair(cuda_ctx *c, int capturing, int ondev)
     if (d.lam > 0.0f)
       prior_k<<<pblocks, MAP_THREADS, 0, c->s>>>(c->px, c->py, c->n, c->prev, c->nprev, c->wt, d, c->pri);
     dim3 bg(ntile, c->nband);
-    if (c->band_list)
+    if (c->band_list == 1)
       vcm_list_k<TILE_PTS><<<ntile, MAP_THREADS, 0, c->s>>>(c->px, c->py, c->cstart, c->wq, d, c->tile_x, c->tile_y,
                                                             c->tl);
 #define LT_VCM_BAND(MINB, QB, OPT)                                                                              \
