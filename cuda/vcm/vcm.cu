@@ -37,18 +37,25 @@
  *               shared memory (staged 4 bytes per load, 4 loads in
  *               flight), each thread a 4x5 tile of offsets whose
  *               integer SADs stay in registers (four pixels per byte-SIMD
- *               instruction pair), block min/max, similarity;
+ *               instruction pair), block min/max, similarity; where the
+ *               tiled accumulation follows, its last blocks (one per
+ *               tile, after the points' blocks: they fill the NCM's last
+ *               wave) build each tile's neighbour list once into global
+ *               memory (tile_list_build; LT_VCM_BAND_LIST=k: a kernel of
+ *               their own, vcm_list_k, as for other patch sizes);
  *   prior_k     (with a temporal weight only) one warp per point: the
  *               CPU's temporal prediction from the last field;
  *   vcm_band_k  (where a point has >= 6 neighbours on average; cu_alloc)
  *               one block per tile of sub-windows (2x2 for
- *               K <= 2) and band of 1024 offsets: the neighbour list of the
- *               tile's points by block ballot, each neighbour's NCM values
- *               at a thread's 4 consecutive offsets read once for the tile
- *               (one 64-bit load: the maps' rows are padded, ncm_stride)
- *               and added into every tile point's integer sums (weight 0
- *               for a point it is no neighbour of), the support, V(o) and
- *               the band's best per point as a 64-bit key;
+ *               K <= 2) and band of 512 offsets: the tile's neighbour list
+ *               (from global memory, 256 entries at a time into shared;
+ *               LT_VCM_BAND_LIST=0: built by each band block by block
+ *               ballot), each neighbour's NCM values at a thread's 2
+ *               consecutive offsets read once for the tile (one 32-bit
+ *               load: the maps' rows are padded, ncm_stride) and added
+ *               into every tile point's integer sums (weight 0 for a point
+ *               it is no neighbour of), the support, V(o) and the band's
+ *               best per point as a 64-bit key;
  *   vcm_pick_k  one warp per point: the bands' keys merged, the 3x3 of V
  *               around the peak recomputed by the same sums, sub-pixel
  *               refinement, motion evidence;
@@ -71,8 +78,10 @@
  * can differ by an ulp.
  * Everything is allocated in create; pair allocates nothing. Experiments
  * (environment, for A/B runs; all give the same vectors): LT_VCM_TILE=0 or
- * WxH, LT_VCM_BAND_OPT=1 or 2 (offsets per thread of vcm_band_k; 1: the
- * kernel before 2026-11-24 04:00 UTC), LT_VCM_BAND_OCC=4 (with 1 offset),
+ * WxH, LT_VCM_BAND_OPT=1 or 4 (offsets per thread of vcm_band_k; 1: the
+ * kernel before 2026-11-24 04:00 UTC; 4: the default until 04:05 UTC),
+ * LT_VCM_BAND_LIST=0 or k (the tile lists by each band block, as before
+ * 04:05 UTC, or by vcm_list_k), LT_VCM_BAND_OCC=4 (with 1 offset),
  * LT_VCM_PER_CELL=1, LT_VCM_NCM=sad, bytes (the window a byte per load, as
  * before) or words4 (4 blocks per SM), LT_VCM_NO_GRAPH=1, LT_VCM_UPLOAD=copy,
  * LT_VCM_PREFETCH=0 (cu_alloc). */
@@ -154,7 +163,7 @@ struct cuda_ctx {
   int tile_x, tile_y;      /* vcm_band_k's tile of sub-windows; 0: vcm_k (LT_VCM_TILE=0) */
   int band_occ;            /* vcm_band_k's blocks per SM by its launch bounds (5, or 4 with 8
                               loads ahead: LT_VCM_BAND_OCC=4) */
-  int band_opt;            /* vcm_band_k's offsets per thread (4; 1, 2: LT_VCM_BAND_OPT) */
+  int band_opt;            /* vcm_band_k's offsets per thread (2; 1, 4: LT_VCM_BAND_OPT) */
   int nband;               /* bands of MAP_THREADS * band_opt offsets (vcm_band_k's grid.y) */
   int band_list;           /* each tile's neighbour list built once: 2 by ncm5_k's tail
                               blocks, 1 by vcm_list_k (LT_VCM_BAND_LIST=k, or patch != 5);
@@ -1371,9 +1380,9 @@ vcm_list_k(const int *__restrict__ px, const int *__restrict__ py, const int *__
 
 /* One block per (tile of tile_x x tile_y sub-windows, band of MAP_THREADS
  * x OPT offsets): each thread OPT consecutive offsets o0 .. o0 + OPT - 1 of
- * the band (4 by default; 1 or 2 by LT_VCM_BAND_OPT) for every point of
+ * the band (2 by default; 1 or 4 by LT_VCM_BAND_OPT) for every point of
  * the tile (at most NPT; the sums in registers). The neighbours: LIST (the
- * default), the tile's list from vcm_list_k, MAP_THREADS entries at a time
+ * default), the tile's list (tile_list_build), MAP_THREADS entries at a time
  * into shared memory; else (LT_VCM_BAND_LIST=0) the block builds it itself
  * (tile_points, tile_neighbours: vcm_k's list, with a weight per tile
  * point: 0 where j is beyond its radius).
@@ -1816,9 +1825,12 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
       lt_info("vcm: LT_VCM_TILE=%s ignored (0, or WxH with W H K <= %d)", tv, TILE_PTS);
   }
   c->tile_x = tx;
-  /* vcm_band_k's offsets per thread: 4 (72.0 us at 640x480 with 2048
-   * points, 03:44 UTC), LT_VCM_BAND_OPT=2 (68.5 us, verified on fewer
-   * cases: docs/PERFORMANCE.md) or 1 (86.9 us, the kernel before) */
+  /* vcm_band_k's offsets per thread: 2 (with the tile lists built once:
+   * 48.4 us at 640x480 with 2048 points, H100 2026-11-24 04:02 UTC),
+   * LT_VCM_BAND_OPT=4 (55.5 us; 71.3 with each band block building its
+   * list) or 1 (86.9 us at 03:44 UTC). The tile lists (tile_lists): by
+   * ncm5_k's tail blocks (NCM 42.4 instead of 40.0 us), LT_VCM_BAND_LIST=k
+   * by vcm_list_k (9.0 us), 0 by each band block (docs/PERFORMANCE.md) */
   const char *bo = getenv("LT_VCM_BAND_OCC"), *bp = getenv("LT_VCM_BAND_OPT");
   c->band_occ = bo && strcmp(bo, "4") == 0 ? 4 : 5;
   c->band_opt = bp && strcmp(bp, "1") == 0 ? 1 : bp && strcmp(bp, "4") == 0 ? 4 : 2;
