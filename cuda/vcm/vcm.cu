@@ -37,18 +37,25 @@
  *               shared memory (staged 4 bytes per load, 4 loads in
  *               flight), each thread a 4x5 tile of offsets whose
  *               integer SADs stay in registers (four pixels per byte-SIMD
- *               instruction pair), block min/max, similarity;
+ *               instruction pair), block min/max, similarity; where the
+ *               tiled accumulation follows, its last blocks (one per
+ *               tile, after the points' blocks: they fill the NCM's last
+ *               wave) build each tile's neighbour list once into global
+ *               memory (tile_list_build; LT_VCM_BAND_LIST=k: a kernel of
+ *               their own, vcm_list_k, as for other patch sizes);
  *   prior_k     (with a temporal weight only) one warp per point: the
  *               CPU's temporal prediction from the last field;
  *   vcm_band_k  (where a point has >= 6 neighbours on average; cu_alloc)
  *               one block per tile of sub-windows (2x2 for
- *               K <= 2) and band of 1024 offsets: the neighbour list of the
- *               tile's points by block ballot, each neighbour's NCM values
- *               at a thread's 4 consecutive offsets read once for the tile
- *               (one 64-bit load: the maps' rows are padded, ncm_stride)
- *               and added into every tile point's integer sums (weight 0
- *               for a point it is no neighbour of), the support, V(o) and
- *               the band's best per point as a 64-bit key;
+ *               K <= 2) and band of 512 offsets: the tile's neighbour list
+ *               (from global memory, 256 entries at a time into shared;
+ *               LT_VCM_BAND_LIST=0: built by each band block by block
+ *               ballot), each neighbour's NCM values at a thread's 2
+ *               consecutive offsets read once for the tile (one 32-bit
+ *               load: the maps' rows are padded, ncm_stride) and added
+ *               into every tile point's integer sums (weight 0 for a point
+ *               it is no neighbour of), the support, V(o) and the band's
+ *               best per point as a 64-bit key;
  *   vcm_pick_k  one warp per point: the bands' keys merged, the 3x3 of V
  *               around the peak recomputed by the same sums, sub-pixel
  *               refinement, motion evidence;
@@ -71,8 +78,10 @@
  * can differ by an ulp.
  * Everything is allocated in create; pair allocates nothing. Experiments
  * (environment, for A/B runs; all give the same vectors): LT_VCM_TILE=0 or
- * WxH, LT_VCM_BAND_OPT=1 or 2 (offsets per thread of vcm_band_k; 1: the
- * kernel before 2026-11-24 04:00 UTC), LT_VCM_BAND_OCC=4 (with 1 offset),
+ * WxH, LT_VCM_BAND_OPT=1 or 4 (offsets per thread of vcm_band_k; 1: the
+ * kernel before 2026-11-24 04:00 UTC; 4: the default until 04:05 UTC),
+ * LT_VCM_BAND_LIST=0 or k (the tile lists by each band block, as before
+ * 04:05 UTC, or by vcm_list_k), LT_VCM_BAND_OCC=4 (with 1 offset),
  * LT_VCM_PER_CELL=1, LT_VCM_NCM=sad, bytes (the window a byte per load, as
  * before) or words4 (4 blocks per SM), LT_VCM_NO_GRAPH=1, LT_VCM_UPLOAD=copy,
  * LT_VCM_PREFETCH=0 (cu_alloc). */
@@ -97,6 +106,21 @@ extern "C" {
 struct vcm_dev_params {
   int w, h, gx, gy, k, patch, search, side, radius, margin, maxpts, similarity, subpixel;
   float min_strength, min_contrast, gmin, tau, lam, irho2;
+};
+
+/* The tiles' neighbour lists in global memory (vcm_list_k writes them,
+ * vcm_band_k<LIST> reads them): per tile t a header of TL_HDR ints at
+ * hdr + t * TL_HDR (np, the list's length, then per tile point its index,
+ * weights' sum and the part of it from neighbours with the whole search
+ * area) and at most cap entries from t * cap (tile_list_cap): the index j
+ * (bit 31: whole search area), the clamped search rectangle and the
+ * weights per tile point (0: not its neighbour). */
+#define TILE_PTS 8 /* most points per tile of vcm_band_k (tile_x * tile_y * K <= TILE_PTS) */
+#define TL_HDR (2 + 3 * TILE_PTS)
+struct tile_lists {
+  int *hdr, *j, *w; /* w: TILE_PTS per entry */
+  int4 *r;
+  int cap;
 };
 
 struct cuda_ctx {
@@ -139,8 +163,13 @@ struct cuda_ctx {
   int tile_x, tile_y;      /* vcm_band_k's tile of sub-windows; 0: vcm_k (LT_VCM_TILE=0) */
   int band_occ;            /* vcm_band_k's blocks per SM by its launch bounds (5, or 4 with 8
                               loads ahead: LT_VCM_BAND_OCC=4) */
-  int band_opt;            /* vcm_band_k's offsets per thread (4; 1, 2: LT_VCM_BAND_OPT) */
+  int band_opt;            /* vcm_band_k's offsets per thread (2; 1, 4: LT_VCM_BAND_OPT) */
   int nband;               /* bands of MAP_THREADS * band_opt offsets (vcm_band_k's grid.y) */
+  int band_list;           /* each tile's neighbour list built once: 2 by ncm5_k's tail
+                              blocks, 1 by vcm_list_k (LT_VCM_BAND_LIST=k, or patch != 5);
+                              0: by each band block (LT_VCM_BAND_LIST=0) */
+  int ntile;               /* tiles of vcm_band_k */
+  tile_lists tl;           /* those lists (band_list) */
   unsigned long long *keys; /* per point and band: the band's best (key_rank) */
   float4 *pri;             /* per point: the temporal prior (prior_k; only with a temporal weight) */
   cudaGraphExec_t graph[3][3][2][3]; /* by the buffers I0 and I1 are (fr[]), prev == prev_base?, I1
@@ -630,10 +659,21 @@ __device__ __forceinline__ unsigned frame_word(const uint8_t *__restrict__ I, si
   return v;
 }
 
+template <int NPT>
+__device__ __forceinline__ void tile_list_build(const vcm_dev_params &d, const int *__restrict__ px,
+                                                const int *__restrict__ py, const int *__restrict__ cstart,
+                                                const int *__restrict__ wq, int tile_x, int tile_y,
+                                                const tile_lists &tl, int tile, int *sm);
+
+/* Blocks d.maxpts and on (where the launch adds them: LT_VCM_BAND_LIST
+ * unset, cu_alloc) build tile blockIdx.x - d.maxpts's neighbour list
+ * (tile_list_build) instead: they run in the NCM's last wave, whose SMs
+ * are otherwise mostly idle, and save vcm_list_k's launch. */
 template <bool SIMD, bool WORDS, int MINB>
 __global__ void __launch_bounds__(MAP_THREADS, MINB)
 ncm5_k(const uint8_t *__restrict__ I0, const uint8_t *__restrict__ I1, const int *__restrict__ px,
-       const int *__restrict__ py, const int *n, vcm_dev_params d, uint16_t *__restrict__ ncm)
+       const int *__restrict__ py, const int *n, vcm_dev_params d, uint16_t *__restrict__ ncm,
+       const int *__restrict__ cstart, const int *__restrict__ wq, int tile_x, int tile_y, tile_lists tl)
 { /* SIMD (the default; LT_VCM_NCM=sad for false): the window as bytes,
    * a patch row's first four pixels by one __vabsdiffu4 + __dp4a on the
    * window bytes aligned with __byte_perm, the fifth by __sad. WORDS
@@ -645,6 +685,10 @@ ncm5_k(const uint8_t *__restrict__ I0, const uint8_t *__restrict__ I1, const int
   extern __shared__ int4 smem4[];
   __shared__ float rmin[MAP_THREADS / 32], rmax[MAP_THREADS / 32];
   int i = blockIdx.x;
+  if (i >= d.maxpts) {
+    tile_list_build<TILE_PTS>(d, px, py, cstart, wq, tile_x, tile_y, tl, i - d.maxpts, (int *)smem4);
+    return;
+  }
   if (i >= *n) return;
   int x = px[i], y = py[i], R = d.search / 2, M = d.side, r[4];
   search_rect(d, x, y, r);
@@ -821,7 +865,7 @@ __device__ bool predict(const lt_vcm_vector *prev, int nprev, const float *wt, i
 }
 
 /* the CPU's cell_of: sub-window of pixel column x of w */
-__device__ __forceinline__ int cell_of(int x, int w, int gn)
+__host__ __device__ __forceinline__ int cell_of(int x, int w, int gn)
 {
   int g = (int)(((long long)(x + 1) * gn + w - 1) / w) - 1;
   return g < 0 ? 0 : g >= gn ? gn - 1 : g;
@@ -1077,7 +1121,6 @@ vcm_k(const uint16_t *__restrict__ ncm, const uint8_t *__restrict__ q0, const ui
 
 /* ---- stage 3, tiled (the default): prior_k, vcm_band_k, vcm_pick_k ---- */
 
-#define TILE_PTS 8 /* most points per tile of vcm_band_k (tile_x * tile_y * K <= TILE_PTS) */
 #define BAND2_MINB 4 /* vcm_band_k's blocks per SM with 2 offsets per thread */
 #define BAND4_MINB 3 /* and with 4 */
 
@@ -1166,100 +1209,60 @@ template <> __device__ __forceinline__ int band_at<4>(uint2 v, int k)
   return ((k < 2 ? v.x : v.y) >> 16 * (k & 1)) & 0xffffu;
 }
 
-/* One block per (tile of tile_x x tile_y sub-windows, band of MAP_THREADS
- * x OPT offsets): each thread OPT consecutive offsets o0 .. o0 + OPT - 1 of
- * the band (4 by default; 1 or 2 by LT_VCM_BAND_OPT) for every point of
- * the tile (at most NPT; the sums in registers). The candidates j are the
- * points of the sub-windows the radius reaches around any tile point,
- * MAP_THREADS at a time by block ballot and prefix in ascending j (vcm_k's
- * list, with a weight per tile point: 0 where j is beyond its radius).
- * Each neighbour's NCM values at the thread's offsets are read once, by
- * one 16-, 32- or 64-bit load (one L2 read per tile instead of one per
- * point), and added into every tile point's integer sums (a j beyond a
- * point's radius has weight 0), so each sum is the CPU's (integers: any
- * order). The values of BAND_QB neighbours are loaded before they are
- * added (their loads overlap): 4 with MINB blocks per SM (5, 48 registers,
- * with 1 offset; BAND2_MINB, BAND4_MINB with 2 and 4), 8 with 4 blocks
- * (LT_VCM_BAND_OCC=4, 1 offset). The support C(o) goes as in vcm_k
- * (integer weights; with 4 offsets its part from neighbours whose search
- * rectangle is clipped is summed in shared memory, in registers it would
- * spill). Per thread OPT offsets instead of 1 means OPT times fewer blocks,
- * so each tile's neighbour list is built OPT times less often, and one
- * shared-memory read of a neighbour's weights serves OPT offsets. At the
- * end each point's V(o) (normalised, prior) and the band's best as a key
- * (key_rank: the CPU's tie-break, a total order, so offsets and bands
- * merge in any order) go to keys[i * nband + band] for vcm_pick_k. */
-template <int NPT, int MINB, int BAND_QB, int OPT>
-__global__ void __launch_bounds__(MAP_THREADS, MINB)
-vcm_band_k(const uint16_t *__restrict__ ncm, const int *__restrict__ px, const int *__restrict__ py,
-           const int *__restrict__ cstart, const int *__restrict__ wq, const float4 *__restrict__ pri,
-           vcm_dev_params d, int tile_x, int tile_y, unsigned long long *__restrict__ keys)
+/* The points of tile number tile (tile_x x tile_y sub-windows: a run of
+ * points per row of its sub-windows, at most NPT) by one thread: indices,
+ * positions (0 past np), number, the box of sub-windows their radius
+ * reaches; their weight sums zeroed. */
+template <int NPT>
+__device__ __forceinline__ void tile_points(const vcm_dev_params &d, const int *__restrict__ px,
+                                            const int *__restrict__ py, const int *__restrict__ cstart, int tile_x,
+                                            int tile_y, int tile, int *ids, int *txs, int *tys, int *np_s, int *box,
+                                            int *sw_s, int *full_s)
 {
-  __shared__ int nb_w[MAP_THREADS][NPT];
-  __shared__ int nb_j[MAP_THREADS], nb_full[MAP_THREADS], wcnt[MAP_THREADS / 32];
-  __shared__ int4 nb_r[MAP_THREADS];
-  __shared__ int ids[NPT], txs[NPT], tys[NPT], np_s, box[4], row_s[32], off_s[33];
-  __shared__ int sw_s[NPT], full_s[NPT];
-  __shared__ float4 pri_s[NPT];
-  __shared__ unsigned long long wkey[MAP_THREADS / 32][NPT];
-  constexpr bool CSH = OPT > 2; /* the supports' non-full parts in shared memory (registers spill) */
-  __shared__ int cnt_s[CSH ? NPT * OPT : 1][MAP_THREADS];
-  int M = d.side, m2 = M * M, S2 = d.search / 2, R = d.radius;
-  int lane = threadIdx.x % 32, warp = threadIdx.x / 32, nband = gridDim.y;
-  int ntx = (d.gx + tile_x - 1) / tile_x;
-  int tcx = (blockIdx.x % ntx) * tile_x, tcy = (blockIdx.x / ntx) * tile_y;
-  if (threadIdx.x == 0) { /* the tile's points: a run of points per row of its sub-windows */
-    int np = 0, cx1 = min(tcx + tile_x, d.gx);
-    int xlo = INT_MAX, xhi = INT_MIN, ylo = INT_MAX, yhi = INT_MIN;
-    for (int cy = tcy; cy < min(tcy + tile_y, d.gy); cy++)
-      for (int j = cstart[cy * d.gx + tcx]; j < cstart[cy * d.gx + cx1] && np < NPT; j++) {
-        txs[np] = px[j];
-        tys[np] = py[j];
-        ids[np++] = j;
-        xlo = min(xlo, px[j]);
-        xhi = max(xhi, px[j]);
-        ylo = min(ylo, py[j]);
-        yhi = max(yhi, py[j]);
-      }
-    np_s = np;
-    for (int p = 0; p < NPT; p++) {
-      if (p >= np) txs[p] = tys[p] = 0; /* not used */
-      sw_s[p] = full_s[p] = 0;
-      pri_s[p] = p < np && d.lam > 0.0f ? pri[ids[p]] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+  int ntx = (d.gx + tile_x - 1) / tile_x, R = d.radius;
+  int tcx = (tile % ntx) * tile_x, tcy = (tile / ntx) * tile_y;
+  int np = 0, cx1 = min(tcx + tile_x, d.gx);
+  int xlo = INT_MAX, xhi = INT_MIN, ylo = INT_MAX, yhi = INT_MIN;
+  for (int cy = tcy; cy < min(tcy + tile_y, d.gy); cy++)
+    for (int j = cstart[cy * d.gx + tcx]; j < cstart[cy * d.gx + cx1] && np < NPT; j++) {
+      txs[np] = px[j];
+      tys[np] = py[j];
+      ids[np++] = j;
+      xlo = min(xlo, px[j]);
+      xhi = max(xhi, px[j]);
+      ylo = min(ylo, py[j]);
+      yhi = max(yhi, py[j]);
     }
-    if (np) {
-      box[0] = cell_of(xlo - R > 0 ? xlo - R : 0, d.w, d.gx);
-      box[1] = cell_of(xhi + R, d.w, d.gx);
-      box[2] = cell_of(ylo - R > 0 ? ylo - R : 0, d.h, d.gy);
-      box[3] = cell_of(yhi + R, d.h, d.gy);
-    }
+  *np_s = np;
+  for (int p = 0; p < NPT; p++) {
+    if (p >= np) txs[p] = tys[p] = 0; /* not used */
+    sw_s[p] = full_s[p] = 0;
   }
-  __syncthreads();
-  int np = np_s;
-  if (np == 0) return;
-  /* this thread's OPT consecutive offsets o0 + k (they may run into the
-   * next row of the map): (oxs[k], oys[k]); loads at oc, always in the
-   * point's padded map (unconditional: they batch; sums of offsets past
-   * the map are not used) */
-  const int ms = ncm_stride(M), o0 = (blockIdx.y * MAP_THREADS + threadIdx.x) * OPT;
-  const int oc = o0 < ms ? o0 : ms - OPT;
-  int oxs[OPT], oys[OPT];
-#pragma unroll
-  for (int k = 0; k < OPT; k++) {
-    oxs[k] = (o0 + k) % M - S2;
-    oys[k] = (o0 + k) / M - S2;
+  if (np) {
+    box[0] = cell_of(xlo - R > 0 ? xlo - R : 0, d.w, d.gx);
+    box[1] = cell_of(xhi + R, d.w, d.gx);
+    box[2] = cell_of(ylo - R > 0 ? ylo - R : 0, d.h, d.gy);
+    box[3] = cell_of(yhi + R, d.h, d.gy);
   }
-  int acc[NPT][OPT], cnt[NPT][OPT];
-#pragma unroll
-  for (int p = 0; p < NPT; p++)
-#pragma unroll
-    for (int k = 0; k < OPT; k++) {
-      acc[p][k] = 0;
-      cnt[p][k] = 0;
-      if (CSH) cnt_s[p * OPT + k][threadIdx.x] = 0; /* this thread's own column */
-    }
-  /* the candidates: the runs of the box's rows of sub-windows (32 rows at
-   * a time) one after the other, ascending j, MAP_THREADS at a time */
+}
+
+/* The neighbours of a tile's points (tile_points): the candidates are the
+ * runs of the box's rows of sub-windows (32 rows at a time) one after the
+ * other, ascending j, MAP_THREADS at a time by block ballot and prefix;
+ * those within the radius of a tile point go to the block's list (nb_j,
+ * nb_full, nb_r; nb_w: the weight per tile point, 0 where j is beyond its
+ * radius), the weights' sums to sw_s, full_s (integers: any order), then
+ * every thread calls chunk(tot) with the list's tot entries; barriers
+ * around it. Every thread of the block calls this. */
+template <int NPT, class F>
+__device__ __forceinline__ void tile_neighbours(const vcm_dev_params &d, const int *__restrict__ px,
+                                                const int *__restrict__ py, const int *__restrict__ cstart,
+                                                const int *__restrict__ wq, const int *box, const int *txs,
+                                                const int *tys, int np, int *row_s, int *off_s, int *wcnt,
+                                                int *nb_j, int *nb_full, int4 *nb_r, int (*nb_w)[NPT], int *sw_s,
+                                                int *full_s, F chunk)
+{
+  int lane = threadIdx.x % 32, warp = threadIdx.x / 32, R = d.radius;
   for (int g0 = box[2]; g0 <= box[3]; g0 += 32) {
     if (warp == 0) {
       int cy = g0 + lane, rs = 0, len = 0;
@@ -1309,41 +1312,208 @@ vcm_band_k(const uint16_t *__restrict__ ncm, const int *__restrict__ px, const i
           sw_s[threadIdx.x] += wv;
           if (nb_full[q]) full_s[threadIdx.x] += wv;
         }
-      for (int q0 = 0; q0 < tot; q0 += BAND_QB) { /* BAND_QB neighbours' loads in flight */
-        band_vec<OPT> sv[BAND_QB];
-#pragma unroll
-        for (int u = 0; u < BAND_QB; u++) sv[u] = band_load<OPT>(ncm + (size_t)nb_j[min(q0 + u, tot - 1)] * ms + oc);
-#pragma unroll
-        for (int u = 0; u < BAND_QB; u++) {
-          int q = q0 + u;
-          if (q >= tot) break;
-          int s[OPT], w[NPT];
-#pragma unroll
-          for (int k = 0; k < OPT; k++) s[k] = band_at<OPT>(sv[u], k);
-#pragma unroll
-          for (int p = 0; p < NPT; p++) w[p] = nb_w[q][p];
-#pragma unroll
-          for (int p = 0; p < NPT; p++)
-#pragma unroll
-            for (int k = 0; k < OPT; k++) acc[p][k] += w[p] * s[k]; /* integers: exact, any order */
-          if (!nb_full[q]) {
-            int4 r = nb_r[q];
-#pragma unroll
-            for (int k = 0; k < OPT; k++)
-              if (oxs[k] >= r.x && oxs[k] <= r.y && oys[k] >= r.z && oys[k] <= r.w)
-#pragma unroll
-                for (int p = 0; p < NPT; p++)
-                  if (CSH)
-                    cnt_s[p * OPT + k][threadIdx.x] += w[p];
-                  else
-                    cnt[p][k] += w[p];
-          }
-        }
-      }
-      __syncthreads(); /* the list is rewritten by the next chunk; the sums are read below */
+      chunk(tot);
+      __syncthreads(); /* the list is rewritten by the next chunk */
     }
     __syncthreads(); /* row_s, off_s are rewritten by the next rows */
   }
+}
+
+
+/* Tile number tile's list (tile_lists) by the whole block: tile_points
+ * and tile_neighbours once, the list to global memory, so that the tile's
+ * nband band blocks do not each build it again. sm: shared scratch of
+ * TL_SMEM ints, 16-byte aligned (vcm_list_k's, or ncm5_k's tail blocks'
+ * dynamic shared memory). */
+#define TL_SMEM (MAP_THREADS * (TILE_PTS + 4 + 2) + MAP_THREADS / 32 + 5 * TILE_PTS + 4 + 32 + 33 + 1)
+template <int NPT>
+__device__ __forceinline__ void tile_list_build(const vcm_dev_params &d, const int *__restrict__ px,
+                                                const int *__restrict__ py, const int *__restrict__ cstart,
+                                                const int *__restrict__ wq, int tile_x, int tile_y,
+                                                const tile_lists &tl, int tile, int *sm)
+{
+  int(*nb_w)[NPT] = (int(*)[NPT])sm;
+  int4 *nb_r = (int4 *)(sm + MAP_THREADS * NPT);
+  int *nb_j = (int *)(nb_r + MAP_THREADS), *nb_full = nb_j + MAP_THREADS, *wcnt = nb_full + MAP_THREADS;
+  int *ids = wcnt + MAP_THREADS / 32, *txs = ids + NPT, *tys = txs + NPT, *sw_s = tys + NPT, *full_s = sw_s + NPT;
+  int *box = full_s + NPT, *row_s = box + 4, *off_s = row_s + 32, *np_s = off_s + 33;
+  if (threadIdx.x == 0)
+    tile_points<NPT>(d, px, py, cstart, tile_x, tile_y, tile, ids, txs, tys, np_s, box, sw_s, full_s);
+  __syncthreads();
+  int np = *np_s, n = 0; /* n: entries written so far (the same in every thread) */
+  size_t t0 = (size_t)tile * tl.cap;
+  if (np)
+    tile_neighbours<NPT>(d, px, py, cstart, wq, box, txs, tys, np, row_s, off_s, wcnt, nb_j, nb_full, nb_r, nb_w,
+                         sw_s, full_s, [&](int tot) {
+                           int q = threadIdx.x;
+                           if (q < tot && n + q < tl.cap) { /* (tile_list_cap: always) */
+                             tl.j[t0 + n + q] = nb_j[q] | (nb_full[q] ? INT_MIN : 0);
+                             tl.r[t0 + n + q] = nb_r[q];
+#pragma unroll
+                             for (int p = 0; p < NPT; p++) tl.w[(t0 + n + q) * NPT + p] = nb_w[q][p];
+                           }
+                           n += tot;
+                         });
+  __syncthreads();
+  int *h = tl.hdr + (size_t)tile * TL_HDR;
+  if (threadIdx.x == 0) {
+    h[0] = np;
+    h[1] = min(n, tl.cap);
+  }
+  if (threadIdx.x < NPT) {
+    h[2 + threadIdx.x] = (int)threadIdx.x < np ? ids[threadIdx.x] : 0;
+    h[2 + NPT + threadIdx.x] = sw_s[threadIdx.x];
+    h[2 + 2 * NPT + threadIdx.x] = full_s[threadIdx.x];
+  }
+}
+
+/* One block per tile: tile_list_build (LT_VCM_BAND_LIST=k; by default
+ * ncm5_k's tail blocks build the lists) */
+template <int NPT>
+__global__ void __launch_bounds__(MAP_THREADS)
+vcm_list_k(const int *__restrict__ px, const int *__restrict__ py, const int *__restrict__ cstart,
+           const int *__restrict__ wq, vcm_dev_params d, int tile_x, int tile_y, tile_lists tl)
+{
+  __shared__ int4 sm[(TL_SMEM + 3) / 4];
+  tile_list_build<NPT>(d, px, py, cstart, wq, tile_x, tile_y, tl, blockIdx.x, (int *)sm);
+}
+
+/* One block per (tile of tile_x x tile_y sub-windows, band of MAP_THREADS
+ * x OPT offsets): each thread OPT consecutive offsets o0 .. o0 + OPT - 1 of
+ * the band (2 by default; 1 or 4 by LT_VCM_BAND_OPT) for every point of
+ * the tile (at most NPT; the sums in registers). The neighbours: LIST (the
+ * default), the tile's list (tile_list_build), MAP_THREADS entries at a time
+ * into shared memory; else (LT_VCM_BAND_LIST=0) the block builds it itself
+ * (tile_points, tile_neighbours: vcm_k's list, with a weight per tile
+ * point: 0 where j is beyond its radius).
+ * Each neighbour's NCM values at the thread's offsets are read once, by
+ * one 16-, 32- or 64-bit load (one L2 read per tile instead of one per
+ * point), and added into every tile point's integer sums (a j beyond a
+ * point's radius has weight 0), so each sum is the CPU's (integers: any
+ * order). The values of BAND_QB neighbours are loaded before they are
+ * added (their loads overlap): 4 with MINB blocks per SM (5, 48 registers,
+ * with 1 offset; BAND2_MINB, BAND4_MINB with 2 and 4), 8 with 4 blocks
+ * (LT_VCM_BAND_OCC=4, 1 offset). The support C(o) goes as in vcm_k
+ * (integer weights; with 4 offsets its part from neighbours whose search
+ * rectangle is clipped is summed in shared memory, in registers it would
+ * spill). Per thread OPT offsets instead of 1 means OPT times fewer blocks,
+ * so each tile's neighbour list is read OPT times less often, and one
+ * shared-memory read of a neighbour's weights serves OPT offsets. At the
+ * end each point's V(o) (normalised, prior) and the band's best as a key
+ * (key_rank: the CPU's tie-break, a total order, so offsets and bands
+ * merge in any order) go to keys[i * nband + band] for vcm_pick_k. */
+template <int NPT, int MINB, int BAND_QB, int OPT, bool LIST>
+__global__ void __launch_bounds__(MAP_THREADS, MINB)
+vcm_band_k(const uint16_t *__restrict__ ncm, const int *__restrict__ px, const int *__restrict__ py,
+           const int *__restrict__ cstart, const int *__restrict__ wq, const float4 *__restrict__ pri,
+           vcm_dev_params d, int tile_x, int tile_y, tile_lists tl, unsigned long long *__restrict__ keys)
+{
+  __shared__ int nb_w[MAP_THREADS][NPT];
+  __shared__ int nb_j[MAP_THREADS], nb_full[MAP_THREADS], wcnt[MAP_THREADS / 32];
+  __shared__ int4 nb_r[MAP_THREADS];
+  __shared__ int ids[NPT], txs[NPT], tys[NPT], np_s, box[4], row_s[32], off_s[33];
+  __shared__ int sw_s[NPT], full_s[NPT];
+  __shared__ float4 pri_s[NPT];
+  __shared__ unsigned long long wkey[MAP_THREADS / 32][NPT];
+  constexpr bool CSH = OPT > 2; /* the supports' non-full parts in shared memory (registers spill) */
+  __shared__ int cnt_s[CSH ? NPT * OPT : 1][MAP_THREADS];
+  int M = d.side, m2 = M * M, S2 = d.search / 2;
+  int lane = threadIdx.x % 32, warp = threadIdx.x / 32, nband = gridDim.y;
+  if (LIST) { /* the list's length in box[0] */
+    const int *hdr = tl.hdr + (size_t)blockIdx.x * TL_HDR;
+    if (threadIdx.x < NPT) {
+      int p = threadIdx.x;
+      ids[p] = hdr[2 + p];
+      sw_s[p] = hdr[2 + NPT + p];
+      full_s[p] = hdr[2 + 2 * NPT + p];
+    }
+    if (threadIdx.x == 0) {
+      np_s = hdr[0];
+      box[0] = hdr[1];
+    }
+  } else if (threadIdx.x == 0)
+    tile_points<NPT>(d, px, py, cstart, tile_x, tile_y, blockIdx.x, ids, txs, tys, &np_s, box, sw_s, full_s);
+  __syncthreads();
+  int np = np_s;
+  if (np == 0) return;
+  if (threadIdx.x < NPT)
+    pri_s[threadIdx.x] = (int)threadIdx.x < np && d.lam > 0.0f ? pri[ids[threadIdx.x]]
+                                                                : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+  __syncthreads();
+  /* this thread's OPT consecutive offsets o0 + k (they may run into the
+   * next row of the map): (oxs[k], oys[k]); loads at oc, always in the
+   * point's padded map (unconditional: they batch; sums of offsets past
+   * the map are not used) */
+  const int ms = ncm_stride(M), o0 = (blockIdx.y * MAP_THREADS + threadIdx.x) * OPT;
+  const int oc = o0 < ms ? o0 : ms - OPT;
+  int oxs[OPT], oys[OPT];
+#pragma unroll
+  for (int k = 0; k < OPT; k++) {
+    oxs[k] = (o0 + k) % M - S2;
+    oys[k] = (o0 + k) / M - S2;
+  }
+  int acc[NPT][OPT], cnt[NPT][OPT];
+#pragma unroll
+  for (int p = 0; p < NPT; p++)
+#pragma unroll
+    for (int k = 0; k < OPT; k++) {
+      acc[p][k] = 0;
+      cnt[p][k] = 0;
+      if (CSH) cnt_s[p * OPT + k][threadIdx.x] = 0; /* this thread's own column */
+    }
+  /* the sums over the tot neighbours of the block's list */
+  auto add = [&](int tot) {
+    for (int q0 = 0; q0 < tot; q0 += BAND_QB) { /* BAND_QB neighbours' loads in flight */
+      band_vec<OPT> sv[BAND_QB];
+#pragma unroll
+      for (int u = 0; u < BAND_QB; u++) sv[u] = band_load<OPT>(ncm + (size_t)nb_j[min(q0 + u, tot - 1)] * ms + oc);
+#pragma unroll
+      for (int u = 0; u < BAND_QB; u++) {
+        int q = q0 + u;
+        if (q >= tot) break;
+        int s[OPT], w[NPT];
+#pragma unroll
+        for (int k = 0; k < OPT; k++) s[k] = band_at<OPT>(sv[u], k);
+#pragma unroll
+        for (int p = 0; p < NPT; p++) w[p] = nb_w[q][p];
+#pragma unroll
+        for (int p = 0; p < NPT; p++)
+#pragma unroll
+          for (int k = 0; k < OPT; k++) acc[p][k] += w[p] * s[k]; /* integers: exact, any order */
+        if (!nb_full[q]) {
+          int4 r = nb_r[q];
+#pragma unroll
+          for (int k = 0; k < OPT; k++)
+            if (oxs[k] >= r.x && oxs[k] <= r.y && oys[k] >= r.z && oys[k] <= r.w)
+#pragma unroll
+              for (int p = 0; p < NPT; p++)
+                if (CSH)
+                  cnt_s[p * OPT + k][threadIdx.x] += w[p];
+                else
+                  cnt[p][k] += w[p];
+        }
+      }
+    }
+  };
+  if (LIST) /* (indices as int: ntile * cap * NPT <= INT_MAX, cu_alloc) */
+    for (int base = 0; base < box[0]; base += MAP_THREADS) {
+      int q = threadIdx.x, tot = min(MAP_THREADS, box[0] - base);
+      if (q < tot) {
+        int e = (int)blockIdx.x * tl.cap + base + q;
+        int j = __ldg(tl.j + e);
+        nb_j[q] = j & INT_MAX;
+        nb_full[q] = j < 0;
+        nb_r[q] = __ldg(tl.r + e);
+#pragma unroll
+        for (int p = 0; p < NPT; p++) nb_w[q][p] = __ldg(tl.w + e * NPT + p);
+      }
+      __syncthreads();
+      add(tot);
+      __syncthreads(); /* the list is rewritten by the next chunk */
+    }
+  else
+    tile_neighbours<NPT>(d, px, py, cstart, wq, box, txs, tys, np, row_s, off_s, wcnt, nb_j, nb_full, nb_r, nb_w,
+                         sw_s, full_s, add);
 #pragma unroll
   for (int p = 0; p < NPT; p++) {
     if (p >= np) break;
@@ -1367,7 +1537,6 @@ vcm_band_k(const uint16_t *__restrict__ ncm, const int *__restrict__ px, const i
     keys[(size_t)ids[p] * nband + blockIdx.y] = key;
   }
 }
-
 /* One warp per point i: the bands' keys merged (the CPU's tie-break), the
  * 3x3 of V around the peak recomputed with the same sums as vcm_band_k's
  * (so the same values): the candidates of up to 32 rows of sub-windows one
@@ -1513,12 +1682,36 @@ static void cu_destroy(void *vctx)
   cudaFree(c->prev);
   cudaFree(c->cur);
   cudaFree(c->keys);
+  cudaFree(c->tl.hdr);
+  cudaFree(c->tl.j);
+  cudaFree(c->tl.w);
+  cudaFree(c->tl.r);
   cudaFree(c->pri);
   cudaFreeHost(c->h_n);
   for (int k = 0; k < 4; k++)
     if (c->ev[k]) cudaEventDestroy(c->ev[k]);
   if (c->s) cudaStreamDestroy(c->s);
   free(c);
+}
+
+/* The most entries of a tile's neighbour list (tile_lists): the points of
+ * the box of sub-windows that the radius reaches around the tile's
+ * sub-windows' pixels (vcm_list_k's box lies inside it: cell_of is
+ * monotone), at most K each, over all tiles; at most maxpts. */
+static int tile_list_cap(const vcm_dev_params *d, int tx, int ty)
+{
+  int most[2] = {0, 0}; /* sub-windows of the box across and down, the most over tiles */
+  for (int a = 0; a < 2; a++) {
+    int gn = a ? d->gy : d->gx, len = a ? d->h : d->w, t = a ? ty : tx;
+    for (int c0 = 0; c0 < gn; c0 += t) {
+      int c1 = c0 + t < gn ? c0 + t : gn; /* the tile's sub-windows c0 .. c1 - 1: pixels lo .. hi */
+      int lo = (int)((long long)c0 * len / gn), hi = (int)((long long)c1 * len / gn) - 1;
+      int b0 = cell_of(lo - d->radius > 0 ? lo - d->radius : 0, len, gn), b1 = cell_of(hi + d->radius, len, gn);
+      if (b1 - b0 + 1 > most[a]) most[a] = b1 - b0 + 1;
+    }
+  }
+  long long cap = (long long)most[0] * most[1] * d->k;
+  return (int)(cap < d->maxpts ? cap : d->maxpts);
 }
 
 static int cu_alloc(cuda_ctx *c, int w, int h)
@@ -1632,21 +1825,38 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
       lt_info("vcm: LT_VCM_TILE=%s ignored (0, or WxH with W H K <= %d)", tv, TILE_PTS);
   }
   c->tile_x = tx;
-  /* vcm_band_k's offsets per thread: 4 (72.0 us at 640x480 with 2048
-   * points, 03:44 UTC), LT_VCM_BAND_OPT=2 (68.5 us, verified on fewer
-   * cases: docs/PERFORMANCE.md) or 1 (86.9 us, the kernel before) */
+  /* vcm_band_k's offsets per thread: 2 (with the tile lists built once:
+   * 48.4 us at 640x480 with 2048 points, H100 2026-11-24 04:02 UTC),
+   * LT_VCM_BAND_OPT=4 (55.5 us; 71.3 with each band block building its
+   * list) or 1 (86.9 us at 03:44 UTC). The tile lists (tile_lists): by
+   * ncm5_k's tail blocks (NCM 42.4 instead of 40.0 us), LT_VCM_BAND_LIST=k
+   * by vcm_list_k (9.0 us), 0 by each band block (docs/PERFORMANCE.md) */
   const char *bo = getenv("LT_VCM_BAND_OCC"), *bp = getenv("LT_VCM_BAND_OPT");
   c->band_occ = bo && strcmp(bo, "4") == 0 ? 4 : 5;
-  c->band_opt = bp && strcmp(bp, "1") == 0 ? 1 : bp && strcmp(bp, "2") == 0 ? 2 : 4;
+  c->band_opt = bp && strcmp(bp, "1") == 0 ? 1 : bp && strcmp(bp, "4") == 0 ? 4 : 2;
   if (c->band_occ == 4) c->band_opt = 1; /* vcm5's experiment: one offset per thread */
   c->tile_y = ty;
   c->nband = (int)((m2 + MAP_THREADS * c->band_opt - 1) / (MAP_THREADS * c->band_opt));
+  const char *bl = getenv("LT_VCM_BAND_LIST");
+  c->band_list = bl && strcmp(bl, "0") == 0 ? 0 : (bl && strcmp(bl, "k") == 0) || p->patch != 5 ? 1 : 2;
   if (c->tile_x) {
     LT_CU(cudaMalloc(&c->keys, maxpts * c->nband * sizeof(unsigned long long)), "vcm band maxima");
+    size_t ntile = (size_t)((p->grid_x + tx - 1) / tx) * ((p->grid_y + ty - 1) / ty);
+    c->ntile = (int)ntile;
+    c->tl.cap = tile_list_cap(&c->d, tx, ty);
+    if (ntile * c->tl.cap * TILE_PTS > INT_MAX) c->band_list = 0; /* (vcm_band_k's int indices) */
+    if (c->band_list) {
+      LT_CU(cudaMalloc(&c->tl.hdr, ntile * TL_HDR * sizeof(int)), "vcm tile lists");
+      LT_CU(cudaMalloc(&c->tl.j, ntile * c->tl.cap * sizeof(int)), "vcm tile lists");
+      LT_CU(cudaMalloc(&c->tl.w, ntile * c->tl.cap * TILE_PTS * sizeof(int)), "vcm tile lists");
+      LT_CU(cudaMalloc(&c->tl.r, ntile * c->tl.cap * sizeof(int4)), "vcm tile lists");
+    }
     if (p->temporal_weight > 0.0f) LT_CU(cudaMalloc(&c->pri, maxpts * sizeof(float4)), "vcm priors");
   }
   c->vcm_smem = (1 + (c->per_cell ? 2 : 1)) * m2 * sizeof(float); /* the map, then each point's support */
   c->ncm_smem = p->patch == 5 ? ncm5_smem(c->d.side) : (size_t)(p->search + p->patch) * (p->search + p->patch);
+  if (!c->tile_x) c->band_list = 0;
+  if (c->band_list == 2 && c->ncm_smem < TL_SMEM * sizeof(int)) c->ncm_smem = TL_SMEM * sizeof(int);
   /* a block per sub-window (both its points) where K <= 2 and the sums fit in registers */
   const void *kv = c->kpt == 5    ? (c->per_cell ? (const void *)vcm_k<5, 2> : (const void *)vcm_k<5, 1>)
                    : c->kpt == 17 ? (c->per_cell ? (const void *)vcm_k<17, 2> : (const void *)vcm_k<17, 1>)
@@ -1664,13 +1874,19 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
     LT_CU(cudaFuncSetAttribute(kn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)c->ncm_smem),
           "vcm shared memory for this search size");
   /* load the kernels now (lazy module loading would put it in the first pair) */
-  const void *kb = c->band_occ == 4  ? (const void *)vcm_band_k<TILE_PTS, 4, 8, 1>
-                   : c->band_opt == 1 ? (const void *)vcm_band_k<TILE_PTS, 5, 4, 1>
-                   : c->band_opt == 2 ? (const void *)vcm_band_k<TILE_PTS, BAND2_MINB, 4, 2>
-                                      : (const void *)vcm_band_k<TILE_PTS, BAND4_MINB, 4, 4>;
+  const bool L = c->band_list;
+  const void *kb = c->band_occ == 4  ? (L ? (const void *)vcm_band_k<TILE_PTS, 4, 8, 1, true>
+                                          : (const void *)vcm_band_k<TILE_PTS, 4, 8, 1, false>)
+                   : c->band_opt == 1 ? (L ? (const void *)vcm_band_k<TILE_PTS, 5, 4, 1, true>
+                                          : (const void *)vcm_band_k<TILE_PTS, 5, 4, 1, false>)
+                   : c->band_opt == 2 ? (L ? (const void *)vcm_band_k<TILE_PTS, BAND2_MINB, 4, 2, true>
+                                          : (const void *)vcm_band_k<TILE_PTS, BAND2_MINB, 4, 2, false>)
+                                      : (L ? (const void *)vcm_band_k<TILE_PTS, BAND4_MINB, 4, 4, true>
+                                          : (const void *)vcm_band_k<TILE_PTS, BAND4_MINB, 4, 4, false>);
   const void *all[8] = {kv, kn, c->map_upload ? (const void *)maxima_k<true> : (const void *)maxima_k<false>,
-                        points_kernel(p->points_per_cell), (const void *)vcm_pick_k, (const void *)prior_k, kb};
-  for (int k = 0; k < (c->tile_x ? 7 : 4); k++) {
+                        points_kernel(p->points_per_cell), (const void *)vcm_pick_k, (const void *)prior_k, kb,
+                        (const void *)vcm_list_k<TILE_PTS>};
+  for (int k = 0; k < (c->tile_x ? 8 : 4); k++) {
     cudaFuncAttributes fa;
     LT_CU(cudaFuncGetAttributes(&fa, all[k]), "vcm kernel load");
   }
@@ -1874,8 +2090,11 @@ static int launch_pair(cuda_ctx *c, int capturing, int ondev)
   }
 #undef LT_VCM_PTS
   LT_CU(cudaEventRecordWithFlags(c->ev[1], c->s, evf), "vcm timing");
-#define LT_VCM_NCM5(SIMD, WORDS, MINB) \
-    ncm5_k<SIMD, WORDS, MINB><<<d.maxpts, MAP_THREADS, c->ncm_smem, c->s>>>(c->I0, c->I1, c->px, c->py, c->n, d, c->ncm)
+  int nblocks = d.maxpts + (c->band_list == 2 ? c->ntile : 0); /* ncm5_k's tail: the tile lists */
+#define LT_VCM_NCM5(SIMD, WORDS, MINB)                                                                      \
+    ncm5_k<SIMD, WORDS, MINB><<<nblocks, MAP_THREADS, c->ncm_smem, c->s>>>(c->I0, c->I1, c->px, c->py, c->n, d, \
+                                                                          c->ncm, c->cstart, c->wq, c->tile_x, \
+                                                                          c->tile_y, c->tl)
   if (d.patch == 5 && c->ncm_words == NCM_MINB)
     LT_VCM_NCM5(true, true, NCM_MINB);
   else if (d.patch == 5 && c->ncm_words)
@@ -1898,9 +2117,16 @@ static int launch_pair(cuda_ctx *c, int capturing, int ondev)
     if (d.lam > 0.0f)
       prior_k<<<pblocks, MAP_THREADS, 0, c->s>>>(c->px, c->py, c->n, c->prev, c->nprev, c->wt, d, c->pri);
     dim3 bg(ntile, c->nband);
-#define LT_VCM_BAND(MINB, QB, OPT)                                                                    \
-    vcm_band_k<TILE_PTS, MINB, QB, OPT><<<bg, MAP_THREADS, 0, c->s>>>(c->ncm, c->px, c->py, c->cstart, c->wq, \
-                                                                     c->pri, d, c->tile_x, c->tile_y, c->keys)
+    if (c->band_list == 1)
+      vcm_list_k<TILE_PTS><<<ntile, MAP_THREADS, 0, c->s>>>(c->px, c->py, c->cstart, c->wq, d, c->tile_x, c->tile_y,
+                                                            c->tl);
+#define LT_VCM_BAND(MINB, QB, OPT)                                                                              \
+    if (c->band_list)                                                                                           \
+      vcm_band_k<TILE_PTS, MINB, QB, OPT, true><<<bg, MAP_THREADS, 0, c->s>>>(                                  \
+          c->ncm, c->px, c->py, c->cstart, c->wq, c->pri, d, c->tile_x, c->tile_y, c->tl, c->keys);             \
+    else                                                                                                        \
+      vcm_band_k<TILE_PTS, MINB, QB, OPT, false><<<bg, MAP_THREADS, 0, c->s>>>(                                 \
+          c->ncm, c->px, c->py, c->cstart, c->wq, c->pri, d, c->tile_x, c->tile_y, c->tl, c->keys)
     if (c->band_occ == 4)
       LT_VCM_BAND(4, 8, 1);
     else if (c->band_opt == 1)
