@@ -9,7 +9,10 @@
 # detection listed with why it is there.
 #  (a) each candidate has a detection within 4 px, except the SHIFTED ones,
 #      whose detection is listed (a circle of another radius wins now that
-#      the radii go in steps of 1; within 8.5 px);
+#      the radii go in steps of 1; within 8.5 px, and the candidate inside
+#      the detection's circle: the same cell, centred elsewhere; the
+#      reference's maximum is suppressed by ours within the dilation disc
+#      before any host-side step sees it, docs/ACCURACY.md, leukacc);
 #  (b) every detection is within 4 px of a candidate or listed in EXTRA
 #      (within 2 px) with its reason;
 #  (c) every listed detection is there.
@@ -65,7 +68,7 @@ out=$(awk -F, -v ref="$REF" -v shifted="$SHIFTED" -v extra="$EXTRA" '
     for (i = 1; i <= ns; i++) { split(S[i], p, ">"); split(p[1], a, ","); split(p[2], b, ","); sx[i] = a[1]; sy[i] = a[2]; tx[i] = b[1]; ty[i] = b[2] }
     for (i = 1; i <= ne; i++) { split(E[i], p, "|"); split(p[1], a, ","); ex[i] = a[1]; ey[i] = a[2]; why[i] = p[2] }
   }
-  NR > 1 && $1 == 0 { n++; x[n] = $4; y[n] = $5 }
+  NR > 1 && $1 == 0 { n++; x[n] = $4; y[n] = $5; r[n] = $6 }
   END {
     bad = 0
     for (i = 1; i <= nr; i++) {
@@ -74,7 +77,7 @@ out=$(awk -F, -v ref="$REF" -v shifted="$SHIFTED" -v extra="$EXTRA" '
       if (best <= 4) { found++; continue }
       ok = 0
       for (k = 1; k <= ns; k++) if (sx[k] == a[1] && sy[k] == a[2])
-        for (j = 1; j <= n; j++) if (d(tx[k], ty[k], x[j], y[j]) <= 2 && d(a[1], a[2], x[j], y[j]) <= 8.5) ok = 1
+        for (j = 1; j <= n; j++) if (d(tx[k], ty[k], x[j], y[j]) <= 2 && d(a[1], a[2], x[j], y[j]) <= 8.5 && d(a[1], a[2], x[j], y[j]) < r[j]) ok = 1
       if (ok) shift++; else { bad++; print "candidate " R[i] " has no detection within 4 px (nearest " best ") and is not listed as shifted" }
     }
     for (j = 1; j <= n; j++) {

@@ -101,6 +101,17 @@ ev=$("$EVAL" "$tmp/shift.csv" "$tmp/t.csv" --size ${W}x$H 2>&1 | tail -n 1)
 check eval_shift_1px "got '$ev'" bash -c "[[ '$ev' == *' rmse_px=1.000 '* && '$ev' == *'(100.0%)'* ]]"
 "$EVAL" "$tmp/shift.csv" "$tmp/t.csv" --json >"$tmp/ev.json" 2>/dev/null
 check eval_json "--json output lacks \"rmse_px\": 1" grep -q '"rmse_px": 1,' "$tmp/ev.json"
+check eval_json_cell_offset "a constant 1 px shift left a cell-offset RMSE other than 0" \
+  grep -q '"rmse_less_cell_offset_px": 0,' "$tmp/ev.json"
+# +2 px in x and +-0.5 px by frame parity: the RMSE less each cell's mean
+# offset is the spread about that mean, computed here from the files
+awk -F, 'BEGIN { OFS = "," } NR == 1 { print; next } { $4 = sprintf("%.6f", $4 + 2 + ($1 % 2 ? 0.5 : -0.5)); print }' \
+  "$tmp/tracks.csv" >"$tmp/jit.csv"
+want=$(awk -F, 'NR > 1 { d = ($1 % 2 ? 2.5 : 1.5); n[$2]++; s[$2] += d; q[$2] += d * d; N++ }
+  END { for (c in n) e += q[c] - s[c] * s[c] / n[c]; printf "%.4f", sqrt(e / N) }' "$tmp/t.csv")
+got=$("$EVAL" "$tmp/jit.csv" "$tmp/t.csv" --size ${W}x$H --json 2>/dev/null | sed -nE 's/.*"rmse_less_cell_offset_px": ([0-9.e+-]+).*/\1/p')
+check eval_cell_offset_jitter "rmse_less_cell_offset_px $got, want $want" \
+  awk -v g="$got" -v w="$want" 'BEGIN { exit !(g != "" && w > 0.45 && (g - w < 1e-4 && w - g < 1e-4)) }'
 "$EVAL" "$tmp/missing.csv" "$tmp/t.csv" >/dev/null 2>"$tmp/ev.err"
 rc=$?
 check eval_unreadable_fails "exit status $rc for a missing file" [ $rc -ne 0 ]

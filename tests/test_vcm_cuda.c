@@ -4,9 +4,12 @@
  * (every pair compared; through pair8 with and without prefetch8, and with
  * wrong prefetches), a 157x121 frame with K 4, Yosemite 8->9->10 with the
  * temporal prior, synthetic rotation, the exp similarity and parabola
- * refinement, patch 7 with K 1, K 3, a 40x30 frame under a 64x64 search, search 128 (large shared
- * memory), uniform frames (n = 0). SKIP when no CUDA device (or a CPU-only
- * build).
+ * refinement, patch 7 with K 1, K 3, 40x30 and 41x31 frames under a 64x64
+ * search, search 128 (large shared memory), uniform frames (n = 0); the
+ * kernel variants kept for A/B runs forced by their environment variables
+ * (LT_VCM_TILE, LT_VCM_BAND_OPT, LT_VCM_BAND_LIST, LT_VCM_NCM), radius 40
+ * (tile neighbour lists longer than one block's chunk). SKIP when no CUDA device (or a
+ * CPU-only build).
  *
  * Tolerances. Where the similarity has no transcendental (minmax, minmax^2:
  * the defaults) every operation of the CUDA code is the CPU's with the same
@@ -172,9 +175,46 @@ int main(void)
              1.0, 1, 2);
   compare_as("yosemite 8->9->10->9->8, pair8, every other prefetch8 a wrong frame", &p, seq, 4, w, h,
              VCM_TOL_EXACT, 1.0, 1, 3);
+  /* the band kernel with 1 and 4 offsets per thread (2 unless told), the
+   * NCM's window staged by bytes (by words unless told): cu_alloc */
+  setenv("LT_VCM_BAND_OPT", "1", 1);
+  compare("yosemite 9->10 defaults, 1 offset per thread (LT_VCM_BAND_OPT=1)", &p, yos, 1, w, h, VCM_TOL_EXACT, 1.0,
+          1);
+  setenv("LT_VCM_BAND_OPT", "4", 1);
+  compare("yosemite 9->10 defaults, 4 offsets per thread (LT_VCM_BAND_OPT=4)", &p, yos, 1, w, h, VCM_TOL_EXACT, 1.0,
+          1);
+  unsetenv("LT_VCM_BAND_OPT");
+  setenv("LT_VCM_NCM", "bytes", 1);
+  compare("yosemite 9->10 defaults, NCM window by bytes (LT_VCM_NCM=bytes)", &p, yos, 1, w, h, VCM_TOL_EXACT, 1.0, 1);
+  unsetenv("LT_VCM_NCM");
+  /* the tiles' neighbour lists built by each band block or by vcm_list_k
+   * (by ncm5_k's tail blocks unless told: cu_alloc), and long lists:
+   * radius 40 puts ~290 candidates in a tile's box (more than one chunk of
+   * MAP_THREADS) */
+  setenv("LT_VCM_BAND_LIST", "0", 1);
+  compare("yosemite 9->10 defaults, lists per band block (LT_VCM_BAND_LIST=0)", &p, yos, 1, w, h, VCM_TOL_EXACT,
+          1.0, 1);
+  setenv("LT_VCM_BAND_LIST", "k", 1);
+  compare("yosemite 9->10 defaults, lists by vcm_list_k (LT_VCM_BAND_LIST=k)", &p, yos, 1, w, h, VCM_TOL_EXACT,
+          1.0, 1);
+  unsetenv("LT_VCM_BAND_LIST");
   lt_vcm_params t = p;
+  t.coherence_radius = 40;
+  compare("yosemite 9->10 radius 40 (long tile lists)", &t, yos, 1, w, h, VCM_TOL_EXACT, 1.0, 1);
+  setenv("LT_VCM_BAND_OPT", "4", 1);
+  compare("yosemite 9->10 radius 40, 4 offsets per thread", &t, yos, 1, w, h, VCM_TOL_EXACT, 1.0, 1);
+  unsetenv("LT_VCM_BAND_OPT");
+  t = p;
   t.temporal_weight = 0.5f;
   compare("yosemite 8->9->10 temporal prior 0.5", &t, yos3, 2, w, h, VCM_TOL_EXACT, 1.0, 1);
+  setenv("LT_VCM_BAND_OPT", "4", 1);
+  compare("yosemite 8->9->10 temporal prior 0.5, 4 offsets per thread", &t, yos3, 2, w, h, VCM_TOL_EXACT, 1.0, 1);
+  unsetenv("LT_VCM_BAND_OPT");
+  setenv("LT_VCM_BAND_LIST", "0", 1);
+  compare("yosemite 8->9->10 temporal prior 0.5, lists per band block", &t, yos3, 2, w, h, VCM_TOL_EXACT, 1.0, 1);
+  setenv("LT_VCM_BAND_LIST", "k", 1);
+  compare("yosemite 8->9->10 temporal prior 0.5, lists by vcm_list_k", &t, yos3, 2, w, h, VCM_TOL_EXACT, 1.0, 1);
+  unsetenv("LT_VCM_BAND_LIST");
   compare_as("yosemite 8->9->10 temporal 0.5, CUDA through pair8 (bytes)", &t, yos3, 2, w, h, VCM_TOL_EXACT, 1.0,
              1, 1);
   compare_as("yosemite 8->9->10 temporal 0.5, pair8 with prefetch8", &t, yos3, 2, w, h, VCM_TOL_EXACT, 1.0, 1, 2);
@@ -199,7 +239,7 @@ int main(void)
   compare("yosemite K 3, radius 12", &t, yos, 1, w, h, VCM_TOL_EXACT, 1.0, 1);
 
   enum { W = 160, H = 160 };
-  static float s0[W * H], s1[W * H], f0[40 * 30], f1[40 * 30];
+  static float s0[W * H], s1[W * H], f0[41 * 31], f1[41 * 31];
   vc_motion m;
   vc_motion_affine(&m, 3, 1, 0, 0);
   vc_make_pair(&m, W, H, 11, 2, s0, s1);
@@ -232,6 +272,8 @@ int main(void)
   t = p;
   t.grid_x = t.grid_y = 4;
   compare("40x30 frame, 64x64 search", &t, small, 1, 40, 30, VCM_TOL_EXACT, 1.0, 1);
+  vc_make_pair(&m, 41, 31, 5, 0, f0, f1); /* 1271 bytes: the NCM window's last word read by bytes */
+  compare("41x31 frame, 64x64 search", &t, small, 1, 41, 31, VCM_TOL_EXACT, 1.0, 1);
   for (int i = 0; i < 40 * 30; i++) f0[i] = f1[i] = 77.0f;
   compare("uniform frames (n = 0)", &p, small, 1, 40, 30, VCM_TOL_EXACT, 1.0, 0);
   free(y8);

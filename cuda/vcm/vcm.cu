@@ -34,19 +34,28 @@
  *               and its counter for the next pair;
  *   ncm5_k      (the default 5x5 patch; ncm_k for others) one block per
  *               point: I1's window under the clamped search rectangle in
- *               shared memory, each thread a 4x5 tile of offsets whose
+ *               shared memory (staged 4 bytes per load, 4 loads in
+ *               flight), each thread a 4x5 tile of offsets whose
  *               integer SADs stay in registers (four pixels per byte-SIMD
- *               instruction pair), block min/max, similarity;
+ *               instruction pair), block min/max, similarity; where the
+ *               tiled accumulation follows, its last blocks (one per
+ *               tile, after the points' blocks: they fill the NCM's last
+ *               wave) build each tile's neighbour list once into global
+ *               memory (tile_list_build; LT_VCM_BAND_LIST=k: a kernel of
+ *               their own, vcm_list_k, as for other patch sizes);
  *   prior_k     (with a temporal weight only) one warp per point: the
  *               CPU's temporal prediction from the last field;
  *   vcm_band_k  (where a point has >= 6 neighbours on average; cu_alloc)
  *               one block per tile of sub-windows (2x2 for
- *               K <= 2) and band of 256 offsets: the neighbour list of the
- *               tile's points by block ballot, each neighbour's NCM value
- *               at a thread's offset read once for the tile and added into
- *               every tile point's integer sum (weight 0 for a point it is
- *               no neighbour of), the support, V(o) and the band's best per
- *               point as a 64-bit key;
+ *               K <= 2) and band of 512 offsets: the tile's neighbour list
+ *               (from global memory, 256 entries at a time into shared;
+ *               LT_VCM_BAND_LIST=0: built by each band block by block
+ *               ballot), each neighbour's NCM values at a thread's 2
+ *               consecutive offsets read once for the tile (one 32-bit
+ *               load: the maps' rows are padded, ncm_stride) and added
+ *               into every tile point's integer sums (weight 0 for a point
+ *               it is no neighbour of), the support, V(o) and the band's
+ *               best per point as a 64-bit key;
  *   vcm_pick_k  one warp per point: the bands' keys merged, the 3x3 of V
  *               around the peak recomputed by the same sums, sub-pixel
  *               refinement, motion evidence;
@@ -69,8 +78,13 @@
  * can differ by an ulp.
  * Everything is allocated in create; pair allocates nothing. Experiments
  * (environment, for A/B runs; all give the same vectors): LT_VCM_TILE=0 or
- * WxH, LT_VCM_BAND_OCC=4, LT_VCM_PER_CELL=1, LT_VCM_NCM=sad,
- * LT_VCM_NO_GRAPH=1, LT_VCM_UPLOAD=copy, LT_VCM_PREFETCH=0 (cu_alloc). */
+ * WxH, LT_VCM_BAND_OPT=1 or 4 (offsets per thread of vcm_band_k; 1: the
+ * kernel before 2026-11-24 04:00 UTC; 4: the default until 04:05 UTC),
+ * LT_VCM_BAND_LIST=0 or k (the tile lists by each band block, as before
+ * 04:05 UTC, or by vcm_list_k), LT_VCM_BAND_OCC=4 (with 1 offset),
+ * LT_VCM_PER_CELL=1, LT_VCM_NCM=sad, bytes (the window a byte per load, as
+ * before) or words4 (4 blocks per SM), LT_VCM_NO_GRAPH=1, LT_VCM_UPLOAD=copy,
+ * LT_VCM_PREFETCH=0 (cu_alloc). */
 #include <limits.h>
 #include <math.h>
 #include <stdint.h>
@@ -92,6 +106,21 @@ extern "C" {
 struct vcm_dev_params {
   int w, h, gx, gy, k, patch, search, side, radius, margin, maxpts, similarity, subpixel;
   float min_strength, min_contrast, gmin, tau, lam, irho2;
+};
+
+/* The tiles' neighbour lists in global memory (vcm_list_k writes them,
+ * vcm_band_k<LIST> reads them): per tile t a header of TL_HDR ints at
+ * hdr + t * TL_HDR (np, the list's length, then per tile point its index,
+ * weights' sum and the part of it from neighbours with the whole search
+ * area) and at most cap entries from t * cap (tile_list_cap): the index j
+ * (bit 31: whole search area), the clamped search rectangle and the
+ * weights per tile point (0: not its neighbour). */
+#define TILE_PTS 8 /* most points per tile of vcm_band_k (tile_x * tile_y * K <= TILE_PTS) */
+#define TL_HDR (2 + 3 * TILE_PTS)
+struct tile_lists {
+  int *hdr, *j, *w; /* w: TILE_PTS per entry */
+  int4 *r;
+  int cap;
 };
 
 struct cuda_ctx {
@@ -126,13 +155,21 @@ struct cuda_ctx {
   size_t vcm_smem, ncm_smem;
   int kpt;                 /* offsets per thread of the map kernels (5, 17 or 66) */
   int per_cell;            /* vcm_k with a block per sub-window (K <= 2; LT_VCM_PER_CELL=1) */
-  int ncm_simd;            /* ncm5_k<true> (unless LT_VCM_NCM=sad) */
+  int ncm_simd;            /* ncm5_k<true, .> (unless LT_VCM_NCM=sad) */
+  int ncm_words;           /* ncm5_k<true, true, .> (unless LT_VCM_NCM=bytes or sad): NCM_MINB,
+                              4 with LT_VCM_NCM=words4 */
   int use_graph;           /* the pair's device work as a CUDA Graph (until a capture fails) */
   int map_upload;          /* maxima_k reads I1 from the mapped staging (no copy node; cu_alloc) */
   int tile_x, tile_y;      /* vcm_band_k's tile of sub-windows; 0: vcm_k (LT_VCM_TILE=0) */
   int band_occ;            /* vcm_band_k's blocks per SM by its launch bounds (5, or 4 with 8
                               loads ahead: LT_VCM_BAND_OCC=4) */
-  int nband;               /* bands of MAP_THREADS offsets (vcm_band_k's grid.y) */
+  int band_opt;            /* vcm_band_k's offsets per thread (2; 1, 4: LT_VCM_BAND_OPT) */
+  int nband;               /* bands of MAP_THREADS * band_opt offsets (vcm_band_k's grid.y) */
+  int band_list;           /* each tile's neighbour list built once: 2 by ncm5_k's tail
+                              blocks, 1 by vcm_list_k (LT_VCM_BAND_LIST=k, or patch != 5);
+                              0: by each band block (LT_VCM_BAND_LIST=0) */
+  int ntile;               /* tiles of vcm_band_k */
+  tile_lists tl;           /* those lists (band_list) */
   unsigned long long *keys; /* per point and band: the band's best (key_rank) */
   float4 *pri;             /* per point: the temporal prior (prior_k; only with a temporal weight) */
   cudaGraphExec_t graph[3][3][2][3]; /* by the buffers I0 and I1 are (fr[]), prev == prev_base?, I1
@@ -440,6 +477,11 @@ __device__ __forceinline__ void search_rect(const vcm_dev_params &d, int x, int 
   r[3] = d.h - 1 - hp - y < R ? d.h - 1 - hp - y : R;
 }
 
+/* The NCMs' row stride (uint16 entries): side^2 rounded up to a multiple
+ * of 4, so that every point's map starts 8-byte aligned (vcm_band_k's
+ * 32- and 64-bit loads of 2 or 4 offsets); the padding stays 0 (cu_alloc). */
+__host__ __device__ __forceinline__ int ncm_stride(int side) { return (side * side + 3) & ~3; }
+
 /* Index o = first, first + step, ... walked with its row r and column c in
  * rows of M (step % M < M): no integer division per step, which costs
  * about twenty instructions with a run-time M. */
@@ -566,7 +608,7 @@ ncm_k(const uint8_t *__restrict__ I0, const uint8_t *__restrict__ I1, const int 
     sad[k] = s;
   }
   float dmin, dmax;
-  uint16_t *out = ncm + (size_t)i * M * M;
+  uint16_t *out = ncm + (size_t)i * ncm_stride(M);
   block_minmax(lo, hi, rmin, rmax, &dmin, &dmax);
   float inv = lt_vcm_sim_inv((int)dmin, (int)dmax);
 #pragma unroll
@@ -596,19 +638,57 @@ ncm_k(const uint8_t *__restrict__ I0, const uint8_t *__restrict__ I1, const int 
  * ncm_k. */
 #define NCM_TX 4
 #define NCM_TY 5
+#define NCM_MINB 5 /* ncm5_k's blocks per SM by its launch bounds (window by words; 48 registers;
+                      LT_VCM_NCM=words4: 4, 64 registers; 0: none, as before) */
 __device__ __forceinline__ int ncm5_ww(int nx) { return NCM_TX * ((nx + NCM_TX - 1) / NCM_TX) + NCM_TX; }
 __device__ __forceinline__ int ncm5_wh(int ny) { return NCM_TY * ((ny + NCM_TY - 1) / NCM_TY) + 4; }
 
-template <bool SIMD>
-__global__ void __launch_bounds__(MAP_THREADS)
+/* Bytes g .. g + 3 of frame I (npx bytes, 4-byte aligned) as one word:
+ * two aligned 4-byte loads and a funnel shift; bytes by one near the
+ * frame's end (none past it are read). */
+__device__ __forceinline__ unsigned frame_word(const uint8_t *__restrict__ I, size_t g, size_t npx)
+{
+  size_t a = g & ~(size_t)3;
+  if (a + 8 <= npx) {
+    const unsigned *wp = (const unsigned *)(I + a);
+    return __funnelshift_r(__ldg(wp), __ldg(wp + 1), 8 * (unsigned)(g & 3));
+  }
+  unsigned v = 0;
+  for (int b = 0; b < 4; b++)
+    if (g + b < npx) v |= (unsigned)I[g + b] << 8 * b;
+  return v;
+}
+
+template <int NPT>
+__device__ __forceinline__ void tile_list_build(const vcm_dev_params &d, const int *__restrict__ px,
+                                                const int *__restrict__ py, const int *__restrict__ cstart,
+                                                const int *__restrict__ wq, int tile_x, int tile_y,
+                                                const tile_lists &tl, int tile, int *sm);
+
+/* Blocks d.maxpts and on (where the launch adds them: LT_VCM_BAND_LIST
+ * unset, cu_alloc) build tile blockIdx.x - d.maxpts's neighbour list
+ * (tile_list_build) instead: they run in the NCM's last wave, whose SMs
+ * are otherwise mostly idle, and save vcm_list_k's launch. */
+template <bool SIMD, bool WORDS, int MINB>
+__global__ void __launch_bounds__(MAP_THREADS, MINB)
 ncm5_k(const uint8_t *__restrict__ I0, const uint8_t *__restrict__ I1, const int *__restrict__ px,
-       const int *__restrict__ py, const int *n, vcm_dev_params d, uint16_t *__restrict__ ncm)
+       const int *__restrict__ py, const int *n, vcm_dev_params d, uint16_t *__restrict__ ncm,
+       const int *__restrict__ cstart, const int *__restrict__ wq, int tile_x, int tile_y, tile_lists tl)
 { /* SIMD (the default; LT_VCM_NCM=sad for false): the window as bytes,
    * a patch row's first four pixels by one __vabsdiffu4 + __dp4a on the
-   * window bytes aligned with __byte_perm, the fifth by __sad */
+   * window bytes aligned with __byte_perm, the fifth by __sad. WORDS
+   * (with SIMD; the default, LT_VCM_NCM=bytes for false): the window
+   * staged 4 bytes per thread and step (frame_word), 4 steps' loads in
+   * flight, instead of one byte per step; the bytes past a row's
+   * rectangle are then the frame's (they feed only the SADs of offsets
+   * outside the rectangle, which are not used) */
   extern __shared__ int4 smem4[];
   __shared__ float rmin[MAP_THREADS / 32], rmax[MAP_THREADS / 32];
   int i = blockIdx.x;
+  if (i >= d.maxpts) {
+    tile_list_build<TILE_PTS>(d, px, py, cstart, wq, tile_x, tile_y, tl, i - d.maxpts, (int *)smem4);
+    return;
+  }
   if (i >= *n) return;
   int x = px[i], y = py[i], R = d.search / 2, M = d.side, r[4];
   search_rect(d, x, y, r);
@@ -618,14 +698,28 @@ ncm5_k(const uint8_t *__restrict__ I0, const uint8_t *__restrict__ I1, const int
   int *win = (int *)smem4 + ((M * M + 3) & ~3); /* 16-byte aligned */
   uint8_t *win8 = (uint8_t *)win;
   int wx0 = x - 2 + r[0], wy0 = y - 2 + r[2];
-  rowcol q = rc_start(threadIdx.x, blockDim.x, ww);
-  for (int t = threadIdx.x; t < ww * wh; t += blockDim.x, rc_next(q)) {
-    uint8_t v = q.r < ny + 4 && q.c < nx + 4 ? I1[(size_t)(wy0 + q.r) * d.w + wx0 + q.c] : 0;
-    if (SIMD)
-      win8[t] = v;
-    else
-      win[t] = v;
-  }
+  rowcol q = rc_start(threadIdx.x, blockDim.x, WORDS ? ww / 4 : ww);
+  if (WORDS) { /* ww is a multiple of 4: word t of the window is row t / (ww / 4) */
+    const int nwd = ww / 4 * wh;
+    const size_t npx = (size_t)d.w * d.h;
+    for (int t0 = threadIdx.x; t0 < nwd; t0 += 4 * MAP_THREADS) {
+      unsigned v[4];
+#pragma unroll
+      for (int u = 0; u < 4; u++, rc_next(q))
+        v[u] = t0 + u * MAP_THREADS < nwd && q.r < ny + 4
+                   ? frame_word(I1, (size_t)(wy0 + q.r) * d.w + wx0 + 4 * q.c, npx) : 0u;
+#pragma unroll
+      for (int u = 0; u < 4; u++)
+        if (t0 + u * MAP_THREADS < nwd) win[t0 + u * MAP_THREADS] = (int)v[u];
+    }
+  } else
+    for (int t = threadIdx.x; t < ww * wh; t += blockDim.x, rc_next(q)) {
+      uint8_t v = q.r < ny + 4 && q.c < nx + 4 ? I1[(size_t)(wy0 + q.r) * d.w + wx0 + q.c] : 0;
+      if (SIMD)
+        win8[t] = v;
+      else
+        win[t] = v;
+    }
   int p[25];
 #pragma unroll
   for (int k = 0; k < 25; k++) p[k] = I0[(size_t)(y + k / 5 - 2) * d.w + x + k % 5 - 2];
@@ -684,7 +778,7 @@ ncm5_k(const uint8_t *__restrict__ I0, const uint8_t *__restrict__ I1, const int
       }
   }
   float dmin, dmax;
-  uint16_t *out = ncm + (size_t)i * M * M;
+  uint16_t *out = ncm + (size_t)i * ncm_stride(M);
   block_minmax(lo, hi, rmin, rmax, &dmin, &dmax);
   float inv = lt_vcm_sim_inv((int)dmin, (int)dmax);
   q = rc_start(threadIdx.x, blockDim.x, M);
@@ -771,7 +865,7 @@ __device__ bool predict(const lt_vcm_vector *prev, int nprev, const float *wt, i
 }
 
 /* the CPU's cell_of: sub-window of pixel column x of w */
-__device__ __forceinline__ int cell_of(int x, int w, int gn)
+__host__ __device__ __forceinline__ int cell_of(int x, int w, int gn)
 {
   int g = (int)(((long long)(x + 1) * gn + w - 1) / w) - 1;
   return g < 0 ? 0 : g >= gn ? gn - 1 : g;
@@ -985,7 +1079,7 @@ vcm_k(const uint16_t *__restrict__ ncm, const uint8_t *__restrict__ q0, const ui
       }
       __syncthreads();
       for (int q = 0; q < tot; q++) {
-        const uint16_t *s = ncm + (size_t)nb_j[q] * m2;
+        const uint16_t *s = ncm + (size_t)nb_j[q] * ncm_stride(M);
         int sv[KPT];
 #pragma unroll
         for (int k = 0; k < KPT; k++) {
@@ -1027,7 +1121,8 @@ vcm_k(const uint16_t *__restrict__ ncm, const uint8_t *__restrict__ q0, const ui
 
 /* ---- stage 3, tiled (the default): prior_k, vcm_band_k, vcm_pick_k ---- */
 
-#define TILE_PTS 8 /* most points per tile of vcm_band_k (tile_x * tile_y * K <= TILE_PTS) */
+#define BAND2_MINB 4 /* vcm_band_k's blocks per SM with 2 offsets per thread */
+#define BAND4_MINB 3 /* and with 4 */
 
 /* (value, |o|^2, o) as one 64-bit key whose maximum is peak_better's best:
  * the value's bits (V >= +0 and never NaN, so its bits order as the
@@ -1095,79 +1190,79 @@ __device__ __forceinline__ float vcm_value(int a, int cw, int sw, float4 pr, int
   return v;
 }
 
-/* One block per (tile of tile_x x tile_y sub-windows, band of MAP_THREADS
- * offsets): each thread one offset o of the band for every point of the
- * tile (at most NPT, in registers). The candidates j are the points of the
- * sub-windows the radius reaches around any tile point, MAP_THREADS at a
- * time by block ballot and prefix in ascending j (vcm_k's list, with a
- * weight per tile point: 0 where j is beyond its radius). Each neighbour's
- * NCM value at o is read once (one L2 read per tile instead of one per
- * point) and added into every tile point's integer sum (a j beyond a
- * point's radius has weight 0), so each sum is the CPU's (integers: any
- * order). The values of BAND_QB neighbours are loaded before they are
- * added (their loads overlap): 4 with 5 blocks per SM (MINB, 48 registers,
- * the default), 8 with 4 (LT_VCM_BAND_OCC=4). The support C(o) goes as in vcm_k (integer
- * weights). At the end each point's V(o) (normalised, prior) and
- * the band's best as a key (key_rank: the CPU's tie-break, a total order,
- * so bands merge in any order) go to keys[i * nband + band] for
- * vcm_pick_k. */
-template <int NPT, int MINB, int BAND_QB>
-__global__ void __launch_bounds__(MAP_THREADS, MINB)
-vcm_band_k(const uint16_t *__restrict__ ncm, const int *__restrict__ px, const int *__restrict__ py,
-           const int *__restrict__ cstart, const int *__restrict__ wq, const float4 *__restrict__ pri,
-           vcm_dev_params d, int tile_x, int tile_y, unsigned long long *__restrict__ keys)
+/* vcm_band_k's load of OPT consecutive 16-bit NCM values (1, 2 or 4: one
+ * 16-, 32- or 64-bit load, aligned: ncm_stride) and its k-th value */
+template <int OPT> struct band_vec_t;
+template <> struct band_vec_t<1> { typedef unsigned short t; };
+template <> struct band_vec_t<2> { typedef unsigned t; };
+template <> struct band_vec_t<4> { typedef uint2 t; };
+template <int OPT> using band_vec = typename band_vec_t<OPT>::t;
+template <int OPT> __device__ __forceinline__ band_vec<OPT> band_load(const uint16_t *a)
 {
-  __shared__ int nb_w[MAP_THREADS][NPT];
-  __shared__ int nb_j[MAP_THREADS], nb_full[MAP_THREADS], wcnt[MAP_THREADS / 32];
-  __shared__ int4 nb_r[MAP_THREADS];
-  __shared__ int ids[NPT], txs[NPT], tys[NPT], np_s, box[4], row_s[32], off_s[33];
-  __shared__ int sw_s[NPT], full_s[NPT];
-  __shared__ float4 pri_s[NPT];
-  __shared__ unsigned long long wkey[MAP_THREADS / 32][NPT];
-  int M = d.side, m2 = M * M, S2 = d.search / 2, R = d.radius;
-  int lane = threadIdx.x % 32, warp = threadIdx.x / 32, nband = gridDim.y;
-  int ntx = (d.gx + tile_x - 1) / tile_x;
-  int tcx = (blockIdx.x % ntx) * tile_x, tcy = (blockIdx.x / ntx) * tile_y;
-  if (threadIdx.x == 0) { /* the tile's points: a run of points per row of its sub-windows */
-    int np = 0, cx1 = min(tcx + tile_x, d.gx);
-    int xlo = INT_MAX, xhi = INT_MIN, ylo = INT_MAX, yhi = INT_MIN;
-    for (int cy = tcy; cy < min(tcy + tile_y, d.gy); cy++)
-      for (int j = cstart[cy * d.gx + tcx]; j < cstart[cy * d.gx + cx1] && np < NPT; j++) {
-        txs[np] = px[j];
-        tys[np] = py[j];
-        ids[np++] = j;
-        xlo = min(xlo, px[j]);
-        xhi = max(xhi, px[j]);
-        ylo = min(ylo, py[j]);
-        yhi = max(yhi, py[j]);
-      }
-    np_s = np;
-    for (int p = 0; p < NPT; p++) {
-      if (p >= np) txs[p] = tys[p] = 0; /* not used */
-      sw_s[p] = full_s[p] = 0;
-      pri_s[p] = p < np && d.lam > 0.0f ? pri[ids[p]] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+  return __ldg((const band_vec<OPT> *)a);
+}
+template <int OPT> __device__ __forceinline__ int band_at(band_vec<OPT> v, int k);
+template <> __device__ __forceinline__ int band_at<1>(unsigned short v, int) { return v; }
+template <> __device__ __forceinline__ int band_at<2>(unsigned v, int k) { return (v >> 16 * k) & 0xffffu; }
+template <> __device__ __forceinline__ int band_at<4>(uint2 v, int k)
+{
+  return ((k < 2 ? v.x : v.y) >> 16 * (k & 1)) & 0xffffu;
+}
+
+/* The points of tile number tile (tile_x x tile_y sub-windows: a run of
+ * points per row of its sub-windows, at most NPT) by one thread: indices,
+ * positions (0 past np), number, the box of sub-windows their radius
+ * reaches; their weight sums zeroed. */
+template <int NPT>
+__device__ __forceinline__ void tile_points(const vcm_dev_params &d, const int *__restrict__ px,
+                                            const int *__restrict__ py, const int *__restrict__ cstart, int tile_x,
+                                            int tile_y, int tile, int *ids, int *txs, int *tys, int *np_s, int *box,
+                                            int *sw_s, int *full_s)
+{
+  int ntx = (d.gx + tile_x - 1) / tile_x, R = d.radius;
+  int tcx = (tile % ntx) * tile_x, tcy = (tile / ntx) * tile_y;
+  int np = 0, cx1 = min(tcx + tile_x, d.gx);
+  int xlo = INT_MAX, xhi = INT_MIN, ylo = INT_MAX, yhi = INT_MIN;
+  for (int cy = tcy; cy < min(tcy + tile_y, d.gy); cy++)
+    for (int j = cstart[cy * d.gx + tcx]; j < cstart[cy * d.gx + cx1] && np < NPT; j++) {
+      txs[np] = px[j];
+      tys[np] = py[j];
+      ids[np++] = j;
+      xlo = min(xlo, px[j]);
+      xhi = max(xhi, px[j]);
+      ylo = min(ylo, py[j]);
+      yhi = max(yhi, py[j]);
     }
-    if (np) {
-      box[0] = cell_of(xlo - R > 0 ? xlo - R : 0, d.w, d.gx);
-      box[1] = cell_of(xhi + R, d.w, d.gx);
-      box[2] = cell_of(ylo - R > 0 ? ylo - R : 0, d.h, d.gy);
-      box[3] = cell_of(yhi + R, d.h, d.gy);
-    }
-  }
-  __syncthreads();
-  int np = np_s;
-  if (np == 0) return;
-  int o = blockIdx.y * MAP_THREADS + threadIdx.x, ox = o % M - S2, oy = o / M - S2;
-  bool valid = o < m2;
-  int oc = valid ? o : m2 - 1; /* loads always in the map (unconditional: they batch) */
-  int acc[NPT], cnt[NPT];
-#pragma unroll
+  *np_s = np;
   for (int p = 0; p < NPT; p++) {
-    acc[p] = 0;
-    cnt[p] = 0;
+    if (p >= np) txs[p] = tys[p] = 0; /* not used */
+    sw_s[p] = full_s[p] = 0;
   }
-  /* the candidates: the runs of the box's rows of sub-windows (32 rows at
-   * a time) one after the other, ascending j, MAP_THREADS at a time */
+  if (np) {
+    box[0] = cell_of(xlo - R > 0 ? xlo - R : 0, d.w, d.gx);
+    box[1] = cell_of(xhi + R, d.w, d.gx);
+    box[2] = cell_of(ylo - R > 0 ? ylo - R : 0, d.h, d.gy);
+    box[3] = cell_of(yhi + R, d.h, d.gy);
+  }
+}
+
+/* The neighbours of a tile's points (tile_points): the candidates are the
+ * runs of the box's rows of sub-windows (32 rows at a time) one after the
+ * other, ascending j, MAP_THREADS at a time by block ballot and prefix;
+ * those within the radius of a tile point go to the block's list (nb_j,
+ * nb_full, nb_r; nb_w: the weight per tile point, 0 where j is beyond its
+ * radius), the weights' sums to sw_s, full_s (integers: any order), then
+ * every thread calls chunk(tot) with the list's tot entries; barriers
+ * around it. Every thread of the block calls this. */
+template <int NPT, class F>
+__device__ __forceinline__ void tile_neighbours(const vcm_dev_params &d, const int *__restrict__ px,
+                                                const int *__restrict__ py, const int *__restrict__ cstart,
+                                                const int *__restrict__ wq, const int *box, const int *txs,
+                                                const int *tys, int np, int *row_s, int *off_s, int *wcnt,
+                                                int *nb_j, int *nb_full, int4 *nb_r, int (*nb_w)[NPT], int *sw_s,
+                                                int *full_s, F chunk)
+{
+  int lane = threadIdx.x % 32, warp = threadIdx.x / 32, R = d.radius;
   for (int g0 = box[2]; g0 <= box[3]; g0 += 32) {
     if (warp == 0) {
       int cy = g0 + lane, rs = 0, len = 0;
@@ -1217,38 +1312,221 @@ vcm_band_k(const uint16_t *__restrict__ ncm, const int *__restrict__ px, const i
           sw_s[threadIdx.x] += wv;
           if (nb_full[q]) full_s[threadIdx.x] += wv;
         }
-      for (int q0 = 0; q0 < tot; q0 += BAND_QB) { /* BAND_QB neighbours' loads in flight */
-        int sv[BAND_QB];
-#pragma unroll
-        for (int u = 0; u < BAND_QB; u++)
-          sv[u] = __ldg(ncm + (size_t)nb_j[min(q0 + u, tot - 1)] * m2 + oc);
-#pragma unroll
-        for (int u = 0; u < BAND_QB; u++) {
-          int q = q0 + u;
-          if (q >= tot) break;
-          int s = valid ? sv[u] : 0, w[NPT];
-#pragma unroll
-          for (int p = 0; p < NPT; p++) w[p] = nb_w[q][p];
-#pragma unroll
-          for (int p = 0; p < NPT; p++) acc[p] += w[p] * s; /* integers: exact, any order */
-          if (!nb_full[q]) {
-            int4 r = nb_r[q];
-            if (ox >= r.x && ox <= r.y && oy >= r.z && oy <= r.w)
-#pragma unroll
-              for (int p = 0; p < NPT; p++) cnt[p] += w[p];
-          }
-        }
-      }
-      __syncthreads(); /* the list is rewritten by the next chunk; the sums are read below */
+      chunk(tot);
+      __syncthreads(); /* the list is rewritten by the next chunk */
     }
     __syncthreads(); /* row_s, off_s are rewritten by the next rows */
   }
-  unsigned rk = valid ? key_rank(ox * ox + oy * oy, o) : 0u;
+}
+
+
+/* Tile number tile's list (tile_lists) by the whole block: tile_points
+ * and tile_neighbours once, the list to global memory, so that the tile's
+ * nband band blocks do not each build it again. sm: shared scratch of
+ * TL_SMEM ints, 16-byte aligned (vcm_list_k's, or ncm5_k's tail blocks'
+ * dynamic shared memory). */
+#define TL_SMEM (MAP_THREADS * (TILE_PTS + 4 + 2) + MAP_THREADS / 32 + 5 * TILE_PTS + 4 + 32 + 33 + 1)
+template <int NPT>
+__device__ __forceinline__ void tile_list_build(const vcm_dev_params &d, const int *__restrict__ px,
+                                                const int *__restrict__ py, const int *__restrict__ cstart,
+                                                const int *__restrict__ wq, int tile_x, int tile_y,
+                                                const tile_lists &tl, int tile, int *sm)
+{
+  int(*nb_w)[NPT] = (int(*)[NPT])sm;
+  int4 *nb_r = (int4 *)(sm + MAP_THREADS * NPT);
+  int *nb_j = (int *)(nb_r + MAP_THREADS), *nb_full = nb_j + MAP_THREADS, *wcnt = nb_full + MAP_THREADS;
+  int *ids = wcnt + MAP_THREADS / 32, *txs = ids + NPT, *tys = txs + NPT, *sw_s = tys + NPT, *full_s = sw_s + NPT;
+  int *box = full_s + NPT, *row_s = box + 4, *off_s = row_s + 32, *np_s = off_s + 33;
+  if (threadIdx.x == 0)
+    tile_points<NPT>(d, px, py, cstart, tile_x, tile_y, tile, ids, txs, tys, np_s, box, sw_s, full_s);
+  __syncthreads();
+  int np = *np_s, n = 0; /* n: entries written so far (the same in every thread) */
+  size_t t0 = (size_t)tile * tl.cap;
+  if (np)
+    tile_neighbours<NPT>(d, px, py, cstart, wq, box, txs, tys, np, row_s, off_s, wcnt, nb_j, nb_full, nb_r, nb_w,
+                         sw_s, full_s, [&](int tot) {
+                           int q = threadIdx.x;
+                           if (q < tot && n + q < tl.cap) { /* (tile_list_cap: always) */
+                             tl.j[t0 + n + q] = nb_j[q] | (nb_full[q] ? INT_MIN : 0);
+                             tl.r[t0 + n + q] = nb_r[q];
+#pragma unroll
+                             for (int p = 0; p < NPT; p++) tl.w[(t0 + n + q) * NPT + p] = nb_w[q][p];
+                           }
+                           n += tot;
+                         });
+  __syncthreads();
+  int *h = tl.hdr + (size_t)tile * TL_HDR;
+  if (threadIdx.x == 0) {
+    h[0] = np;
+    h[1] = min(n, tl.cap);
+  }
+  if (threadIdx.x < NPT) {
+    h[2 + threadIdx.x] = (int)threadIdx.x < np ? ids[threadIdx.x] : 0;
+    h[2 + NPT + threadIdx.x] = sw_s[threadIdx.x];
+    h[2 + 2 * NPT + threadIdx.x] = full_s[threadIdx.x];
+  }
+}
+
+/* One block per tile: tile_list_build (LT_VCM_BAND_LIST=k; by default
+ * ncm5_k's tail blocks build the lists) */
+template <int NPT>
+__global__ void __launch_bounds__(MAP_THREADS)
+vcm_list_k(const int *__restrict__ px, const int *__restrict__ py, const int *__restrict__ cstart,
+           const int *__restrict__ wq, vcm_dev_params d, int tile_x, int tile_y, tile_lists tl)
+{
+  __shared__ int4 sm[(TL_SMEM + 3) / 4];
+  tile_list_build<NPT>(d, px, py, cstart, wq, tile_x, tile_y, tl, blockIdx.x, (int *)sm);
+}
+
+/* One block per (tile of tile_x x tile_y sub-windows, band of MAP_THREADS
+ * x OPT offsets): each thread OPT consecutive offsets o0 .. o0 + OPT - 1 of
+ * the band (2 by default; 1 or 4 by LT_VCM_BAND_OPT) for every point of
+ * the tile (at most NPT; the sums in registers). The neighbours: LIST (the
+ * default), the tile's list (tile_list_build), MAP_THREADS entries at a time
+ * into shared memory; else (LT_VCM_BAND_LIST=0) the block builds it itself
+ * (tile_points, tile_neighbours: vcm_k's list, with a weight per tile
+ * point: 0 where j is beyond its radius).
+ * Each neighbour's NCM values at the thread's offsets are read once, by
+ * one 16-, 32- or 64-bit load (one L2 read per tile instead of one per
+ * point), and added into every tile point's integer sums (a j beyond a
+ * point's radius has weight 0), so each sum is the CPU's (integers: any
+ * order). The values of BAND_QB neighbours are loaded before they are
+ * added (their loads overlap): 4 with MINB blocks per SM (5, 48 registers,
+ * with 1 offset; BAND2_MINB, BAND4_MINB with 2 and 4), 8 with 4 blocks
+ * (LT_VCM_BAND_OCC=4, 1 offset). The support C(o) goes as in vcm_k
+ * (integer weights; with 4 offsets its part from neighbours whose search
+ * rectangle is clipped is summed in shared memory, in registers it would
+ * spill). Per thread OPT offsets instead of 1 means OPT times fewer blocks,
+ * so each tile's neighbour list is read OPT times less often, and one
+ * shared-memory read of a neighbour's weights serves OPT offsets. At the
+ * end each point's V(o) (normalised, prior) and the band's best as a key
+ * (key_rank: the CPU's tie-break, a total order, so offsets and bands
+ * merge in any order) go to keys[i * nband + band] for vcm_pick_k. */
+template <int NPT, int MINB, int BAND_QB, int OPT, bool LIST>
+__global__ void __launch_bounds__(MAP_THREADS, MINB)
+vcm_band_k(const uint16_t *__restrict__ ncm, const int *__restrict__ px, const int *__restrict__ py,
+           const int *__restrict__ cstart, const int *__restrict__ wq, const float4 *__restrict__ pri,
+           vcm_dev_params d, int tile_x, int tile_y, tile_lists tl, unsigned long long *__restrict__ keys)
+{
+  __shared__ int nb_w[MAP_THREADS][NPT];
+  __shared__ int nb_j[MAP_THREADS], nb_full[MAP_THREADS], wcnt[MAP_THREADS / 32];
+  __shared__ int4 nb_r[MAP_THREADS];
+  __shared__ int ids[NPT], txs[NPT], tys[NPT], np_s, box[4], row_s[32], off_s[33];
+  __shared__ int sw_s[NPT], full_s[NPT];
+  __shared__ float4 pri_s[NPT];
+  __shared__ unsigned long long wkey[MAP_THREADS / 32][NPT];
+  constexpr bool CSH = OPT > 2; /* the supports' non-full parts in shared memory (registers spill) */
+  __shared__ int cnt_s[CSH ? NPT * OPT : 1][MAP_THREADS];
+  int M = d.side, m2 = M * M, S2 = d.search / 2;
+  int lane = threadIdx.x % 32, warp = threadIdx.x / 32, nband = gridDim.y;
+  if (LIST) { /* the list's length in box[0] */
+    const int *hdr = tl.hdr + (size_t)blockIdx.x * TL_HDR;
+    if (threadIdx.x < NPT) {
+      int p = threadIdx.x;
+      ids[p] = hdr[2 + p];
+      sw_s[p] = hdr[2 + NPT + p];
+      full_s[p] = hdr[2 + 2 * NPT + p];
+    }
+    if (threadIdx.x == 0) {
+      np_s = hdr[0];
+      box[0] = hdr[1];
+    }
+  } else if (threadIdx.x == 0)
+    tile_points<NPT>(d, px, py, cstart, tile_x, tile_y, blockIdx.x, ids, txs, tys, &np_s, box, sw_s, full_s);
+  __syncthreads();
+  int np = np_s;
+  if (np == 0) return;
+  if (threadIdx.x < NPT)
+    pri_s[threadIdx.x] = (int)threadIdx.x < np && d.lam > 0.0f ? pri[ids[threadIdx.x]]
+                                                                : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+  __syncthreads();
+  /* this thread's OPT consecutive offsets o0 + k (they may run into the
+   * next row of the map): (oxs[k], oys[k]); loads at oc, always in the
+   * point's padded map (unconditional: they batch; sums of offsets past
+   * the map are not used) */
+  const int ms = ncm_stride(M), o0 = (blockIdx.y * MAP_THREADS + threadIdx.x) * OPT;
+  const int oc = o0 < ms ? o0 : ms - OPT;
+  int oxs[OPT], oys[OPT];
+#pragma unroll
+  for (int k = 0; k < OPT; k++) {
+    oxs[k] = (o0 + k) % M - S2;
+    oys[k] = (o0 + k) / M - S2;
+  }
+  int acc[NPT][OPT], cnt[NPT][OPT];
+#pragma unroll
+  for (int p = 0; p < NPT; p++)
+#pragma unroll
+    for (int k = 0; k < OPT; k++) {
+      acc[p][k] = 0;
+      cnt[p][k] = 0;
+      if (CSH) cnt_s[p * OPT + k][threadIdx.x] = 0; /* this thread's own column */
+    }
+  /* the sums over the tot neighbours of the block's list */
+  auto add = [&](int tot) {
+    for (int q0 = 0; q0 < tot; q0 += BAND_QB) { /* BAND_QB neighbours' loads in flight */
+      band_vec<OPT> sv[BAND_QB];
+#pragma unroll
+      for (int u = 0; u < BAND_QB; u++) sv[u] = band_load<OPT>(ncm + (size_t)nb_j[min(q0 + u, tot - 1)] * ms + oc);
+#pragma unroll
+      for (int u = 0; u < BAND_QB; u++) {
+        int q = q0 + u;
+        if (q >= tot) break;
+        int s[OPT], w[NPT];
+#pragma unroll
+        for (int k = 0; k < OPT; k++) s[k] = band_at<OPT>(sv[u], k);
+#pragma unroll
+        for (int p = 0; p < NPT; p++) w[p] = nb_w[q][p];
+#pragma unroll
+        for (int p = 0; p < NPT; p++)
+#pragma unroll
+          for (int k = 0; k < OPT; k++) acc[p][k] += w[p] * s[k]; /* integers: exact, any order */
+        if (!nb_full[q]) {
+          int4 r = nb_r[q];
+#pragma unroll
+          for (int k = 0; k < OPT; k++)
+            if (oxs[k] >= r.x && oxs[k] <= r.y && oys[k] >= r.z && oys[k] <= r.w)
+#pragma unroll
+              for (int p = 0; p < NPT; p++)
+                if (CSH)
+                  cnt_s[p * OPT + k][threadIdx.x] += w[p];
+                else
+                  cnt[p][k] += w[p];
+        }
+      }
+    }
+  };
+  if (LIST) /* (indices as int: ntile * cap * NPT <= INT_MAX, cu_alloc) */
+    for (int base = 0; base < box[0]; base += MAP_THREADS) {
+      int q = threadIdx.x, tot = min(MAP_THREADS, box[0] - base);
+      if (q < tot) {
+        int e = (int)blockIdx.x * tl.cap + base + q;
+        int j = __ldg(tl.j + e);
+        nb_j[q] = j & INT_MAX;
+        nb_full[q] = j < 0;
+        nb_r[q] = __ldg(tl.r + e);
+#pragma unroll
+        for (int p = 0; p < NPT; p++) nb_w[q][p] = __ldg(tl.w + e * NPT + p);
+      }
+      __syncthreads();
+      add(tot);
+      __syncthreads(); /* the list is rewritten by the next chunk */
+    }
+  else
+    tile_neighbours<NPT>(d, px, py, cstart, wq, box, txs, tys, np, row_s, off_s, wcnt, nb_j, nb_full, nb_r, nb_w,
+                         sw_s, full_s, add);
 #pragma unroll
   for (int p = 0; p < NPT; p++) {
     if (p >= np) break;
-    unsigned vb = valid ? __float_as_uint(vcm_value(acc[p], full_s[p] + cnt[p], sw_s[p], pri_s[p], ox, oy, d)) : 0u;
-    unsigned long long key = warp_key_max(vb, valid ? rk : 0u);
+    unsigned long long best = 0; /* the thread's best of its OPT offsets (key 0: none) */
+#pragma unroll
+    for (int k = 0; k < OPT; k++) {
+      int o = o0 + k, ox = oxs[k], oy = oys[k];
+      if (o >= m2) break;
+      int cw = full_s[p] + (CSH ? cnt_s[p * OPT + k][threadIdx.x] : cnt[p][k]);
+      float v = vcm_value(acc[p][k], cw, sw_s[p], pri_s[p], ox, oy, d);
+      best = max(best, (unsigned long long)__float_as_uint(v) << 32 | key_rank(ox * ox + oy * oy, o));
+    }
+    unsigned long long key = warp_key_max((unsigned)(best >> 32), (unsigned)best);
     if (lane == 0) wkey[warp][p] = key;
   }
   __syncthreads();
@@ -1259,7 +1537,6 @@ vcm_band_k(const uint16_t *__restrict__ ncm, const int *__restrict__ px, const i
     keys[(size_t)ids[p] * nband + blockIdx.y] = key;
   }
 }
-
 /* One warp per point i: the bands' keys merged (the CPU's tie-break), the
  * 3x3 of V around the peak recomputed with the same sums as vcm_band_k's
  * (so the same values): the candidates of up to 32 rows of sub-windows one
@@ -1284,7 +1561,7 @@ vcm_pick_k(const uint16_t *__restrict__ ncm, const uint8_t *__restrict__ q0, con
   key = warp_key_max((unsigned)(key >> 32), (unsigned)key);
   float best = __uint_as_float((unsigned)(key >> 32));
   int bi = (int)((0xffffffffu - (unsigned)key) & 0x7fffu);
-  int M = d.side, m2 = M * M, S2 = d.search / 2, R = d.radius, bx = bi % M, by = bi / M;
+  int M = d.side, S2 = d.search / 2, R = d.radius, bx = bi % M, by = bi / M;
   int x = px[i], y = py[i];
   int acc = 0, cnt = 0, sw = 0, full = 0;
   int cx0 = cell_of(x - R > 0 ? x - R : 0, d.w, d.gx), cx1 = cell_of(x + R, d.w, d.gx);
@@ -1333,7 +1610,7 @@ vcm_pick_k(const uint16_t *__restrict__ ncm, const uint8_t *__restrict__ q0, con
         int q = e / 9, t = e - q * 9, tx = bx + t % 3 - 1, ty = by + t / 3 - 1;
         int p = 0, in = 0;
         if (tx >= 0 && tx < M && ty >= 0 && ty < M) {
-          p = nbw_s[wp][q] * (int)__ldg(ncm + (size_t)nbj_s[wp][q] * m2 + ty * M + tx);
+          p = nbw_s[wp][q] * (int)__ldg(ncm + (size_t)nbj_s[wp][q] * ncm_stride(M) + ty * M + tx);
           int4 rc = nbr_s[wp][q];
           int ox = tx - S2, oy = ty - S2;
           if (!nbf_s[wp][q] && ox >= rc.x && ox <= rc.y && oy >= rc.z && oy <= rc.w)
@@ -1405,12 +1682,36 @@ static void cu_destroy(void *vctx)
   cudaFree(c->prev);
   cudaFree(c->cur);
   cudaFree(c->keys);
+  cudaFree(c->tl.hdr);
+  cudaFree(c->tl.j);
+  cudaFree(c->tl.w);
+  cudaFree(c->tl.r);
   cudaFree(c->pri);
   cudaFreeHost(c->h_n);
   for (int k = 0; k < 4; k++)
     if (c->ev[k]) cudaEventDestroy(c->ev[k]);
   if (c->s) cudaStreamDestroy(c->s);
   free(c);
+}
+
+/* The most entries of a tile's neighbour list (tile_lists): the points of
+ * the box of sub-windows that the radius reaches around the tile's
+ * sub-windows' pixels (vcm_list_k's box lies inside it: cell_of is
+ * monotone), at most K each, over all tiles; at most maxpts. */
+static int tile_list_cap(const vcm_dev_params *d, int tx, int ty)
+{
+  int most[2] = {0, 0}; /* sub-windows of the box across and down, the most over tiles */
+  for (int a = 0; a < 2; a++) {
+    int gn = a ? d->gy : d->gx, len = a ? d->h : d->w, t = a ? ty : tx;
+    for (int c0 = 0; c0 < gn; c0 += t) {
+      int c1 = c0 + t < gn ? c0 + t : gn; /* the tile's sub-windows c0 .. c1 - 1: pixels lo .. hi */
+      int lo = (int)((long long)c0 * len / gn), hi = (int)((long long)c1 * len / gn) - 1;
+      int b0 = cell_of(lo - d->radius > 0 ? lo - d->radius : 0, len, gn), b1 = cell_of(hi + d->radius, len, gn);
+      if (b1 - b0 + 1 > most[a]) most[a] = b1 - b0 + 1;
+    }
+  }
+  long long cap = (long long)most[0] * most[1] * d->k;
+  return (int)(cap < d->maxpts ? cap : d->maxpts);
 }
 
 static int cu_alloc(cuda_ctx *c, int w, int h)
@@ -1428,7 +1729,9 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
   c->I0 = c->fr[0];
   c->I1 = c->fr[1];
   c->In = c->fr[2];
-  LT_CU(cudaMalloc(&c->ncm, maxpts * m2 * sizeof(uint16_t)), "vcm NCMs");
+  size_t ms = (size_t)ncm_stride(c->d.side);
+  LT_CU(cudaMalloc(&c->ncm, maxpts * ms * sizeof(uint16_t)), "vcm NCMs");
+  LT_CU(cudaMemset(c->ncm, 0, maxpts * ms * sizeof(uint16_t)), "vcm NCMs"); /* the rows' padding */
   LT_CU(cudaMalloc(&c->wt, nwt * sizeof(float)), "vcm weights");
   LT_CU(cudaMalloc(&c->wq, nwt * sizeof(int)), "vcm integer weights");
   LT_CU(cudaMalloc(&c->maxbits, 7 * sizeof(unsigned)), "vcm maxima");
@@ -1476,10 +1779,13 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
    * docs/PERFORMANCE.md): LT_VCM_PER_CELL=1 vcm_k with a block per
    * sub-window (1.5x less L2 traffic, yet 128 vs 104 us: half the
    * occupancy); LT_VCM_NCM=sad ncm5_k with __sad per pixel instead of the
-   * byte SIMD (62 vs 51 us); LT_VCM_NO_GRAPH=1 plain launches */
+   * byte SIMD (62 vs 51 us); LT_VCM_NCM=bytes its window a byte per load
+   * (49.5 vs 39.2 us, 2026-11-24 03:44 UTC), words4 by words at 4 blocks
+   * per SM (41.5 us); LT_VCM_NO_GRAPH=1 plain launches */
   const char *pc = getenv("LT_VCM_PER_CELL"), *nv = getenv("LT_VCM_NCM"), *ng = getenv("LT_VCM_NO_GRAPH");
   c->per_cell = p->points_per_cell <= 2 && c->kpt <= 17 && pc && strcmp(pc, "1") == 0;
   c->ncm_simd = !(nv && strcmp(nv, "sad") == 0);
+  c->ncm_words = !c->ncm_simd || (nv && strcmp(nv, "bytes") == 0) ? 0 : nv && strcmp(nv, "words4") == 0 ? 4 : NCM_MINB;
   c->use_graph = !(ng && *ng && strcmp(ng, "0") != 0);
   /* maxima_k reads the staged I1 over the bus itself (mapped pinned
    * memory) where the device can, instead of a copy before it: points
@@ -1519,21 +1825,46 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
       lt_info("vcm: LT_VCM_TILE=%s ignored (0, or WxH with W H K <= %d)", tv, TILE_PTS);
   }
   c->tile_x = tx;
-  const char *bo = getenv("LT_VCM_BAND_OCC");
+  /* vcm_band_k's offsets per thread: 2 (with the tile lists built once:
+   * 48.4 us at 640x480 with 2048 points, H100 2026-11-24 04:02 UTC),
+   * LT_VCM_BAND_OPT=4 (55.5 us; 71.3 with each band block building its
+   * list) or 1 (86.9 us at 03:44 UTC). The tile lists (tile_lists): by
+   * ncm5_k's tail blocks (NCM 42.4 instead of 40.0 us), LT_VCM_BAND_LIST=k
+   * by vcm_list_k (9.0 us), 0 by each band block (docs/PERFORMANCE.md) */
+  const char *bo = getenv("LT_VCM_BAND_OCC"), *bp = getenv("LT_VCM_BAND_OPT");
   c->band_occ = bo && strcmp(bo, "4") == 0 ? 4 : 5;
+  c->band_opt = bp && strcmp(bp, "1") == 0 ? 1 : bp && strcmp(bp, "4") == 0 ? 4 : 2;
+  if (c->band_occ == 4) c->band_opt = 1; /* vcm5's experiment: one offset per thread */
   c->tile_y = ty;
-  c->nband = (int)((m2 + MAP_THREADS - 1) / MAP_THREADS);
+  c->nband = (int)((m2 + MAP_THREADS * c->band_opt - 1) / (MAP_THREADS * c->band_opt));
+  const char *bl = getenv("LT_VCM_BAND_LIST");
+  c->band_list = bl && strcmp(bl, "0") == 0 ? 0 : (bl && strcmp(bl, "k") == 0) || p->patch != 5 ? 1 : 2;
   if (c->tile_x) {
     LT_CU(cudaMalloc(&c->keys, maxpts * c->nband * sizeof(unsigned long long)), "vcm band maxima");
+    size_t ntile = (size_t)((p->grid_x + tx - 1) / tx) * ((p->grid_y + ty - 1) / ty);
+    c->ntile = (int)ntile;
+    c->tl.cap = tile_list_cap(&c->d, tx, ty);
+    if (ntile * c->tl.cap * TILE_PTS > INT_MAX) c->band_list = 0; /* (vcm_band_k's int indices) */
+    if (c->band_list) {
+      LT_CU(cudaMalloc(&c->tl.hdr, ntile * TL_HDR * sizeof(int)), "vcm tile lists");
+      LT_CU(cudaMalloc(&c->tl.j, ntile * c->tl.cap * sizeof(int)), "vcm tile lists");
+      LT_CU(cudaMalloc(&c->tl.w, ntile * c->tl.cap * TILE_PTS * sizeof(int)), "vcm tile lists");
+      LT_CU(cudaMalloc(&c->tl.r, ntile * c->tl.cap * sizeof(int4)), "vcm tile lists");
+    }
     if (p->temporal_weight > 0.0f) LT_CU(cudaMalloc(&c->pri, maxpts * sizeof(float4)), "vcm priors");
   }
   c->vcm_smem = (1 + (c->per_cell ? 2 : 1)) * m2 * sizeof(float); /* the map, then each point's support */
   c->ncm_smem = p->patch == 5 ? ncm5_smem(c->d.side) : (size_t)(p->search + p->patch) * (p->search + p->patch);
+  if (!c->tile_x) c->band_list = 0;
+  if (c->band_list == 2 && c->ncm_smem < TL_SMEM * sizeof(int)) c->ncm_smem = TL_SMEM * sizeof(int);
   /* a block per sub-window (both its points) where K <= 2 and the sums fit in registers */
   const void *kv = c->kpt == 5    ? (c->per_cell ? (const void *)vcm_k<5, 2> : (const void *)vcm_k<5, 1>)
                    : c->kpt == 17 ? (c->per_cell ? (const void *)vcm_k<17, 2> : (const void *)vcm_k<17, 1>)
                                   : (const void *)vcm_k<66, 1>;
-  const void *kn = p->patch == 5 ? (c->ncm_simd ? (const void *)ncm5_k<true> : (const void *)ncm5_k<false>)
+  const void *kn = p->patch == 5 ? (c->ncm_words == NCM_MINB ? (const void *)ncm5_k<true, true, NCM_MINB>
+                                    : c->ncm_words          ? (const void *)ncm5_k<true, true, 4>
+                                    : c->ncm_simd           ? (const void *)ncm5_k<true, false, 0>
+                                                            : (const void *)ncm5_k<false, false, 0>)
                    : c->kpt == 5 ? (const void *)ncm_k<5>
                    : c->kpt == 17 ? (const void *)ncm_k<17> : (const void *)ncm_k<66>;
   if (c->vcm_smem > 48 * 1024)
@@ -1543,10 +1874,19 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
     LT_CU(cudaFuncSetAttribute(kn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)c->ncm_smem),
           "vcm shared memory for this search size");
   /* load the kernels now (lazy module loading would put it in the first pair) */
-  const void *kb = c->band_occ == 4 ? (const void *)vcm_band_k<TILE_PTS, 4, 8> : (const void *)vcm_band_k<TILE_PTS, 5, 4>;
+  const bool L = c->band_list;
+  const void *kb = c->band_occ == 4  ? (L ? (const void *)vcm_band_k<TILE_PTS, 4, 8, 1, true>
+                                          : (const void *)vcm_band_k<TILE_PTS, 4, 8, 1, false>)
+                   : c->band_opt == 1 ? (L ? (const void *)vcm_band_k<TILE_PTS, 5, 4, 1, true>
+                                          : (const void *)vcm_band_k<TILE_PTS, 5, 4, 1, false>)
+                   : c->band_opt == 2 ? (L ? (const void *)vcm_band_k<TILE_PTS, BAND2_MINB, 4, 2, true>
+                                          : (const void *)vcm_band_k<TILE_PTS, BAND2_MINB, 4, 2, false>)
+                                      : (L ? (const void *)vcm_band_k<TILE_PTS, BAND4_MINB, 4, 4, true>
+                                          : (const void *)vcm_band_k<TILE_PTS, BAND4_MINB, 4, 4, false>);
   const void *all[8] = {kv, kn, c->map_upload ? (const void *)maxima_k<true> : (const void *)maxima_k<false>,
-                        points_kernel(p->points_per_cell), (const void *)vcm_pick_k, (const void *)prior_k, kb};
-  for (int k = 0; k < (c->tile_x ? 7 : 4); k++) {
+                        points_kernel(p->points_per_cell), (const void *)vcm_pick_k, (const void *)prior_k, kb,
+                        (const void *)vcm_list_k<TILE_PTS>};
+  for (int k = 0; k < (c->tile_x ? 8 : 4); k++) {
     cudaFuncAttributes fa;
     LT_CU(cudaFuncGetAttributes(&fa, all[k]), "vcm kernel load");
   }
@@ -1750,10 +2090,20 @@ static int launch_pair(cuda_ctx *c, int capturing, int ondev)
   }
 #undef LT_VCM_PTS
   LT_CU(cudaEventRecordWithFlags(c->ev[1], c->s, evf), "vcm timing");
-  if (d.patch == 5 && c->ncm_simd)
-    ncm5_k<true><<<d.maxpts, MAP_THREADS, c->ncm_smem, c->s>>>(c->I0, c->I1, c->px, c->py, c->n, d, c->ncm);
+  int nblocks = d.maxpts + (c->band_list == 2 ? c->ntile : 0); /* ncm5_k's tail: the tile lists */
+#define LT_VCM_NCM5(SIMD, WORDS, MINB)                                                                      \
+    ncm5_k<SIMD, WORDS, MINB><<<nblocks, MAP_THREADS, c->ncm_smem, c->s>>>(c->I0, c->I1, c->px, c->py, c->n, d, \
+                                                                          c->ncm, c->cstart, c->wq, c->tile_x, \
+                                                                          c->tile_y, c->tl)
+  if (d.patch == 5 && c->ncm_words == NCM_MINB)
+    LT_VCM_NCM5(true, true, NCM_MINB);
+  else if (d.patch == 5 && c->ncm_words)
+    LT_VCM_NCM5(true, true, 4);
+  else if (d.patch == 5 && c->ncm_simd)
+    LT_VCM_NCM5(true, false, 0);
   else if (d.patch == 5)
-    ncm5_k<false><<<d.maxpts, MAP_THREADS, c->ncm_smem, c->s>>>(c->I0, c->I1, c->px, c->py, c->n, d, c->ncm);
+    LT_VCM_NCM5(false, false, 0);
+#undef LT_VCM_NCM5
   else if (c->kpt == 5)
     ncm_k<5><<<d.maxpts, MAP_THREADS, c->ncm_smem, c->s>>>(c->I0, c->I1, c->px, c->py, c->n, d, c->ncm);
   else if (c->kpt == 17)
@@ -1767,12 +2117,25 @@ static int launch_pair(cuda_ctx *c, int capturing, int ondev)
     if (d.lam > 0.0f)
       prior_k<<<pblocks, MAP_THREADS, 0, c->s>>>(c->px, c->py, c->n, c->prev, c->nprev, c->wt, d, c->pri);
     dim3 bg(ntile, c->nband);
+    if (c->band_list == 1)
+      vcm_list_k<TILE_PTS><<<ntile, MAP_THREADS, 0, c->s>>>(c->px, c->py, c->cstart, c->wq, d, c->tile_x, c->tile_y,
+                                                            c->tl);
+#define LT_VCM_BAND(MINB, QB, OPT)                                                                              \
+    if (c->band_list)                                                                                           \
+      vcm_band_k<TILE_PTS, MINB, QB, OPT, true><<<bg, MAP_THREADS, 0, c->s>>>(                                  \
+          c->ncm, c->px, c->py, c->cstart, c->wq, c->pri, d, c->tile_x, c->tile_y, c->tl, c->keys);             \
+    else                                                                                                        \
+      vcm_band_k<TILE_PTS, MINB, QB, OPT, false><<<bg, MAP_THREADS, 0, c->s>>>(                                 \
+          c->ncm, c->px, c->py, c->cstart, c->wq, c->pri, d, c->tile_x, c->tile_y, c->tl, c->keys)
     if (c->band_occ == 4)
-      vcm_band_k<TILE_PTS, 4, 8><<<bg, MAP_THREADS, 0, c->s>>>(c->ncm, c->px, c->py, c->cstart, c->wq, c->pri, d,
-                                                               c->tile_x, c->tile_y, c->keys);
+      LT_VCM_BAND(4, 8, 1);
+    else if (c->band_opt == 1)
+      LT_VCM_BAND(5, 4, 1);
+    else if (c->band_opt == 2)
+      LT_VCM_BAND(BAND2_MINB, 4, 2);
     else
-      vcm_band_k<TILE_PTS, 5, 4><<<bg, MAP_THREADS, 0, c->s>>>(c->ncm, c->px, c->py, c->cstart, c->wq, c->pri, d,
-                                                               c->tile_x, c->tile_y, c->keys);
+      LT_VCM_BAND(BAND4_MINB, 4, 4);
+#undef LT_VCM_BAND
     vcm_pick_k<<<pblocks, MAP_THREADS, 0, c->s>>>(c->ncm, c->I0, c->I1, c->px, c->py, c->cstart, c->n, c->wq, c->pri,
                                                   d, c->nband, c->keys, c->cur);
   } else {

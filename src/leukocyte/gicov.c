@@ -47,7 +47,7 @@ void lt_leuk_params_default(lt_leuk_params *p)
   p->static_ratio = 1.5;
   p->hold = 20;
   p->hold_move = 0.5;
-  p->hold_gicov = 1.4;
+  p->hold_gicov = 1.6;
 }
 
 int lt_leuk_nradii(const lt_leuk_params *p)

@@ -69,9 +69,11 @@ typedef struct lt_leuk_params {
                               frames; one whose last position then is within hold_move *
                               rmin px of its first and that never scored |GICOV| >= hold_gicov *
                               gicov_threshold in them is static background, never
-                              written (pipeline.c, judge()): 20 */
+                              written (pipeline.c, judge(); a track that the video's end
+                              cut short needs hold_move * rmin * its frames / hold): 20 */
   double hold_move;        /* 0.5 */
-  double hold_gicov;       /* 1.4 */
+  double hold_gicov;       /* 1.6 (a clean adherent cell scores >= 3.9, a static
+                              structure of real vessel texture up to 2.9) */
   int reference_geometry;  /* tests only: the reference's GICOV angle table (pi = 3.14159)
                               and its common border rmax+2 for all radii */
 } lt_leuk_params;

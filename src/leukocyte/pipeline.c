@@ -17,7 +17,8 @@
  * background structure); of two tracks on one cell, the one that jumped off
  * its prediction ends. A new track's rows are held back for --hold frames
  * (report.c): one that stayed put and never scored clearly in them is static
- * background and is never written (judge()). The distances may be given in
+ * background and is never written (judge()); a cell that passes over such
+ * a track's structure gets a track of its own. The distances may be given in
  * um (mode.c converts them in begin, once the pixel size is known).
  * Stage calls go through the backend's table; frames belong to the loop's
  * source (no frame memory here), so both backends get these steps. */
@@ -81,11 +82,15 @@ typedef struct run {
  * hold_gicov * gicov_threshold while held (a structure of the background
  * whose circle score crossed the threshold, mostly at the first frame, where
  * --static-span cannot test it); then none of its rows are written, else
- * they all are. */
+ * they all are. A track that the video's end cut short (fewer than hold
+ * frames) needs to have moved in proportion to its frames: a cell that
+ * enters 3 frames before the end has had no time to go 4 px. */
 static int judge(run *R, lt_track_info *t)
 {
-  double moved = hypot(t->lastx - t->firstx, t->lasty - t->firsty);
-  int bg = moved < R->p.hold_move * R->p.rmin && t->hold_gicov < R->p.hold_gicov * R->p.gicov_threshold;
+  double moved = hypot(t->lastx - t->firstx, t->lasty - t->firsty), need = R->p.hold_move * R->p.rmin;
+  if (t->end == LT_END_VIDEO && t->last - t->first + 1 < R->p.hold) /* the video ended: fewer frames to move in */
+    need *= (double)(t->last - t->first + 1) / R->p.hold;
+  int bg = moved < need && t->hold_gicov < R->p.hold_gicov * R->p.gicov_threshold;
   t->hold = bg ? -1 : 0;
   return bg ? lt_report_hide(&R->rep, t->id) : 0;
 }
@@ -273,6 +278,23 @@ static int grown(const run *R, int j, double rad, float g)
   return rad >= R->cells[j].R + 2 && fabsf(g) > fabsf(R->cells[j].gicov);
 }
 
+/* A new track in slot i for detection d (circle radius rad); with the
+ * flow's velocity when known (a new cell moves with the flow until it has
+ * its own). */
+static void start_track(run *R, int i, const lt_leuk_det *d, double rad, int have_flow, double fvx, double fvy)
+{
+  lt_leuk_cell_init(&R->cells[i], d, rad);
+  if (have_flow) {
+    R->cells[i].vx = fvx;
+    R->cells[i].vy = fvy;
+  }
+  R->miss[i] = 0;
+  lt_track_info *t = &R->act[i];
+  memset(t, 0, sizeof *t);
+  t->id = R->next_id++;
+  t->hold = R->p.hold > 0;
+}
+
 /* The nm maxima of a detect over roi: those above the threshold that are
  * not on a found cell (or on it grown) are refined (a maximum on a found cell
  * is that cell: no refinement), and start tracks for cells that are not
@@ -317,6 +339,14 @@ static int take_maxima(run *R, const lt_rect *roi, int nm)
       R->miss[dup] = 0;
       continue;
     }
+    if (dup >= 0 && !R->miss[dup] && R->act[dup].hold < 0 && grown(R, dup, rad, d->gicov)) {
+      /* a cell on a track hidden as static background (--hold): a new
+       * track, else it would be followed unseen; the structure's track ends */
+      if (R->p.static_span > 0 && lt_leuk_static_unchanged(&R->st, d->x, d->y, rad)) continue;
+      if ((err = finish_track(R, dup, LT_END_LOST))) return err;
+      start_track(R, dup, d, rad, have_flow, fvx, fvy);
+      continue;
+    }
     if (dup >= 0 && !R->miss[dup] && grown(R, dup, rad, d->gicov)) {
       /* the whole cell: its track continues with its centre, radius and sign */
       double vx = R->cells[dup].vx, vy = R->cells[dup].vy;
@@ -331,17 +361,7 @@ static int take_maxima(run *R, const lt_rect *roi, int nm)
       R->warned_full = 1;
       break;
     }
-    lt_leuk_cell_init(&R->cells[R->ncells], d, rad);
-    if (have_flow) { /* a new cell moves with the flow until it has its own velocity */
-      R->cells[R->ncells].vx = fvx;
-      R->cells[R->ncells].vy = fvy;
-    }
-    R->miss[R->ncells] = 0;
-    lt_track_info *t = &R->act[R->ncells];
-    memset(t, 0, sizeof *t);
-    t->id = R->next_id++;
-    t->hold = R->p.hold > 0;
-    R->ncells++;
+    start_track(R, R->ncells++, d, rad, have_flow, fvx, fvy);
   }
   return 0;
 }
