@@ -273,7 +273,7 @@ static void test_ncm8(void)
                simd[level], tried),
           bad == 0 && tried >= 30, "%d of %d differ", bad, tried);
   }
-  lt_vcm_set_simd(2);
+  lt_vcm_set_simd(3);
   free(I0);
   free(I1);
   free(R0);
@@ -426,30 +426,32 @@ static void test_synthetic(void)
 }
 
 /* The accumulation's integer sums are exact, so its SIMD paths (vpmaddwd
- * over pairs of neighbours with AVX-512BW or AVX2, plain C), which add in
- * different orders and groupings, give the same vectors to the bit. */
+ * or vpdpwssd over pairs of neighbours with AVX-512 VNNI, AVX-512BW or
+ * AVX2, plain C), which add in different orders and groupings, give the
+ * same vectors to the bit. */
 static void test_simd_vcm(void)
 {
   lt_vcm_params p;
   synth_params(&p);
   vc_motion m;
   vc_motion_affine(&m, 3, 1.02, 0.6, -0.3);
-  int w = 160, h = 160, cap = lt_vcm_max_points(&p), n[3];
+  int w = 160, h = 160, cap = lt_vcm_max_points(&p), n[4];
   float *I0 = malloc(sizeof(float) * w * h), *I1 = malloc(sizeof(float) * w * h);
-  lt_vcm_vector *v[3];
+  lt_vcm_vector *v[4];
   vc_make_pair(&m, w, h, 5, 2, I0, I1);
-  for (int level = 2; level >= 0; level--) {
+  for (int level = 3; level >= 0; level--) {
     v[level] = calloc(cap, sizeof *v[level]);
     lt_vcm_set_simd(level);
     n[level] = vc_run(&lt_vcm_backend_cpu, &p, I0, I1, w, h, v[level], cap);
   }
-  lt_vcm_set_simd(2);
-  T_CHECK(NAME("accumulation: vpmaddwd AVX-512BW / AVX2 (where the CPU has them) = plain C to the bit, %d vectors",
+  lt_vcm_set_simd(3);
+  T_CHECK(NAME("accumulation: vpdpwssd AVX-512 VNNI / vpmaddwd AVX-512BW / AVX2 (where the CPU has them) = plain C "
+               "to the bit, %d vectors",
                n[0]),
-          n[0] > cap / 2 && n[1] == n[0] && n[2] == n[0] && !memcmp(v[1], v[0], sizeof *v[0] * n[0]) &&
-              !memcmp(v[2], v[0], sizeof *v[0] * n[0]),
-          "n %d %d %d", n[0], n[1], n[2]);
-  for (int k = 0; k < 3; k++) free(v[k]);
+          n[0] > cap / 2 && n[1] == n[0] && n[2] == n[0] && n[3] == n[0] && !memcmp(v[1], v[0], sizeof *v[0] * n[0]) &&
+              !memcmp(v[2], v[0], sizeof *v[0] * n[0]) && !memcmp(v[3], v[0], sizeof *v[0] * n[0]),
+          "n %d %d %d %d", n[0], n[1], n[2], n[3]);
+  for (int k = 0; k < 4; k++) free(v[k]);
   free(I0);
   free(I1);
 }

@@ -76,6 +76,14 @@
  * K best in runs of 16 pixels that are skipped when none can enter (two
  * passes over the frame instead of five, no F frame); the same points as
  * lt_vcm_sobel, lt_vcm_strength and lt_vcm_select (tests/test_vcm.c).
+ * Threads (cpu_run): one OpenMP team per pair and no barrier in it; the
+ * frames' copy, the two passes of the points, the NCMs (4 points a task)
+ * and the VCMs (a pair of points a task) are tasks taken from counters in
+ * one order, a VCM task waiting only for the NCM tasks it reads (made one
+ * sub-window row ahead), so a thread that is late (preempted, or waking)
+ * holds up only the work it has taken. The support of neighbours whose
+ * search rectangle is clamped is summed as row differences (two rows per
+ * neighbour, then one pass down the columns).
  * Determinism: SADs and VCM sums are integers (any order), every point's
  * float steps (normalisation, prior, peak) are one thread's in a fixed
  * order, maxima are order-free and selection is per cell, so the output is
@@ -86,6 +94,7 @@
 
 #include <math.h>
 #include <omp.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -416,29 +425,68 @@ size_t lt_vcm_points_scratch(const lt_vcm_params *p, int w)
   return (b + 63) / 64 * 64; /* threads' parts a cache line apart */
 }
 
-int lt_vcm_points(const float *I0, const float *I1, int w, int h, const lt_vcm_params *p, int nthreads, float *mag,
-                  void *scratch, int *px, int *py)
+/* One more round of a wait loop: spins (pause) for its first 256 rounds,
+ * then yields the core (on a loaded machine the thread waited for may be
+ * the one without a core). */
+static void spin_wait(unsigned it)
 {
-  int m = margin_of(p), k = p->points_per_cell, gx = p->grid_x, gy = p->grid_y;
-  uint32_t gbits = 0, dbits = 0;
+  if (it < 256) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  } else
+    sched_yield();
+}
+
+/* Waits until *ctr >= target (acquire). */
+static void wait_count(const int *ctr, int target)
+{
+  for (unsigned it = 0; __atomic_load_n(ctr, __ATOMIC_ACQUIRE) < target; it++) spin_wait(it);
+}
+
+/* *a = max(*a, v), atomically */
+static void max_u32(uint32_t *a, uint32_t v)
+{
+  uint32_t o = __atomic_load_n(a, __ATOMIC_RELAXED);
+  while (v > o && !__atomic_compare_exchange_n(a, &o, v, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+  }
+}
+
+/* The shared state of points_team (all zero at the start) */
+typedef struct pts_team {
+  uint32_t gbits, dbits;   /* the maxima of G and D (float bits) */
+  int row_next, rows_done; /* pass 1: rows taken, rows done */
+  int cy_next, cy_done;    /* pass 2: sub-window rows taken, done */
+} pts_team;
+
+#define LT_VCM_PTS_ROWS 8 /* rows per task of points_team's pass 1 */
+
+/* lt_vcm_points' two passes, run by every thread of an OpenMP team (st
+ * shared, zeroed before): the work taken in tasks from counters, no
+ * barrier (a thread that gets a core late finds the work done). The slots
+ * of px are full when it returns 1 to the one thread that finished the last
+ * sub-window row (the others return 0 as soon as none is left to take). */
+static int points_team(const float *I0, const float *I1, int w, int h, const lt_vcm_params *p, float *mag,
+                       void *scratch, int *px, pts_team *st)
+{
+  int m = margin_of(p), k = p->points_per_cell, gx = p->grid_x, gy = p->grid_y, last = 0;
   /* pass 1: the Sobel of I0 row by row and, while its row is in the cache,
    * the row's interior maxima of G and D */
-#pragma omp parallel num_threads(nthreads)
-  {
-    uint32_t gm = 0, dm = 0;
-#pragma omp for schedule(static)
-    for (int y = 0; y < h; y++) {
+  uint32_t gm = 0, dm = 0;
+  for (int y0; (y0 = __atomic_fetch_add(&st->row_next, LT_VCM_PTS_ROWS, __ATOMIC_RELAXED)) < h;) {
+    int y1 = y0 + LT_VCM_PTS_ROWS < h ? y0 + LT_VCM_PTS_ROWS : h;
+    for (int y = y0; y < y1; y++) {
       sobel_row(I0 + (size_t)(y > 0 ? y - 1 : 0) * w, I0 + (size_t)y * w,
                 I0 + (size_t)(y < h - 1 ? y + 1 : h - 1) * w, w, mag + (size_t)y * w);
       size_t i = (size_t)y * w + m;
       if (y >= m && y < h - m && w - 2 * m > 0) strength_max_row(mag + i, I0 + i, I1 + i, w - 2 * m, &gm, &dm);
     }
-#pragma omp critical(lt_vcm_points_max)
-    {
-      gbits = gm > gbits ? gm : gbits;
-      dbits = dm > dbits ? dm : dbits;
-    }
+    max_u32(&st->gbits, gm);
+    max_u32(&st->dbits, dm);
+    __atomic_fetch_add(&st->rows_done, y1 - y0, __ATOMIC_RELEASE);
   }
+  wait_count(&st->rows_done, h);
+  uint32_t gbits = __atomic_load_n(&st->gbits, __ATOMIC_RELAXED), dbits = __atomic_load_n(&st->dbits, __ATOMIC_RELAXED);
   float gmax, dmax, gmin = 8.0f * p->min_contrast;
   memcpy(&gmax, &gbits, sizeof gmax);
   memcpy(&dmax, &dbits, sizeof dmax);
@@ -446,34 +494,38 @@ int lt_vcm_points(const float *I0, const float *I1, int w, int h, const lt_vcm_p
   /* pass 2: each row of sub-windows on its own: F of each of its rows
    * (lt_vcm_strength's strength_row: the same values) into a row buffer,
    * scanned cell by cell into the cells' K slots of px (pixel indices, -1
-   * empty); then packed in cell order as lt_vcm_select */
-#pragma omp parallel num_threads(nthreads)
-  {
-    char *sc = (char *)scratch + lt_vcm_points_scratch(p, w) * omp_get_thread_num();
-    float *fr = (float *)sc, *bf = fr + w;
-    int *bi = (int *)(bf + (size_t)gx * k), *cnt = bi + (size_t)gx * k;
-#pragma omp for schedule(dynamic, 1)
-    for (int cy = 0; cy < gy; cy++) {
-      int y0 = (int)((long long)cy * h / gy), y1 = (int)((long long)(cy + 1) * h / gy);
-      memset(cnt, 0, sizeof *cnt * gx);
-      for (int y = y0 > m ? y0 : m; any && y < y1 && y < h - m; y++) {
-        size_t i = (size_t)y * w + m;
-        strength_row(mag + i, I0 + i, I1 + i, w - 2 * m, gmax, dmax, p->min_strength, p->min_contrast, gmin, fr + m);
-        for (int cx = 0; cx < gx; cx++) {
-          int x0 = (int)((long long)cx * w / gx), x1 = (int)((long long)(cx + 1) * w / gx);
-          x0 = x0 > m ? x0 : m;
-          x1 = x1 < w - m ? x1 : w - m;
-          cell_row_scan(fr, x0, x1, y * w, k, bf + (size_t)cx * k, bi + (size_t)cx * k, &cnt[cx]);
-        }
-      }
+   * empty) */
+  char *sc = (char *)scratch + lt_vcm_points_scratch(p, w) * omp_get_thread_num();
+  float *fr = (float *)sc, *bf = fr + w;
+  int *bi = (int *)(bf + (size_t)gx * k), *cnt = bi + (size_t)gx * k;
+  for (int cy; (cy = __atomic_fetch_add(&st->cy_next, 1, __ATOMIC_RELAXED)) < gy;) {
+    int y0 = (int)((long long)cy * h / gy), y1 = (int)((long long)(cy + 1) * h / gy);
+    memset(cnt, 0, sizeof *cnt * gx);
+    for (int y = y0 > m ? y0 : m; any && y < y1 && y < h - m; y++) {
+      size_t i = (size_t)y * w + m;
+      strength_row(mag + i, I0 + i, I1 + i, w - 2 * m, gmax, dmax, p->min_strength, p->min_contrast, gmin, fr + m);
       for (int cx = 0; cx < gx; cx++) {
-        int *slot = px + (size_t)(cy * gx + cx) * k;
-        for (int j = 0; j < k; j++) slot[j] = j < cnt[cx] ? bi[(size_t)cx * k + j] : -1;
+        int x0 = (int)((long long)cx * w / gx), x1 = (int)((long long)(cx + 1) * w / gx);
+        x0 = x0 > m ? x0 : m;
+        x1 = x1 < w - m ? x1 : w - m;
+        cell_row_scan(fr, x0, x1, y * w, k, bf + (size_t)cx * k, bi + (size_t)cx * k, &cnt[cx]);
       }
     }
+    for (int cx = 0; cx < gx; cx++) {
+      int *slot = px + (size_t)(cy * gx + cx) * k;
+      for (int j = 0; j < k; j++) slot[j] = j < cnt[cx] ? bi[(size_t)cx * k + j] : -1;
+    }
+    last |= __atomic_add_fetch(&st->cy_done, 1, __ATOMIC_ACQ_REL) == gy;
   }
+  return last;
+}
+
+/* The slots of px (pixel indices, -1 empty) packed in cell order into px,
+ * py as lt_vcm_select; returns the number of points */
+static int points_pack(int nslot, int w, int *px, int *py)
+{
   int n = 0;
-  for (int i = 0; i < gx * gy * k; i++)
+  for (int i = 0; i < nslot; i++)
     if (px[i] >= 0) {
       int idx = px[i];
       px[n] = idx % w;
@@ -481,6 +533,15 @@ int lt_vcm_points(const float *I0, const float *I1, int w, int h, const lt_vcm_p
       n++;
     }
   return n;
+}
+
+int lt_vcm_points(const float *I0, const float *I1, int w, int h, const lt_vcm_params *p, int nthreads, float *mag,
+                  void *scratch, int *px, int *py)
+{
+  pts_team st = {0};
+#pragma omp parallel num_threads(nthreads)
+  points_team(I0, I1, w, h, p, mag, scratch, px, &st);
+  return points_pack(p->grid_x * p->grid_y * p->points_per_cell, w, px, py);
 }
 
 /* ---- stage 2: normal correlation maps ---- */
@@ -713,7 +774,7 @@ __attribute__((target("avx512f,avx512bw"))) static void sad_avx512(const uint8_t
 }
 #endif
 
-static int simd_max = 2; /* lt_vcm_set_simd */
+static int simd_max = 3; /* lt_vcm_set_simd */
 
 void lt_vcm_set_simd(int level)
 {
@@ -723,6 +784,7 @@ void lt_vcm_set_simd(int level)
 static int madd_level(void)
 {
 #if defined(HAVE_SAD_AVX2)
+  if (simd_max >= 3 && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vnni")) return 3;
   if (simd_max >= 2 && __builtin_cpu_supports("avx512bw")) return 2;
   if (simd_max >= 1 && __builtin_cpu_supports("avx2")) return 1;
 #endif
@@ -847,12 +909,10 @@ static int peak_index(const float *map, int side, float bv)
   return best;
 }
 
-float lt_vcm_peak(const float *map, int side, int subpixel, float *dx, float *dy)
+/* lt_vcm_peak with the map's maximum bv known */
+static float peak_of(const float *map, int side, int subpixel, float bv, float *dx, float *dy)
 {
-  /* the maximum, then among the offsets holding it the smallest |offset|^2,
-   * then the lowest index (two passes, the same choice as one) */
   int R = side / 2;
-  float bv = map_max(map, side * side);
   int best = peak_index(map, side, bv), bx = best % side, by = best / side;
   float sx = 0.0f, sy = 0.0f;
   const float *c = map + best;
@@ -883,7 +943,21 @@ float lt_vcm_peak(const float *map, int side, int subpixel, float *dx, float *dy
   return bv;
 }
 
+float lt_vcm_peak(const float *map, int side, int subpixel, float *dx, float *dy)
+{
+  /* the maximum, then among the offsets holding it the smallest |offset|^2,
+   * then the lowest index (two passes, the same choice as one) */
+  return peak_of(map, side, subpixel, map_max(map, side * side), dx, dy);
+}
+
 /* ---- the backend ---- */
+
+/* A task of cpu_run: the NCMs of points -begin - 1 .. end - 1 (begin < 0,
+ * the need-th NCM task) or the VCMs of points begin .. end - 1 (one or two),
+ * after the NCM tasks 0 .. need - 1 */
+typedef struct cpu_task {
+  int begin, end, need;
+} cpu_task;
 
 typedef struct cpu_ctx {
   lt_vcm_params p;
@@ -902,13 +976,18 @@ typedef struct cpu_ctx {
   int32_t *wq;      /* integer weight table (lt_vcm_weight_q) */
   const float *last_I1; /* the last pair's I1 (its rounded copy is rf[1], q[1]; vcm.h) */
   int have_last;    /* rf[1], q[1] hold the last pair's I1 (pair or pair8) */
+  const uint8_t *in8[2]; /* pair8's frames for cpu_run to copy into q, rf (NULL: none) */
   int *px, *py;
   int *cstart;      /* points of sub-window c: cstart[c] .. cstart[c + 1] - 1 */
+  cpu_task *task;   /* cpu_run's tasks (build_tasks) */
+  int *done;        /* NCM task k of pair gen is done: done[k] == gen */
+  int gen;          /* pairs run */
   lt_vcm_vector *prev, *cur; /* last pair's vectors (temporal prior), this pair's */
   int nprev;
   double t[3]; /* seconds per phase (points, correlation, accumulation) */
 } cpu_ctx;
 
+#define LT_VCM_NCM_TASK 4 /* points per NCM task of cpu_run */
 #define SAD_LANES 144 /* (LT_VCM_MAX_SEARCH + 1) rounded up to 16 */
 #define LT_VCM_NCM_PAD 32 /* uint16 past the last NCM (acc_pair's loads) */
 #define LT_VCM_M2P(m2) (((size_t)(m2) + 31) & ~(size_t)31) /* a point's sums: whole blocks of acc_pair */
@@ -935,6 +1014,8 @@ static void cpu_destroy(void *vctx)
   free(c->sad);
   free(c->px);
   free(c->cstart);
+  free(c->task);
+  free(c->done);
   free(c->py);
   free(c->prev);
   free(c->cur);
@@ -975,11 +1056,15 @@ static int cpu_create(void **out, const lt_vcm_params *p, int w, int h)
   c->px = malloc((size_t)c->maxpts * sizeof *c->px);
   c->cstart = malloc(((size_t)p->grid_x * p->grid_y + 1) * sizeof *c->cstart);
   c->py = malloc((size_t)c->maxpts * sizeof *c->py);
+  /* NCM tasks <= maxpts / LT_VCM_NCM_TASK + 1, VCM tasks <= maxpts / 2 + grid_y */
+  size_t ntask = (size_t)c->maxpts / LT_VCM_NCM_TASK + (size_t)c->maxpts / 2 + p->grid_y + 2;
+  c->task = malloc(ntask * sizeof *c->task);
+  c->done = calloc((size_t)c->maxpts / LT_VCM_NCM_TASK + 2, sizeof *c->done);
   c->prev = malloc((size_t)c->maxpts * sizeof *c->prev);
   c->cur = malloc((size_t)c->maxpts * sizeof *c->cur);
   if (!c->mag || !c->pscratch || !c->ncm || !c->acc || !c->map || !c->nbl || !c->wl || !c->cnt || !c->zero || !c->sad || !c->wt || !c->wq || !c->rf[0] ||
       !c->rf[1] || !c->q[0] || !c->q[1] || !c->px || !c->py || !c->prev || !c->cur ||
-      !c->cstart)
+      !c->cstart || !c->task || !c->done)
     goto nomem;
   lt_vcm_weight_table(p, c->wt);
   if (!lt_vcm_weight_q(p, w, h, c->wq)) goto nomem;
@@ -1056,35 +1141,49 @@ static void acc_add2(int32_t *restrict a0, int32_t *restrict a1, const uint16_t 
  * past the map (the NCM buffer has LT_VCM_NCM_PAD to spare); a0 and a1
  * have whole blocks (LT_VCM_M2P), sums past m2 are not used. */
 #if defined(HAVE_SAD_AVX2)
+/* acc + the pairs' products of x and W: vpmaddwd + vpaddd, or vpdpwssd
+ * (AVX-512 VNNI) in one instruction, exact in int32 either way */
+#define MADD_PLAIN(acc, x, W) _mm512_add_epi32(acc, _mm512_madd_epi16(x, W))
+#define MADD_VNNI(acc, x, W) _mm512_dpwssd_epi32(acc, x, W)
+#define MADD_AVX512_BODY(MADD)                                                                                   \
+  {                                                                                                              \
+    const __m512i i0 = _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);                \
+    const __m512i i1 = _mm512_setr_epi32(8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31);          \
+    for (int o = 0; o < m2; o += 32) {                                                                           \
+      __m512i l0 = _mm512_setzero_si512(), h0 = l0, l1 = l0, h1 = l0;                                            \
+      for (int k = 0; k < np; k += 2) {                                                                          \
+        const uint16_t *sb = nb[k + 1 < np ? k + 1 : k];                                                         \
+        __m512i A = _mm512_loadu_si512((const void *)(nb[k] + o)), B = _mm512_loadu_si512((const void *)(sb + o)); \
+        __m512i lo = _mm512_unpacklo_epi16(A, B), hi = _mm512_unpackhi_epi16(A, B);                              \
+        __m512i W0 = _mm512_set1_epi32((int)w0[k / 2]);                                                          \
+        l0 = MADD(l0, lo, W0);                                                                                   \
+        h0 = MADD(h0, hi, W0);                                                                                   \
+        if (two) {                                                                                               \
+          __m512i W1 = _mm512_set1_epi32((int)w1[k / 2]);                                                        \
+          l1 = MADD(l1, lo, W1);                                                                                 \
+          h1 = MADD(h1, hi, W1);                                                                                 \
+        }                                                                                                        \
+      }                                                                                                          \
+      _mm512_storeu_si512((void *)(a0 + o), _mm512_permutex2var_epi32(l0, i0, h0));                             \
+      _mm512_storeu_si512((void *)(a0 + o + 16), _mm512_permutex2var_epi32(l0, i1, h0));                        \
+      if (two) {                                                                                                 \
+        _mm512_storeu_si512((void *)(a1 + o), _mm512_permutex2var_epi32(l1, i0, h1));                           \
+        _mm512_storeu_si512((void *)(a1 + o + 16), _mm512_permutex2var_epi32(l1, i1, h1));                      \
+      }                                                                                                          \
+    }                                                                                                            \
+  }
+
 __attribute__((target("avx512f,avx512bw"))) static void madd_avx512(int32_t *restrict a0, int32_t *restrict a1,
                                                                      const uint16_t *const *nb, const uint32_t *w0,
                                                                      const uint32_t *w1, int np, int m2, int two)
-{
-  const __m512i i0 = _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
-  const __m512i i1 = _mm512_setr_epi32(8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31);
-  for (int o = 0; o < m2; o += 32) {
-    __m512i l0 = _mm512_setzero_si512(), h0 = l0, l1 = l0, h1 = l0;
-    for (int k = 0; k < np; k += 2) {
-      const uint16_t *sb = nb[k + 1 < np ? k + 1 : k];
-      __m512i A = _mm512_loadu_si512((const void *)(nb[k] + o)), B = _mm512_loadu_si512((const void *)(sb + o));
-      __m512i lo = _mm512_unpacklo_epi16(A, B), hi = _mm512_unpackhi_epi16(A, B);
-      __m512i W0 = _mm512_set1_epi32((int)w0[k / 2]);
-      l0 = _mm512_add_epi32(l0, _mm512_madd_epi16(lo, W0));
-      h0 = _mm512_add_epi32(h0, _mm512_madd_epi16(hi, W0));
-      if (two) {
-        __m512i W1 = _mm512_set1_epi32((int)w1[k / 2]);
-        l1 = _mm512_add_epi32(l1, _mm512_madd_epi16(lo, W1));
-        h1 = _mm512_add_epi32(h1, _mm512_madd_epi16(hi, W1));
-      }
-    }
-    _mm512_storeu_si512((void *)(a0 + o), _mm512_permutex2var_epi32(l0, i0, h0));
-    _mm512_storeu_si512((void *)(a0 + o + 16), _mm512_permutex2var_epi32(l0, i1, h0));
-    if (two) {
-      _mm512_storeu_si512((void *)(a1 + o), _mm512_permutex2var_epi32(l1, i0, h1));
-      _mm512_storeu_si512((void *)(a1 + o + 16), _mm512_permutex2var_epi32(l1, i1, h1));
-    }
-  }
-}
+MADD_AVX512_BODY(MADD_PLAIN)
+
+/* madd_avx512 with AVX-512 VNNI (vpdpwssd: one instruction per product
+ * pair and sum instead of two) */
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) static void
+madd_vnni(int32_t *restrict a0, int32_t *restrict a1, const uint16_t *const *nb, const uint32_t *w0,
+          const uint32_t *w1, int np, int m2, int two)
+MADD_AVX512_BODY(MADD_VNNI)
 
 __attribute__((target("avx2"))) static void madd_avx2(int32_t *restrict a0, int32_t *restrict a1,
                                                       const uint16_t *const *nb, const uint32_t *w0,
@@ -1115,8 +1214,8 @@ __attribute__((target("avx2"))) static void madd_avx2(int32_t *restrict a0, int3
 }
 #endif
 
-/* The accumulation's SIMD level: 2 AVX-512BW, 1 AVX2, 0 plain C (capped
- * by lt_vcm_set_simd). */
+/* The accumulation's SIMD level: 3 AVX-512BW with VNNI (vpdpwssd), 2
+ * AVX-512BW, 1 AVX2, 0 plain C (capped by lt_vcm_set_simd). */
 static int madd_level(void);
 
 /* a0 (and a1 where two) = the sums over the np neighbours' maps nb[k]
@@ -1126,6 +1225,10 @@ static void acc_sums(int lv, int32_t *a0, int32_t *a1, const uint16_t *const *nb
                      const uint32_t *w1, int np, int m2, int two)
 {
 #if defined(HAVE_SAD_AVX2)
+  if (lv == 3) {
+    madd_vnni(a0, a1, nb, w0, w1, np, m2, two);
+    return;
+  }
   if (lv == 2) {
     madd_avx512(a0, a1, nb, w0, w1, np, m2, two);
     return;
@@ -1144,11 +1247,24 @@ static void acc_sums(int lv, int32_t *a0, int32_t *a1, const uint16_t *const *nb
   }
 }
 
-/* row[0 .. n) += v (the support of a neighbour's clamped rectangle) */
+/* row[0 .. n) += v (a neighbour's clamped rectangle: its top row, and -v
+ * below its bottom row) */
 LT_VCM_CLONES
 static void row_add(int32_t *restrict row, int n, int32_t v)
 {
   for (int l = 0; l < n; l++) row[l] += v;
+}
+
+/* The support from its row differences (row_add's): each row of the
+ * side x side map plus the row above it, top to bottom */
+LT_VCM_CLONES
+static void rows_sum(int32_t *cnt, int side)
+{
+  for (int oy = 1; oy < side; oy++) {
+    int32_t *restrict row = cnt + (size_t)oy * side;
+    const int32_t *restrict up = row - side;
+    for (int l = 0; l < side; l++) row[l] += up[l];
+  }
 }
 
 /* V(o) = acc[o] / (C(o) LT_VCM_SIM_ONE) as a float, C(o) = full + cnt[o],
@@ -1158,12 +1274,14 @@ static void row_add(int32_t *restrict row, int n, int32_t v)
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
 #endif
-static void normalise(const int32_t *restrict acc, float *restrict map, const int32_t *restrict cnt, int m2,
-                      int32_t sw, int32_t full)
+static float normalise(const int32_t *restrict acc, float *restrict map, const int32_t *restrict cnt, int m2,
+                       int32_t sw, int32_t full)
 {
   /* the division on every lane, a divisor of 1 and the result's bits
    * masked to +0 where C(o) fails: vectorises (with ?: GCC keeps a branch
-   * around the division, which may trap) */
+   * around the division, which may trap). Returns the map's maximum (its
+   * values are +0 or positive, never NaN: the largest bits, map_max's) */
+  uint32_t mx = 0;
   for (int o = 0; o < m2; o++) {
     int32_t cw = full + cnt[o], ok = -((4 * cw >= sw) & (cw > 0));
     union { float f; int32_t i; } den = {(float)(cw * LT_VCM_SIM_ONE)}, one = {1.0f}, q;
@@ -1171,7 +1289,11 @@ static void normalise(const int32_t *restrict acc, float *restrict map, const in
     q.f = (float)acc[o] / den.f;
     q.i &= ok;
     map[o] = q.f;
+    mx = (uint32_t)q.i > mx ? (uint32_t)q.i : mx;
   }
+  float bv;
+  memcpy(&bv, &mx, sizeof bv);
+  return bv;
 }
 
 /* V_i(o) = sum_j w_ij s_j(o) / C(o), C(o) = sum of w_ij over the j whose
@@ -1191,7 +1313,7 @@ static void vcm_finish(const cpu_ctx *c, int i, const int32_t *acc, float *map, 
                        int32_t full, lt_vcm_vector *out)
 {
   int M = c->side, m2 = M * M, S2 = c->p.search / 2;
-  normalise(acc, map, cnt, m2, sw, full);
+  float bv = normalise(acc, map, cnt, m2, sw, full);
   float lam = c->p.temporal_weight, vx, vy, norm = 1.0f;
   if (lam > 0.0f && temporal_predict(c, c->px[i], c->py[i], &vx, &vy)) {
     float irho2 = 1.0f / (c->p.temporal_radius * c->p.temporal_radius);
@@ -1201,8 +1323,9 @@ static void vcm_finish(const cpu_ctx *c, int i, const int32_t *acc, float *map, 
       if (q > 0.0f) map[o] += lam * q;
     }
     norm = 1.0f + lam;
+    bv = map_max(map, m2);
   }
-  float dx, dy, v = lt_vcm_peak(map, M, c->p.subpixel, &dx, &dy);
+  float dx, dy, v = peak_of(map, M, c->p.subpixel, bv, &dx, &dy);
   out->x = (float)c->px[i];
   out->y = (float)c->py[i];
   out->dx = dx;
@@ -1267,19 +1390,68 @@ static void vcm_points(const cpu_ctx *c, int i, int np, int32_t *acc, float *map
           memset(cnt + (size_t)k * m2, 0, sizeof *cnt * m2);
           partial[k] = 1;
         }
-        for (int oy = r[2]; oy <= r[3]; oy++) row_add(cnt + (size_t)k * m2 + (oy + S2) * M + S2 + r[0], r[1] - r[0] + 1, wq);
+        /* the rectangle as differences between rows: +wq on its top row,
+         * -wq on the row below it (rows_sum adds them up: the same integers) */
+        row_add(cnt + (size_t)k * m2 + (r[2] + S2) * M + S2 + r[0], r[1] - r[0] + 1, wq);
+        if (r[3] + S2 + 1 < M) row_add(cnt + (size_t)k * m2 + (r[3] + S2 + 1) * M + S2 + r[0], r[1] - r[0] + 1, -wq);
       }
     }
+  for (int k = 0; k < np; k++)
+    if (partial[k]) rows_sum(cnt + (size_t)k * m2, M);
   acc_sums(madd_level(), acc, acc + m2p, nbl, wl0, wl1, nn, m2, np == 2); /* nn >= 1: i itself */
   for (int k = 0; k < np; k++)
     vcm_finish(c, i + k, acc + (size_t)k * m2p, map, partial[k] ? cnt + (size_t)k * m2 : c->zero, sw[k], full[k],
                out + k);
 }
 
-/* Bands of sub-window rows per pair in cpu_run (each band: two OpenMP
- * loops and their barriers; one row per band was 3x slower on two threads
- * of a loaded machine, where a barrier waits for a preempted thread) */
-#define LT_VCM_BANDS 8
+/* cpu_run's work, one stream of tasks per pair that the threads take in
+ * order from one counter (no barrier between the phases): NCM tasks of
+ * LT_VCM_NCM_TASK points and VCM tasks of one or two points (a pair
+ * vcm_points sums together) of a sub-window row, each VCM task after every
+ * NCM task that holds a map it reads. The NCMs are made a few sub-window
+ * rows ahead of the VCMs that read them, so those are still in the cache. */
+/* The task list of n points (cstart: the points of each sub-window) into
+ * c->task (begin, end, and the NCM tasks before it; negative begin - 1 for
+ * an NCM task); returns the number of tasks. */
+static int build_tasks(cpu_ctx *c, int n)
+{
+  int gx = c->p.grid_x, gy = c->p.grid_y, h = c->h, nt = 0, made = 0, nn = 0;
+  for (int cy = 0; cy < gy; cy++) {
+    /* the NCMs that the VCMs of rows cy and cy + 1 read (one row ahead, so
+     * that a VCM task seldom waits for an NCM task still running) */
+    int ahead = cy + 1 < gy ? cy + 1 : cy, need = 0;
+    for (int r = cy; r <= ahead; r++) {
+      int ylast = (int)((long long)(r + 1) * h / gy) - 1;
+      int nr = c->cstart[(cell_of(ylast + c->p.coherence_radius, h, gy) + 1) * gx];
+      if (r == cy) need = (nr + LT_VCM_NCM_TASK - 1) / LT_VCM_NCM_TASK; /* the NCM tasks row cy waits for */
+      for (; made < nr; made += LT_VCM_NCM_TASK, nn++, nt++) {
+        c->task[nt].begin = -made - 1;
+        c->task[nt].end = made + LT_VCM_NCM_TASK < n ? made + LT_VCM_NCM_TASK : n;
+        c->task[nt].need = nn;
+      }
+    }
+    int i0 = c->cstart[cy * gx], i1 = c->cstart[(cy + 1) * gx];
+    for (int i = i0; i < i1; i += 2, nt++) {
+      c->task[nt].begin = i;
+      c->task[nt].end = i + 2 < i1 ? i + 2 : i1;
+      c->task[nt].need = need;
+    }
+  }
+  return nt;
+}
+
+/* Waits until the NCM tasks 0 .. need - 1 of pair gen are done (*known: the
+ * first ones this thread has seen done; spin_wait). */
+static void wait_ncm(const int *done, int need, int gen, int *known)
+{
+  for (unsigned it = 0; *known < need; it++) {
+    if (__atomic_load_n(&done[*known], __ATOMIC_ACQUIRE) == gen) {
+      (*known)++;
+      it = 0;
+    } else
+      spin_wait(it);
+  }
+}
 
 /* Frame t is the last pair's I1 (its rounded copies move to slot 0), or 0
  * after the error of a first pair without frame t. */
@@ -1298,10 +1470,25 @@ static int keep_last(cpu_ctx *c)
   return 0;
 }
 
-static void bytes_in(uint8_t *restrict q, float *restrict rf, const uint8_t *restrict src, size_t n)
+/* cpu_pair8's frames c->in8 (where not NULL) copied into q and rf by
+ * every thread of cpu_run's team (st: rows taken, rows done; zero before),
+ * in tasks of LT_VCM_PTS_ROWS rows; returns when all are in */
+static void bytes_in(cpu_ctx *c, int st[2])
 {
-  memcpy(q, src, n);
-  for (size_t i = 0; i < n; i++) rf[i] = (float)q[i];
+  int w = c->w, h = c->h;
+  for (int y0; (y0 = __atomic_fetch_add(&st[0], LT_VCM_PTS_ROWS, __ATOMIC_RELAXED)) < h;) {
+    int y1 = y0 + LT_VCM_PTS_ROWS < h ? y0 + LT_VCM_PTS_ROWS : h;
+    size_t a = (size_t)y0 * w, n = (size_t)(y1 - y0) * w;
+    for (int k = 0; k < 2; k++)
+      if (c->in8[k]) {
+        uint8_t *restrict q = c->q[k] + a;
+        float *restrict rf = c->rf[k] + a;
+        memcpy(q, c->in8[k] + a, n);
+        for (size_t i = 0; i < n; i++) rf[i] = (float)q[i];
+      }
+    __atomic_fetch_add(&st[1], y1 - y0, __ATOMIC_RELEASE);
+  }
+  wait_count(&st[1], h);
 }
 
 static int cpu_run(cpu_ctx *c, lt_vcm_vector *out, int cap, int *nout, double t0);
@@ -1318,6 +1505,7 @@ static int cpu_pair(void *vctx, const float *I0, const float *I1, lt_vcm_vector 
   } else
     lt_vcm_round8(I0, npx, c->rf[0], c->q[0]);
   lt_vcm_round8(I1, npx, c->rf[1], c->q[1]);
+  c->in8[0] = c->in8[1] = NULL; /* nothing for cpu_run to copy */
   c->last_I1 = I1;
   c->have_last = 1;
   return cpu_run(c, out, cap, nout, t0);
@@ -1326,14 +1514,11 @@ static int cpu_pair(void *vctx, const float *I0, const float *I1, lt_vcm_vector 
 static int cpu_pair8(void *vctx, const uint8_t *Q0, const uint8_t *Q1, lt_vcm_vector *out, int cap, int *nout)
 {
   cpu_ctx *c = vctx;
-  size_t npx = (size_t)c->w * c->h;
   double t0 = lt_now();
   int err;
-  if (!Q0) {
-    if ((err = keep_last(c))) return err;
-  } else
-    bytes_in(c->q[0], c->rf[0], Q0, npx);
-  bytes_in(c->q[1], c->rf[1], Q1, npx);
+  if (!Q0 && (err = keep_last(c))) return err;
+  c->in8[0] = Q0; /* copied by cpu_run's team (bytes_in) */
+  c->in8[1] = Q1;
   c->last_I1 = NULL; /* no float buffer holds it */
   c->have_last = 1;
   return cpu_run(c, out, cap, nout, t0);
@@ -1345,20 +1530,32 @@ static int cpu_run(cpu_ctx *c, lt_vcm_vector *out, int cap, int *nout, double t0
   int w = c->w, h = c->h, M = c->side;
   size_t m2 = (size_t)M * M;
   int nt = omp_get_max_threads() < c->nthreads ? omp_get_max_threads() : c->nthreads;
-  int n = lt_vcm_points(c->rf[0], c->rf[1], w, h, &c->p, nt, c->mag, c->pscratch, c->px, c->py);
-  int gx = c->p.grid_x, nc = gx * c->p.grid_y;
-  for (int k = 0, j = 0; k <= nc; k++) { /* points come cell by cell */
-    while (j < n && cell_of(c->py[j], h, c->p.grid_y) * gx + cell_of(c->px[j], w, gx) < k) j++;
-    c->cstart[k] = j;
-  }
-  double t1 = lt_now(), tl = t1, tc = 0.0, ta = 0.0;
-  /* In bands of sub-window rows: the NCMs the band's VCMs need that are
-   * not made yet (up to the sub-window row that the radius reaches below
-   * the band), then the band's VCMs, while those NCMs are still in the
-   * cache (all NCMs first, 35 MB at the defaults, left the accumulation
-   * reading them from memory). The same maps and sums as one pass. */
-#pragma omp parallel num_threads(nt)
+  int gx = c->p.grid_x, nc = gx * c->p.grid_y, n = 0, ntask = 0, gen = ++c->gen, next = 0, ready = 0;
+  pts_team st = {0};
+  int in8[2] = {0, 0}; /* bytes_in's rows taken, done */
+  double t1 = t0, tc = 0.0, tv = 0.0;
+  /* One team per pair, no barrier inside: pair8's frames copied in
+   * (bytes_in), the points (points_team); the
+   * thread that finishes them packs them and lists the tasks, the others
+   * wait for that; then the threads take the tasks in list order
+   * (cpu_ctx.task): each NCM task marks itself done with this pair's
+   * number, each VCM task first waits for the NCM tasks before it in the
+   * list. The same maps and sums as one pass over all NCMs and then all
+   * VCMs. */
+#pragma omp parallel num_threads(nt) reduction(+ : tc, tv)
   {
+    if (c->in8[1]) bytes_in(c, in8);
+    if (points_team(c->rf[0], c->rf[1], w, h, &c->p, c->mag, c->pscratch, c->px, &st)) {
+      n = points_pack(nc * c->p.points_per_cell, w, c->px, c->py);
+      for (int k = 0, j = 0; k <= nc; k++) { /* points come cell by cell */
+        while (j < n && cell_of(c->py[j], h, c->p.grid_y) * gx + cell_of(c->px[j], w, gx) < k) j++;
+        c->cstart[k] = j;
+      }
+      ntask = build_tasks(c, n);
+      t1 = lt_now();
+      __atomic_store_n(&ready, 1, __ATOMIC_RELEASE);
+    } else
+      wait_count(&ready, 1);
     uint16_t *sad = c->sad + (size_t)omp_get_thread_num() * M * SAD_LANES;
     int32_t *acc = c->acc + (size_t)omp_get_thread_num() * 2 * LT_VCM_M2P(m2);
     float *map = c->map + (size_t)omp_get_thread_num() * m2;
@@ -1366,36 +1563,29 @@ static int cpu_run(cpu_ctx *c, lt_vcm_vector *out, int cap, int *nout, double t0
     const uint16_t **nbl = c->nbl + (size_t)omp_get_thread_num() * c->maxpts;
     uint32_t *wl = c->wl + (size_t)omp_get_thread_num() * 2 * wl_n;
     int32_t *cnt = c->cnt + (size_t)omp_get_thread_num() * 2 * m2;
-    int gy = c->p.grid_y, done = 0, band = (gy + LT_VCM_BANDS - 1) / LT_VCM_BANDS;
-    for (int cy = 0; cy < gy; cy += band) {
-      int cy1 = cy + band < gy ? cy + band : gy, ylast = (int)((long long)cy1 * h / gy) - 1;
-      int need = c->cstart[(cell_of(ylast + c->p.coherence_radius, h, gy) + 1) * gx];
-#pragma omp for schedule(static)
-      for (int i = done; i < need; i++)
-        lt_vcm_ncm8(c->q[0], c->q[1], c->rf[0], c->rf[1], w, h, c->px[i], c->py[i], &c->p, sad,
-                    c->ncm + (size_t)i * m2);
-      done = need > done ? need : done;
-#pragma omp master
-      {
-        double t = lt_now();
-        tc += t - tl;
-        tl = t;
-      }
-      int i0 = c->cstart[cy * gx], i1 = c->cstart[cy1 * gx];
-#pragma omp for schedule(static)
-      for (int i = i0; i < i1; i += 2) vcm_points(c, i, i + 1 < i1 ? 2 : 1, acc, map, cnt, nbl, wl, wl + wl_n, &c->cur[i]);
-#pragma omp master
-      {
-        double t = lt_now();
-        ta += t - tl;
-        tl = t;
+    int known = 0;
+    for (int k; (k = __atomic_fetch_add(&next, 1, __ATOMIC_RELAXED)) < ntask;) {
+      const cpu_task *tk = &c->task[k];
+      double ts = lt_now();
+      if (tk->begin < 0) {
+        for (int i = -tk->begin - 1; i < tk->end; i++)
+          lt_vcm_ncm8(c->q[0], c->q[1], c->rf[0], c->rf[1], w, h, c->px[i], c->py[i], &c->p, sad,
+                      c->ncm + (size_t)i * m2);
+        __atomic_store_n(&c->done[tk->need], gen, __ATOMIC_RELEASE);
+        tc += lt_now() - ts;
+      } else {
+        wait_ncm(c->done, tk->need, gen, &known);
+        vcm_points(c, tk->begin, tk->end - tk->begin, acc, map, cnt, nbl, wl, wl + wl_n, &c->cur[tk->begin]);
+        tv += lt_now() - ts;
       }
     }
   }
-  double t3 = lt_now();
+  /* the two phases overlap: their wall time split by the threads' time in
+   * each (a VCM task's wait for its NCMs counted as accumulation) */
+  double t3 = lt_now(), fc = tc + tv > 0.0 ? tc / (tc + tv) : 0.0;
   c->t[0] += t1 - t0;
-  c->t[1] += tc;
-  c->t[2] += ta + (t3 - tl);
+  c->t[1] += (t3 - t1) * fc;
+  c->t[2] += (t3 - t1) * (1.0 - fc);
   int k = n < cap ? n : cap;
   memcpy(out, c->cur, (size_t)k * sizeof *out);
   lt_vcm_vector *t = c->prev; /* this field is the next pair's prior */

@@ -239,10 +239,11 @@ void lt_vcm_round8(const float *src, size_t n, float *rf, uint8_t *q);
  * 144 uint16. */
 void lt_vcm_ncm8(const uint8_t *q0, const uint8_t *q1, const float *I0, const float *I1, int w, int h, int x,
                  int y, const lt_vcm_params *p, uint16_t *scratch, uint16_t *ncm);
-/* The widest SIMD lt_vcm_ncm8 may use, each only where the CPU has it: 2
- * AVX-512BW (32 16-bit lanes), 1 AVX2 (16), 0 none (the float reference);
- * 2 by default. For tests, which hold every path to the reference; set it
- * while no backend runs. */
+/* The widest SIMD lt_vcm_ncm8 and the CPU accumulation may use, each only
+ * where the CPU has it: 3 AVX-512BW with VNNI (the accumulation's
+ * vpdpwssd; the SADs as 2), 2 AVX-512BW (32 16-bit lanes), 1 AVX2 (16), 0
+ * none (the float reference); 3 by default. For tests, which hold every
+ * path to the reference; set it while no backend runs. */
 void lt_vcm_set_simd(int level);
 /* Motion evidence of a vector, filled in by both backends (the vcm mode
  * drops vectors above --evidence A): e(v) / e(0), where e(o) is the sum of
