@@ -82,7 +82,8 @@
  * kernel before 2026-11-24 04:00 UTC; 4: the default until 04:05 UTC),
  * LT_VCM_BAND_LIST=0 or k (the tile lists by each band block, as before
  * 04:05 UTC, or by vcm_list_k), LT_VCM_BAND_OCC=4 (with 1 offset),
- * LT_VCM_PER_CELL=1, LT_VCM_NCM=sad, bytes (the window a byte per load, as
+ * LT_VCM_PTS_OCC=6 (points_k at its natural 80 registers, 6 blocks per
+ * SM, as before 2026-11-24 04:30 UTC), LT_VCM_PER_CELL=1, LT_VCM_NCM=sad, bytes (the window a byte per load, as
  * before) or words4 (4 blocks per SM), LT_VCM_NO_GRAPH=1, LT_VCM_UPLOAD=copy,
  * LT_VCM_PREFETCH=0 (cu_alloc). */
 #include <limits.h>
@@ -163,6 +164,7 @@ struct cuda_ctx {
   int tile_x, tile_y;      /* vcm_band_k's tile of sub-windows; 0: vcm_k (LT_VCM_TILE=0) */
   int band_occ;            /* vcm_band_k's blocks per SM by its launch bounds (5, or 4 with 8
                               loads ahead: LT_VCM_BAND_OCC=4) */
+  int pts_minb;            /* points_k's launch bound (PTS_MINB; 1: LT_VCM_PTS_OCC=6) */
   int band_opt;            /* vcm_band_k's offsets per thread (2; 1, 4: LT_VCM_BAND_OPT) */
   int nband;               /* bands of MAP_THREADS * band_opt offsets (vcm_band_k's grid.y) */
   int band_list;           /* each tile's neighbour list built once: 2 by ncm5_k's tail
@@ -332,8 +334,12 @@ template <> struct topk<0> {
  * counting itself), so no memset precedes the pair. */
 #define PTS_THREADS 128
 #define PTS_CH 8
-template <int KM>
-__global__ void __launch_bounds__(PTS_THREADS)
+/* points_k's blocks per SM by its registers: 8 (64 registers) puts the
+ * 1024 sub-windows of a 32x32 grid in one wave on the H100's 132 SMs (6
+ * at its natural 80 registers: two waves); LT_VCM_PTS_OCC=6 the latter */
+#define PTS_MINB 8
+template <int KM, int MINB>
+__global__ void __launch_bounds__(PTS_THREADS, MINB)
 points_k(const uint8_t *__restrict__ I0, const uint8_t *__restrict__ I1, vcm_dev_params d, unsigned *maxbits,
          unsigned *done, int *__restrict__ cellidx, int *__restrict__ cellcnt, int *__restrict__ px,
          int *__restrict__ py, int *__restrict__ cstart, int *__restrict__ n)
@@ -1643,11 +1649,21 @@ vcm_pick_k(const uint16_t *__restrict__ ncm, const uint8_t *__restrict__ q0, con
 
 /* ---- the backend ---- */
 
-/* points_k for K points per sub-window: K in registers for K <= 4 */
-static const void *points_kernel(int k)
+/* points_k for K points per sub-window (K in registers for K <= 4) and
+ * the launch bound M (PTS_MINB or 1) */
+template <int M>
+static const void *points_kernel_m(int k)
 {
-  return k == 1 ? (const void *)points_k<1> : k == 2 ? (const void *)points_k<2> : k == 3 ? (const void *)points_k<3>
-         : k == 4 ? (const void *)points_k<4> : (const void *)points_k<0>;
+  return k == 1   ? (const void *)points_k<1, M>
+         : k == 2 ? (const void *)points_k<2, M>
+         : k == 3 ? (const void *)points_k<3, M>
+         : k == 4 ? (const void *)points_k<4, M>
+                  : (const void *)points_k<0, M>;
+}
+
+static const void *points_kernel(int k, int minb)
+{
+  return minb == PTS_MINB ? points_kernel_m<PTS_MINB>(k) : points_kernel_m<1>(k);
 }
 
 static void cu_destroy(void *vctx)
@@ -1831,6 +1847,8 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
    * list) or 1 (86.9 us at 03:44 UTC). The tile lists (tile_lists): by
    * ncm5_k's tail blocks (NCM 42.4 instead of 40.0 us), LT_VCM_BAND_LIST=k
    * by vcm_list_k (9.0 us), 0 by each band block (docs/PERFORMANCE.md) */
+  const char *po = getenv("LT_VCM_PTS_OCC");
+  c->pts_minb = po && strcmp(po, "6") == 0 ? 1 : PTS_MINB;
   const char *bo = getenv("LT_VCM_BAND_OCC"), *bp = getenv("LT_VCM_BAND_OPT");
   c->band_occ = bo && strcmp(bo, "4") == 0 ? 4 : 5;
   c->band_opt = bp && strcmp(bp, "1") == 0 ? 1 : bp && strcmp(bp, "4") == 0 ? 4 : 2;
@@ -1884,7 +1902,7 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
                                       : (L ? (const void *)vcm_band_k<TILE_PTS, BAND4_MINB, 4, 4, true>
                                           : (const void *)vcm_band_k<TILE_PTS, BAND4_MINB, 4, 4, false>);
   const void *all[8] = {kv, kn, c->map_upload ? (const void *)maxima_k<true> : (const void *)maxima_k<false>,
-                        points_kernel(p->points_per_cell), (const void *)vcm_pick_k, (const void *)prior_k, kb,
+                        points_kernel(p->points_per_cell, c->pts_minb), (const void *)vcm_pick_k, (const void *)prior_k, kb,
                         (const void *)vcm_list_k<TILE_PTS>};
   for (int k = 0; k < (c->tile_x ? 8 : 4); k++) {
     cudaFuncAttributes fa;
@@ -2078,16 +2096,22 @@ static int launch_pair(cuda_ctx *c, int capturing, int ondev)
     LT_CU(cudaMemcpyAsync(c->I1, c->h_q[1], npx, cudaMemcpyHostToDevice, c->s), "vcm frame upload");
     maxima_k<false><<<mblocks, MAX_THREADS, 0, c->s>>>(c->I0, c->I1, NULL, d, mx);
   }
-#define LT_VCM_PTS(KM)                                                                                          \
-  points_k<KM><<<ncell, PTS_THREADS, 0, c->s>>>(c->I0, c->I1, d, mx, c->maxbits + 6, c->cellidx, c->cellcnt, \
-                                                c->px, c->py, c->cstart, c->n)
-  switch (d.k) {
-  case 1: LT_VCM_PTS(1); break;
-  case 2: LT_VCM_PTS(2); break;
-  case 3: LT_VCM_PTS(3); break;
-  case 4: LT_VCM_PTS(4); break;
-  default: LT_VCM_PTS(0);
+#define LT_VCM_PTS(KM, MINB)                                                                                 \
+  points_k<KM, MINB><<<ncell, PTS_THREADS, 0, c->s>>>(c->I0, c->I1, d, mx, c->maxbits + 6, c->cellidx,       \
+                                                      c->cellcnt, c->px, c->py, c->cstart, c->n)
+#define LT_VCM_PTS_K(MINB)                                                                                   \
+  switch (d.k) {                                                                                             \
+  case 1: LT_VCM_PTS(1, MINB); break;                                                                        \
+  case 2: LT_VCM_PTS(2, MINB); break;                                                                        \
+  case 3: LT_VCM_PTS(3, MINB); break;                                                                        \
+  case 4: LT_VCM_PTS(4, MINB); break;                                                                        \
+  default: LT_VCM_PTS(0, MINB);                                                                              \
   }
+  if (c->pts_minb == PTS_MINB)
+    LT_VCM_PTS_K(PTS_MINB)
+  else
+    LT_VCM_PTS_K(1)
+#undef LT_VCM_PTS_K
 #undef LT_VCM_PTS
   LT_CU(cudaEventRecordWithFlags(c->ev[1], c->s, evf), "vcm timing");
   int nblocks = d.maxpts + (c->band_list == 2 ? c->ntile : 0); /* ncm5_k's tail: the tile lists */
