@@ -57,9 +57,8 @@
  *               it is no neighbour of), the support, V(o) and the band's
  *               best per point as a 64-bit key;
  *   vcm_pick_k  one warp per point: the bands' keys merged, the 3x3 of V
- *               around the peak recomputed by the same sums (the
- *               neighbours from the point's tile list where there is
- *               one), sub-pixel refinement, motion evidence;
+ *               around the peak recomputed by the same sums, sub-pixel
+ *               refinement, motion evidence;
  *   vcm_k       (else, LT_VCM_TILE=0, or K > 8) one block per point (or per
  *               sub-window, an experiment): the neighbour list by block
  *               ballot over the points of the sub-windows the radius
@@ -83,10 +82,11 @@
  * kernel before 2026-11-24 04:00 UTC; 4: the default until 04:05 UTC),
  * LT_VCM_BAND_LIST=0 or k (the tile lists by each band block, as before
  * 04:05 UTC, or by vcm_list_k), LT_VCM_BAND_OCC=4 (with 1 offset),
- * LT_VCM_PICK=walk (vcm_pick_k walks the candidate sub-windows instead
- * of reading the tile lists, as before 04:30 UTC), LT_VCM_PTS_OCC=6 (points_k at its natural 80 registers, 6 blocks per
- * SM, as before 2026-11-24 04:30 UTC), LT_VCM_PER_CELL=1, LT_VCM_NCM=sad, bytes (the window a byte per load, as
- * before) or words4 (4 blocks per SM), LT_VCM_NO_GRAPH=1, LT_VCM_UPLOAD=copy,
+ * LT_VCM_PICK=list (vcm_pick_k reads the point's tile list instead of
+ * walking the candidate sub-windows), LT_VCM_PTS_OCC=0 (points_k without
+ * its launch bound, as before 2026-11-24 04:30 UTC), LT_VCM_PER_CELL=1,
+ * LT_VCM_NCM=sad, bytes (the window a byte per load, as before) or words4
+ * (4 blocks per SM), LT_VCM_NO_GRAPH=1, LT_VCM_UPLOAD=copy,
  * LT_VCM_PREFETCH=0 (cu_alloc). */
 #include <limits.h>
 #include <math.h>
@@ -166,8 +166,8 @@ struct cuda_ctx {
   int tile_x, tile_y;      /* vcm_band_k's tile of sub-windows; 0: vcm_k (LT_VCM_TILE=0) */
   int band_occ;            /* vcm_band_k's blocks per SM by its launch bounds (5, or 4 with 8
                               loads ahead: LT_VCM_BAND_OCC=4) */
-  int pick_list;           /* vcm_pick_k reads the tile lists (band_list; 0: LT_VCM_PICK=walk) */
-  int pts_minb;            /* points_k's launch bound (PTS_MINB; 1: LT_VCM_PTS_OCC=6) */
+  int pick_list;           /* vcm_pick_k reads the tile lists (LT_VCM_PICK=list, with band_list) */
+  int pts_minb;            /* points_k's launch bound (PTS_MINB; 1: LT_VCM_PTS_OCC=0) */
   int band_opt;            /* vcm_band_k's offsets per thread (2; 1, 4: LT_VCM_BAND_OPT) */
   int nband;               /* bands of MAP_THREADS * band_opt offsets (vcm_band_k's grid.y) */
   int band_list;           /* each tile's neighbour list built once: 2 by ncm5_k's tail
@@ -338,8 +338,9 @@ template <> struct topk<0> {
 #define PTS_THREADS 128
 #define PTS_CH 8
 /* points_k's blocks per SM by its registers: 8 (64 registers) puts the
- * 1024 sub-windows of a 32x32 grid in one wave on the H100's 132 SMs (6
- * at its natural 80 registers: two waves); LT_VCM_PTS_OCC=6 the latter */
+ * 1024 sub-windows of a 32x32 grid in one wave on the H100's 132 SMs
+ * (without the bound 109 registers, 4 blocks per SM: two waves; 14.4 vs
+ * 11.7 us, 2026-11-24 04:20 UTC); LT_VCM_PTS_OCC=0 the latter */
 #define PTS_MINB 8
 template <int KM, int MINB>
 __global__ void __launch_bounds__(PTS_THREADS, MINB)
@@ -1552,8 +1553,8 @@ vcm_band_k(const uint16_t *__restrict__ ncm, const int *__restrict__ px, const i
  * after the other, 32 at a time; the neighbours among them (ascending j)
  * to shared memory; their products w s at the 9 offsets spread over the
  * lanes (all loads in flight together); then lane t < 9 adds offset t's
- * products in neighbour order. LIST (the default where the tile lists
- * exist; LT_VCM_PICK=walk for false): the neighbours from i's tile's list
+ * products in neighbour order. LIST (LT_VCM_PICK=list, where the tile
+ * lists exist; slower, docs/PERFORMANCE.md): the neighbours from i's tile's list
  * instead (tile_list_build: the weights' sums from its header, the
  * entries with a weight for i spread over the lanes, each lane's 9
  * products summed in registers, then the warp's sums; integers: any
@@ -1898,7 +1899,7 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
    * ncm5_k's tail blocks (NCM 42.4 instead of 40.0 us), LT_VCM_BAND_LIST=k
    * by vcm_list_k (9.0 us), 0 by each band block (docs/PERFORMANCE.md) */
   const char *po = getenv("LT_VCM_PTS_OCC");
-  c->pts_minb = po && strcmp(po, "6") == 0 ? 1 : PTS_MINB;
+  c->pts_minb = po && strcmp(po, "0") == 0 ? 1 : PTS_MINB;
   const char *bo = getenv("LT_VCM_BAND_OCC"), *bp = getenv("LT_VCM_BAND_OPT");
   c->band_occ = bo && strcmp(bo, "4") == 0 ? 4 : 5;
   c->band_opt = bp && strcmp(bp, "1") == 0 ? 1 : bp && strcmp(bp, "4") == 0 ? 4 : 2;
@@ -1924,11 +1925,12 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
   c->vcm_smem = (1 + (c->per_cell ? 2 : 1)) * m2 * sizeof(float); /* the map, then each point's support */
   c->ncm_smem = p->patch == 5 ? ncm5_smem(c->d.side) : (size_t)(p->search + p->patch) * (p->search + p->patch);
   if (!c->tile_x) c->band_list = 0;
-  /* vcm_pick_k over the tile lists where they exist (8.9 us walking each
-   * point's candidate sub-windows, H100 2026-11-24 04:02 UTC);
-   * LT_VCM_PICK=walk the walk */
+  /* vcm_pick_k walks each point's candidate sub-windows (8.8 us at
+   * 640x480 with 2048 points, H100 2026-11-24 04:20 UTC); LT_VCM_PICK=list
+   * reads the point's tile list where the lists exist (9.4 us: a lane's
+   * share of the list is mostly entries of the tile's other points) */
   const char *pk = getenv("LT_VCM_PICK");
-  c->pick_list = c->band_list && !(pk && strcmp(pk, "walk") == 0);
+  c->pick_list = c->band_list && pk && strcmp(pk, "list") == 0;
   if (c->band_list == 2 && c->ncm_smem < TL_SMEM * sizeof(int)) c->ncm_smem = TL_SMEM * sizeof(int);
   /* a block per sub-window (both its points) where K <= 2 and the sums fit in registers */
   const void *kv = c->kpt == 5    ? (c->per_cell ? (const void *)vcm_k<5, 2> : (const void *)vcm_k<5, 1>)
