@@ -82,8 +82,11 @@
  * kernel before 2026-11-24 04:00 UTC; 4: the default until 04:05 UTC),
  * LT_VCM_BAND_LIST=0 or k (the tile lists by each band block, as before
  * 04:05 UTC, or by vcm_list_k), LT_VCM_BAND_OCC=4 (with 1 offset),
- * LT_VCM_PER_CELL=1, LT_VCM_NCM=sad, bytes (the window a byte per load, as
- * before) or words4 (4 blocks per SM), LT_VCM_NO_GRAPH=1, LT_VCM_UPLOAD=copy,
+ * LT_VCM_PICK=list (vcm_pick_k reads the point's tile list instead of
+ * walking the candidate sub-windows), LT_VCM_PTS_OCC=0 (points_k without
+ * its launch bound, as before 2026-11-24 04:30 UTC), LT_VCM_PER_CELL=1,
+ * LT_VCM_NCM=sad, bytes (the window a byte per load, as before) or words4
+ * (4 blocks per SM), LT_VCM_NO_GRAPH=1, LT_VCM_UPLOAD=copy,
  * LT_VCM_PREFETCH=0 (cu_alloc). */
 #include <limits.h>
 #include <math.h>
@@ -163,6 +166,8 @@ struct cuda_ctx {
   int tile_x, tile_y;      /* vcm_band_k's tile of sub-windows; 0: vcm_k (LT_VCM_TILE=0) */
   int band_occ;            /* vcm_band_k's blocks per SM by its launch bounds (5, or 4 with 8
                               loads ahead: LT_VCM_BAND_OCC=4) */
+  int pick_list;           /* vcm_pick_k reads the tile lists (LT_VCM_PICK=list, with band_list) */
+  int pts_minb;            /* points_k's launch bound (PTS_MINB; 1: LT_VCM_PTS_OCC=0) */
   int band_opt;            /* vcm_band_k's offsets per thread (2; 1, 4: LT_VCM_BAND_OPT) */
   int nband;               /* bands of MAP_THREADS * band_opt offsets (vcm_band_k's grid.y) */
   int band_list;           /* each tile's neighbour list built once: 2 by ncm5_k's tail
@@ -332,8 +337,13 @@ template <> struct topk<0> {
  * counting itself), so no memset precedes the pair. */
 #define PTS_THREADS 128
 #define PTS_CH 8
-template <int KM>
-__global__ void __launch_bounds__(PTS_THREADS)
+/* points_k's blocks per SM by its registers: 8 (64 registers) puts the
+ * 1024 sub-windows of a 32x32 grid in one wave on the H100's 132 SMs
+ * (without the bound 109 registers, 4 blocks per SM: two waves; 14.4 vs
+ * 11.7 us, 2026-11-24 04:20 UTC); LT_VCM_PTS_OCC=0 the latter */
+#define PTS_MINB 8
+template <int KM, int MINB>
+__global__ void __launch_bounds__(PTS_THREADS, MINB)
 points_k(const uint8_t *__restrict__ I0, const uint8_t *__restrict__ I1, vcm_dev_params d, unsigned *maxbits,
          unsigned *done, int *__restrict__ cellidx, int *__restrict__ cellcnt, int *__restrict__ px,
          int *__restrict__ py, int *__restrict__ cstart, int *__restrict__ n)
@@ -1543,13 +1553,20 @@ vcm_band_k(const uint16_t *__restrict__ ncm, const int *__restrict__ px, const i
  * after the other, 32 at a time; the neighbours among them (ascending j)
  * to shared memory; their products w s at the 9 offsets spread over the
  * lanes (all loads in flight together); then lane t < 9 adds offset t's
- * products in neighbour order. Sub-pixel refinement and the vector
- * (vcm_emit). */
+ * products in neighbour order. LIST (LT_VCM_PICK=list, where the tile
+ * lists exist; slower, docs/PERFORMANCE.md): the neighbours from i's tile's list
+ * instead (tile_list_build: the weights' sums from its header, the
+ * entries with a weight for i spread over the lanes, each lane's 9
+ * products summed in registers, then the warp's sums; integers: any
+ * order); where i is not among its tile's points (not expected) the walk
+ * as without LIST. Sub-pixel refinement and the vector (vcm_emit). */
+template <bool LIST>
 __global__ void __launch_bounds__(MAP_THREADS)
 vcm_pick_k(const uint16_t *__restrict__ ncm, const uint8_t *__restrict__ q0, const uint8_t *__restrict__ q1,
            const int *__restrict__ px, const int *__restrict__ py, const int *__restrict__ cstart, const int *n,
            const int *__restrict__ wq, const float4 *__restrict__ pri, vcm_dev_params d, int nband,
-           const unsigned long long *__restrict__ keys, lt_vcm_vector *__restrict__ out)
+           const unsigned long long *__restrict__ keys, int tile_x, int tile_y, tile_lists tl,
+           lt_vcm_vector *__restrict__ out)
 {
   __shared__ int prod_s[MAP_THREADS / 32][32 * 9], nbw_s[MAP_THREADS / 32][32];
   __shared__ int pin_s[MAP_THREADS / 32][32 * 9], nbj_s[MAP_THREADS / 32][32], nbf_s[MAP_THREADS / 32][32];
@@ -1564,9 +1581,49 @@ vcm_pick_k(const uint16_t *__restrict__ ncm, const uint8_t *__restrict__ q0, con
   int M = d.side, S2 = d.search / 2, R = d.radius, bx = bi % M, by = bi / M;
   int x = px[i], y = py[i];
   int acc = 0, cnt = 0, sw = 0, full = 0;
+  bool walk = true;
+  if (LIST) {
+    int ntx = (d.gx + tile_x - 1) / tile_x;
+    int tile = (cell_of(y, d.h, d.gy) / tile_y) * ntx + cell_of(x, d.w, d.gx) / tile_x;
+    const int *h = tl.hdr + (size_t)tile * TL_HDR;
+    int np = h[0], len = h[1];
+    unsigned at = __ballot_sync(0xffffffffu, lane < np && lane < TILE_PTS && h[2 + lane] == i);
+    if (at) {
+      int p = __ffs(at) - 1, a9[9], c9[9];
+      walk = false;
+      sw = h[2 + TILE_PTS + p];
+      full = h[2 + 2 * TILE_PTS + p];
+#pragma unroll
+      for (int t = 0; t < 9; t++) a9[t] = c9[t] = 0;
+      size_t t0 = (size_t)tile * tl.cap;
+      for (int e = lane; e < len; e += 32) {
+        int wv = tl.w[(t0 + e) * TILE_PTS + p];
+        if (!wv) continue; /* not a neighbour of i */
+        int jf = tl.j[t0 + e], j = jf & INT_MAX;
+        int4 rc = tl.r[t0 + e];
+        const uint16_t *nj = ncm + (size_t)j * ncm_stride(M);
+#pragma unroll
+        for (int t = 0; t < 9; t++) {
+          int tx = bx + t % 3 - 1, ty = by + t / 3 - 1, ox = tx - S2, oy = ty - S2;
+          if (tx >= 0 && tx < M && ty >= 0 && ty < M) {
+            a9[t] += wv * (int)__ldg(nj + ty * M + tx);
+            if (jf >= 0 && ox >= rc.x && ox <= rc.y && oy >= rc.z && oy <= rc.w) c9[t] += wv;
+          }
+        }
+      }
+#pragma unroll
+      for (int t = 0; t < 9; t++) { /* integers: any order */
+        int sa = __reduce_add_sync(0xffffffffu, a9[t]), sc = __reduce_add_sync(0xffffffffu, c9[t]);
+        if (lane == t) {
+          acc = sa;
+          cnt = sc;
+        }
+      }
+    }
+  }
   int cx0 = cell_of(x - R > 0 ? x - R : 0, d.w, d.gx), cx1 = cell_of(x + R, d.w, d.gx);
   int cy0 = cell_of(y - R > 0 ? y - R : 0, d.h, d.gy), cy1 = cell_of(y + R, d.h, d.gy);
-  for (int g0 = cy0; g0 <= cy1; g0 += 32) {
+  for (int g0 = walk ? cy0 : cy1 + 1; g0 <= cy1; g0 += 32) {
     int cy = g0 + lane, rs = 0, len = 0;
     if (cy <= cy1) {
       rs = cstart[cy * d.gx + cx0];
@@ -1643,11 +1700,21 @@ vcm_pick_k(const uint16_t *__restrict__ ncm, const uint8_t *__restrict__ q0, con
 
 /* ---- the backend ---- */
 
-/* points_k for K points per sub-window: K in registers for K <= 4 */
-static const void *points_kernel(int k)
+/* points_k for K points per sub-window (K in registers for K <= 4) and
+ * the launch bound M (PTS_MINB or 1) */
+template <int M>
+static const void *points_kernel_m(int k)
 {
-  return k == 1 ? (const void *)points_k<1> : k == 2 ? (const void *)points_k<2> : k == 3 ? (const void *)points_k<3>
-         : k == 4 ? (const void *)points_k<4> : (const void *)points_k<0>;
+  return k == 1   ? (const void *)points_k<1, M>
+         : k == 2 ? (const void *)points_k<2, M>
+         : k == 3 ? (const void *)points_k<3, M>
+         : k == 4 ? (const void *)points_k<4, M>
+                  : (const void *)points_k<0, M>;
+}
+
+static const void *points_kernel(int k, int minb)
+{
+  return minb == PTS_MINB ? points_kernel_m<PTS_MINB>(k) : points_kernel_m<1>(k);
 }
 
 static void cu_destroy(void *vctx)
@@ -1831,6 +1898,8 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
    * list) or 1 (86.9 us at 03:44 UTC). The tile lists (tile_lists): by
    * ncm5_k's tail blocks (NCM 42.4 instead of 40.0 us), LT_VCM_BAND_LIST=k
    * by vcm_list_k (9.0 us), 0 by each band block (docs/PERFORMANCE.md) */
+  const char *po = getenv("LT_VCM_PTS_OCC");
+  c->pts_minb = po && strcmp(po, "0") == 0 ? 1 : PTS_MINB;
   const char *bo = getenv("LT_VCM_BAND_OCC"), *bp = getenv("LT_VCM_BAND_OPT");
   c->band_occ = bo && strcmp(bo, "4") == 0 ? 4 : 5;
   c->band_opt = bp && strcmp(bp, "1") == 0 ? 1 : bp && strcmp(bp, "4") == 0 ? 4 : 2;
@@ -1856,6 +1925,12 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
   c->vcm_smem = (1 + (c->per_cell ? 2 : 1)) * m2 * sizeof(float); /* the map, then each point's support */
   c->ncm_smem = p->patch == 5 ? ncm5_smem(c->d.side) : (size_t)(p->search + p->patch) * (p->search + p->patch);
   if (!c->tile_x) c->band_list = 0;
+  /* vcm_pick_k walks each point's candidate sub-windows (8.8 us at
+   * 640x480 with 2048 points, H100 2026-11-24 04:20 UTC); LT_VCM_PICK=list
+   * reads the point's tile list where the lists exist (9.4 us: a lane's
+   * share of the list is mostly entries of the tile's other points) */
+  const char *pk = getenv("LT_VCM_PICK");
+  c->pick_list = c->band_list && pk && strcmp(pk, "list") == 0;
   if (c->band_list == 2 && c->ncm_smem < TL_SMEM * sizeof(int)) c->ncm_smem = TL_SMEM * sizeof(int);
   /* a block per sub-window (both its points) where K <= 2 and the sums fit in registers */
   const void *kv = c->kpt == 5    ? (c->per_cell ? (const void *)vcm_k<5, 2> : (const void *)vcm_k<5, 1>)
@@ -1884,7 +1959,7 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
                                       : (L ? (const void *)vcm_band_k<TILE_PTS, BAND4_MINB, 4, 4, true>
                                           : (const void *)vcm_band_k<TILE_PTS, BAND4_MINB, 4, 4, false>);
   const void *all[8] = {kv, kn, c->map_upload ? (const void *)maxima_k<true> : (const void *)maxima_k<false>,
-                        points_kernel(p->points_per_cell), (const void *)vcm_pick_k, (const void *)prior_k, kb,
+                        points_kernel(p->points_per_cell, c->pts_minb), c->pick_list ? (const void *)vcm_pick_k<true> : (const void *)vcm_pick_k<false>, (const void *)prior_k, kb,
                         (const void *)vcm_list_k<TILE_PTS>};
   for (int k = 0; k < (c->tile_x ? 8 : 4); k++) {
     cudaFuncAttributes fa;
@@ -2078,16 +2153,22 @@ static int launch_pair(cuda_ctx *c, int capturing, int ondev)
     LT_CU(cudaMemcpyAsync(c->I1, c->h_q[1], npx, cudaMemcpyHostToDevice, c->s), "vcm frame upload");
     maxima_k<false><<<mblocks, MAX_THREADS, 0, c->s>>>(c->I0, c->I1, NULL, d, mx);
   }
-#define LT_VCM_PTS(KM)                                                                                          \
-  points_k<KM><<<ncell, PTS_THREADS, 0, c->s>>>(c->I0, c->I1, d, mx, c->maxbits + 6, c->cellidx, c->cellcnt, \
-                                                c->px, c->py, c->cstart, c->n)
-  switch (d.k) {
-  case 1: LT_VCM_PTS(1); break;
-  case 2: LT_VCM_PTS(2); break;
-  case 3: LT_VCM_PTS(3); break;
-  case 4: LT_VCM_PTS(4); break;
-  default: LT_VCM_PTS(0);
+#define LT_VCM_PTS(KM, MINB)                                                                                 \
+  points_k<KM, MINB><<<ncell, PTS_THREADS, 0, c->s>>>(c->I0, c->I1, d, mx, c->maxbits + 6, c->cellidx,       \
+                                                      c->cellcnt, c->px, c->py, c->cstart, c->n)
+#define LT_VCM_PTS_K(MINB)                                                                                   \
+  switch (d.k) {                                                                                             \
+  case 1: LT_VCM_PTS(1, MINB); break;                                                                        \
+  case 2: LT_VCM_PTS(2, MINB); break;                                                                        \
+  case 3: LT_VCM_PTS(3, MINB); break;                                                                        \
+  case 4: LT_VCM_PTS(4, MINB); break;                                                                        \
+  default: LT_VCM_PTS(0, MINB);                                                                              \
   }
+  if (c->pts_minb == PTS_MINB)
+    LT_VCM_PTS_K(PTS_MINB)
+  else
+    LT_VCM_PTS_K(1)
+#undef LT_VCM_PTS_K
 #undef LT_VCM_PTS
   LT_CU(cudaEventRecordWithFlags(c->ev[1], c->s, evf), "vcm timing");
   int nblocks = d.maxpts + (c->band_list == 2 ? c->ntile : 0); /* ncm5_k's tail: the tile lists */
@@ -2136,8 +2217,14 @@ static int launch_pair(cuda_ctx *c, int capturing, int ondev)
     else
       LT_VCM_BAND(BAND4_MINB, 4, 4);
 #undef LT_VCM_BAND
-    vcm_pick_k<<<pblocks, MAP_THREADS, 0, c->s>>>(c->ncm, c->I0, c->I1, c->px, c->py, c->cstart, c->n, c->wq, c->pri,
-                                                  d, c->nband, c->keys, c->cur);
+    if (c->pick_list)
+      vcm_pick_k<true><<<pblocks, MAP_THREADS, 0, c->s>>>(c->ncm, c->I0, c->I1, c->px, c->py, c->cstart, c->n, c->wq,
+                                                          c->pri, d, c->nband, c->keys, c->tile_x, c->tile_y, c->tl,
+                                                          c->cur);
+    else
+      vcm_pick_k<false><<<pblocks, MAP_THREADS, 0, c->s>>>(c->ncm, c->I0, c->I1, c->px, c->py, c->cstart, c->n,
+                                                           c->wq, c->pri, d, c->nband, c->keys, c->tile_x,
+                                                           c->tile_y, c->tl, c->cur);
   } else {
 #define LT_VCM_K(K, NP, blocks)                                                                       \
     vcm_k<K, NP><<<blocks, MAP_THREADS, c->vcm_smem, c->s>>>(c->ncm, c->I0, c->I1, c->px, c->py, c->cstart, \
