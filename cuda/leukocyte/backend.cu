@@ -204,6 +204,8 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
   c->ahead_cap = AHEAD_CAP;
   const char *lv = getenv("LT_CUDA_LATE"); /* experiment: 0 = a split detection launched at detect_start */
   c->late_off = lv && strcmp(lv, "0") == 0;
+  const char *mv = getenv("LT_CUDA_DILMAP"); /* experiment: 1 = the dilated map at every detection */
+  c->dil_full = mv && strcmp(mv, "1") == 0;
   c->ahead_n = -1;
   lt_stencil st;
   if ((err = lt_stencil_init(&st, p))) {
@@ -766,6 +768,10 @@ static int cu_get_map(void *vctx, int which, float *dst)
     return LT_ERR_INTERNAL;
   }
   size_t n = (size_t)c->last_roi.w * c->last_roi.h;
+  if (which != LT_MAP_GICOV && !c->dil_valid) {
+    int err = lt_cu_dilate_launch(c, &c->last_roi);
+    if (err) return err;
+  }
   LT_CU(cudaMemcpyAsync(dst, which == LT_MAP_GICOV ? c->d_gicov : c->d_dil, sizeof(float) * n,
                         cudaMemcpyDeviceToHost, c->stream),
         "copying a map back");

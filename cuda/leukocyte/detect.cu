@@ -224,6 +224,12 @@ __global__ void gicov_pick_kernel(int w, int h, lt_cu_params P, band_tasks B, co
   ridx[i] = (unsigned char)bk;
 }
 
+/* The disc dilation of mg and its maxima (v != 0 and no value in the disc
+ * above v). dil == NULL (the detections: the dilated map is only read by
+ * get_map, which dilates again, lt_cu_dilate_launch): no map, and a pixel
+ * stops at the first value in its disc above its own, from the centre row
+ * outwards (max is exact in any order: the same maxima as the full disc);
+ * maxbuf == NULL: the map only. */
 __global__ void dilate_max_kernel(const float *__restrict__ mg, const float *__restrict__ gicov,
                                   const unsigned char *__restrict__ ridx, int w, int h, int rr,
                                   lt_cu_params P, float *dil, int *maxbuf, int cap)
@@ -245,21 +251,37 @@ __global__ void dilate_max_kernel(const float *__restrict__ mg, const float *__r
   }
   __syncthreads();
   const int ox = bx0 + threadIdx.x;
-  lt_cu_max *list = (lt_cu_max *)(maxbuf + 4);
+  lt_cu_max *list = maxbuf ? (lt_cu_max *)(maxbuf + 4) : NULL;
   for (int j = threadIdx.y; j < DIL_TILE; j += DIL_ROWS) {
     const int oy = by0 + j;
     if (ox >= w || oy >= h) continue;
-    float m = 0.0f;
     const float *centre = tile + (j + rr) * TW + threadIdx.x + rr;
-    for (int dy = -rr; dy <= rr; dy++) {
-      const int hw = half[dy + rr];
-      const float *row = centre + dy * TW;
-      for (int dx = -hw; dx <= hw; dx++) m = fmaxf(m, row[dx]);
-    }
+    const float v = *centre;
     size_t i = (size_t)oy * w + ox;
-    dil[i] = m;
-    float v = *centre;
-    if (v != 0.0f && m == v) {
+    int is_max;
+    if (dil) {
+      float m = 0.0f;
+      for (int dy = -rr; dy <= rr; dy++) {
+        const int hw = half[dy + rr];
+        const float *row = centre + dy * TW;
+        for (int dx = -hw; dx <= hw; dx++) m = fmaxf(m, row[dx]);
+      }
+      dil[i] = m;
+      is_max = v != 0.0f && m == v;
+    } else {
+      is_max = v != 0.0f;
+      for (int a = 0; a <= rr && is_max; a++)
+        for (int s = a ? -1 : 1; s <= 1 && is_max; s += 2) {
+          const int dy = s * a, hw = half[dy + rr];
+          const float *row = centre + dy * TW;
+          for (int dx = -hw; dx <= hw; dx++)
+            if (row[dx] > v) {
+              is_max = 0;
+              break;
+            }
+        }
+    }
+    if (list && is_max) {
       int pos = atomicAdd(maxbuf, 1);
       if (pos < cap) {
         lt_cu_max e;
@@ -270,6 +292,35 @@ __global__ void dilate_max_kernel(const float *__restrict__ mg, const float *__r
       }
     }
   }
+}
+
+/* The dilation's launch: the map (dil) and/or the maxima (maxbuf). */
+static int dilate_launch(lt_cu_ctx *c, int w, int h, float *dil, int *maxbuf)
+{
+  int rr = c->p.dilate_radius < DIL_MAXR ? c->p.dilate_radius : DIL_MAXR;
+  if (rr < 0) rr = 0;
+  int TW = DIL_TILE + 2 * rr;
+  size_t smem = sizeof(float) * TW * TW + sizeof(int) * (2 * rr + 1);
+  static int attr_set = 0;
+  if (smem > 48 * 1024 && !attr_set) {
+    LT_CU(cudaFuncSetAttribute(dilate_max_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem),
+          "raising the dilation kernel's shared memory");
+    attr_set = 1;
+  }
+  dim3 b2(DIL_TILE, DIL_ROWS), g2((w + DIL_TILE - 1) / DIL_TILE, (h + DIL_TILE - 1) / DIL_TILE);
+  dilate_max_kernel<<<g2, b2, smem, c->stream>>>(c->d_mg, c->d_gicov, c->d_ridx, w, h, rr, c->kp, dil, maxbuf,
+                                                 (int)c->max_cap);
+  LT_CU(cudaGetLastError(), "the dilation kernel launch");
+  return 0;
+}
+
+/* The dilated map of the last detection (its mg is still on the device),
+ * for get_map when the detection made only the maxima. */
+int lt_cu_dilate_launch(lt_cu_ctx *c, const lt_rect *roi)
+{
+  int err = dilate_launch(c, roi->w, roi->h, c->d_dil, NULL);
+  if (!err) c->dil_valid = 1;
+  return err;
 }
 
 int lt_cu_detect_launch(lt_cu_ctx *c, const lt_rect *roi)
@@ -305,21 +356,10 @@ int lt_cu_detect_launch(lt_cu_ctx *c, const lt_rect *roi)
   }
   LT_CU(cudaGetLastError(), "the GICOV kernel launch");
   lt_cu_toc(c, T_GICOV);
-  int rr = c->p.dilate_radius < DIL_MAXR ? c->p.dilate_radius : DIL_MAXR;
-  if (rr < 0) rr = 0;
-  int TW = DIL_TILE + 2 * rr;
-  size_t smem = sizeof(float) * TW * TW + sizeof(int) * (2 * rr + 1);
-  static int attr_set = 0;
-  if (smem > 48 * 1024 && !attr_set) {
-    LT_CU(cudaFuncSetAttribute(dilate_max_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem),
-          "raising the dilation kernel's shared memory");
-    attr_set = 1;
-  }
-  dim3 b2(DIL_TILE, DIL_ROWS), g2((w + DIL_TILE - 1) / DIL_TILE, (h + DIL_TILE - 1) / DIL_TILE);
   lt_cu_tic(c, T_DILATE);
-  dilate_max_kernel<<<g2, b2, smem, c->stream>>>(c->d_mg, c->d_gicov, c->d_ridx, w, h, rr, c->kp, c->d_dil,
-                                                 c->d_maxbuf, (int)c->max_cap);
-  LT_CU(cudaGetLastError(), "the dilation kernel launch");
+  c->dil_valid = c->dil_full; /* LT_CUDA_DILMAP=1: the map with the maxima, as before */
+  int err = dilate_launch(c, w, h, c->dil_full ? c->d_dil : NULL, c->d_maxbuf);
+  if (err) return err;
   lt_cu_toc(c, T_DILATE);
   return 0;
 }

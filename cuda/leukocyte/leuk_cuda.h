@@ -146,6 +146,8 @@ typedef struct lt_cu_ctx {
   int ahead_cap;        /* entries of d_ahead / h_ahead */
   int detect_queued;    /* detect_start recorded the frame; the detection's launches still to issue */
   int late_off;         /* LT_CUDA_LATE=0: a split detection (and its refinement ahead) launched at detect_start */
+  int dil_full;         /* LT_CUDA_DILMAP=1: every detection writes the dilated map (else get_map makes it) */
+  int dil_valid;        /* d_dil holds the last detection's dilated map */
   int ahead_queued;     /* detect_start queued a detection whose refinement ahead is not queued yet */
   int ahead_pending;    /* ... queued, results not read yet (detect_end reads them) */
   int ahead_n;          /* h_ahead holds ahead_n results of the last detection, sorted by index; -1: none */
@@ -184,6 +186,7 @@ typedef struct lt_cu_ctx {
 
 /* Launchers; each returns 0 or LT_ERR_GPU after one lt_error. */
 int lt_cu_detect_launch(lt_cu_ctx *c, const lt_rect *roi);
+int lt_cu_dilate_launch(lt_cu_ctx *c, const lt_rect *roi);
 int lt_cu_refine_init(void);
 int lt_cu_refine_launch(lt_cu_ctx *c, int n);
 int lt_cu_refine_ahead_launch(lt_cu_ctx *c, const lt_rect *roi, cudaStream_t st);
