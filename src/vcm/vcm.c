@@ -802,10 +802,17 @@ __attribute__((target("avx512f,avx512bw"))) static void sad_avx512(const uint8_t
    * register of 32 lanes; that column is then done down its rows instead */
   int col = nx > 32 && nx % 32 == 1;
   switch ((nx + 31) / 32 * 2 + col) {
+/* the default 5x5 patch as a constant: its 25 pixels' loops unrolled */
 #define NB_CASE(k) \
-  case 2 * k: sad_avx512_nb(q0, q1, w, x, y, P, oxa, oya, oyb, nx, out0, M, mm, k, 0); break;
+  case 2 * k: \
+    if (P == 5) sad_avx512_nb(q0, q1, w, x, y, 5, oxa, oya, oyb, nx, out0, M, mm, k, 0); \
+    else sad_avx512_nb(q0, q1, w, x, y, P, oxa, oya, oyb, nx, out0, M, mm, k, 0); \
+    break;
 #define NB_COL(k) \
-  case 2 * k + 1: sad_avx512_nb(q0, q1, w, x, y, P, oxa, oya, oyb, nx - 1, out0, M, mm, k - 1, 1); break;
+  case 2 * k + 1: \
+    if (P == 5) sad_avx512_nb(q0, q1, w, x, y, 5, oxa, oya, oyb, nx - 1, out0, M, mm, k - 1, 1); \
+    else sad_avx512_nb(q0, q1, w, x, y, P, oxa, oya, oyb, nx - 1, out0, M, mm, k - 1, 1); \
+    break;
     NB_CASE(1) NB_CASE(2) NB_CASE(3) NB_CASE(4) NB_CASE(5) NB_COL(2) NB_COL(3) NB_COL(4) NB_COL(5)
 #undef NB_CASE
 #undef NB_COL
