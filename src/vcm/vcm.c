@@ -711,13 +711,43 @@ __attribute__((target("avx2"))) static void sad_avx2(const uint8_t *q0, const ui
 }
 
 
+/* One column of offsets (window column c0 - hp .. c0 + hp) for the ny rows
+ * of offsets: the window's P columns there copied transposed, so that the
+ * lanes are the rows of offsets; the same 16-bit sums as by rows. */
+__attribute__((target("avx512f,avx512bw"), always_inline)) static inline void
+sad_column(const uint16_t *win, int WW, int c0, const uint8_t *a0, int w, int P, int ny, uint16_t *out, int M,
+           __m512i *mn, __m512i *mx)
+{
+  static _Thread_local uint16_t tw[15][LT_VCM_MAX_SEARCH + 16];
+  int hp = P / 2, nr = ny + P - 1;
+  for (int rr = 0; rr < nr; rr++)
+    for (int kx = 0; kx < P; kx++) tw[kx][rr] = win[(size_t)rr * WW + c0 - hp + kx];
+  for (int g = 0; g < ny; g += 32) {
+    int left = ny - g;
+    __mmask32 k = left >= 32 ? (__mmask32)0xffffffffu : (__mmask32)((1u << left) - 1u);
+    __m512i acc = _mm512_setzero_si512();
+    for (int ky = -hp; ky <= hp; ky++) {
+      const uint8_t *a = a0 + (ptrdiff_t)ky * w;
+      for (int kx = -hp; kx <= hp; kx++) {
+        __m512i r = _mm512_maskz_loadu_epi16(k, tw[kx + hp] + g + ky + hp);
+        acc = _mm512_add_epi16(acc, _mm512_abs_epi16(_mm512_sub_epi16(r, _mm512_set1_epi16(a[kx]))));
+      }
+    }
+    uint16_t lane[32];
+    _mm512_storeu_si512((void *)lane, acc);
+    for (int j = 0; j < left && j < 32; j++) out[(size_t)(g + j) * M] = lane[j];
+    *mn = _mm512_mask_min_epu16(*mn, k, *mn, acc);
+    *mx = _mm512_mask_max_epu16(*mx, k, *mx, acc);
+  }
+}
+
 /* The same SADs with AVX-512BW: 32 lanes of 16 bits per register (NB
  * registers per row of offsets), written straight into the NCM rows by
  * masked stores (no scratch rows, no lane past the rectangle written).
  * Loads read up to 31 bytes beyond the rectangle (LT_VCM_PAD8). */
 __attribute__((target("avx512f,avx512bw"), always_inline)) static inline void
 sad_avx512_nb(const uint8_t *q0, const uint8_t *q1, int w, int x, int y, int P, int oxa, int oya, int oyb, int nx,
-              uint16_t *out0, int M, int *mm, const int NB)
+              uint16_t *out0, int M, int *mm, const int NB, const int COL)
 {
   int hp = P / 2, WW = 32 * NB + 32, nr = oyb - oya + P;
   /* frame t+1's window under the search rectangle widened to 16 bits once
@@ -755,6 +785,9 @@ sad_avx512_nb(const uint8_t *q0, const uint8_t *q1, int w, int x, int y, int P, 
       mx = _mm512_mask_max_epu16(mx, k, mx, acc[b]);
     }
   }
+  if (COL) { /* the offsets' last column, x offset oxa + 32 NB, for all rows of offsets at once */
+    sad_column(win, WW, hp + 32 * NB, q0 + (size_t)y * w + x, w, P, oyb - oya + 1, out0 + 32 * NB, M, &mn, &mx);
+  }
   mm[0] = (int)_mm512_reduce_min_epu32(_mm512_min_epu32(_mm512_cvtepu16_epi32(_mm512_castsi512_si256(mn)),
                                                          _mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64(mn, 1))));
   mm[1] = (int)_mm512_reduce_max_epu32(_mm512_max_epu32(_mm512_cvtepu16_epi32(_mm512_castsi512_si256(mx)),
@@ -765,11 +798,24 @@ __attribute__((target("avx512f,avx512bw"))) static void sad_avx512(const uint8_t
                                                                     int y, int P, int oxa, int oya, int oyb, int nx,
                                                                     uint16_t *out0, int M, int *mm)
 {
-  switch ((nx + 31) / 32) {
+  /* the default search (64: 65 offsets a row) leaves 1 offset for a third
+   * register of 32 lanes; that column is then done down its rows instead */
+  int col = nx > 32 && nx % 32 == 1;
+  switch ((nx + 31) / 32 * 2 + col) {
+/* the default 5x5 patch as a constant: its 25 pixels' loops unrolled */
 #define NB_CASE(k) \
-  case k: sad_avx512_nb(q0, q1, w, x, y, P, oxa, oya, oyb, nx, out0, M, mm, k); break;
-    NB_CASE(1) NB_CASE(2) NB_CASE(3) NB_CASE(4) NB_CASE(5)
+  case 2 * k: \
+    if (P == 5) sad_avx512_nb(q0, q1, w, x, y, 5, oxa, oya, oyb, nx, out0, M, mm, k, 0); \
+    else sad_avx512_nb(q0, q1, w, x, y, P, oxa, oya, oyb, nx, out0, M, mm, k, 0); \
+    break;
+#define NB_COL(k) \
+  case 2 * k + 1: \
+    if (P == 5) sad_avx512_nb(q0, q1, w, x, y, 5, oxa, oya, oyb, nx - 1, out0, M, mm, k - 1, 1); \
+    else sad_avx512_nb(q0, q1, w, x, y, P, oxa, oya, oyb, nx - 1, out0, M, mm, k - 1, 1); \
+    break;
+    NB_CASE(1) NB_CASE(2) NB_CASE(3) NB_CASE(4) NB_CASE(5) NB_COL(2) NB_COL(3) NB_COL(4) NB_COL(5)
 #undef NB_CASE
+#undef NB_COL
   }
 }
 #endif
