@@ -365,6 +365,22 @@ static void topk_insert(float *bf, int *bi, int *cnt, int k, float f, int idx)
   if (n < k) *cnt = n + 1;
 }
 
+/* The slots of px (pixel indices, -1 empty) packed in cell order into px,
+ * py (slot i >= n, so px is rewritten in place); returns the number of
+ * points */
+static int points_pack(int nslot, int w, int *px, int *py)
+{
+  int n = 0;
+  for (int i = 0; i < nslot; i++)
+    if (px[i] >= 0) {
+      int idx = px[i];
+      px[n] = idx % w;
+      py[n] = idx / w;
+      n++;
+    }
+  return n;
+}
+
 int lt_vcm_select(const float *F, int w, int h, const lt_vcm_params *p, int *px, int *py)
 {
   /* each sub-window on its own (rows of them in parallel) into its K slots
@@ -387,15 +403,7 @@ int lt_vcm_select(const float *F, int w, int h, const lt_vcm_params *p, int *px,
       for (int j = 0; j < k; j++) slot[j] = j < cnt ? bi[j] : -1;
     }
   }
-  int n = 0; /* pack in cell order: slot i >= n, so px can be rewritten in place */
-  for (int i = 0; i < gx * gy * k; i++)
-    if (px[i] >= 0) {
-      int idx = px[i];
-      px[n] = idx % w;
-      py[n] = idx / w;
-      n++;
-    }
-  return n;
+  return points_pack(gx * gy * k, w, px, py);
 }
 
 /* The cell's running K best (bf, bi, *cnt; topk_insert's order) over the F
@@ -520,20 +528,6 @@ static int points_team(const float *I0, const float *I1, int w, int h, const lt_
   return last;
 }
 
-/* The slots of px (pixel indices, -1 empty) packed in cell order into px,
- * py as lt_vcm_select; returns the number of points */
-static int points_pack(int nslot, int w, int *px, int *py)
-{
-  int n = 0;
-  for (int i = 0; i < nslot; i++)
-    if (px[i] >= 0) {
-      int idx = px[i];
-      px[n] = idx % w;
-      py[n] = idx / w;
-      n++;
-    }
-  return n;
-}
 
 int lt_vcm_points(const float *I0, const float *I1, int w, int h, const lt_vcm_params *p, int nthreads, float *mag,
                   void *scratch, int *px, int *py)
