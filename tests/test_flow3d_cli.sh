@@ -43,6 +43,9 @@ nib.save(nib.Nifti1Image(b.astype(np.float32), aff), d + '/t1.nii')
 nan = a.copy(); nan[3, 4, 5] = np.nan
 nib.save(nib.Nifti1Image(np.stack([a, nan], axis=3).astype(np.float32), aff), d + '/nan.nii')
 nib.save(nib.Nifti1Image(a[:30].astype(np.float32), aff), d + '/small.nii')
+tiny = nib.Nifti1Image(np.stack([a, b], axis=3).astype(np.float32), aff)
+tiny.header.set_xyzt_units('micron', 'sec'); tiny.header['pixdim'][1:4] = [1e-42, 1e-40, 1.0]
+nib.save(tiny, d + '/tiny.nii')
 PY
 check_field() { # FILE SPACE -> "mean error in voxels over the interior"
   "$PY" - "$1" "$2" <<'PY'
@@ -90,6 +93,7 @@ else fail "real fMRI" "$REAL not found (set LT_DATA)"; fi
 expect "a single 3D file -> 3" 3 "motion needs a 4D file" -- "$LT" flow --3d "$T/t0.nii" -o "$T/x.nii"
 expect "NaN voxel -> 3" 3 "NaN" -- "$LT" flow --3d "$T/nan.nii" -o "$T/x.nii"
 expect "mismatched sizes -> 3" 3 "small.nii" -- "$LT" flow --3d "$T/t0.nii" "$T/small.nii" -o "$T/x.nii"
+expect "denormal voxel size (micron unit) -> 3" 3 "voxel size" -- "$LT" flow --3d "$T/tiny.nii" -o "$T/x.nii"
 expect "--beta without --3d -> 2" 2 "are for --3d" -- "$LT" flow --beta 10 a.png b.png -o x.flo
 expect "--ground-truth with --3d -> 2" 2 "not with --3d" -- "$LT" flow --3d --ground-truth g.flo "$T/pair.nii.gz" -o x.nii
 expect "no output -> 2" 2 "no output given" -- "$LT" flow --3d "$T/pair.nii.gz"

@@ -219,6 +219,13 @@ static int read_one(lt_volume *v, const char *path, int index, int nfiles)
   const double u = unit_mm(nim->xyz_units);
   float h[3];
   for (int d = 0; d < 3; d++) h[d] = (float)(fabsf(nim->pixdim[d + 1]) * u);
+  /* in mm, after the unit: a denormal size (or one that a micron unit takes
+   * to 0) would make every voxel spacing and world vector meaningless */
+  for (int d = 0; !r && d < 3; d++)
+    if (!(isnormal(h[d]) && h[d] >= 1e-6f && h[d] <= 1e9f)) {
+      lt_error("%s: voxel size %g mm along axis %d (must be 1e-6 to 1e9 mm)", path, h[d], d + 1);
+      r = LT_ERR_INPUT;
+    }
   if (!r && nfiles == 1 && nt < 2) {
     lt_error("%s: a 3D volume (one time point); motion needs a 4D file (x,y,z,t) or two or more 3D files", path);
     r = LT_ERR_INPUT;
