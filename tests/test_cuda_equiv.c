@@ -46,6 +46,16 @@ static double maxdiff_f(const float *a, const float *b, size_t n)
   return m;
 }
 
+/* The frame as bytes into b when every pixel is an integer 0..255 (else 0). */
+static int to_bytes(const float *img, unsigned char *b, size_t n)
+{
+  for (size_t i = 0; i < n; i++) {
+    if (!(img[i] >= 0 && img[i] <= 255) || img[i] != (int)img[i]) return 0;
+    b[i] = (unsigned char)img[i];
+  }
+  return 1;
+}
+
 /* A synthetic bright-field frame: smooth background, cells with a dark rim
  * and brighter interior (as data/lt_synth.c draws them), moved by t*v. */
 static void synth_frame(float *img, int w, int h, int t)
@@ -240,12 +250,24 @@ static void run_set(const char *set, const lt_leuk_backend *cuda, const float *f
      * around the tracking (detect_start, track, detect_end), CPU after it */
     lt_rect band = {roi.x, roi.y, 2 * (p.rmax + 2) + 1 + p.search, roi.h};
     if (band.w > roi.w) band.w = roi.w;
+    /* 8-bit frames (the real frame) go to CUDA as bytes and the next one is
+     * prefetched before the tracking, as the CLI's frame loop does: CUDA
+     * then converts the next frame and makes its band detection and
+     * refinement ahead after the tracking (backend.cu, spec_issue), which
+     * the next frame's split detection takes */
+    float *imgn = malloc(sizeof(float) * (size_t)w * h);
+    unsigned char *b8[2] = {malloc((size_t)w * h), malloc((size_t)w * h)};
     err = 0;
     for (int t = 1; t <= nframes && !err; t++) {
       next(img, w, h, t, u);
+      const int is8 = to_bytes(img, b8[t & 1], (size_t)w * h);
       A.be->set_frame(A.ctx, img, NULL);
-      B.be->set_frame(B.ctx, img, NULL);
+      B.be->set_frame(B.ctx, img, is8 ? b8[t & 1] : NULL);
       if (split) err = B.be->detect_start(B.ctx, &band);
+      if (is8 && t < nframes && B.be->prefetch) {
+        next(imgn, w, h, t + 1, u);
+        if (to_bytes(imgn, b8[(t + 1) & 1], (size_t)w * h)) B.be->prefetch(B.ctx, imgn, b8[(t + 1) & 1]);
+      }
       A.be->track(A.ctx, ca, ncell);
       if (!err) err = B.be->track(B.ctx, cb, ncell);
       if (split && !err) {
@@ -296,6 +318,9 @@ static void run_set(const char *set, const lt_leuk_backend *cuda, const float *f
             "err %d, %d candidates, max diff %.3g px, %d ok mismatches, %d differ from the plain refine", err, nband,
             rdr, rokm, rbits);
     free(dplain);
+    free(imgn);
+    free(b8[0]);
+    free(b8[1]);
     free(img);
     free(ca);
     free(cb);

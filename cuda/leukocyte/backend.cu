@@ -97,6 +97,50 @@ static cudaError_t upload_offsets(int *d_off, const lt_stencil *st, int n, int w
  * cells instead of giving each cell a cluster for the lowest latency. */
 static int live_contexts;
 
+/* One detection's buffers (lt_cu_dset): maps of n pixels, band scores of
+ * band_cap pixels and nr radii, maxima lists of max_cap entries. */
+static int dset_alloc(lt_cu_dset *d, size_t n, int nr, size_t band_cap, size_t max_cap)
+{
+  int err;
+  if ((err = lt_cuda_alloc((void **)&d->gx, sizeof(float) * n, "the gradient maps")) ||
+      (err = lt_cuda_alloc((void **)&d->gy, sizeof(float) * n, "the gradient maps")) ||
+      (err = lt_cuda_alloc((void **)&d->gicov, sizeof(float) * n, "the GICOV map")) ||
+      (err = lt_cuda_alloc((void **)&d->mg, sizeof(float) * n, "the GICOV map")) ||
+      (err = lt_cuda_alloc((void **)&d->ridx, n, "the radius map")) ||
+      (err = lt_cuda_alloc((void **)&d->bscore, sizeof(double) * nr * band_cap, "the band's GICOV scores")) ||
+      (err = lt_cuda_alloc((void **)&d->bgk, sizeof(float) * nr * band_cap, "the band's GICOV scores")) ||
+      (err = lt_cuda_alloc((void **)&d->maxbuf, 16 + sizeof(lt_cu_max) * max_cap, "the maxima list")) ||
+      (err = lt_cuda_alloc_host((void **)&d->h_maxbuf, 16 + sizeof(lt_cu_max) * max_cap, "the maxima list")) ||
+      (err = lt_cuda_alloc((void **)&d->ahead, 16 + sizeof(lt_cu_refine_ahead) * AHEAD_CAP, "the refinements ahead")) ||
+      (err = lt_cuda_alloc_host((void **)&d->h_ahead, 16 + sizeof(lt_cu_refine_ahead) * AHEAD_CAP,
+                                "the refinements ahead")))
+    return err;
+  /* the maxima prefix copy reads entries past the count: keep them defined */
+  cudaError_t e;
+  if ((e = cudaMemset(d->maxbuf, 0, 16 + sizeof(lt_cu_max) * max_cap)) != cudaSuccess ||
+      (e = cudaMemset(d->ahead, 0, 16 + sizeof(lt_cu_refine_ahead) * AHEAD_CAP)) != cudaSuccess)
+    return lt_cuda_fail(e, "clearing the maxima list");
+  if ((e = cudaEventCreateWithFlags(&d->done, cudaEventDisableTiming)) != cudaSuccess)
+    return lt_cuda_fail(e, "creating events");
+  return 0;
+}
+
+static void dset_free(lt_cu_dset *d)
+{
+  cudaFree(d->gx);
+  cudaFree(d->gy);
+  cudaFree(d->gicov);
+  cudaFree(d->mg);
+  cudaFree(d->ridx);
+  cudaFree(d->bscore);
+  cudaFree(d->bgk);
+  cudaFree(d->maxbuf);
+  cudaFreeHost(d->h_maxbuf);
+  cudaFree(d->ahead);
+  cudaFreeHost(d->h_ahead);
+  if (d->done) cudaEventDestroy(d->done);
+}
+
 static void cu_destroy(void *vctx)
 {
   lt_cu_ctx *c = (lt_cu_ctx *)vctx;
@@ -107,6 +151,9 @@ static void cu_destroy(void *vctx)
     lt_cuda_timer_print(&c->tm);
     fprintf(stderr, "cuda timing: %ld refinements looked up ahead, %ld refine calls missed them (refined after)\n",
             c->ahead_hits, c->ahead_misses);
+    fprintf(stderr, "cuda timing: %ld band detections made ahead on the next frame (not timed), %ld made beside "
+            "the tracking; of those made ahead %ld still ran when the frame's tracking was launched, %ld when "
+            "detect_end came\n", c->spec_hits, c->spec_misses, c->spec_late_track, c->spec_late_end);
     unsigned long long pr[LT_CU_PROF_N];
     if (c->d_prof && cudaMemcpy(pr, c->d_prof, sizeof pr, cudaMemcpyDeviceToHost) == cudaSuccess) {
       static const char *ph[2][4] = {{"gicov grid", "argmax+subpixel", "E window", ""},
@@ -143,28 +190,27 @@ static void cu_destroy(void *vctx)
     cudaStreamSynchronize(c->dstream);
     cudaStreamDestroy(c->dstream);
   }
+  if (c->sstream) {
+    cudaStreamSynchronize(c->sstream);
+    cudaStreamDestroy(c->sstream);
+  }
   if (c->ev_frame) cudaEventDestroy(c->ev_frame);
   for (int i = 0; i < 2; i++) {
     cudaFreeHost(c->h_framef[i]);
     cudaFreeHost(c->h_frame8[i]);
     if (c->ev_staged[i]) cudaEventDestroy(c->ev_staged[i]);
   }
-  cudaFree(c->d_gx);
-  cudaFree(c->d_gy);
-  cudaFree(c->d_gicov);
-  cudaFree(c->d_mg);
+  dset_free(&c->ds);
+  dset_free(&c->ds_next);
+  cudaFree(c->d_frame_next);
+  cudaFree(c->d_grad_next);
+  if (c->ev_tracked) cudaEventDestroy(c->ev_tracked);
+  if (c->ev_spec_frame) cudaEventDestroy(c->ev_spec_frame);
   cudaFree(c->d_dil);
-  cudaFree(c->d_ridx);
-  cudaFree(c->d_bscore);
-  cudaFree(c->d_bgk);
-  cudaFree(c->d_maxbuf);
-  cudaFreeHost(c->h_maxbuf);
   cudaFree(c->d_rin);
   cudaFreeHost(c->h_rin);
   cudaFree(c->d_rout);
   cudaFreeHost(c->h_rout);
-  cudaFree(c->d_ahead);
-  cudaFreeHost(c->h_ahead);
   cudaFree(c->d_err); /* the cell block: the flag, then the cells */
   cudaFreeHost(c->h_err);
   cudaFree(c->d_work);
@@ -206,6 +252,8 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
   c->late_off = lv && strcmp(lv, "0") == 0;
   const char *mv = getenv("LT_CUDA_DILMAP"); /* experiment: 1 = the dilated map at every detection */
   c->dil_full = mv && strcmp(mv, "1") == 0;
+  const char *xv = getenv("LT_CUDA_SPEC"); /* experiment: 0 = nothing made ahead on the next frame */
+  c->spec_off = (xv && strcmp(xv, "0") == 0) || c->no_prefetch || c->one_stream || c->late_off || c->dil_full;
   c->ahead_n = -1;
   lt_stencil st;
   if ((err = lt_stencil_init(&st, p))) {
@@ -248,22 +296,15 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
       (err = lt_cuda_alloc_host((void **)&c->h_framef[1], sizeof(float) * n, "the frame staging")) ||
       (err = lt_cuda_alloc_host((void **)&c->h_frame8[0], n, "the frame staging")) ||
       (err = lt_cuda_alloc_host((void **)&c->h_frame8[1], n, "the frame staging")) ||
-      (err = lt_cuda_alloc((void **)&c->d_gx, sizeof(float) * n, "the gradient maps")) ||
-      (err = lt_cuda_alloc((void **)&c->d_gy, sizeof(float) * n, "the gradient maps")) ||
-      (err = lt_cuda_alloc((void **)&c->d_gicov, sizeof(float) * n, "the GICOV map")) ||
-      (err = lt_cuda_alloc((void **)&c->d_mg, sizeof(float) * n, "the GICOV map")) ||
+      (err = lt_cuda_alloc((void **)&c->d_frame_next, sizeof(float) * n, "the next frame")) ||
+      (err = lt_cuda_alloc((void **)&c->d_grad_next, sizeof(double2) * n, "the next frame")) ||
+      (err = dset_alloc(&c->ds, n, nr, c->band_cap, c->max_cap)) ||
+      (err = dset_alloc(&c->ds_next, n, nr, c->band_cap, c->max_cap)) ||
       (err = lt_cuda_alloc((void **)&c->d_dil, sizeof(float) * n, "the dilated map")) ||
-      (err = lt_cuda_alloc((void **)&c->d_ridx, n, "the radius map")) ||
-      (err = lt_cuda_alloc((void **)&c->d_bscore, sizeof(double) * nr * c->band_cap, "the band's GICOV scores")) ||
-      (err = lt_cuda_alloc((void **)&c->d_bgk, sizeof(float) * nr * c->band_cap, "the band's GICOV scores")) ||
-      (err = lt_cuda_alloc((void **)&c->d_maxbuf, 16 + sizeof(lt_cu_max) * c->max_cap, "the maxima list")) ||
-      (err = lt_cuda_alloc_host((void **)&c->h_maxbuf, 16 + sizeof(lt_cu_max) * c->max_cap, "the maxima list")) ||
       (err = lt_cuda_alloc((void **)&c->d_rin, sizeof(lt_cu_refine_in) * c->refine_cap, "the refinement jobs")) ||
       (err = lt_cuda_alloc_host((void **)&c->h_rin, sizeof(lt_cu_refine_in) * c->refine_cap, "the refinement jobs")) ||
       (err = lt_cuda_alloc((void **)&c->d_rout, sizeof(lt_cu_refine_out) * c->refine_cap, "the refinement jobs")) ||
       (err = lt_cuda_alloc_host((void **)&c->h_rout, sizeof(lt_cu_refine_out) * c->refine_cap, "the refinement jobs")) ||
-      (err = lt_cuda_alloc((void **)&c->d_ahead, 16 + sizeof(lt_cu_refine_ahead) * AHEAD_CAP, "the refinements ahead")) ||
-      (err = lt_cuda_alloc_host((void **)&c->h_ahead, 16 + sizeof(lt_cu_refine_ahead) * AHEAD_CAP, "the refinements ahead")) ||
       (err = lt_cuda_alloc((void **)&c->d_err, sizeof(lt_leuk_cell) * (1 + (max_cells > 0 ? max_cells : 1)), "the cell states")) ||
       (err = lt_cuda_alloc_host((void **)&c->h_err, sizeof(lt_leuk_cell) * (1 + (max_cells > 0 ? max_cells : 1)), "the cell states")) ||
       (err = lt_cuda_alloc((void **)&c->d_iters, sizeof(int), "a counter")))
@@ -273,12 +314,6 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
    * both back) */
   c->d_cells = (lt_leuk_cell *)c->d_err + 1;
   c->h_cells = (lt_leuk_cell *)c->h_err + 1;
-  /* the maxima prefix copy reads entries past the count: keep them defined */
-  if ((e = cudaMemset(c->d_maxbuf, 0, 16 + sizeof(lt_cu_max) * c->max_cap)) != cudaSuccess ||
-      (e = cudaMemset(c->d_ahead, 0, 16 + sizeof(lt_cu_refine_ahead) * AHEAD_CAP)) != cudaSuccess) {
-    err = lt_cuda_fail(e, "clearing the maxima list");
-    goto fail;
-  }
   for (int i = 0; i < 2; i++)
     if ((e = cudaEventCreateWithFlags(&c->ev_staged[i], cudaEventDisableTiming)) != cudaSuccess) {
       err = lt_cuda_fail(e, "creating events");
@@ -291,7 +326,10 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
     goto fail;
   }
   if ((e = cudaEventCreateWithFlags(&c->ev_frame, cudaEventDisableTiming)) != cudaSuccess ||
-      (e = cudaStreamCreateWithPriority(&c->dstream, cudaStreamNonBlocking, prio_low)) != cudaSuccess) {
+      (e = cudaEventCreateWithFlags(&c->ev_tracked, cudaEventDisableTiming)) != cudaSuccess ||
+      (e = cudaEventCreateWithFlags(&c->ev_spec_frame, cudaEventDisableTiming)) != cudaSuccess ||
+      (e = cudaStreamCreateWithPriority(&c->dstream, cudaStreamNonBlocking, prio_low)) != cudaSuccess ||
+      (e = cudaStreamCreateWithPriority(&c->sstream, cudaStreamNonBlocking, prio_low)) != cudaSuccess) {
     err = lt_cuda_fail(e, "creating the detection stream");
     goto fail;
   }
@@ -411,12 +449,28 @@ static int cu_set_frame(void *vctx, const float *frame, const unsigned char *fra
   const size_t n = (size_t)c->fw * c->fh;
   const int i = c->stage_i;
   c->stage_i ^= 1;
+  c->frames++;
   LT_CU(cudaEventSynchronize(c->ev_staged[i]), "waiting for a frame upload");
   lt_cu_tic(c, T_UPLOAD);
   /* Decoded 8-bit video gives integer pixels: send a quarter of the bytes. */
   /* the decode thread already made the bytes when the frame is 8-bit */
   const int prefetched = frame8 && frame8 == c->pref_src;
   c->pref_src = c->pref_req = NULL; /* a prefetch is good for the next set_frame only */
+  const int ahead = prefetched && frame8 == c->spec_src;
+  c->spec_src = NULL; /* so is what spec_issue made of it */
+  c->spec_band = ahead && c->spec_band == 1 ? 2 : 0;
+  if (ahead) { /* converted on the detection's side (spec_issue): swap the frame buffers */
+    float *f = c->d_frame;
+    c->d_frame = c->d_frame_next;
+    c->d_frame_next = f;
+    double2 *g = c->d_grad;
+    c->d_grad = c->d_grad_next;
+    c->d_grad_next = g;
+    c->kp.grad = c->d_grad;
+    LT_CU(cudaStreamWaitEvent(c->stream, c->ev_spec_frame, 0), "waiting for the next frame");
+    lt_cu_toc(c, T_UPLOAD);
+    return 0;
+  }
   int bad = 0;
   if (prefetched) { /* its bytes are (being) uploaded to d_pref8 */
     LT_CU(cudaStreamWaitEvent(c->stream, c->ev_pref, 0), "waiting for the next frame's upload");
@@ -493,7 +547,7 @@ static int detect_enqueue(lt_cu_ctx *c, const lt_rect *roi)
   int err = lt_cu_detect_launch(c, roi);
   if (err) return err;
   size_t pre = c->max_cap < MAX_PREFIX ? c->max_cap : MAX_PREFIX;
-  LT_CU(cudaMemcpyAsync(c->h_maxbuf, c->d_maxbuf, 16 + sizeof(lt_cu_max) * pre, cudaMemcpyDeviceToHost, c->stream),
+  LT_CU(cudaMemcpyAsync(c->ds.h_maxbuf, c->ds.maxbuf, 16 + sizeof(lt_cu_max) * pre, cudaMemcpyDeviceToHost, c->stream),
         "copying the maxima back");
   lt_cu_toc(c, T_DETECT);
   return 0;
@@ -522,7 +576,9 @@ static int detect_issue(lt_cu_ctx *c)
   c->stream = c->dstream; /* the launchers and timers use c->stream */
   int err = detect_enqueue(c, &c->pending_roi);
   c->stream = main_stream;
-  return err ? err : ahead_issue(c);
+  if (err || (err = ahead_issue(c))) return err;
+  LT_CU(cudaEventRecord(c->ds.done, c->dstream), "ordering the detection");
+  return 0;
 }
 
 static int detect_start(lt_cu_ctx *c, const lt_rect *roi, int ahead)
@@ -536,6 +592,28 @@ static int detect_start(lt_cu_ctx *c, const lt_rect *roi, int ahead)
   c->pending_roi = *roi;
   c->have_pending = 1;
   c->ahead_queued = ahead && c->ahead_mode && !c->one_stream;
+  c->spec_taken = 0;
+  const int spec = c->spec_band == 2; /* made ahead for this frame (not the next one's, 1) */
+  if (spec) c->spec_band = 0;
+  if (ahead) {
+    if (spec && c->spec_roi.x == roi->x && c->spec_roi.y == roi->y && c->spec_roi.w == roi->w &&
+        c->spec_roi.h == roi->h) { /* made ahead on this frame (spec_issue): its buffers become the detection's */
+      lt_cu_dset d = c->ds;
+      c->ds = c->ds_next;
+      c->ds_next = d;
+      c->detect_queued = 0;
+      c->ahead_pending = c->ahead_queued;
+      c->ahead_queued = 0;
+      c->dil_valid = 0;
+      c->spec_taken = 1;
+      c->spec_hits++;
+      c->band_roi = *roi;
+      return 0;
+    }
+    c->spec_misses++;
+    c->band_roi = *roi; /* the next frame's band, most likely */
+    c->have_band = 1;
+  }
   if (c->one_stream) {
     err = detect_enqueue(c, roi);
   } else {
@@ -555,7 +633,7 @@ static int ahead_issue(lt_cu_ctx *c)
   lt_cuda_timer_tic(&c->tm, T_AHEAD, c->dstream);
   int err = lt_cu_refine_ahead_launch(c, &c->pending_roi, c->dstream);
   if (err) return err;
-  LT_CU(cudaMemcpyAsync(c->h_ahead, c->d_ahead, 16 + sizeof(lt_cu_refine_ahead) * AHEAD_PREFIX,
+  LT_CU(cudaMemcpyAsync(c->ds.h_ahead, c->ds.ahead, 16 + sizeof(lt_cu_refine_ahead) * AHEAD_PREFIX,
                         cudaMemcpyDeviceToHost, c->dstream),
         "copying the refinements back");
   lt_cuda_timer_toc(&c->tm, T_AHEAD, c->dstream);
@@ -575,15 +653,15 @@ static int ahead_collect(lt_cu_ctx *c)
 {
   if (!c->ahead_pending) return 0;
   c->ahead_pending = 0;
-  int n = c->h_ahead[0];
+  int n = c->ds.h_ahead[0];
   if (n > c->ahead_cap) return 0; /* too many: refine does its own */
-  lt_cu_refine_ahead *list = (lt_cu_refine_ahead *)(c->h_ahead + 4);
+  lt_cu_refine_ahead *list = (lt_cu_refine_ahead *)(c->ds.h_ahead + 4);
   if (n > AHEAD_PREFIX)
-    LT_CU(cudaMemcpy(list + AHEAD_PREFIX, (lt_cu_refine_ahead *)(c->d_ahead + 4) + AHEAD_PREFIX,
+    LT_CU(cudaMemcpy(list + AHEAD_PREFIX, (lt_cu_refine_ahead *)(c->ds.ahead + 4) + AHEAD_PREFIX,
                      sizeof(lt_cu_refine_ahead) * (n - AHEAD_PREFIX), cudaMemcpyDeviceToHost),
           "copying the refinements back");
   static const int ks[] = {T_AHEAD};
-  timing_collect(c, ks, 1);
+  if (!c->spec_taken) timing_collect(c, ks, 1); /* made ahead: not timed */
   qsort(list, n, sizeof *list, cmp_ahead);
   c->ahead_n = n;
   return 0;
@@ -604,18 +682,25 @@ static int cu_detect_end(void *vctx, lt_leuk_max *out, int cap, int *n)
   size_t pre = c->max_cap < MAX_PREFIX ? c->max_cap : MAX_PREFIX;
   int err = detect_issue(c); /* no tracking came in between */
   if (err) return err;
-  LT_CU(cudaStreamSynchronize(c->one_stream ? c->stream : c->dstream), "the detection kernels");
+  if (c->tm.on && c->spec_taken) { /* LT_CUDA_TIMING: did the band made ahead make the host wait? */
+    c->spec_late_end += cudaEventQuery(c->ds.done) == cudaErrorNotReady;
+    (void)cudaGetLastError();
+  }
+  if (c->one_stream)
+    LT_CU(cudaStreamSynchronize(c->stream), "the detection kernels");
+  else
+    LT_CU(cudaEventSynchronize(c->ds.done), "the detection kernels");
   if ((err = ahead_collect(c))) return err;
-  int cnt = c->h_maxbuf[0];
+  int cnt = c->ds.h_maxbuf[0];
   if (cnt > (int)c->max_cap) cnt = (int)c->max_cap;
-  lt_cu_max *list = (lt_cu_max *)(c->h_maxbuf + 4);
+  lt_cu_max *list = (lt_cu_max *)(c->ds.h_maxbuf + 4);
   if ((size_t)cnt > pre) {
-    LT_CU(cudaMemcpy(list + pre, (lt_cu_max *)(c->d_maxbuf + 4) + pre, sizeof(lt_cu_max) * (cnt - pre),
+    LT_CU(cudaMemcpy(list + pre, (lt_cu_max *)(c->ds.maxbuf + 4) + pre, sizeof(lt_cu_max) * (cnt - pre),
                      cudaMemcpyDeviceToHost),
           "copying the maxima back");
   }
   static const int ks[] = {T_UPLOAD, T_DETECT, T_GRAD, T_GICOV, T_DILATE};
-  timing_collect(c, ks, 5);
+  timing_collect(c, ks, c->spec_taken ? 1 : 5);
   qsort(list, cnt, sizeof *list, cmp_max);
   int k = cnt < cap ? cnt : cap;
   for (int i = 0; i < k; i++) {
@@ -647,7 +732,7 @@ static int cu_refine(void *vctx, const lt_leuk_max *m, int n, lt_leuk_det *out)
   }
   const lt_rect *roi = &c->last_roi;
   if (c->ahead_n >= 0) { /* look the jobs up among the refinements ahead */
-    const lt_cu_refine_ahead *list = (const lt_cu_refine_ahead *)(c->h_ahead + 4);
+    const lt_cu_refine_ahead *list = (const lt_cu_refine_ahead *)(c->ds.h_ahead + 4);
     int i = 0;
     for (; i < n; i++) {
       lt_cu_refine_ahead key;
@@ -702,6 +787,70 @@ static int cu_refine(void *vctx, const lt_leuk_max *m, int n, lt_leuk_det *out)
   return 0;
 }
 
+/* The entry band's detection of the next frame and its refinement ahead,
+ * into ds_next on sstream (spec_issue); the launchers work on c's frame,
+ * detection buffers and stream, so these are swapped around them. */
+static int spec_band_enqueue(lt_cu_ctx *c)
+{
+  int err = detect_enqueue(c, &c->spec_roi);
+  if (err) return err;
+  if (c->ahead_mode) {
+    if ((err = lt_cu_refine_ahead_launch(c, &c->spec_roi, c->stream))) return err;
+    LT_CU(cudaMemcpyAsync(c->ds.h_ahead, c->ds.ahead, 16 + sizeof(lt_cu_refine_ahead) * AHEAD_PREFIX,
+                          cudaMemcpyDeviceToHost, c->stream),
+          "copying the refinements back");
+  }
+  LT_CU(cudaEventRecord(c->ds.done, c->stream), "ordering the detection");
+  return 0;
+}
+
+/* The next frame ahead (issue 15). When its bytes went up just now
+ * (prefetch_issue), its conversion and gradient go into d_frame_next and,
+ * unless it takes a full detection, the entry band's detection at the last
+ * band's ROI (the flow seldom changes sides) and its refinement ahead into
+ * ds_next, on sstream after this frame's tracking kernels: the GPU does them
+ * while the host finishes this frame, where they took SMs from the
+ * tracking beside it before. set_frame takes the frame when it is those
+ * bytes, detect_start the band when it is that ROI; else they are dropped
+ * and made as before. A pure function of the bytes and the ROI: the same
+ * results either way. */
+static int spec_issue(lt_cu_ctx *c)
+{
+  if (c->spec_off || !c->pref_src) return 0;
+  const size_t n = (size_t)c->fw * c->fh;
+  LT_CU(cudaEventRecord(c->ev_tracked, c->stream), "ordering the next frame");
+  LT_CU(cudaStreamWaitEvent(c->sstream, c->ev_tracked, 0), "ordering the next frame");
+  LT_CU(cudaStreamWaitEvent(c->sstream, c->ev_pref, 0), "ordering the next frame");
+  frame_kernel<<<(unsigned)((n + 255) / 256), 256, 0, c->sstream>>>(c->d_pref8, NULL, c->d_frame_next,
+                                                                     c->d_grad_next, c->fw, c->fh);
+  LT_CU(cudaGetLastError(), "the frame conversion kernel launch");
+  LT_CU(cudaEventRecord(c->ev_pref_read, c->sstream), "the next frame's conversion"); /* d_pref8 free */
+  LT_CU(cudaEventRecord(c->ev_spec_frame, c->sstream), "the next frame's conversion");
+  c->spec_src = c->pref_src;
+  c->spec_band = 0;
+  if (!c->have_band || c->frames % c->p.detect_every == 0) return 0; /* c->frames: the next frame's index */
+  c->spec_roi = c->band_roi;
+  cudaStream_t st = c->stream;
+  float *f = c->d_frame;
+  double2 *g = c->d_grad;
+  lt_cu_dset d = c->ds;
+  const int dv = c->dil_valid, tm = c->tm.on;
+  c->stream = c->sstream;
+  c->d_frame = c->d_frame_next;
+  c->kp.grad = c->d_grad_next;
+  c->ds = c->ds_next;
+  c->tm.on = 0;
+  int err = spec_band_enqueue(c);
+  c->stream = st;
+  c->d_frame = f;
+  c->kp.grad = g;
+  c->ds = d;
+  c->dil_valid = dv;
+  c->tm.on = tm;
+  c->spec_band = !err; /* 2 once set_frame takes the frame */
+  return err;
+}
+
 static int cu_track(void *vctx, lt_leuk_cell *cells, int n)
 {
   lt_cu_ctx *c = (lt_cu_ctx *)vctx;
@@ -728,6 +877,10 @@ static int cu_track(void *vctx, lt_leuk_cell *cells, int n)
   }
   c->mgvf_split = (int)((long)slowest * c->mgvf_split_pct / 100);
   c->snake_win = (int)wmax;
+  if (c->tm.on && c->spec_taken && c->have_pending) { /* LT_CUDA_TIMING: the band made ahead beside it? */
+    c->spec_late_track += cudaEventQuery(c->ds.done) == cudaErrorNotReady;
+    (void)cudaGetLastError();
+  }
   c->dense = c->dense_ok && (c->mgvf_mode == 2 || (c->mgvf_mode == 0 && __atomic_load_n(&live_contexts, __ATOMIC_RELAXED) > 1));
   lt_cu_tic(c, T_TRACK);
   /* The device keeps the states of the last step (and a clear flag); they
@@ -746,6 +899,7 @@ static int cu_track(void *vctx, lt_leuk_cell *cells, int n)
         "copying the cell states back");
   if ((err = detect_issue(c))) return err; /* the band's detection beside the tracking */
   if ((err = prefetch_issue(c))) return err; /* the next frame goes up while these kernels run */
+  if ((err = spec_issue(c))) return err;     /* and is made ready once they are done */
   lt_cu_toc(c, T_TRACK);
   LT_CU(cudaStreamSynchronize(c->stream), "the tracking kernel");
   static const int ks[] = {T_UPLOAD, T_TRACK, T_TWIN, T_TMGVF, T_TSNAKE};
@@ -772,7 +926,7 @@ static int cu_get_map(void *vctx, int which, float *dst)
     int err = lt_cu_dilate_launch(c, &c->last_roi);
     if (err) return err;
   }
-  LT_CU(cudaMemcpyAsync(dst, which == LT_MAP_GICOV ? c->d_gicov : c->d_dil, sizeof(float) * n,
+  LT_CU(cudaMemcpyAsync(dst, which == LT_MAP_GICOV ? c->ds.gicov : c->d_dil, sizeof(float) * n,
                         cudaMemcpyDeviceToHost, c->stream),
         "copying a map back");
   LT_CU(cudaStreamSynchronize(c->stream), "copying a map back");

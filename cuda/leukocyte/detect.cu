@@ -308,7 +308,7 @@ static int dilate_launch(lt_cu_ctx *c, int w, int h, float *dil, int *maxbuf)
     attr_set = 1;
   }
   dim3 b2(DIL_TILE, DIL_ROWS), g2((w + DIL_TILE - 1) / DIL_TILE, (h + DIL_TILE - 1) / DIL_TILE);
-  dilate_max_kernel<<<g2, b2, smem, c->stream>>>(c->d_mg, c->d_gicov, c->d_ridx, w, h, rr, c->kp, dil, maxbuf,
+  dilate_max_kernel<<<g2, b2, smem, c->stream>>>(c->ds.mg, c->ds.gicov, c->ds.ridx, w, h, rr, c->kp, dil, maxbuf,
                                                  (int)c->max_cap);
   LT_CU(cudaGetLastError(), "the dilation kernel launch");
   return 0;
@@ -328,7 +328,7 @@ int lt_cu_detect_launch(lt_cu_ctx *c, const lt_rect *roi)
   const int w = roi->w, h = roi->h;
   dim3 b(32, 8), g((w + 31) / 32, (h + 7) / 8);
   lt_cu_tic(c, T_GRAD);
-  gradient_kernel<<<g, b, 0, c->stream>>>(c->d_frame, c->fw, *roi, c->d_gx, c->d_gy, c->d_maxbuf);
+  gradient_kernel<<<g, b, 0, c->stream>>>(c->d_frame, c->fw, *roi, c->ds.gx, c->ds.gy, c->ds.maxbuf);
   LT_CU(cudaGetLastError(), "the gradient kernel launch");
   lt_cu_toc(c, T_GRAD);
   lt_cu_tic(c, T_GICOV);
@@ -343,22 +343,22 @@ int lt_cu_detect_launch(lt_cu_ctx *c, const lt_rect *roi)
       B.start[k + 1] = B.start[k] + (nx > 0 && ny > 0 ? nx * ny : 0);
     }
     if (B.start[nr] > 0)
-      gicov_task_kernel<<<(B.start[nr] + 255) / 256, 256, 0, c->stream>>>(*roi, c->kp, B, c->d_bscore, c->d_bgk);
-    gicov_pick_kernel<<<(w * h + 255) / 256, 256, 0, c->stream>>>(w, h, c->kp, B, c->d_bscore, c->d_bgk,
-                                                                   c->d_gicov, c->d_mg, c->d_ridx);
+      gicov_task_kernel<<<(B.start[nr] + 255) / 256, 256, 0, c->stream>>>(*roi, c->kp, B, c->ds.bscore, c->ds.bgk);
+    gicov_pick_kernel<<<(w * h + 255) / 256, 256, 0, c->stream>>>(w, h, c->kp, B, c->ds.bscore, c->ds.bgk,
+                                                                   c->ds.gicov, c->ds.mg, c->ds.ridx);
   } else if (c->gicov_per_pixel) {
-    gicov_kernel<<<g, b, 0, c->stream>>>(*roi, w, h, c->kp, c->d_gicov, c->d_mg, c->d_ridx);
+    gicov_kernel<<<g, b, 0, c->stream>>>(*roi, w, h, c->kp, c->ds.gicov, c->ds.mg, c->ds.ridx);
   } else {
     const int nr = c->kp.nradii;
     dim3 br(32, nr), gr((w + 31) / 32, h);
     gicov_radii_kernel<<<gr, br, (sizeof(double) + sizeof(float)) * 32 * nr, c->stream>>>(
-        *roi, w, h, c->kp, c->d_gicov, c->d_mg, c->d_ridx);
+        *roi, w, h, c->kp, c->ds.gicov, c->ds.mg, c->ds.ridx);
   }
   LT_CU(cudaGetLastError(), "the GICOV kernel launch");
   lt_cu_toc(c, T_GICOV);
   lt_cu_tic(c, T_DILATE);
   c->dil_valid = c->dil_full; /* LT_CUDA_DILMAP=1: the map with the maxima, as before */
-  int err = dilate_launch(c, w, h, c->dil_full ? c->d_dil : NULL, c->d_maxbuf);
+  int err = dilate_launch(c, w, h, c->dil_full ? c->d_dil : NULL, c->ds.maxbuf);
   if (err) return err;
   lt_cu_toc(c, T_DILATE);
   return 0;

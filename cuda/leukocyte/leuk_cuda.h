@@ -70,6 +70,20 @@ typedef struct lt_cu_refine_ahead {
   lt_cu_refine_out o;
 } lt_cu_refine_ahead;
 
+/* The buffers of one detection (detect.cu, refine.cu): ROI-sized maps in
+ * frame-sized allocations, the maxima list and the refinements ahead, and
+ * an event after the detection's last copy back. */
+typedef struct lt_cu_dset {
+  float *gx, *gy, *gicov, *mg;
+  unsigned char *ridx;
+  double *bscore;       /* narrow ROIs (entry band): score[k][pixel] of every circle that fits */
+  float *bgk;           /* ... and its signed GICOV */
+  int *maxbuf;          /* [0] = count, [4..] = lt_cu_max entries */
+  int *h_maxbuf;        /* pinned, same size */
+  int *ahead, *h_ahead; /* [0] = count, [4..] = lt_cu_refine_ahead entries; pinned copy */
+  cudaEvent_t done;
+} lt_cu_dset;
+
 /* The window of one cell between the split tracking kernels. */
 typedef struct lt_cu_win {
   double qx, qy;
@@ -122,15 +136,12 @@ typedef struct lt_cu_ctx {
   cudaEvent_t ev_frame;          /* the frame (upload, gradient) is ready for the detection */
   int one_stream;                /* LT_CUDA_DSTREAM=0: detection in `stream` */
   int stage_i;
-  /* detection maps (full frame size, ROI-sized views) */
-  float *d_gx, *d_gy, *d_gicov, *d_mg, *d_dil;
-  unsigned char *d_ridx;
-  double *d_bscore;     /* narrow ROIs (entry band): score[k][pixel] of every circle that fits */
-  float *d_bgk;         /* ... and its signed GICOV */
+  /* detection maps and lists: ds the last detection's (and the one being
+   * made), ds_next the entry band's of the next frame made ahead (spec_*) */
+  lt_cu_dset ds, ds_next;
+  float *d_dil;         /* the dilated map of ds (get_map) */
   size_t band_cap;      /* pixels of the largest ROI that takes this path */
-  int *d_maxbuf;        /* [0] = count, [4..] = lt_cu_max entries */
-  int *h_maxbuf;        /* pinned, same size */
-  size_t max_cap;       /* entries */
+  size_t max_cap;       /* entries of a maxima list */
   lt_rect last_roi;
   int have_detect;
   lt_rect pending_roi;  /* detect_start's ROI until detect_end */
@@ -151,8 +162,29 @@ typedef struct lt_cu_ctx {
   int ahead_queued;     /* detect_start queued a detection whose refinement ahead is not queued yet */
   int ahead_pending;    /* ... queued, results not read yet (detect_end reads them) */
   int ahead_n;          /* h_ahead holds ahead_n results of the last detection, sorted by index; -1: none */
-  int *d_ahead, *h_ahead; /* [0] = count, [4..] = lt_cu_refine_ahead entries */
   long ahead_hits, ahead_misses; /* jobs looked up, refine calls that missed (LT_CUDA_TIMING) */
+  /* the next frame ahead (backend.cu, spec_issue): once the tracking's
+   * kernels are done, its conversion and gradient (into d_frame_next,
+   * d_grad_next) and the entry band's detection and refinement ahead (into
+   * ds_next, at the last band's ROI) run on the detection's stream while
+   * the host finishes the frame; set_frame and detect_start take them when
+   * the frame and the ROI are those */
+  int spec_off;         /* LT_CUDA_SPEC=0: none */
+  float *d_frame_next;
+  double2 *d_grad_next;
+  cudaStream_t sstream; /* theirs (the detection's priority) */
+  cudaEvent_t ev_tracked; /* the tracking's kernels of this frame are done */
+  cudaEvent_t ev_spec_frame; /* d_frame_next and d_grad_next are ready */
+  const unsigned char *spec_src; /* the host bytes of the frame converted ahead, NULL if none */
+  int spec_band;        /* ds_next holds (is getting) the band's detection at spec_roi of spec_src (1)
+                         * or of the current frame (2, set_frame took it; detect_start takes or drops it) */
+  lt_rect spec_roi;
+  int have_band;        /* band_roi: the ROI of the last split detection (the next one's guess) */
+  lt_rect band_roi;
+  long frames;          /* set_frame calls (the next frame's index: a full detection every detect_every) */
+  int spec_taken;       /* the current detection is ds_next's, taken by detect_start */
+  long spec_hits, spec_misses; /* split detections taken from ahead / made after (LT_CUDA_TIMING) */
+  long spec_late_track, spec_late_end; /* ... taken ones still running at the tracking's launch / detect_end */
   /* tracking */
   lt_leuk_cell *d_cells, *h_cells;
   int *d_err, *h_err;

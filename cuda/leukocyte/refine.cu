@@ -209,7 +209,7 @@ int lt_cu_refine_launch(lt_cu_ctx *c, int n)
 {
   const lt_rect *roi = &c->last_roi;
   refine_kernel<<<(n + WARPS - 1) / WARPS, 32 * WARPS, 0, c->stream>>>(
-      c->d_gx, c->d_gy, roi->w, roi->h, c->d_rin, n, NULL, 0, 0.0, c->p.snake_delta, c->p.snake_dt,
+      c->ds.gx, c->ds.gy, roi->w, roi->h, c->d_rin, n, NULL, 0, 0.0, c->p.snake_delta, c->p.snake_dt,
       c->p.snake_iter, c->p.border, roi->x, roi->y, c->fw, c->fh, c->d_rout, NULL, 0);
   LT_CU(cudaGetLastError(), "the refinement kernel launch");
   return 0;
@@ -217,12 +217,12 @@ int lt_cu_refine_launch(lt_cu_ctx *c, int n)
 
 int lt_cu_refine_ahead_launch(lt_cu_ctx *c, const lt_rect *roi, cudaStream_t st)
 {
-  LT_CU(cudaMemsetAsync(c->d_ahead, 0, sizeof(int), st), "clearing the refinement list");
+  LT_CU(cudaMemsetAsync(c->ds.ahead, 0, sizeof(int), st), "clearing the refinement list");
   const int blocks = 2 * (c->sms > 0 ? c->sms : 1);
-  refine_kernel<<<blocks, 32 * WARPS, 0, st>>>(c->d_gx, c->d_gy, roi->w, roi->h, NULL, 0, c->d_maxbuf,
+  refine_kernel<<<blocks, 32 * WARPS, 0, st>>>(c->ds.gx, c->ds.gy, roi->w, roi->h, NULL, 0, c->ds.maxbuf,
                                                (int)c->max_cap, c->ahead_lo, c->p.snake_delta, c->p.snake_dt,
                                                c->p.snake_iter, c->p.border, roi->x, roi->y, c->fw, c->fh, NULL,
-                                               c->d_ahead, c->ahead_cap);
+                                               c->ds.ahead, c->ahead_cap);
   LT_CU(cudaGetLastError(), "the refinement-ahead kernel launch");
   return 0;
 }
