@@ -254,6 +254,7 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
   c->dil_full = mv && strcmp(mv, "1") == 0;
   const char *xv = getenv("LT_CUDA_SPEC"); /* experiment: 0 = nothing made ahead on the next frame */
   c->spec_off = (xv && strcmp(xv, "0") == 0) || c->no_prefetch || c->one_stream || c->late_off || c->dil_full;
+  c->spec_early = xv && strcmp(xv, "early") == 0; /* experiment: beside this frame's tracking, not after it */
   c->ahead_n = -1;
   lt_stencil st;
   if ((err = lt_stencil_init(&st, p))) {
@@ -818,8 +819,10 @@ static int spec_issue(lt_cu_ctx *c)
 {
   if (c->spec_off || !c->pref_src) return 0;
   const size_t n = (size_t)c->fw * c->fh;
-  LT_CU(cudaEventRecord(c->ev_tracked, c->stream), "ordering the next frame");
-  LT_CU(cudaStreamWaitEvent(c->sstream, c->ev_tracked, 0), "ordering the next frame");
+  if (!c->spec_early) {
+    LT_CU(cudaEventRecord(c->ev_tracked, c->stream), "ordering the next frame");
+    LT_CU(cudaStreamWaitEvent(c->sstream, c->ev_tracked, 0), "ordering the next frame");
+  }
   LT_CU(cudaStreamWaitEvent(c->sstream, c->ev_pref, 0), "ordering the next frame");
   frame_kernel<<<(unsigned)((n + 255) / 256), 256, 0, c->sstream>>>(c->d_pref8, NULL, c->d_frame_next,
                                                                      c->d_grad_next, c->fw, c->fh);

@@ -170,6 +170,7 @@ typedef struct lt_cu_ctx {
    * the host finishes the frame; set_frame and detect_start take them when
    * the frame and the ROI are those */
   int spec_off;         /* LT_CUDA_SPEC=0: none */
+  int spec_early;       /* LT_CUDA_SPEC=early: at once, beside this frame's tracking (its low priority) */
   float *d_frame_next;
   double2 *d_grad_next;
   cudaStream_t sstream; /* theirs (the detection's priority) */
