@@ -7,8 +7,10 @@
 # (--stats) is printed per run, then the mean frame time per setting and the
 # shares of the default frame: band = defaults - --entry-band 0, static test
 # = defaults - --static-span 0. On CUDA also LT_CUDA_AHEAD=0 (the band's
-# refinement after the tracking), LT_CUDA_PRIO=0 (equal stream priorities) and
-# LT_CUDA_DILMAP=1 (every detection writes the full dilated map, as before).
+# refinement after the tracking), LT_CUDA_PRIO=0 (equal stream priorities),
+# LT_CUDA_DILMAP=1 (every detection writes the full dilated map, as before) and
+# LT_CUDA_SPEC=0 (the band's detection beside its own frame's tracking, not
+# made ahead on the next frame after the tracking).
 # Numbers, not pass/fail; the run-to-run spread on the H100 is up to ~100 us
 # per frame, so use several runs.
 #   scripts/bench_leuk_split.sh [--leuktrack BIN] [--backend cuda|cpu] [--frames 960] [--runs 3] [--work DIR]
@@ -38,9 +40,9 @@ names=(defaults static-span0 entry-band0)
 envs=(X=1 X=1 X=1)
 opts=("" "--static-span 0" "--entry-band 0")
 if [ "$BE" = cuda ]; then
-  names+=(AHEAD=0 PRIO=0 DILMAP=1)
-  envs+=(LT_CUDA_AHEAD=0 LT_CUDA_PRIO=0 LT_CUDA_DILMAP=1)
-  opts+=("" "" "")
+  names+=(AHEAD=0 PRIO=0 DILMAP=1 SPEC=0)
+  envs+=(LT_CUDA_AHEAD=0 LT_CUDA_PRIO=0 LT_CUDA_DILMAP=1 LT_CUDA_SPEC=0)
+  opts+=("" "" "" "")
 fi
 echo "bench_leuk_split: $(date -u '+%Y-%m-%d %H:%M UTC'), $BE, $(nvidia-smi -L 2>/dev/null | head -1 | cut -c1-40), $(nproc) CPU cores"
 echo "clip: the real frame shifted 2 px/frame, 640x480, $NF frames, ROI 0,110,640,219"
