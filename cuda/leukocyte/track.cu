@@ -1171,6 +1171,126 @@ __global__ void __launch_bounds__(DT, 1024 / DT) mgvf_dense_kernel(float *gwin, 
   if (P.prof && tid == 0) atomicAdd(&P.prof[17], (unsigned long long)it);
 }
 
+/* The same MGVF with the window TRANSPOSED in shared memory: pixel (i, j)
+ * at j * h + i, so that a thread's strip (rows r0..r1-1 of column j) is
+ * contiguous and its walk down the strip takes the loads' and the store's
+ * offsets as immediates (no per-pixel address arithmetic, no clamp of the
+ * row below: the last row is peeled). Lanes hold neighbouring columns, h
+ * (= 2 round(2R) + 1, odd) floats apart: no bank conflicts. The vertical
+ * pair's Heaviside terms are shared down the strip: pixel i's
+ * min(F(i-1) - F(i), 0) is -max(F(i) - F(i-1), 0), the "down" term of
+ * pixel i - 1 (IEEE subtraction is antisymmetric under round-to-nearest,
+ * and x + (-y) = x - y exactly), one subtraction and one min fewer per
+ * pixel; the sum gives the same bits (the only difference, +0 against -0
+ * added to max(D, 0) >= +0, never shows). Same thread to pixel map, same
+ * strips and sum order as mgvf_dense_kernel: bit-identical F and iteration
+ * count. The default dense MGVF (LT_CUDA_DENSE_ROWS=1: mgvf_dense_kernel). */
+template <bool CHECK>
+static __device__ __forceinline__ double dense_col(const float *pc, const float *pl, const float *pr,
+                                                   const float *pe, float *pn, int n, bool top, bool bottom,
+                                                   float ml, float il)
+{
+  double acc = 0.0;
+  const int up = top ? 0 : -1;
+  float ul = pl[up], u = pc[up], ur = pr[up];
+  float l = pl[0], c = pc[0], r = pr[0];
+  float mprev = -fminf(u - c, 0.0f); /* -min(dU, 0) of the strip's first pixel */
+  auto px = [&](int q, float dl, float d, float dr) {
+    const float dD = d - c, dL = l - c, dR = r - c;
+    const float dUR = ur - c, dDR = dr - c, dUL = ul - c, dDL = dl - c;
+    const float mD = fmaxf(dD, 0.0f);
+    const float a = __fsub_rn(mD, mprev);
+    const float b = __fadd_rn(fminf(dL, 0.0f), fmaxf(dR, 0.0f));
+    const float g = __fadd_rn(__fmul_rn(0.5f, dUR), fmaxf(dDR, 0.0f));
+    const float k = __fadd_rn(fminf(dUL, 0.0f), __fmul_rn(0.5f, dDL));
+    const float s = __fadd_rn(__fadd_rn(a, b), __fadd_rn(g, k));
+    const float fp = __fadd_rn(c, __fmul_rn(ml, s));
+    const float e = pe[q];
+    const float fn = __fsub_rn(fp, __fmul_rn(__fmul_rn(il, e), __fsub_rn(fp, e)));
+    pn[q] = fn;
+    if (CHECK) acc += (double)fabsf(fn - c);
+    mprev = mD;
+    ul = l;
+    u = c;
+    ur = r;
+    l = dl;
+    c = d;
+    r = dr;
+  };
+  const int m = bottom ? n - 1 : n;
+#pragma unroll 4
+  for (int q = 0; q < m; q++) px(q, pl[q + 1], pc[q + 1], pr[q + 1]);
+  if (bottom) px(m, l, c, r); /* the last row: the row below replicated */
+  return acc;
+}
+
+template <int DT, int BPS>
+__global__ void __launch_bounds__(DT, BPS) mgvf_dense_t_kernel(float *gwin, const lt_cu_win *info,
+                                                                   lt_leuk_cell *cells, lt_cu_params P, int win_max)
+{
+  extern __shared__ __align__(16) float dsm[];
+  __shared__ double red[2][DT / 32];
+  const int ci = blockIdx.x, tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const lt_cu_win I = info[ci];
+  if (I.skip) return;
+  const int w = I.w, h = I.h, n = w * h;
+  float *E = dsm, *A = dsm + n, *B = dsm + 2 * n;
+  float *g = gwin + (size_t)ci * win_max;
+  for (int t = tid; t < n; t += DT) {
+    const int i = t / w, o = (t - i * w) * h + i;
+    const float v = g[t];
+    E[o] = v;
+    A[o] = v;
+  }
+  int strips = DT / w;
+  if (strips < 1) strips = 1;
+  if (strips > h) strips = h;
+  const int rows = (h + strips - 1) / strips;
+  const int s = w >= DT ? 0 : tid / w, j0 = w >= DT ? tid : tid - s * w;
+  const int r0 = s * rows, r1 = min(h, r0 + rows);
+  const bool act = s < strips && r0 < r1;
+  const float ml = P.mgvf_ml, il = P.mgvf_il;
+  const double nd = (double)n;
+  long long tp = clock64();
+  __syncthreads();
+  float *cur = A, *nxt = B;
+  int it = 0, par = 0;
+  while (it < P.mgvf_max_iter) {
+    const bool check = (it + 1) % LT_MGVF_CHECK_EVERY == 0 || it + 1 == P.mgvf_max_iter;
+    double acc = 0.0;
+    if (act)
+      for (int j = j0; j < w; j += DT) {
+        const int o = j * h + r0, hl = j > 0 ? -h : 0, hr = j < w - 1 ? h : 0;
+        acc += check ? dense_col<true>(cur + o, cur + o + hl, cur + o + hr, E + o, nxt + o, r1 - r0, r0 == 0,
+                                       r1 == h, ml, il)
+                     : dense_col<false>(cur + o, cur + o + hl, cur + o + hr, E + o, nxt + o, r1 - r0, r0 == 0,
+                                        r1 == h, ml, il);
+      }
+    if (check) {
+#pragma unroll
+      for (int o = 16; o > 0; o >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, o);
+      if (lane == 0) red[par][warp] = acc;
+    }
+    __syncthreads();
+    double diff = 0.0;
+    if (check)
+      for (int q = 0; q < DT / 32; q++) diff += red[par][q];
+    it++;
+    float *t = cur;
+    cur = nxt;
+    nxt = t;
+    par ^= 1;
+    if (check && diff / nd <= P.mgvf_tol) break;
+  }
+  for (int t = tid; t < n; t += DT) {
+    const int i = t / w;
+    g[t] = cur[(t - i * w) * h + i];
+  }
+  if (tid == 0) cells[ci].mgvf_iter = it;
+  LT_CU_PROF(P, 16, 0, tp);
+  if (P.prof && tid == 0) atomicAdd(&P.prof[17], (unsigned long long)it);
+}
+
 /* MGVF of one window (test access): E in win[0..w*h), F out in win[win_max..]. */
 template <bool SH>
 __global__ void __launch_bounds__(NT, 1) mgvf_kernel(float *win, int w, int h, int win_max, lt_cu_params P,
@@ -1198,6 +1318,15 @@ static size_t mgvf_cluster_smem(const lt_cu_ctx *c, int *rows_cap, int *wcap)
   *wcap = 2 * hx + 1;
   *rows_cap = (2 * hy + 1 + half - 1) / half;
   return sizeof(float) * 3 * (size_t)(*rows_cap + 2) * *wcap;
+}
+
+/* the dense MGVF kernel of c's settings (threads per cell, layout) */
+typedef void (*dense_kernel_fn)(float *, const lt_cu_win *, lt_leuk_cell *, lt_cu_params, int);
+static dense_kernel_fn dense_fn(const lt_cu_ctx *c)
+{
+  if (c->dense_rows) return c->dense_threads == 256 ? mgvf_dense_kernel<256> : mgvf_dense_kernel<DENSE_THREADS>;
+  if (c->dense_threads == 256) return mgvf_dense_t_kernel<256, 4>;
+  return c->dense_occ3 ? mgvf_dense_t_kernel<DENSE_THREADS, 3> : mgvf_dense_t_kernel<DENSE_THREADS, 2>;
 }
 
 int lt_cu_track_setup(lt_cu_ctx *c)
@@ -1283,11 +1412,15 @@ int lt_cu_track_setup(lt_cu_ctx *c)
     const char *dt = getenv("LT_CUDA_DENSE_THREADS"), *snt = getenv("LT_CUDA_DENSE_SNAKE");
     c->dense_threads = dt && atoi(dt) == 256 ? 256 : DENSE_THREADS;
     c->dense_snake = snt && (atoi(snt) == 256 || atoi(snt) == 1024) ? atoi(snt) : NT / 2;
+    /* LT_CUDA_DENSE_ROWS=1: the row-major layout (mgvf_dense_kernel), an experiment */
+    const char *dr = getenv("LT_CUDA_DENSE_ROWS");
+    c->dense_rows = dr && atoi(dr) == 1;
+    /* LT_CUDA_DENSE_OCC=3: the transposed kernel compiled for 3 cells per SM (40 registers), an experiment */
+    const char *doc = getenv("LT_CUDA_DENSE_OCC");
+    c->dense_occ3 = doc && atoi(doc) == 3;
     c->dense_ok = dsmem + 2 * sizeof(double) * (c->dense_threads / 32) <= (size_t)optin;
     if (c->dense_ok && dsmem > 48 * 1024)
-      LT_CU(cudaFuncSetAttribute(c->dense_threads == 256 ? mgvf_dense_kernel<256>
-                                                         : mgvf_dense_kernel<DENSE_THREADS>,
-                                 cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dsmem),
+      LT_CU(cudaFuncSetAttribute(dense_fn(c), cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dsmem),
             "raising the dense MGVF kernel's shared memory");
     c->mgvf_mode = mv && !strcmp(mv, "cluster") ? 1 : mv && !strcmp(mv, "dense") && c->dense_ok ? 2 : 0;
     c->sms = sms;
@@ -1349,12 +1482,8 @@ int lt_cu_track_split_launch(lt_cu_ctx *c, int n)
     lt_cu_toc(c, T_TWIN);
     lt_cu_tic(c, T_TMGVF);
     if (c->dense) {
-      if (c->dense_threads == 256)
-        mgvf_dense_kernel<256><<<k, 256, sizeof(float) * 3 * c->snake_win, c->stream>>>(
-            c->d_gwin, (const lt_cu_win *)c->d_info, cells, c->kp, c->win_max);
-      else
-        mgvf_dense_kernel<DENSE_THREADS><<<k, DENSE_THREADS, sizeof(float) * 3 * c->snake_win, c->stream>>>(
-            c->d_gwin, (const lt_cu_win *)c->d_info, cells, c->kp, c->win_max);
+      dense_fn(c)<<<k, c->dense_threads, sizeof(float) * 3 * c->snake_win, c->stream>>>(
+          c->d_gwin, (const lt_cu_win *)c->d_info, cells, c->kp, c->win_max);
       LT_CU(cudaGetLastError(), "the dense MGVF kernel launch");
     } else {
       cfg = cluster_cfg(at, k * CL, c->mgvf_threads, csmem, CL, c->stream);
