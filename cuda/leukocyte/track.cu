@@ -1507,8 +1507,31 @@ int lt_cu_track_split_launch(lt_cu_ctx *c, int n)
   return 0;
 }
 
+/* Test access: E in d_win[0..w*h), F to d_win[win_max..], the iteration
+ * count to d_iters. With LT_CUDA_MGVF=dense on the split path the dense
+ * kernel of the settings (layout, threads per cell) runs on cell slot 0,
+ * else the one-block MGVF kernel. */
 int lt_cu_mgvf_launch(lt_cu_ctx *c, int w, int h)
 {
+  if (c->cluster && c->mgvf_mode == 2 && c->dense_ok) {
+    const size_t n = (size_t)w * h;
+    lt_cu_win I;
+    memset(&I, 0, sizeof I);
+    I.w = w;
+    I.h = h;
+    LT_CU(cudaMemcpyAsync(c->d_gwin, c->d_win, sizeof(float) * n, cudaMemcpyDeviceToDevice, c->stream),
+          "copying a window");
+    LT_CU(cudaMemcpyAsync(c->d_info, &I, sizeof I, cudaMemcpyHostToDevice, c->stream), "uploading a window's size");
+    dense_fn(c)<<<1, c->dense_threads, sizeof(float) * 3 * n, c->stream>>>(c->d_gwin, (const lt_cu_win *)c->d_info,
+                                                                          c->d_cells, c->kp, c->win_max);
+    LT_CU(cudaGetLastError(), "the dense MGVF kernel launch");
+    LT_CU(cudaMemcpyAsync(c->d_win + c->win_max, c->d_gwin, sizeof(float) * n, cudaMemcpyDeviceToDevice, c->stream),
+          "copying the MGVF field");
+    LT_CU(cudaMemcpyAsync(c->d_iters, &c->d_cells[0].mgvf_iter, sizeof(int), cudaMemcpyDeviceToDevice, c->stream),
+          "copying the MGVF iteration count");
+    c->dev_cells = -1; /* cell 0's state on the device changed: the next track uploads them all */
+    return 0;
+  }
   if (c->track_in_shared)
     mgvf_kernel<true><<<1, NT, c->track_smem, c->stream>>>(c->d_win, w, h, c->win_max, c->kp, NULL, c->d_iters);
   else
