@@ -42,10 +42,11 @@ typedef struct shape {
   int w, h;
 } shape;
 
-/* R = 3, 8, 10, 14, 22 (rmax + rstep); clamped: even and 3 rows; 521 x 25
- * is wider than 512 threads; 5 x 61 leaves strips of several rows */
-static const shape shapes[] = {{25, 13}, {65, 33}, {81, 41}, {113, 57}, {177, 89},
-                               {64, 40}, {81, 3},  {521, 25}, {5, 61}, {3, 3}};
+/* R = 3, 8, 10, 14 and (the first, set in main) rmax + rstep, the largest
+ * window; clamped: even and 3 rows; 521 x 25 is wider than 512 threads;
+ * 5 x 61 leaves strips of several rows */
+static shape shapes[] = {{0, 0}, {25, 13}, {65, 33}, {81, 41}, {113, 57},
+                         {64, 40}, {81, 3},  {521, 25}, {5, 61}, {3, 3}};
 
 static unsigned rng = 12345u;
 static float urand(void)
@@ -89,6 +90,10 @@ int main(void)
   T_CHECK("mgvf_dense select", err == 0 && cuda != &lt_leuk_backend_cpu, "lt_backend_stages returned %d", err);
   if (err) T_DONE();
   setenv("LT_CUDA_MGVF", "dense", 1);
+  lt_leuk_params p0;
+  lt_leuk_params_default(&p0);
+  shapes[0].w = 2 * lt_leuk_win_half_x(p0.rmax + p0.rstep) + 1;
+  shapes[0].h = 2 * lt_leuk_win_half_y(p0.rmax + p0.rstep) + 1;
   size_t nmax = 0;
   for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
     if ((size_t)shapes[s].w * shapes[s].h > nmax) nmax = (size_t)shapes[s].w * shapes[s].h;

@@ -101,6 +101,7 @@ static void cu_destroy(void *vctx)
 {
   lt_cu_ctx *c = (lt_cu_ctx *)vctx;
   if (!c) return;
+  const double t0 = lt_now();
   if (c->live_counted) __atomic_sub_fetch(&live_contexts, 1, __ATOMIC_RELAXED);
   if (c->stream) cudaStreamSynchronize(c->stream);
   if (c->tm.on) {
@@ -175,6 +176,7 @@ static void cu_destroy(void *vctx)
   if (c->stream) cudaStreamDestroy(c->stream);
   (void)cudaGetLastError();
   free(c);
+  lt_debug("cuda: context released in %.1f ms", 1e3 * (lt_now() - t0));
 }
 
 static int cu_create(void **out, const lt_leuk_params *p, int width, int height, int max_cells)
