@@ -1397,14 +1397,10 @@ int lt_cu_track_setup(lt_cu_ctx *c)
     if (csmem > 48 * 1024)
       LT_CU(cudaFuncSetAttribute(mgvf_cluster_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)csmem),
             "raising the cluster MGVF kernel's shared memory");
-    size_t bytes = sizeof(float) * (size_t)c->win_max * c->split_cap;
-    cudaError_t e = cudaMalloc(&c->d_gwin, bytes);
-    if (e == cudaSuccess) e = cudaMalloc(&c->d_info, sizeof(lt_cu_win) * c->split_cap);
-    if (e != cudaSuccess) {
-      (void)cudaGetLastError();
-      lt_error("out of GPU memory allocating the tracking windows (%zu MB)", bytes >> 20);
-      return LT_ERR_GPU;
-    }
+    int err = lt_cu_buf_get(c, (void **)&c->d_gwin, sizeof(float) * (size_t)c->win_max * c->split_cap, 0,
+                            "the tracking windows");
+    if (!err) err = lt_cu_buf_get(c, (void **)&c->d_info, sizeof(lt_cu_win) * c->split_cap, 0, "the tracking windows");
+    if (err) return err;
     /* the dense MGVF (one block per cell, the window in shared memory) */
     const size_t dsmem = sizeof(float) * 3 * (size_t)c->win_max;
     /* threads per cell of the dense MGVF and of the snake kernel beside it
