@@ -1108,69 +1108,6 @@ static __device__ __forceinline__ double dense_strip(const float *cur, float *nx
   return acc;
 }
 
-template <int DT>
-__global__ void __launch_bounds__(DT, 1024 / DT) mgvf_dense_kernel(float *gwin, const lt_cu_win *info,
-                                                                 lt_leuk_cell *cells, lt_cu_params P, int win_max)
-{
-  extern __shared__ __align__(16) float dsm[];
-  __shared__ double red[2][DT / 32];
-  const int ci = blockIdx.x, tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  const lt_cu_win I = info[ci];
-  if (I.skip) return;
-  const int w = I.w, h = I.h, n = w * h;
-  float *E = dsm, *A = dsm + n, *B = dsm + 2 * n;
-  float *g = gwin + (size_t)ci * win_max;
-  for (int t = tid; t < n; t += DT) {
-    const float v = g[t];
-    E[t] = v;
-    A[t] = v;
-  }
-  int strips = DT / w;
-  if (strips < 1) strips = 1;
-  if (strips > h) strips = h;
-  const int rows = (h + strips - 1) / strips;
-  /* columns wider than the block: a thread takes columns j, j + T, ... */
-  const int s = w >= DT ? 0 : tid / w, j0 = w >= DT ? tid : tid - s * w;
-  const int r0 = s * rows, r1 = min(h, r0 + rows);
-  const bool act = s < strips && r0 < r1;
-  const float ml = P.mgvf_ml, il = P.mgvf_il;
-  const double nd = (double)n;
-  long long tp = clock64();
-  __syncthreads();
-  float *cur = A, *nxt = B;
-  int it = 0, par = 0;
-  while (it < P.mgvf_max_iter) {
-    const bool check = (it + 1) % LT_MGVF_CHECK_EVERY == 0 || it + 1 == P.mgvf_max_iter;
-    double acc = 0.0;
-    if (act)
-      for (int j = j0; j < w; j += DT) {
-        const int dl_ = j > 0 ? -1 : 0, dr_ = j < w - 1 ? 1 : 0;
-        const int o = r0 * w + j, ou = (r0 > 0 ? r0 - 1 : 0) * w + j, olast = (h - 1) * w + j;
-        acc += check ? dense_strip<true>(cur, nxt, E, o, ou, olast, r1 - r0, w, dl_, dr_, ml, il)
-                     : dense_strip<false>(cur, nxt, E, o, ou, olast, r1 - r0, w, dl_, dr_, ml, il);
-      }
-    if (check) {
-#pragma unroll
-      for (int o = 16; o > 0; o >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, o);
-      if (lane == 0) red[par][warp] = acc;
-    }
-    __syncthreads();
-    double diff = 0.0;
-    if (check)
-      for (int q = 0; q < DT / 32; q++) diff += red[par][q];
-    it++;
-    float *t = cur;
-    cur = nxt;
-    nxt = t;
-    par ^= 1;
-    if (check && diff / nd <= P.mgvf_tol) break;
-  }
-  for (int t = tid; t < n; t += DT) g[t] = cur[t];
-  if (tid == 0) cells[ci].mgvf_iter = it;
-  LT_CU_PROF(P, 16, 0, tp);
-  if (P.prof && tid == 0) atomicAdd(&P.prof[17], (unsigned long long)it);
-}
-
 /* The same MGVF with the window TRANSPOSED in shared memory: pixel (i, j)
  * at j * h + i, so that a thread's strip (rows r0..r1-1 of column j) is
  * contiguous and its walk down the strip takes the loads' and the store's
@@ -1183,8 +1120,8 @@ __global__ void __launch_bounds__(DT, 1024 / DT) mgvf_dense_kernel(float *gwin, 
  * and x + (-y) = x - y exactly), one subtraction and one min fewer per
  * pixel; the sum gives the same bits (the only difference, +0 against -0
  * added to max(D, 0) >= +0, never shows). Same thread to pixel map, same
- * strips and sum order as mgvf_dense_kernel: bit-identical F and iteration
- * count. The default dense MGVF (LT_CUDA_DENSE_ROWS=1: mgvf_dense_kernel). */
+ * strips and sum order as the row-major layout: bit-identical F and
+ * iteration count. The default (LT_CUDA_DENSE_ROWS=1: row-major). */
 template <bool CHECK>
 static __device__ __forceinline__ double dense_col(const float *pc, const float *pl, const float *pr,
                                                    const float *pe, float *pn, int n, bool top, bool bottom,
@@ -1224,9 +1161,35 @@ static __device__ __forceinline__ double dense_col(const float *pc, const float 
   return acc;
 }
 
-template <int DT, int BPS>
-__global__ void __launch_bounds__(DT, BPS) mgvf_dense_t_kernel(float *gwin, const lt_cu_win *info,
-                                                                   lt_leuk_cell *cells, lt_cu_params P, int win_max)
+/* Shared-memory offset of window pixel t (row-major index i * w + j). */
+template <bool TR>
+static __device__ __forceinline__ int dense_at(int t, int w, int h)
+{
+  if (!TR) return t;
+  const int i = t / w;
+  return (t - i * w) * h + i;
+}
+
+/* One iteration of column j's strip, rows [r0, r1), in either layout. */
+template <bool TR, bool CHECK>
+static __device__ __forceinline__ double dense_column(const float *cur, float *nxt, const float *E, int j, int r0,
+                                                      int r1, int w, int h, float ml, float il)
+{
+  if (TR) {
+    const int o = j * h + r0, hl = j > 0 ? -h : 0, hr = j < w - 1 ? h : 0;
+    return dense_col<CHECK>(cur + o, cur + o + hl, cur + o + hr, E + o, nxt + o, r1 - r0, r0 == 0, r1 == h, ml, il);
+  }
+  const int dl_ = j > 0 ? -1 : 0, dr_ = j < w - 1 ? 1 : 0;
+  const int o = r0 * w + j, ou = (r0 > 0 ? r0 - 1 : 0) * w + j, olast = (h - 1) * w + j;
+  return dense_strip<CHECK>(cur, nxt, E, o, ou, olast, r1 - r0, w, dl_, dr_, ml, il);
+}
+
+/* The dense MGVF kernel: DT threads per cell, BPS blocks per SM (launch
+ * bounds), TR: the window transposed in shared memory (dense_col, the
+ * default), else row-major (dense_strip, LT_CUDA_DENSE_ROWS=1). */
+template <int DT, int BPS, bool TR>
+__global__ void __launch_bounds__(DT, BPS) mgvf_dense_kernel(float *gwin, const lt_cu_win *info,
+                                                             lt_leuk_cell *cells, lt_cu_params P, int win_max)
 {
   extern __shared__ __align__(16) float dsm[];
   __shared__ double red[2][DT / 32];
@@ -1237,7 +1200,7 @@ __global__ void __launch_bounds__(DT, BPS) mgvf_dense_t_kernel(float *gwin, cons
   float *E = dsm, *A = dsm + n, *B = dsm + 2 * n;
   float *g = gwin + (size_t)ci * win_max;
   for (int t = tid; t < n; t += DT) {
-    const int i = t / w, o = (t - i * w) * h + i;
+    const int o = dense_at<TR>(t, w, h);
     const float v = g[t];
     E[o] = v;
     A[o] = v;
@@ -1246,6 +1209,7 @@ __global__ void __launch_bounds__(DT, BPS) mgvf_dense_t_kernel(float *gwin, cons
   if (strips < 1) strips = 1;
   if (strips > h) strips = h;
   const int rows = (h + strips - 1) / strips;
+  /* columns wider than the block: a thread takes columns j, j + T, ... */
   const int s = w >= DT ? 0 : tid / w, j0 = w >= DT ? tid : tid - s * w;
   const int r0 = s * rows, r1 = min(h, r0 + rows);
   const bool act = s < strips && r0 < r1;
@@ -1259,13 +1223,9 @@ __global__ void __launch_bounds__(DT, BPS) mgvf_dense_t_kernel(float *gwin, cons
     const bool check = (it + 1) % LT_MGVF_CHECK_EVERY == 0 || it + 1 == P.mgvf_max_iter;
     double acc = 0.0;
     if (act)
-      for (int j = j0; j < w; j += DT) {
-        const int o = j * h + r0, hl = j > 0 ? -h : 0, hr = j < w - 1 ? h : 0;
-        acc += check ? dense_col<true>(cur + o, cur + o + hl, cur + o + hr, E + o, nxt + o, r1 - r0, r0 == 0,
-                                       r1 == h, ml, il)
-                     : dense_col<false>(cur + o, cur + o + hl, cur + o + hr, E + o, nxt + o, r1 - r0, r0 == 0,
-                                        r1 == h, ml, il);
-      }
+      for (int j = j0; j < w; j += DT)
+        acc += check ? dense_column<TR, true>(cur, nxt, E, j, r0, r1, w, h, ml, il)
+                     : dense_column<TR, false>(cur, nxt, E, j, r0, r1, w, h, ml, il);
     if (check) {
 #pragma unroll
       for (int o = 16; o > 0; o >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, o);
@@ -1282,10 +1242,7 @@ __global__ void __launch_bounds__(DT, BPS) mgvf_dense_t_kernel(float *gwin, cons
     par ^= 1;
     if (check && diff / nd <= P.mgvf_tol) break;
   }
-  for (int t = tid; t < n; t += DT) {
-    const int i = t / w;
-    g[t] = cur[(t - i * w) * h + i];
-  }
+  for (int t = tid; t < n; t += DT) g[t] = cur[dense_at<TR>(t, w, h)];
   if (tid == 0) cells[ci].mgvf_iter = it;
   LT_CU_PROF(P, 16, 0, tp);
   if (P.prof && tid == 0) atomicAdd(&P.prof[17], (unsigned long long)it);
@@ -1324,9 +1281,9 @@ static size_t mgvf_cluster_smem(const lt_cu_ctx *c, int *rows_cap, int *wcap)
 typedef void (*dense_kernel_fn)(float *, const lt_cu_win *, lt_leuk_cell *, lt_cu_params, int);
 static dense_kernel_fn dense_fn(const lt_cu_ctx *c)
 {
-  if (c->dense_rows) return c->dense_threads == 256 ? mgvf_dense_kernel<256> : mgvf_dense_kernel<DENSE_THREADS>;
-  if (c->dense_threads == 256) return mgvf_dense_t_kernel<256, 4>;
-  return c->dense_occ3 ? mgvf_dense_t_kernel<DENSE_THREADS, 3> : mgvf_dense_t_kernel<DENSE_THREADS, 2>;
+  if (c->dense_threads == 256) return c->dense_rows ? mgvf_dense_kernel<256, 4, false> : mgvf_dense_kernel<256, 4, true>;
+  if (c->dense_rows) return mgvf_dense_kernel<DENSE_THREADS, 2, false>;
+  return c->dense_occ3 ? mgvf_dense_kernel<DENSE_THREADS, 3, true> : mgvf_dense_kernel<DENSE_THREADS, 2, true>;
 }
 
 int lt_cu_track_setup(lt_cu_ctx *c)
