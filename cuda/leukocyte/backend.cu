@@ -103,8 +103,9 @@ static int live_contexts;
  * process instead of freeing them, and the next video of the same frame
  * size takes them (lt_cu_buf_get, exact sizes): no cudaMalloc/cudaMallocHost
  * and no cudaFree/cudaFreeHost (which wait for the whole device, where the
- * other videos' work runs) for ~35 buffers per video. The last context
- * frees them all. At most SPARE_MAX buffers and SPARE_BYTES bytes are kept.
+ * other videos' work runs) for ~37 buffers per video. The last context
+ * frees them all, and so does an allocation that fails (videos of other
+ * sizes). At most SPARE_MAX buffers and SPARE_BYTES bytes are kept.
  * LT_CUDA_KEEP=0: every context frees its own (an experiment). */
 #define SPARE_MAX 1024
 #define SPARE_BYTES ((size_t)4 << 30)
@@ -117,6 +118,23 @@ static void buf_free(const lt_cu_buf *b)
 {
   if (b->host) cudaFreeHost(b->p);
   else cudaFree(b->p);
+}
+
+/* Frees every spare buffer. */
+static void spares_free(void)
+{
+  for (;;) {
+    lt_cu_buf b;
+    pthread_mutex_lock(&spare_mu);
+    const int any = nspares > 0;
+    if (any) {
+      b = spares[--nspares];
+      spare_bytes -= b.bytes;
+    }
+    pthread_mutex_unlock(&spare_mu);
+    if (!any) return;
+    buf_free(&b);
+  }
 }
 
 int lt_cu_buf_get(lt_cu_ctx *c, void **p, size_t bytes, int host, const char *what)
@@ -135,7 +153,11 @@ int lt_cu_buf_get(lt_cu_ctx *c, void **p, size_t bytes, int host, const char *wh
       break;
     }
   pthread_mutex_unlock(&spare_mu);
-  if (!q) {
+  if (!q && (host ? cudaMallocHost(&q, bytes ? bytes : 16) : cudaMalloc(&q, bytes ? bytes : 16)) != cudaSuccess) {
+    /* the memory kept for other videos (other sizes) goes back first */
+    (void)cudaGetLastError();
+    q = NULL;
+    spares_free();
     int err = host ? lt_cuda_alloc_host(&q, bytes, what) : lt_cuda_alloc(&q, bytes, what);
     if (err) return err;
   }
@@ -164,20 +186,7 @@ static void bufs_release(lt_cu_ctx *c)
   }
   for (; i < c->nbufs; i++) buf_free(&c->bufs[i]);
   c->nbufs = 0;
-  if (!keep) {
-    for (;;) {
-      lt_cu_buf b;
-      pthread_mutex_lock(&spare_mu);
-      const int any = nspares > 0;
-      if (any) {
-        b = spares[--nspares];
-        spare_bytes -= b.bytes;
-      }
-      pthread_mutex_unlock(&spare_mu);
-      if (!any) break;
-      buf_free(&b);
-    }
-  }
+  if (!keep) spares_free();
 }
 
 static void cu_destroy(void *vctx)
