@@ -186,7 +186,9 @@ static void bufs_release(lt_cu_ctx *c)
   }
   for (; i < c->nbufs; i++) buf_free(&c->bufs[i]);
   c->nbufs = 0;
-  if (!keep) spares_free();
+  /* (read again: the last other context may have gone while these were
+   * added, after its own look at the spares) */
+  if (!keep || __atomic_load_n(&live_contexts, __ATOMIC_RELAXED) == 0) spares_free();
 }
 
 static void cu_destroy(void *vctx)
