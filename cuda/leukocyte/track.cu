@@ -1108,8 +1108,11 @@ static __device__ __forceinline__ double dense_strip(const float *cur, float *nx
   return acc;
 }
 
-/* The same MGVF with the window TRANSPOSED in shared memory: pixel (i, j)
- * at j * h + i, so that a thread's strip (rows r0..r1-1 of column j) is
+/* One iteration of a thread's strip with the window TRANSPOSED in shared
+ * memory (pc, pl, pr: the strip's first pixel in its column and in the
+ * clamped left and right columns; pe, pn: E and the output there; n rows;
+ * top, bottom: the strip holds the window's first, last row), |change|
+ * summed when CHECK. Pixel (i, j) is at j * h + i, so a strip is
  * contiguous and its walk down the strip takes the loads' and the store's
  * offsets as immediates (no per-pixel address arithmetic, no clamp of the
  * row below: the last row is peeled). Lanes hold neighbouring columns, h
