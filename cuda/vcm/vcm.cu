@@ -1990,6 +1990,7 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
    * 2026-11-24 06:00 UTC */
   const char *bd = getenv("LT_VCM_BAND_DP");
   c->band_dp = c->band_opt == 2 && wq_max >= 0 && wq_max <= 255 && !(bd && strcmp(bd, "0") == 0);
+  if (c->band_dp && bd && strcmp(bd, "q4") == 0) c->band_dp = 4; /* 4 pairs' loads in flight (experiment) */
   c->tile_y = ty;
   c->nband = (int)((m2 + MAP_THREADS * c->band_opt - 1) / (MAP_THREADS * c->band_opt));
   const char *bl = getenv("LT_VCM_BAND_LIST");
@@ -2041,6 +2042,9 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
                                           : (const void *)vcm_band_k<TILE_PTS, 4, 8, 1, false>)
                    : c->band_opt == 1 ? (L ? (const void *)vcm_band_k<TILE_PTS, 5, 4, 1, true>
                                           : (const void *)vcm_band_k<TILE_PTS, 5, 4, 1, false>)
+                   : c->band_opt == 2 && c->band_dp == 4
+                       ? (L ? (const void *)vcm_band_k<TILE_PTS, BAND2_MINB, 4, 2, true, true>
+                            : (const void *)vcm_band_k<TILE_PTS, BAND2_MINB, 4, 2, false, true>)
                    : c->band_opt == 2 && c->band_dp
                        ? (L ? (const void *)vcm_band_k<TILE_PTS, BAND2_MINB, BANDDP_QB, 2, true, true>
                             : (const void *)vcm_band_k<TILE_PTS, BAND2_MINB, BANDDP_QB, 2, false, true>)
@@ -2300,7 +2304,9 @@ static int launch_pair(cuda_ctx *c, int capturing, int ondev)
     else                                                                                                        \
       vcm_band_k<TILE_PTS, MINB, QB, OPT, false, ##__VA_ARGS__><<<bg, MAP_THREADS, 0, c->s>>>(                  \
           c->ncm, c->px, c->py, c->cstart, c->wq, c->pri, d, c->tile_x, c->tile_y, c->tl, c->keys)
-    if (c->band_opt == 2 && c->band_dp)
+    if (c->band_opt == 2 && c->band_dp == 4)
+      LT_VCM_BAND(BAND2_MINB, 4, 2, true);
+    else if (c->band_opt == 2 && c->band_dp)
       LT_VCM_BAND(BAND2_MINB, BANDDP_QB, 2, true);
     else if (c->band_occ == 4)
       LT_VCM_BAND(4, 8, 1);
