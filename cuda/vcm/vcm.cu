@@ -37,7 +37,10 @@
  *               shared memory (staged 4 bytes per load, 4 loads in
  *               flight), each thread a 4x5 tile of offsets whose
  *               integer SADs stay in registers (four pixels per byte-SIMD
- *               instruction pair), block min/max, similarity; where the
+ *               instruction pair; the fifth pixels of a patch row for the
+ *               tile's 4 offsets across by one more __vabsdiffu4, each
+ *               offset's byte added by a masked __dp4a), block min/max,
+ *               similarity; where the
  *               tiled accumulation follows, its last blocks (one per
  *               tile, after the points' blocks: they fill the NCM's last
  *               wave) build each tile's neighbour list once into global
@@ -54,7 +57,8 @@
  *               consecutive offsets read once for the tile (one 32-bit
  *               load: the maps' rows are padded, ncm_stride) and added
  *               into every tile point's integer sums (weight 0 for a point
- *               it is no neighbour of), the support, V(o) and the band's
+ *               it is no neighbour of; two neighbours a step by __dp2a,
+ *               their weights as bytes), the support, V(o) and the band's
  *               best per point as a 64-bit key;
  *   vcm_pick_k  one warp per point: the bands' keys merged, the 3x3 of V
  *               around the peak recomputed by the same sums, sub-pixel
@@ -81,12 +85,15 @@
  * WxH, LT_VCM_BAND_OPT=1 or 4 (offsets per thread of vcm_band_k; 1: the
  * kernel before 2026-11-24 04:00 UTC; 4: the default until 04:05 UTC),
  * LT_VCM_BAND_LIST=0 or k (the tile lists by each band block, as before
- * 04:05 UTC, or by vcm_list_k), LT_VCM_BAND_OCC=4 (with 1 offset),
+ * 04:05 UTC, or by vcm_list_k), LT_VCM_BAND_DP=0 (one neighbour a step by
+ * integer multiply-adds, as before 2026-11-24 06:00 UTC) or q4 (4 pairs'
+ * loads in flight), LT_VCM_BAND_OCC=4 (with 1 offset),
  * LT_VCM_PICK=list (vcm_pick_k reads the point's tile list instead of
  * walking the candidate sub-windows), LT_VCM_PTS_OCC=0 (points_k without
  * its launch bound, as before 2026-11-24 04:30 UTC), LT_VCM_PER_CELL=1,
- * LT_VCM_NCM=sad, bytes (the window a byte per load, as before) or words4
- * (4 blocks per SM), LT_VCM_NO_GRAPH=1, LT_VCM_UPLOAD=copy,
+ * LT_VCM_NCM=sad, bytes (the window a byte per load, as before), words4
+ * (4 blocks per SM) or sad5 (the fifth pixels by __sad per offset, as
+ * before 2026-11-24 06:00 UTC), LT_VCM_NO_GRAPH=1, LT_VCM_UPLOAD=copy,
  * LT_VCM_PREFETCH=0 (cu_alloc). */
 #include <limits.h>
 #include <math.h>
@@ -642,7 +649,8 @@ ncm_k(const uint8_t *__restrict__ I0, const uint8_t *__restrict__ I1, const int 
  * rows once (8 pixels) and uses it for every patch row that meets it. SIMD
  * (the default): the window as bytes, two 4-byte loads per row, and per
  * offset and patch row one __byte_perm, __vabsdiffu4, __dp4a and __sad
- * (five pixels); else the window as ints, two 16-byte loads per row and
+ * (five pixels; COL5, the default: a second __dp4a instead of the __sad,
+ * on one __vabsdiffu4 shared by the 4 offsets across); else the window as ints, two 16-byte loads per row and
  * 25 __sad per offset (ncm_k: one byte load per __sad). The patch is in
  * registers (the same 25 values in every thread). SADs are integers, so
  * they equal ncm_k's and the CPU's whatever the order; min/max are
