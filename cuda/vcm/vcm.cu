@@ -40,7 +40,8 @@
  *               instruction pair; the fifth pixels of a patch row for the
  *               tile's 4 offsets across by one more __vabsdiffu4, each
  *               offset's byte added by a masked __dp4a), block min/max,
- *               similarity; where the
+ *               similarity (for search <= 64 straight from each thread's
+ *               registers); where the
  *               tiled accumulation follows, its last blocks (one per
  *               tile, after the points' blocks: they fill the NCM's last
  *               wave) build each tile's neighbour list once into global
@@ -92,8 +93,10 @@
  * walking the candidate sub-windows), LT_VCM_PTS_OCC=0 (points_k without
  * its launch bound, as before 2026-11-24 04:30 UTC), LT_VCM_PER_CELL=1,
  * LT_VCM_NCM=sad, bytes (the window a byte per load, as before), words4
- * (4 blocks per SM) or sad5 (the fifth pixels by __sad per offset, as
- * before 2026-11-24 06:00 UTC), LT_VCM_NO_GRAPH=1, LT_VCM_UPLOAD=copy,
+ * (4 blocks per SM), sad5 (the fifth pixels by __sad per offset, as
+ * before 2026-11-24 06:00 UTC) or col5 (the fifth pixels 4 offsets at a
+ * time, the SADs through shared memory and the map written by a walk over
+ * it, as at 06:00), LT_VCM_NO_GRAPH=1, LT_VCM_UPLOAD=copy,
  * LT_VCM_PREFETCH=0 (cu_alloc). */
 #include <limits.h>
 #include <math.h>
@@ -166,8 +169,8 @@ struct cuda_ctx {
   int kpt;                 /* offsets per thread of the map kernels (5, 17 or 66) */
   int per_cell;            /* vcm_k with a block per sub-window (K <= 2; LT_VCM_PER_CELL=1) */
   int ncm_simd;            /* ncm5_k<true, .> (unless LT_VCM_NCM=sad) */
-  int ncm_col5;            /* ncm5_k<.., true>: the fifth pixels 4 offsets at a time (the default
-                              with ncm_words == NCM_MINB; LT_VCM_NCM=sad5: by __sad) */
+  int ncm_col5;            /* ncm5_k<.., COL5>: 2 (the default with ncm_words == NCM_MINB), 1
+                              (LT_VCM_NCM=col5), 0 (LT_VCM_NCM=sad5: the fifth pixels by __sad) */
   int ncm_words;           /* ncm5_k<true, true, .> (unless LT_VCM_NCM=bytes or sad): NCM_MINB,
                               4 with LT_VCM_NCM=words4 */
   int use_graph;           /* the pair's device work as a CUDA Graph (until a capture fails) */
@@ -687,11 +690,20 @@ __device__ __forceinline__ void tile_list_build(const vcm_dev_params &d, const i
                                                 const int *__restrict__ wq, int tile_x, int tile_y,
                                                 const tile_lists &tl, int tile, int *sm);
 
+/* frame_word where the frame buffer has FRAME_PAD bytes past its npx
+ * (cu_alloc): two aligned loads and the shift, no check */
+#define FRAME_PAD 16
+__device__ __forceinline__ unsigned frame_word_pad(const uint8_t *__restrict__ I, size_t g)
+{
+  const unsigned *wp = (const unsigned *)(I + (g & ~(size_t)3));
+  return __funnelshift_r(__ldg(wp), __ldg(wp + 1), 8 * (unsigned)(g & 3));
+}
+
 /* Blocks d.maxpts and on (where the launch adds them: LT_VCM_BAND_LIST
  * unset, cu_alloc) build tile blockIdx.x - d.maxpts's neighbour list
  * (tile_list_build) instead: they run in the NCM's last wave, whose SMs
  * are otherwise mostly idle, and save vcm_list_k's launch. */
-template <bool SIMD, bool WORDS, int MINB, bool COL5 = false>
+template <bool SIMD, bool WORDS, int MINB, int COL5 = 0>
 __global__ void __launch_bounds__(MAP_THREADS, MINB)
 ncm5_k(const uint8_t *__restrict__ I0, const uint8_t *__restrict__ I1, const int *__restrict__ px,
        const int *__restrict__ py, const int *n, vcm_dev_params d, uint16_t *__restrict__ ncm,
@@ -708,7 +720,12 @@ ncm5_k(const uint8_t *__restrict__ I0, const uint8_t *__restrict__ I1, const int
    * and patch row for the tile's 4 offsets across (window bytes 4 .. 7)
    * by one __vabsdiffu4 against the patch pixel in every byte, each
    * offset's byte added by a __dp4a with a one-byte mask, instead of a
-   * byte extraction and a __sad per offset */
+   * byte extraction and a __sad per offset. COL5 = 2 (the default;
+   * LT_VCM_NCM=col5 for 1) also: where each thread has at most one tile
+   * (search <= 64), its SADs stay in registers over the block's min/max
+   * and it writes its tile's similarities itself (no shared-memory round
+   * trip, no walk over the map per offset); the window's words and the
+   * patch's rows by frame_word_pad (the frames' FRAME_PAD bytes) */
   extern __shared__ int4 smem4[];
   __shared__ float rmin[MAP_THREADS / 32], rmax[MAP_THREADS / 32];
   int i = blockIdx.x;
@@ -734,7 +751,9 @@ ncm5_k(const uint8_t *__restrict__ I0, const uint8_t *__restrict__ I1, const int
 #pragma unroll
       for (int u = 0; u < 4; u++, rc_next(q))
         v[u] = t0 + u * MAP_THREADS < nwd && q.r < ny + 4
-                   ? frame_word(I1, (size_t)(wy0 + q.r) * d.w + wx0 + 4 * q.c, npx) : 0u;
+                   ? (COL5 == 2 ? frame_word_pad(I1, (size_t)(wy0 + q.r) * d.w + wx0 + 4 * q.c)
+                                : frame_word(I1, (size_t)(wy0 + q.r) * d.w + wx0 + 4 * q.c, npx))
+                   : 0u;
 #pragma unroll
       for (int u = 0; u < 4; u++)
         if (t0 + u * MAP_THREADS < nwd) win[t0 + u * MAP_THREADS] = (int)v[u];
@@ -748,20 +767,27 @@ ncm5_k(const uint8_t *__restrict__ I0, const uint8_t *__restrict__ I1, const int
         win[t] = v;
     }
   int p[25];
-#pragma unroll
-  for (int k = 0; k < 25; k++) p[k] = I0[(size_t)(y + k / 5 - 2) * d.w + x + k % 5 - 2];
   unsigned p4[5], p5[5]; /* SIMD: patch row ky's first four pixels as bytes; COL5: its fifth in each byte */
+  if (COL5 == 2)
 #pragma unroll
-  for (int ky = 0; ky < 5; ky++) {
-    p4[ky] = (unsigned)p[ky * 5] | (unsigned)p[ky * 5 + 1] << 8 | (unsigned)p[ky * 5 + 2] << 16 |
-             (unsigned)p[ky * 5 + 3] << 24;
-    p5[ky] = (unsigned)p[ky * 5 + 4] * 0x01010101u;
+    for (int ky = 0; ky < 5; ky++) { /* (p unused) */
+      size_t g = (size_t)(y + ky - 2) * d.w + x - 2;
+      p4[ky] = frame_word_pad(I0, g);
+      p5[ky] = (frame_word_pad(I0, g + 4) & 0xffu) * 0x01010101u;
+    }
+  else {
+#pragma unroll
+    for (int k = 0; k < 25; k++) p[k] = I0[(size_t)(y + k / 5 - 2) * d.w + x + k % 5 - 2];
+#pragma unroll
+    for (int ky = 0; ky < 5; ky++) {
+      p4[ky] = (unsigned)p[ky * 5] | (unsigned)p[ky * 5 + 1] << 8 | (unsigned)p[ky * 5 + 2] << 16 |
+               (unsigned)p[ky * 5 + 3] << 24;
+      p5[ky] = (unsigned)p[ky * 5 + 4] * 0x01010101u;
+    }
   }
   __syncthreads();
-  float lo = INFINITY, hi = 0.0f;
-  for (int tile = threadIdx.x; tile < ntx * nty; tile += blockDim.x) {
-    int tx = tile % ntx, ty = tile / ntx;
-    unsigned acc[NCM_TY][NCM_TX];
+  /* the SADs of tile (tx, ty)'s offsets into acc */
+  auto tile_sads = [&](int tx, int ty, unsigned (&acc)[NCM_TY][NCM_TX]) {
 #pragma unroll
     for (int a = 0; a < NCM_TY; a++)
 #pragma unroll
@@ -791,19 +817,62 @@ ncm5_k(const uint8_t *__restrict__ I0, const uint8_t *__restrict__ I1, const int
             acc[dy][t] = __dp4a(__vabsdiffu4(g, p4[ky]), 0x01010101u, acc[dy][t]);
             acc[dy][t] = __dp4a(f, 1u << 8 * t, acc[dy][t]);
           }
-          continue;
-        }
+        } else
 #pragma unroll
-        for (int t = 0; t < NCM_TX; t++)
-          if (SIMD) {
-            unsigned g = __byte_perm(w0, w1, 0x3210 + 0x1111 * t); /* window bytes t .. t + 3 */
-            acc[dy][t] = __dp4a(__vabsdiffu4(g, p4[ky]), 0x01010101u, acc[dy][t]);
-            acc[dy][t] = __sad((int)((w1 >> (8 * t)) & 0xffu), p[ky * 5 + 4], acc[dy][t]);
-          } else
+          for (int t = 0; t < NCM_TX; t++)
+            if (SIMD) {
+              unsigned g = __byte_perm(w0, w1, 0x3210 + 0x1111 * t); /* window bytes t .. t + 3 */
+              acc[dy][t] = __dp4a(__vabsdiffu4(g, p4[ky]), 0x01010101u, acc[dy][t]);
+              acc[dy][t] = __sad((int)((w1 >> (8 * t)) & 0xffu), p[ky * 5 + 4], acc[dy][t]);
+            } else
 #pragma unroll
-            for (int kx = 0; kx < 5; kx++) acc[dy][t] = __sad(p[ky * 5 + kx], v[t + kx], acc[dy][t]);
+              for (int kx = 0; kx < 5; kx++) acc[dy][t] = __sad(p[ky * 5 + kx], v[t + kx], acc[dy][t]);
       }
     }
+  };
+  float lo = INFINITY, hi = 0.0f, dmin, dmax;
+  uint16_t *out = ncm + (size_t)i * ncm_stride(M);
+  if (COL5 == 2 && ntx * nty <= MAP_THREADS) { /* a tile per thread at most: its SADs stay in registers */
+    const int tx = threadIdx.x % ntx, ty = threadIdx.x / ntx;
+    const bool has = (int)threadIdx.x < ntx * nty;
+    unsigned acc[NCM_TY][NCM_TX];
+    if (has) tile_sads(tx, ty, acc);
+    int lo_i = INT_MAX, hi_i = 0;
+#pragma unroll
+    for (int dy = 0; dy < NCM_TY; dy++)
+#pragma unroll
+      for (int t = 0; t < NCM_TX; t++)
+        if (has && r[0] + tx * NCM_TX + t <= r[1] && r[2] + ty * NCM_TY + dy <= r[3]) {
+          lo_i = min(lo_i, (int)acc[dy][t]);
+          hi_i = max(hi_i, (int)acc[dy][t]);
+        }
+    lo = lo_i == INT_MAX ? INFINITY : (float)lo_i; /* (SADs <= 25 * 255: exact as floats) */
+    hi = (float)hi_i;
+    block_minmax(lo, hi, rmin, rmax, &dmin, &dmax);
+    const int idmin = (int)dmin, idmax = (int)dmax;
+    const float inv = lt_vcm_sim_inv(idmin, idmax);
+    if (has) { /* the tile's similarities straight from the registers */
+      uint16_t *o0 = out + (r[2] + ty * NCM_TY + R) * M + r[0] + tx * NCM_TX + R;
+#pragma unroll
+      for (int dy = 0; dy < NCM_TY; dy++)
+#pragma unroll
+        for (int t = 0; t < NCM_TX; t++)
+          if (r[0] + tx * NCM_TX + t <= r[1] && r[2] + ty * NCM_TY + dy <= r[3])
+            o0[dy * M + t] = lt_vcm_sim_q((int)acc[dy][t], idmin, idmax, inv, d.similarity, d.tau);
+    }
+    if (nx < M || ny < M) { /* the offsets outside the clamped rectangle: 0 (the tiles write the others) */
+      q = rc_start(threadIdx.x, blockDim.x, M);
+      for (int o = threadIdx.x; o < M * M; o += blockDim.x, rc_next(q)) {
+        int ox = q.c - R, oy = q.r - R;
+        if (!(ox >= r[0] && ox <= r[1] && oy >= r[2] && oy <= r[3])) out[o] = 0;
+      }
+    }
+    return;
+  }
+  for (int tile = threadIdx.x; tile < ntx * nty; tile += blockDim.x) {
+    int tx = tile % ntx, ty = tile / ntx;
+    unsigned acc[NCM_TY][NCM_TX];
+    tile_sads(tx, ty, acc);
 #pragma unroll
     for (int dy = 0; dy < NCM_TY; dy++)
 #pragma unroll
@@ -816,8 +885,6 @@ ncm5_k(const uint8_t *__restrict__ I0, const uint8_t *__restrict__ I1, const int
         sadf[(oy + R) * M + ox + R] = s;
       }
   }
-  float dmin, dmax;
-  uint16_t *out = ncm + (size_t)i * ncm_stride(M);
   block_minmax(lo, hi, rmin, rmax, &dmin, &dmax);
   float inv = lt_vcm_sim_inv((int)dmin, (int)dmax);
   q = rc_start(threadIdx.x, blockDim.x, M);
@@ -1508,6 +1575,7 @@ vcm_band_k(const uint16_t *__restrict__ ncm, const int *__restrict__ px, const i
   /* the sums over the tot neighbours of the block's list */
   auto add = [&](int tot) {
     if constexpr (DP) { /* every thread of the block calls add: barrier */
+      bool clip = false; /* an entry with a clipped search rectangle (a border tile) */
       for (int m = threadIdx.x; 2 * m < tot; m += MAP_THREADS) {
         const int *a = nb_w[2 * m], *b = nb_w[2 * m + 1 < tot ? 2 * m + 1 : 2 * m];
         bool hb = 2 * m + 1 < tot; /* past the list: weight 0 */
@@ -1517,8 +1585,12 @@ vcm_band_k(const uint16_t *__restrict__ ncm, const int *__restrict__ px, const i
           v[k] = (unsigned)a[2 * k] | (hb ? (unsigned)b[2 * k] : 0u) << 8 | (unsigned)a[2 * k + 1] << 16 |
                  (hb ? (unsigned)b[2 * k + 1] : 0u) << 24;
         nb_wp[m] = make_uint4(v[0], v[1], v[2], v[3]);
+        clip = clip || !nb_full[2 * m] || (hb && !nb_full[2 * m + 1]);
+        nb_j[2 * m] *= ms; /* the map's offset (int: cu_alloc) */
+        if (hb) nb_j[2 * m + 1] *= ms;
       }
-      __syncthreads();
+      clip = __syncthreads_or(clip);
+      const uint16_t *nb0 = ncm + oc;
       /* two neighbours a step: their values at one offset as the 16-bit
        * halves of one word, times their weights' bytes, added by one
        * __dp2a_lo / __dp2a_hi per tile point and offset (unsigned:
@@ -1527,7 +1599,7 @@ vcm_band_k(const uint16_t *__restrict__ ncm, const int *__restrict__ px, const i
         band_vec<OPT> sv[2 * BAND_QB];
 #pragma unroll
         for (int u = 0; u < 2 * BAND_QB; u++)
-          sv[u] = band_load<OPT>(ncm + (size_t)nb_j[min(q0 + u, tot - 1)] * ms + oc);
+          sv[u] = band_load<OPT>(nb0 + nb_j[min(q0 + u, tot - 1)]);
 #pragma unroll
         for (int u = 0; u < BAND_QB; u++) {
           int q = q0 + 2 * u;
@@ -1543,48 +1615,49 @@ vcm_band_k(const uint16_t *__restrict__ ncm, const int *__restrict__ px, const i
             acc[2 * k + 1][0] = (int)__dp2a_hi(s0, wv[k], (unsigned)acc[2 * k + 1][0]);
             acc[2 * k + 1][1] = (int)__dp2a_hi(s1, wv[k], (unsigned)acc[2 * k + 1][1]);
           }
+          if (clip) /* (uniform) */
 #pragma unroll
-          for (int e = q; e < q + 2; e++)
-            if (e < tot && !nb_full[e]) {
-              int4 r = nb_r[e];
+            for (int e = q; e < q + 2; e++)
+              if (e < tot && !nb_full[e]) {
+                int4 r = nb_r[e];
 #pragma unroll
-              for (int k = 0; k < OPT; k++)
-                if (oxs[k] >= r.x && oxs[k] <= r.y && oys[k] >= r.z && oys[k] <= r.w)
+                for (int k = 0; k < OPT; k++)
+                  if (oxs[k] >= r.x && oxs[k] <= r.y && oys[k] >= r.z && oys[k] <= r.w)
 #pragma unroll
-                  for (int p = 0; p < NPT; p++) cnt[p][k] += nb_w[e][p];
-            }
+                    for (int p = 0; p < NPT; p++) cnt[p][k] += nb_w[e][p];
+              }
         }
       }
-      return;
-    }
-    for (int q0 = 0; q0 < tot; q0 += BAND_QB) { /* BAND_QB neighbours' loads in flight */
-      band_vec<OPT> sv[BAND_QB];
+    } else {
+      for (int q0 = 0; q0 < tot; q0 += BAND_QB) { /* BAND_QB neighbours' loads in flight */
+        band_vec<OPT> sv[BAND_QB];
 #pragma unroll
-      for (int u = 0; u < BAND_QB; u++) sv[u] = band_load<OPT>(ncm + (size_t)nb_j[min(q0 + u, tot - 1)] * ms + oc);
+        for (int u = 0; u < BAND_QB; u++) sv[u] = band_load<OPT>(ncm + (size_t)nb_j[min(q0 + u, tot - 1)] * ms + oc);
 #pragma unroll
-      for (int u = 0; u < BAND_QB; u++) {
-        int q = q0 + u;
-        if (q >= tot) break;
-        int s[OPT], w[NPT];
+        for (int u = 0; u < BAND_QB; u++) {
+          int q = q0 + u;
+          if (q >= tot) break;
+          int s[OPT], w[NPT];
 #pragma unroll
-        for (int k = 0; k < OPT; k++) s[k] = band_at<OPT>(sv[u], k);
+          for (int k = 0; k < OPT; k++) s[k] = band_at<OPT>(sv[u], k);
 #pragma unroll
-        for (int p = 0; p < NPT; p++) w[p] = nb_w[q][p];
+          for (int p = 0; p < NPT; p++) w[p] = nb_w[q][p];
 #pragma unroll
-        for (int p = 0; p < NPT; p++)
+          for (int p = 0; p < NPT; p++)
 #pragma unroll
-          for (int k = 0; k < OPT; k++) acc[p][k] += w[p] * s[k]; /* integers: exact, any order */
-        if (!nb_full[q]) {
-          int4 r = nb_r[q];
+            for (int k = 0; k < OPT; k++) acc[p][k] += w[p] * s[k]; /* integers: exact, any order */
+          if (!nb_full[q]) {
+            int4 r = nb_r[q];
 #pragma unroll
-          for (int k = 0; k < OPT; k++)
-            if (oxs[k] >= r.x && oxs[k] <= r.y && oys[k] >= r.z && oys[k] <= r.w)
+            for (int k = 0; k < OPT; k++)
+              if (oxs[k] >= r.x && oxs[k] <= r.y && oys[k] >= r.z && oys[k] <= r.w)
 #pragma unroll
-              for (int p = 0; p < NPT; p++)
-                if (CSH)
-                  cnt_s[p * OPT + k][threadIdx.x] += w[p];
-                else
-                  cnt[p][k] += w[p];
+                for (int p = 0; p < NPT; p++)
+                  if (CSH)
+                    cnt_s[p * OPT + k][threadIdx.x] += w[p];
+                  else
+                    cnt[p][k] += w[p];
+          }
         }
       }
     }
@@ -1874,7 +1947,8 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
   LT_CU(cudaStreamCreateWithFlags(&c->s2, cudaStreamNonBlocking), "vcm upload stream");
   LT_CU(cudaEventCreateWithFlags(&c->ev_up, cudaEventDisableTiming), "vcm upload event");
   for (int k = 0; k < 3; k++) {
-    LT_CU(cudaMalloc(&c->fr[k], npx), "vcm frame buffers");
+    LT_CU(cudaMalloc(&c->fr[k], npx + FRAME_PAD), "vcm frame buffers");
+    LT_CU(cudaMemset(c->fr[k], 0, npx + FRAME_PAD), "vcm frame buffers"); /* (the padding: defined bytes) */
     LT_CU(cudaMallocHost(&c->h_q[k], npx), "vcm pinned frame staging");
   }
   c->I0 = c->fr[0];
@@ -1940,7 +2014,7 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
   c->per_cell = p->points_per_cell <= 2 && c->kpt <= 17 && pc && strcmp(pc, "1") == 0;
   c->ncm_simd = !(nv && strcmp(nv, "sad") == 0);
   c->ncm_words = !c->ncm_simd || (nv && strcmp(nv, "bytes") == 0) ? 0 : nv && strcmp(nv, "words4") == 0 ? 4 : NCM_MINB;
-  c->ncm_col5 = c->ncm_words == NCM_MINB && !(nv && strcmp(nv, "sad5") == 0);
+  c->ncm_col5 = c->ncm_words != NCM_MINB || (nv && strcmp(nv, "sad5") == 0) ? 0 : nv && strcmp(nv, "col5") == 0 ? 1 : 2;
   c->use_graph = !(ng && *ng && strcmp(ng, "0") != 0);
   /* maxima_k reads the staged I1 over the bus itself (mapped pinned
    * memory) where the device can, instead of a copy before it: points
@@ -1993,11 +2067,13 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
   c->band_opt = bp && strcmp(bp, "1") == 0 ? 1 : bp && strcmp(bp, "4") == 0 ? 4 : 2;
   if (c->band_occ == 4) c->band_opt = 1; /* vcm5's experiment: one offset per thread */
   /* with 2 offsets, two neighbours a step by __dp2a (the weights as bytes:
-   * lt_vcm_weight_q's are at most LT_VCM_W_ONE = 255); LT_VCM_BAND_DP=0:
+   * lt_vcm_weight_q's are at most LT_VCM_W_ONE = 255; the maps' offsets as
+   * int); LT_VCM_BAND_DP=0:
    * an integer multiply-add per neighbour, point and offset, as before
    * 2026-11-24 06:00 UTC */
   const char *bd = getenv("LT_VCM_BAND_DP");
-  c->band_dp = c->band_opt == 2 && wq_max >= 0 && wq_max <= 255 && !(bd && strcmp(bd, "0") == 0);
+  c->band_dp = c->band_opt == 2 && wq_max >= 0 && wq_max <= 255 && maxpts * (size_t)ncm_stride(c->d.side) <= INT_MAX &&
+               !(bd && strcmp(bd, "0") == 0);
   if (c->band_dp && bd && strcmp(bd, "q4") == 0) c->band_dp = 4; /* 4 pairs' loads in flight (experiment) */
   c->tile_y = ty;
   c->nband = (int)((m2 + MAP_THREADS * c->band_opt - 1) / (MAP_THREADS * c->band_opt));
@@ -2031,7 +2107,8 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
   const void *kv = c->kpt == 5    ? (c->per_cell ? (const void *)vcm_k<5, 2> : (const void *)vcm_k<5, 1>)
                    : c->kpt == 17 ? (c->per_cell ? (const void *)vcm_k<17, 2> : (const void *)vcm_k<17, 1>)
                                   : (const void *)vcm_k<66, 1>;
-  const void *kn = p->patch == 5 ? (c->ncm_words == NCM_MINB && c->ncm_col5 ? (const void *)ncm5_k<true, true, NCM_MINB, true>
+  const void *kn = p->patch == 5 ? (c->ncm_words == NCM_MINB && c->ncm_col5 == 2 ? (const void *)ncm5_k<true, true, NCM_MINB, 2>
+                                    : c->ncm_words == NCM_MINB && c->ncm_col5 ? (const void *)ncm5_k<true, true, NCM_MINB, 1>
                                     : c->ncm_words == NCM_MINB ? (const void *)ncm5_k<true, true, NCM_MINB>
                                     : c->ncm_words          ? (const void *)ncm5_k<true, true, 4>
                                     : c->ncm_simd           ? (const void *)ncm5_k<true, false, 0>
@@ -2278,8 +2355,10 @@ static int launch_pair(cuda_ctx *c, int capturing, int ondev)
     ncm5_k<SIMD, WORDS, MINB, ##__VA_ARGS__><<<nblocks, MAP_THREADS, c->ncm_smem, c->s>>>(c->I0, c->I1, c->px, c->py, c->n, d, \
                                                                           c->ncm, c->cstart, c->wq, c->tile_x, \
                                                                           c->tile_y, c->tl)
-  if (d.patch == 5 && c->ncm_words == NCM_MINB && c->ncm_col5)
-    LT_VCM_NCM5(true, true, NCM_MINB, true);
+  if (d.patch == 5 && c->ncm_words == NCM_MINB && c->ncm_col5 == 2)
+    LT_VCM_NCM5(true, true, NCM_MINB, 2);
+  else if (d.patch == 5 && c->ncm_words == NCM_MINB && c->ncm_col5)
+    LT_VCM_NCM5(true, true, NCM_MINB, 1);
   else if (d.patch == 5 && c->ncm_words == NCM_MINB)
     LT_VCM_NCM5(true, true, NCM_MINB);
   else if (d.patch == 5 && c->ncm_words)
