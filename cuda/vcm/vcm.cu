@@ -40,8 +40,7 @@
  *               instruction pair; the fifth pixels of a patch row for the
  *               tile's 4 offsets across by one more __vabsdiffu4, each
  *               offset's byte added by a masked __dp4a), block min/max,
- *               similarity (for search <= 64 straight from each thread's
- *               registers); where the
+ *               similarity; where the
  *               tiled accumulation follows, its last blocks (one per
  *               tile, after the points' blocks: they fill the NCM's last
  *               wave) build each tile's neighbour list once into global
@@ -87,16 +86,16 @@
  * kernel before 2026-11-24 04:00 UTC; 4: the default until 04:05 UTC),
  * LT_VCM_BAND_LIST=0 or k (the tile lists by each band block, as before
  * 04:05 UTC, or by vcm_list_k), LT_VCM_BAND_DP=0 (one neighbour a step by
- * integer multiply-adds, as before 2026-11-24 06:00 UTC) or q4 (4 pairs'
+ * integer multiply-adds, as before 2026-11-24 05:30 UTC) or q4 (4 pairs'
  * loads in flight), LT_VCM_BAND_OCC=4 (with 1 offset),
  * LT_VCM_PICK=list (vcm_pick_k reads the point's tile list instead of
  * walking the candidate sub-windows), LT_VCM_PTS_OCC=0 (points_k without
  * its launch bound, as before 2026-11-24 04:30 UTC), LT_VCM_PER_CELL=1,
  * LT_VCM_NCM=sad, bytes (the window a byte per load, as before), words4
  * (4 blocks per SM), sad5 (the fifth pixels by __sad per offset, as
- * before 2026-11-24 06:00 UTC) or col5 (the fifth pixels 4 offsets at a
- * time, the SADs through shared memory and the map written by a walk over
- * it, as at 06:00), LT_VCM_NO_GRAPH=1, LT_VCM_UPLOAD=copy,
+ * before 2026-11-24 05:30 UTC) or regs (the SADs kept in registers and
+ * the similarities written by each thread for its tile: slower),
+ * LT_VCM_NO_GRAPH=1, LT_VCM_UPLOAD=copy,
  * LT_VCM_PREFETCH=0 (cu_alloc). */
 #include <limits.h>
 #include <math.h>
@@ -169,8 +168,8 @@ struct cuda_ctx {
   int kpt;                 /* offsets per thread of the map kernels (5, 17 or 66) */
   int per_cell;            /* vcm_k with a block per sub-window (K <= 2; LT_VCM_PER_CELL=1) */
   int ncm_simd;            /* ncm5_k<true, .> (unless LT_VCM_NCM=sad) */
-  int ncm_col5;            /* ncm5_k<.., COL5>: 2 (the default with ncm_words == NCM_MINB), 1
-                              (LT_VCM_NCM=col5), 0 (LT_VCM_NCM=sad5: the fifth pixels by __sad) */
+  int ncm_col5;            /* ncm5_k<.., COL5>: 1 (the default with ncm_words == NCM_MINB), 2
+                              (LT_VCM_NCM=regs), 0 (LT_VCM_NCM=sad5: the fifth pixels by __sad) */
   int ncm_words;           /* ncm5_k<true, true, .> (unless LT_VCM_NCM=bytes or sad): NCM_MINB,
                               4 with LT_VCM_NCM=words4 */
   int use_graph;           /* the pair's device work as a CUDA Graph (until a capture fails) */
@@ -720,12 +719,16 @@ ncm5_k(const uint8_t *__restrict__ I0, const uint8_t *__restrict__ I1, const int
    * and patch row for the tile's 4 offsets across (window bytes 4 .. 7)
    * by one __vabsdiffu4 against the patch pixel in every byte, each
    * offset's byte added by a __dp4a with a one-byte mask, instead of a
-   * byte extraction and a __sad per offset. COL5 = 2 (the default;
-   * LT_VCM_NCM=col5 for 1) also: where each thread has at most one tile
-   * (search <= 64), its SADs stay in registers over the block's min/max
-   * and it writes its tile's similarities itself (no shared-memory round
-   * trip, no walk over the map per offset); the window's words and the
-   * patch's rows by frame_word_pad (the frames' FRAME_PAD bytes) */
+   * byte extraction and a __sad per offset (COL5 = 1, the default). COL5
+   * = 2 (LT_VCM_NCM=regs, an experiment) also: where each thread has at
+   * most one tile (search <= 64), its SADs stay in registers over the
+   * block's min/max and it writes its tile's similarities itself (no
+   * shared-memory round trip, no walk over the map per offset); the
+   * window's words and the patch's rows by frame_word_pad (the frames'
+   * FRAME_PAD bytes). 18% fewer instructions than COL5 = 1, yet slower on
+   * the H100 (44.2 vs 41.2 us at 640x480 with 2048 points, 2026-11-24
+   * 05:53 UTC: issue slots 54% vs 71% busy; its 16-bit stores are
+   * scattered over the tile rows instead of coalesced) */
   extern __shared__ int4 smem4[];
   __shared__ float rmin[MAP_THREADS / 32], rmax[MAP_THREADS / 32];
   int i = blockIdx.x;
@@ -2014,7 +2017,7 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
   c->per_cell = p->points_per_cell <= 2 && c->kpt <= 17 && pc && strcmp(pc, "1") == 0;
   c->ncm_simd = !(nv && strcmp(nv, "sad") == 0);
   c->ncm_words = !c->ncm_simd || (nv && strcmp(nv, "bytes") == 0) ? 0 : nv && strcmp(nv, "words4") == 0 ? 4 : NCM_MINB;
-  c->ncm_col5 = c->ncm_words != NCM_MINB || (nv && strcmp(nv, "sad5") == 0) ? 0 : nv && strcmp(nv, "col5") == 0 ? 1 : 2;
+  c->ncm_col5 = c->ncm_words != NCM_MINB || (nv && strcmp(nv, "sad5") == 0) ? 0 : nv && strcmp(nv, "regs") == 0 ? 2 : 1;
   c->use_graph = !(ng && *ng && strcmp(ng, "0") != 0);
   /* maxima_k reads the staged I1 over the bus itself (mapped pinned
    * memory) where the device can, instead of a copy before it: points
@@ -2068,13 +2071,15 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
   if (c->band_occ == 4) c->band_opt = 1; /* vcm5's experiment: one offset per thread */
   /* with 2 offsets, two neighbours a step by __dp2a (the weights as bytes:
    * lt_vcm_weight_q's are at most LT_VCM_W_ONE = 255; the maps' offsets as
-   * int); LT_VCM_BAND_DP=0:
-   * an integer multiply-add per neighbour, point and offset, as before
-   * 2026-11-24 06:00 UTC */
+   * int): 41.2 vs 48.3 us at 640x480 with 2048 points (H100, 2026-11-24
+   * 05:53 UTC, docs/PERFORMANCE.md); LT_VCM_BAND_DP=0: an integer
+   * multiply-add per neighbour, point and offset, as before 2026-11-24
+   * 05:30 UTC; q4: 4 pairs' loads in flight (40.4 us; not yet under
+   * compute-sanitizer, so not the default) */
   const char *bd = getenv("LT_VCM_BAND_DP");
   c->band_dp = c->band_opt == 2 && wq_max >= 0 && wq_max <= 255 && maxpts * (size_t)ncm_stride(c->d.side) <= INT_MAX &&
                !(bd && strcmp(bd, "0") == 0);
-  if (c->band_dp && bd && strcmp(bd, "q4") == 0) c->band_dp = 4; /* 4 pairs' loads in flight (experiment) */
+  if (c->band_dp && bd && strcmp(bd, "q4") == 0) c->band_dp = 4;
   c->tile_y = ty;
   c->nband = (int)((m2 + MAP_THREADS * c->band_opt - 1) / (MAP_THREADS * c->band_opt));
   const char *bl = getenv("LT_VCM_BAND_LIST");
