@@ -7,7 +7,7 @@
  * refinement, patch 7 with K 1, K 3, 40x30 and 41x31 frames under a 64x64
  * search, search 128 (large shared memory), uniform frames (n = 0); the
  * kernel variants kept for A/B runs forced by their environment variables
- * (LT_VCM_TILE, LT_VCM_BAND_OPT, LT_VCM_BAND_LIST, LT_VCM_NCM), radius 40
+ * (LT_VCM_TILE, LT_VCM_BAND_OPT, LT_VCM_BAND_LIST, LT_VCM_BAND_DP, LT_VCM_NCM), radius 40
  * (tile neighbour lists longer than one block's chunk). SKIP when no CUDA device (or a
  * CPU-only build).
  *
@@ -186,7 +186,20 @@ int main(void)
   unsetenv("LT_VCM_BAND_OPT");
   setenv("LT_VCM_NCM", "bytes", 1);
   compare("yosemite 9->10 defaults, NCM window by bytes (LT_VCM_NCM=bytes)", &p, yos, 1, w, h, VCM_TOL_EXACT, 1.0, 1);
+  /* the previous kernels of the NCM (fifth pixels by __sad) and of the
+   * band sums (a neighbour a step by integer multiply-adds; two by
+   * __dp2a unless told) */
+  setenv("LT_VCM_NCM", "sad5", 1);
+  compare("yosemite 9->10 defaults, NCM fifth pixels by __sad (LT_VCM_NCM=sad5)", &p, yos, 1, w, h, VCM_TOL_EXACT,
+          1.0, 1);
+  setenv("LT_VCM_NCM", "regs", 1);
+  compare("yosemite 9->10 defaults, NCM SADs kept in registers (LT_VCM_NCM=regs)", &p, yos, 1, w, h, VCM_TOL_EXACT,
+          1.0, 1);
   unsetenv("LT_VCM_NCM");
+  setenv("LT_VCM_BAND_DP", "0", 1);
+  compare("yosemite 9->10 defaults, band sums a neighbour a step (LT_VCM_BAND_DP=0)", &p, yos, 1, w, h,
+          VCM_TOL_EXACT, 1.0, 1);
+  unsetenv("LT_VCM_BAND_DP");
   /* the tiles' neighbour lists built by each band block or by vcm_list_k
    * (by ncm5_k's tail blocks unless told: cu_alloc), and long lists:
    * radius 40 puts ~290 candidates in a tile's box (more than one chunk of
@@ -204,6 +217,9 @@ int main(void)
   setenv("LT_VCM_BAND_OPT", "4", 1);
   compare("yosemite 9->10 radius 40, 4 offsets per thread", &t, yos, 1, w, h, VCM_TOL_EXACT, 1.0, 1);
   unsetenv("LT_VCM_BAND_OPT");
+  setenv("LT_VCM_BAND_LIST", "0", 1); /* __dp2a over chunks of candidates (odd counts too) */
+  compare("yosemite 9->10 radius 40, lists per band block", &t, yos, 1, w, h, VCM_TOL_EXACT, 1.0, 1);
+  unsetenv("LT_VCM_BAND_LIST");
   t = p;
   t.temporal_weight = 0.5f;
   compare("yosemite 8->9->10 temporal prior 0.5", &t, yos3, 2, w, h, VCM_TOL_EXACT, 1.0, 1);
@@ -215,6 +231,10 @@ int main(void)
   setenv("LT_VCM_BAND_LIST", "k", 1);
   compare("yosemite 8->9->10 temporal prior 0.5, lists by vcm_list_k", &t, yos3, 2, w, h, VCM_TOL_EXACT, 1.0, 1);
   unsetenv("LT_VCM_BAND_LIST");
+  setenv("LT_VCM_BAND_DP", "0", 1);
+  compare("yosemite 8->9->10 temporal prior 0.5, band sums a neighbour a step", &t, yos3, 2, w, h, VCM_TOL_EXACT,
+          1.0, 1);
+  unsetenv("LT_VCM_BAND_DP");
   compare_as("yosemite 8->9->10 temporal 0.5, CUDA through pair8 (bytes)", &t, yos3, 2, w, h, VCM_TOL_EXACT, 1.0,
              1, 1);
   compare_as("yosemite 8->9->10 temporal 0.5, pair8 with prefetch8", &t, yos3, 2, w, h, VCM_TOL_EXACT, 1.0, 1, 2);

@@ -32,6 +32,7 @@
  * LT_CUDA_TIMING=1 in the environment times every stage and kernel with
  * CUDA events and prints a table to stderr at destroy. */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,27 +98,122 @@ static cudaError_t upload_offsets(int *d_off, const lt_stencil *st, int n, int w
  * cells instead of giving each cell a cluster for the lowest latency. */
 static int live_contexts;
 
-/* One detection's buffers (lt_cu_dset): maps of n pixels, band scores of
- * band_cap pixels and nr radii, maxima lists of max_cap entries. */
-static int dset_alloc(lt_cu_dset *d, size_t n, int nr, size_t band_cap, size_t max_cap)
+/* Spare buffers (leuktrack --jobs K): a context released while others live
+ * hands its device and pinned host buffers to the next context of the
+ * process instead of freeing them, and the next video of the same frame
+ * size takes them (lt_cu_buf_get, exact sizes): no cudaMalloc/cudaMallocHost
+ * and no cudaFree/cudaFreeHost (which wait for the whole device, where the
+ * other videos' work runs) for ~37 buffers per video. The last context
+ * frees them all, and so does an allocation that fails (videos of other
+ * sizes). At most SPARE_MAX buffers and SPARE_BYTES bytes are kept.
+ * LT_CUDA_KEEP=0: every context frees its own (an experiment). */
+#define SPARE_MAX 1024
+#define SPARE_BYTES ((size_t)4 << 30)
+static pthread_mutex_t spare_mu = PTHREAD_MUTEX_INITIALIZER;
+static lt_cu_buf spares[SPARE_MAX];
+static int nspares;
+static size_t spare_bytes;
+
+static void buf_free(const lt_cu_buf *b)
+{
+  if (b->host) cudaFreeHost(b->p);
+  else cudaFree(b->p);
+}
+
+/* Frees every spare buffer. */
+static void spares_free(void)
+{
+  for (;;) {
+    lt_cu_buf b;
+    pthread_mutex_lock(&spare_mu);
+    const int any = nspares > 0;
+    if (any) {
+      b = spares[--nspares];
+      spare_bytes -= b.bytes;
+    }
+    pthread_mutex_unlock(&spare_mu);
+    if (!any) return;
+    buf_free(&b);
+  }
+}
+
+int lt_cu_buf_get(lt_cu_ctx *c, void **p, size_t bytes, int host, const char *what)
+{
+  if (c->nbufs == LT_CU_BUFS) {
+    lt_error("internal error: more than %d buffers in a CUDA context", LT_CU_BUFS);
+    return LT_ERR_INTERNAL;
+  }
+  void *q = NULL;
+  pthread_mutex_lock(&spare_mu);
+  for (int i = nspares - 1; i >= 0; i--)
+    if (spares[i].bytes == bytes && spares[i].host == host) {
+      q = spares[i].p;
+      spare_bytes -= bytes;
+      spares[i] = spares[--nspares];
+      break;
+    }
+  pthread_mutex_unlock(&spare_mu);
+  if (!q && (host ? cudaMallocHost(&q, bytes ? bytes : 16) : cudaMalloc(&q, bytes ? bytes : 16)) != cudaSuccess) {
+    /* the memory kept for other videos (other sizes) goes back first */
+    (void)cudaGetLastError();
+    q = NULL;
+    spares_free();
+    int err = host ? lt_cuda_alloc_host(&q, bytes, what) : lt_cuda_alloc(&q, bytes, what);
+    if (err) return err;
+  }
+  *p = q;
+  c->bufs[c->nbufs].p = q;
+  c->bufs[c->nbufs].bytes = bytes;
+  c->bufs[c->nbufs].host = host;
+  c->nbufs++;
+  return 0;
+}
+
+/* c's buffers to the spares while other contexts live (its streams are
+ * idle), else freed, and with the last context the spares too. */
+static void bufs_release(lt_cu_ctx *c)
+{
+  const char *kv = getenv("LT_CUDA_KEEP");
+  const int keep = !(kv && !strcmp(kv, "0")) && __atomic_load_n(&live_contexts, __ATOMIC_RELAXED) > 0;
+  int i = 0;
+  if (keep) {
+    pthread_mutex_lock(&spare_mu);
+    for (; i < c->nbufs && nspares < SPARE_MAX && spare_bytes + c->bufs[i].bytes <= SPARE_BYTES; i++) {
+      spares[nspares++] = c->bufs[i];
+      spare_bytes += c->bufs[i].bytes;
+    }
+    pthread_mutex_unlock(&spare_mu);
+  }
+  for (; i < c->nbufs; i++) buf_free(&c->bufs[i]);
+  c->nbufs = 0;
+  /* (read again: the last other context may have gone while these were
+   * added, after its own look at the spares) */
+  if (!keep || __atomic_load_n(&live_contexts, __ATOMIC_RELAXED) == 0) spares_free();
+}
+
+/* One detection's buffers (lt_cu_dset, from lt_cu_buf_get: released with
+ * the context's): maps of n pixels, band scores of band_cap pixels and nr
+ * radii, maxima lists of max_cap entries, and its event. */
+static int dset_alloc(lt_cu_ctx *c, lt_cu_dset *d, size_t n, int nr)
 {
   int err;
-  if ((err = lt_cuda_alloc((void **)&d->gx, sizeof(float) * n, "the gradient maps")) ||
-      (err = lt_cuda_alloc((void **)&d->gy, sizeof(float) * n, "the gradient maps")) ||
-      (err = lt_cuda_alloc((void **)&d->gicov, sizeof(float) * n, "the GICOV map")) ||
-      (err = lt_cuda_alloc((void **)&d->mg, sizeof(float) * n, "the GICOV map")) ||
-      (err = lt_cuda_alloc((void **)&d->ridx, n, "the radius map")) ||
-      (err = lt_cuda_alloc((void **)&d->bscore, sizeof(double) * nr * band_cap, "the band's GICOV scores")) ||
-      (err = lt_cuda_alloc((void **)&d->bgk, sizeof(float) * nr * band_cap, "the band's GICOV scores")) ||
-      (err = lt_cuda_alloc((void **)&d->maxbuf, 16 + sizeof(lt_cu_max) * max_cap, "the maxima list")) ||
-      (err = lt_cuda_alloc_host((void **)&d->h_maxbuf, 16 + sizeof(lt_cu_max) * max_cap, "the maxima list")) ||
-      (err = lt_cuda_alloc((void **)&d->ahead, 16 + sizeof(lt_cu_refine_ahead) * AHEAD_CAP, "the refinements ahead")) ||
-      (err = lt_cuda_alloc_host((void **)&d->h_ahead, 16 + sizeof(lt_cu_refine_ahead) * AHEAD_CAP,
-                                "the refinements ahead")))
+  if ((err = lt_cu_buf_get(c, (void **)&d->gx, sizeof(float) * n, 0, "the gradient maps")) ||
+      (err = lt_cu_buf_get(c, (void **)&d->gy, sizeof(float) * n, 0, "the gradient maps")) ||
+      (err = lt_cu_buf_get(c, (void **)&d->gicov, sizeof(float) * n, 0, "the GICOV map")) ||
+      (err = lt_cu_buf_get(c, (void **)&d->mg, sizeof(float) * n, 0, "the GICOV map")) ||
+      (err = lt_cu_buf_get(c, (void **)&d->ridx, n, 0, "the radius map")) ||
+      (err = lt_cu_buf_get(c, (void **)&d->bscore, sizeof(double) * nr * c->band_cap, 0, "the band's GICOV scores")) ||
+      (err = lt_cu_buf_get(c, (void **)&d->bgk, sizeof(float) * nr * c->band_cap, 0, "the band's GICOV scores")) ||
+      (err = lt_cu_buf_get(c, (void **)&d->maxbuf, 16 + sizeof(lt_cu_max) * c->max_cap, 0, "the maxima list")) ||
+      (err = lt_cu_buf_get(c, (void **)&d->h_maxbuf, 16 + sizeof(lt_cu_max) * c->max_cap, 1, "the maxima list")) ||
+      (err = lt_cu_buf_get(c, (void **)&d->ahead, 16 + sizeof(lt_cu_refine_ahead) * AHEAD_CAP, 0,
+                           "the refinements ahead")) ||
+      (err = lt_cu_buf_get(c, (void **)&d->h_ahead, 16 + sizeof(lt_cu_refine_ahead) * AHEAD_CAP, 1,
+                           "the refinements ahead")))
     return err;
   /* the maxima prefix copy reads entries past the count: keep them defined */
   cudaError_t e;
-  if ((e = cudaMemset(d->maxbuf, 0, 16 + sizeof(lt_cu_max) * max_cap)) != cudaSuccess ||
+  if ((e = cudaMemset(d->maxbuf, 0, 16 + sizeof(lt_cu_max) * c->max_cap)) != cudaSuccess ||
       (e = cudaMemset(d->ahead, 0, 16 + sizeof(lt_cu_refine_ahead) * AHEAD_CAP)) != cudaSuccess)
     return lt_cuda_fail(e, "clearing the maxima list");
   if ((e = cudaEventCreateWithFlags(&d->done, cudaEventDisableTiming)) != cudaSuccess)
@@ -125,26 +221,11 @@ static int dset_alloc(lt_cu_dset *d, size_t n, int nr, size_t band_cap, size_t m
   return 0;
 }
 
-static void dset_free(lt_cu_dset *d)
-{
-  cudaFree(d->gx);
-  cudaFree(d->gy);
-  cudaFree(d->gicov);
-  cudaFree(d->mg);
-  cudaFree(d->ridx);
-  cudaFree(d->bscore);
-  cudaFree(d->bgk);
-  cudaFree(d->maxbuf);
-  cudaFreeHost(d->h_maxbuf);
-  cudaFree(d->ahead);
-  cudaFreeHost(d->h_ahead);
-  if (d->done) cudaEventDestroy(d->done);
-}
-
 static void cu_destroy(void *vctx)
 {
   lt_cu_ctx *c = (lt_cu_ctx *)vctx;
   if (!c) return;
+  const double t0 = lt_now();
   if (c->live_counted) __atomic_sub_fetch(&live_contexts, 1, __ATOMIC_RELAXED);
   if (c->stream) cudaStreamSynchronize(c->stream);
   if (c->tm.on) {
@@ -173,16 +254,11 @@ static void cu_destroy(void *vctx)
     cudaFree(c->d_prof);
   }
   lt_cuda_timer_free(&c->tm);
-  cudaFree(c->d_cos);
-  cudaFree(c->d_sin);
-  cudaFree(c->d_dx);
-  cudaFree(c->d_dy);
-  cudaFree(c->d_off);
-  cudaFree(c->d_frame);
-  cudaFree(c->d_grad);
-  cudaFree(c->d_frame8);
-  cudaFree(c->d_pref8);
-  cudaFreeHost(c->h_pref8);
+  /* no copy or kernel may still use a buffer handed to the next context */
+  if (c->ustream) cudaStreamSynchronize(c->ustream);
+  if (c->dstream) cudaStreamSynchronize(c->dstream);
+  if (c->sstream) cudaStreamSynchronize(c->sstream); /* the next frame made ahead */
+  bufs_release(c);
   if (c->ev_pref) cudaEventDestroy(c->ev_pref);
   if (c->ev_pref_read) cudaEventDestroy(c->ev_pref_read);
   if (c->ustream) cudaStreamDestroy(c->ustream);
@@ -195,32 +271,17 @@ static void cu_destroy(void *vctx)
     cudaStreamDestroy(c->sstream);
   }
   if (c->ev_frame) cudaEventDestroy(c->ev_frame);
-  for (int i = 0; i < 2; i++) {
-    cudaFreeHost(c->h_framef[i]);
-    cudaFreeHost(c->h_frame8[i]);
+  for (int i = 0; i < 2; i++)
     if (c->ev_staged[i]) cudaEventDestroy(c->ev_staged[i]);
-  }
-  dset_free(&c->ds);
-  dset_free(&c->ds_next);
-  cudaFree(c->d_frame_next);
-  cudaFree(c->d_grad_next);
   if (c->ev_tracked) cudaEventDestroy(c->ev_tracked);
   if (c->ev_spec_frame) cudaEventDestroy(c->ev_spec_frame);
-  cudaFree(c->d_dil);
-  cudaFree(c->d_rin);
-  cudaFreeHost(c->h_rin);
-  cudaFree(c->d_rout);
-  cudaFreeHost(c->h_rout);
-  cudaFree(c->d_err); /* the cell block: the flag, then the cells */
-  cudaFreeHost(c->h_err);
+  if (c->ds.done) cudaEventDestroy(c->ds.done);
+  if (c->ds_next.done) cudaEventDestroy(c->ds_next.done);
   cudaFree(c->d_work);
-  cudaFree(c->d_gwin);
-  cudaFree(c->d_info);
-  cudaFree(c->d_win);
-  cudaFree(c->d_iters);
   if (c->stream) cudaStreamDestroy(c->stream);
   (void)cudaGetLastError();
   free(c);
+  lt_debug("cuda: context released in %.1f ms", 1e3 * (lt_now() - t0));
 }
 
 static int cu_create(void **out, const lt_leuk_params *p, int width, int height, int max_cells)
@@ -283,32 +344,31 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
     err = lt_cuda_fail(e, "creating the stream");
     goto fail;
   }
-  if ((err = lt_cuda_alloc((void **)&c->d_cos, sizeof(double) * N, "the stencils")) ||
-      (err = lt_cuda_alloc((void **)&c->d_sin, sizeof(double) * N, "the stencils")) ||
-      (err = lt_cuda_alloc((void **)&c->d_dx, sizeof(int) * N * nr, "the stencils")) ||
-      (err = lt_cuda_alloc((void **)&c->d_dy, sizeof(int) * N * nr, "the stencils")) ||
-      (err = lt_cuda_alloc((void **)&c->d_off, sizeof(int) * N * nr, "the stencils")) ||
-      (err = lt_cuda_alloc((void **)&c->d_frame, sizeof(float) * n, "the frame")) ||
-      (err = lt_cuda_alloc((void **)&c->d_frame8, n, "the frame")) ||
-      (err = lt_cuda_alloc((void **)&c->d_pref8, n, "the next frame")) ||
-      (err = lt_cuda_alloc_host((void **)&c->h_pref8, n, "the frame staging")) ||
-      (err = lt_cuda_alloc((void **)&c->d_grad, sizeof(double2) * n, "the frame gradient")) ||
-      (err = lt_cuda_alloc_host((void **)&c->h_framef[0], sizeof(float) * n, "the frame staging")) ||
-      (err = lt_cuda_alloc_host((void **)&c->h_framef[1], sizeof(float) * n, "the frame staging")) ||
-      (err = lt_cuda_alloc_host((void **)&c->h_frame8[0], n, "the frame staging")) ||
-      (err = lt_cuda_alloc_host((void **)&c->h_frame8[1], n, "the frame staging")) ||
-      (err = lt_cuda_alloc((void **)&c->d_frame_next, sizeof(float) * n, "the next frame")) ||
-      (err = lt_cuda_alloc((void **)&c->d_grad_next, sizeof(double2) * n, "the next frame")) ||
-      (err = dset_alloc(&c->ds, n, nr, c->band_cap, c->max_cap)) ||
-      (err = dset_alloc(&c->ds_next, n, nr, c->band_cap, c->max_cap)) ||
-      (err = lt_cuda_alloc((void **)&c->d_dil, sizeof(float) * n, "the dilated map")) ||
-      (err = lt_cuda_alloc((void **)&c->d_rin, sizeof(lt_cu_refine_in) * c->refine_cap, "the refinement jobs")) ||
-      (err = lt_cuda_alloc_host((void **)&c->h_rin, sizeof(lt_cu_refine_in) * c->refine_cap, "the refinement jobs")) ||
-      (err = lt_cuda_alloc((void **)&c->d_rout, sizeof(lt_cu_refine_out) * c->refine_cap, "the refinement jobs")) ||
-      (err = lt_cuda_alloc_host((void **)&c->h_rout, sizeof(lt_cu_refine_out) * c->refine_cap, "the refinement jobs")) ||
-      (err = lt_cuda_alloc((void **)&c->d_err, sizeof(lt_leuk_cell) * (1 + (max_cells > 0 ? max_cells : 1)), "the cell states")) ||
-      (err = lt_cuda_alloc_host((void **)&c->h_err, sizeof(lt_leuk_cell) * (1 + (max_cells > 0 ? max_cells : 1)), "the cell states")) ||
-      (err = lt_cuda_alloc((void **)&c->d_iters, sizeof(int), "a counter")))
+  if ((err = lt_cu_buf_get(c, (void **)&c->d_cos, sizeof(double) * N, 0, "the stencils")) ||
+      (err = lt_cu_buf_get(c, (void **)&c->d_sin, sizeof(double) * N, 0, "the stencils")) ||
+      (err = lt_cu_buf_get(c, (void **)&c->d_dx, sizeof(int) * N * nr, 0, "the stencils")) ||
+      (err = lt_cu_buf_get(c, (void **)&c->d_dy, sizeof(int) * N * nr, 0, "the stencils")) ||
+      (err = lt_cu_buf_get(c, (void **)&c->d_off, sizeof(int) * N * nr, 0, "the stencils")) ||
+      (err = lt_cu_buf_get(c, (void **)&c->d_frame, sizeof(float) * n, 0, "the frame")) ||
+      (err = lt_cu_buf_get(c, (void **)&c->d_frame8, n, 0, "the frame")) ||
+      (err = lt_cu_buf_get(c, (void **)&c->d_pref8, n, 0, "the next frame")) ||
+      (err = lt_cu_buf_get(c, (void **)&c->h_pref8, n, 1, "the frame staging")) ||
+      (err = lt_cu_buf_get(c, (void **)&c->d_grad, sizeof(double2) * n, 0, "the frame gradient")) ||
+      (err = lt_cu_buf_get(c, (void **)&c->h_framef[0], sizeof(float) * n, 1, "the frame staging")) ||
+      (err = lt_cu_buf_get(c, (void **)&c->h_framef[1], sizeof(float) * n, 1, "the frame staging")) ||
+      (err = lt_cu_buf_get(c, (void **)&c->h_frame8[0], n, 1, "the frame staging")) ||
+      (err = lt_cu_buf_get(c, (void **)&c->h_frame8[1], n, 1, "the frame staging")) ||
+      (err = lt_cu_buf_get(c, (void **)&c->d_frame_next, sizeof(float) * n, 0, "the next frame")) ||
+      (err = lt_cu_buf_get(c, (void **)&c->d_grad_next, sizeof(double2) * n, 0, "the next frame")) ||
+      (err = dset_alloc(c, &c->ds, n, nr)) || (err = dset_alloc(c, &c->ds_next, n, nr)) ||
+      (err = lt_cu_buf_get(c, (void **)&c->d_dil, sizeof(float) * n, 0, "the dilated map")) ||
+      (err = lt_cu_buf_get(c, (void **)&c->d_rin, sizeof(lt_cu_refine_in) * c->refine_cap, 0, "the refinement jobs")) ||
+      (err = lt_cu_buf_get(c, (void **)&c->h_rin, sizeof(lt_cu_refine_in) * c->refine_cap, 1, "the refinement jobs")) ||
+      (err = lt_cu_buf_get(c, (void **)&c->d_rout, sizeof(lt_cu_refine_out) * c->refine_cap, 0, "the refinement jobs")) ||
+      (err = lt_cu_buf_get(c, (void **)&c->h_rout, sizeof(lt_cu_refine_out) * c->refine_cap, 1, "the refinement jobs")) ||
+      (err = lt_cu_buf_get(c, (void **)&c->d_err, sizeof(lt_leuk_cell) * (1 + (max_cells > 0 ? max_cells : 1)), 0, "the cell states")) ||
+      (err = lt_cu_buf_get(c, (void **)&c->h_err, sizeof(lt_leuk_cell) * (1 + (max_cells > 0 ? max_cells : 1)), 1, "the cell states")) ||
+      (err = lt_cu_buf_get(c, (void **)&c->d_iters, sizeof(int), 0, "a counter")))
     goto fail;
   /* one block per direction and frame: a cell-sized slot with the error
    * flag, then the cells (one upload clears the flag, one copy brings
@@ -383,7 +443,7 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
     }
   }
   if ((err = lt_cu_refine_init()) || (err = lt_cu_track_setup(c))) goto fail;
-  if ((err = lt_cuda_alloc((void **)&c->d_win, sizeof(float) * 2 * (size_t)c->win_max, "the MGVF test window")))
+  if ((err = lt_cu_buf_get(c, (void **)&c->d_win, sizeof(float) * 2 * (size_t)c->win_max, 0, "the MGVF test window")))
     goto fail;
   lt_stencil_free(&st);
   {

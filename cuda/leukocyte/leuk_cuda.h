@@ -105,6 +105,14 @@ typedef struct lt_cu_win {
     }                                                                                               \
   } while (0)
 
+/* A buffer of a context (lt_cu_buf): device or pinned host memory, its size. */
+typedef struct lt_cu_buf {
+  void *p;
+  size_t bytes;
+  int host;
+} lt_cu_buf;
+#define LT_CU_BUFS 64 /* 49 with the next frame's buffers (backend.cu) */
+
 enum { T_UPLOAD, T_DETECT, T_GRAD, T_GICOV, T_DILATE, T_REFINE, T_TRACK, T_TWIN, T_TMGVF, T_TSNAKE, T_AHEAD, T_N };
 
 typedef struct lt_cu_ctx {
@@ -204,6 +212,8 @@ typedef struct lt_cu_ctx {
   int mgvf_mode;      /* LT_CUDA_MGVF: 0 auto (dense while several contexts live), 1 cluster, 2 dense */
   int dense;          /* this frame: MGVF on one block per cell (mgvf_dense_kernel) */
   int dense_threads;  /* threads per cell of the dense MGVF (512; LT_CUDA_DENSE_THREADS=256) */
+  int dense_rows;     /* the dense MGVF's window row-major (LT_CUDA_DENSE_ROWS=1), else transposed */
+  int dense_occ3;     /* the transposed dense MGVF built for 3 cells per SM (LT_CUDA_DENSE_OCC=3) */
   int dense_snake;    /* threads per cell of the snake kernel beside it (512; LT_CUDA_DENSE_SNAKE=256|1024) */
   int sms;            /* the device's SM count */
   int live_counted;   /* counted in the process's live contexts (backend.cu) */
@@ -212,11 +222,20 @@ typedef struct lt_cu_ctx {
   /* MGVF test access */
   float *d_win;         /* 2 * win_max */
   int *d_iters;
+  /* the buffers of lt_cu_buf, released together by cu_destroy */
+  lt_cu_buf bufs[LT_CU_BUFS];
+  int nbufs;
   /* timing (LT_CUDA_TIMING=1) */
   lt_cuda_timer tm;
   unsigned long long *d_prof; /* LT_CUDA_TIMING=2 */
 } lt_cu_ctx;
 
+/* *p = a device (host = 0) or pinned host (host = 1) buffer of `bytes`,
+ * recorded in c->bufs and released by cu_destroy: a spare buffer of a
+ * released context when one of that size is kept (backend.cu), else a new
+ * allocation. Contents undefined, as with cudaMalloc. 0 or LT_ERR_GPU after
+ * one lt_error. */
+int lt_cu_buf_get(lt_cu_ctx *c, void **p, size_t bytes, int host, const char *what);
 /* Launchers; each returns 0 or LT_ERR_GPU after one lt_error. */
 int lt_cu_detect_launch(lt_cu_ctx *c, const lt_rect *roi);
 int lt_cu_dilate_launch(lt_cu_ctx *c, const lt_rect *roi);

@@ -1108,9 +1108,91 @@ static __device__ __forceinline__ double dense_strip(const float *cur, float *nx
   return acc;
 }
 
-template <int DT>
-__global__ void __launch_bounds__(DT, 1024 / DT) mgvf_dense_kernel(float *gwin, const lt_cu_win *info,
-                                                                 lt_leuk_cell *cells, lt_cu_params P, int win_max)
+/* One iteration of a thread's strip with the window TRANSPOSED in shared
+ * memory (pc, pl, pr: the strip's first pixel in its column and in the
+ * clamped left and right columns; pe, pn: E and the output there; n rows;
+ * top, bottom: the strip holds the window's first, last row), |change|
+ * summed when CHECK. Pixel (i, j) is at j * h + i, so a strip is
+ * contiguous and its walk down the strip takes the loads' and the store's
+ * offsets as immediates (no per-pixel address arithmetic, no clamp of the
+ * row below: the last row is peeled). Lanes hold neighbouring columns, h
+ * (= 2 round(2R) + 1, odd) floats apart: no bank conflicts. The vertical
+ * pair's Heaviside terms are shared down the strip: pixel i's
+ * min(F(i-1) - F(i), 0) is -max(F(i) - F(i-1), 0), the "down" term of
+ * pixel i - 1 (IEEE subtraction is antisymmetric under round-to-nearest,
+ * and x + (-y) = x - y exactly), one subtraction and one min fewer per
+ * pixel; the sum gives the same bits (the only difference, +0 against -0
+ * added to max(D, 0) >= +0, never shows). Same thread to pixel map, same
+ * strips and sum order as the row-major layout: bit-identical F and
+ * iteration count. The default (LT_CUDA_DENSE_ROWS=1: row-major). */
+template <bool CHECK>
+static __device__ __forceinline__ double dense_col(const float *pc, const float *pl, const float *pr,
+                                                   const float *pe, float *pn, int n, bool top, bool bottom,
+                                                   float ml, float il)
+{
+  double acc = 0.0;
+  const int up = top ? 0 : -1;
+  float ul = pl[up], u = pc[up], ur = pr[up];
+  float l = pl[0], c = pc[0], r = pr[0];
+  float mprev = -fminf(u - c, 0.0f); /* -min(dU, 0) of the strip's first pixel */
+  auto px = [&](int q, float dl, float d, float dr) {
+    const float dD = d - c, dL = l - c, dR = r - c;
+    const float dUR = ur - c, dDR = dr - c, dUL = ul - c, dDL = dl - c;
+    const float mD = fmaxf(dD, 0.0f);
+    const float a = __fsub_rn(mD, mprev);
+    const float b = __fadd_rn(fminf(dL, 0.0f), fmaxf(dR, 0.0f));
+    const float g = __fadd_rn(__fmul_rn(0.5f, dUR), fmaxf(dDR, 0.0f));
+    const float k = __fadd_rn(fminf(dUL, 0.0f), __fmul_rn(0.5f, dDL));
+    const float s = __fadd_rn(__fadd_rn(a, b), __fadd_rn(g, k));
+    const float fp = __fadd_rn(c, __fmul_rn(ml, s));
+    const float e = pe[q];
+    const float fn = __fsub_rn(fp, __fmul_rn(__fmul_rn(il, e), __fsub_rn(fp, e)));
+    pn[q] = fn;
+    if (CHECK) acc += (double)fabsf(fn - c);
+    mprev = mD;
+    ul = l;
+    u = c;
+    ur = r;
+    l = dl;
+    c = d;
+    r = dr;
+  };
+  const int m = bottom ? n - 1 : n;
+#pragma unroll 4
+  for (int q = 0; q < m; q++) px(q, pl[q + 1], pc[q + 1], pr[q + 1]);
+  if (bottom) px(m, l, c, r); /* the last row: the row below replicated */
+  return acc;
+}
+
+/* Shared-memory offset of window pixel t (row-major index i * w + j). */
+template <bool TR>
+static __device__ __forceinline__ int dense_at(int t, int w, int h)
+{
+  if (!TR) return t;
+  const int i = t / w;
+  return (t - i * w) * h + i;
+}
+
+/* One iteration of column j's strip, rows [r0, r1), in either layout. */
+template <bool TR, bool CHECK>
+static __device__ __forceinline__ double dense_column(const float *cur, float *nxt, const float *E, int j, int r0,
+                                                      int r1, int w, int h, float ml, float il)
+{
+  if (TR) {
+    const int o = j * h + r0, hl = j > 0 ? -h : 0, hr = j < w - 1 ? h : 0;
+    return dense_col<CHECK>(cur + o, cur + o + hl, cur + o + hr, E + o, nxt + o, r1 - r0, r0 == 0, r1 == h, ml, il);
+  }
+  const int dl_ = j > 0 ? -1 : 0, dr_ = j < w - 1 ? 1 : 0;
+  const int o = r0 * w + j, ou = (r0 > 0 ? r0 - 1 : 0) * w + j, olast = (h - 1) * w + j;
+  return dense_strip<CHECK>(cur, nxt, E, o, ou, olast, r1 - r0, w, dl_, dr_, ml, il);
+}
+
+/* The dense MGVF kernel: DT threads per cell, BPS blocks per SM (launch
+ * bounds), TR: the window transposed in shared memory (dense_col, the
+ * default), else row-major (dense_strip, LT_CUDA_DENSE_ROWS=1). */
+template <int DT, int BPS, bool TR>
+__global__ void __launch_bounds__(DT, BPS) mgvf_dense_kernel(float *gwin, const lt_cu_win *info,
+                                                             lt_leuk_cell *cells, lt_cu_params P, int win_max)
 {
   extern __shared__ __align__(16) float dsm[];
   __shared__ double red[2][DT / 32];
@@ -1121,9 +1203,10 @@ __global__ void __launch_bounds__(DT, 1024 / DT) mgvf_dense_kernel(float *gwin, 
   float *E = dsm, *A = dsm + n, *B = dsm + 2 * n;
   float *g = gwin + (size_t)ci * win_max;
   for (int t = tid; t < n; t += DT) {
+    const int o = dense_at<TR>(t, w, h);
     const float v = g[t];
-    E[t] = v;
-    A[t] = v;
+    E[o] = v;
+    A[o] = v;
   }
   int strips = DT / w;
   if (strips < 1) strips = 1;
@@ -1143,12 +1226,9 @@ __global__ void __launch_bounds__(DT, 1024 / DT) mgvf_dense_kernel(float *gwin, 
     const bool check = (it + 1) % LT_MGVF_CHECK_EVERY == 0 || it + 1 == P.mgvf_max_iter;
     double acc = 0.0;
     if (act)
-      for (int j = j0; j < w; j += DT) {
-        const int dl_ = j > 0 ? -1 : 0, dr_ = j < w - 1 ? 1 : 0;
-        const int o = r0 * w + j, ou = (r0 > 0 ? r0 - 1 : 0) * w + j, olast = (h - 1) * w + j;
-        acc += check ? dense_strip<true>(cur, nxt, E, o, ou, olast, r1 - r0, w, dl_, dr_, ml, il)
-                     : dense_strip<false>(cur, nxt, E, o, ou, olast, r1 - r0, w, dl_, dr_, ml, il);
-      }
+      for (int j = j0; j < w; j += DT)
+        acc += check ? dense_column<TR, true>(cur, nxt, E, j, r0, r1, w, h, ml, il)
+                     : dense_column<TR, false>(cur, nxt, E, j, r0, r1, w, h, ml, il);
     if (check) {
 #pragma unroll
       for (int o = 16; o > 0; o >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, o);
@@ -1165,7 +1245,7 @@ __global__ void __launch_bounds__(DT, 1024 / DT) mgvf_dense_kernel(float *gwin, 
     par ^= 1;
     if (check && diff / nd <= P.mgvf_tol) break;
   }
-  for (int t = tid; t < n; t += DT) g[t] = cur[t];
+  for (int t = tid; t < n; t += DT) g[t] = cur[dense_at<TR>(t, w, h)];
   if (tid == 0) cells[ci].mgvf_iter = it;
   LT_CU_PROF(P, 16, 0, tp);
   if (P.prof && tid == 0) atomicAdd(&P.prof[17], (unsigned long long)it);
@@ -1198,6 +1278,15 @@ static size_t mgvf_cluster_smem(const lt_cu_ctx *c, int *rows_cap, int *wcap)
   *wcap = 2 * hx + 1;
   *rows_cap = (2 * hy + 1 + half - 1) / half;
   return sizeof(float) * 3 * (size_t)(*rows_cap + 2) * *wcap;
+}
+
+/* the dense MGVF kernel of c's settings (threads per cell, layout) */
+typedef void (*dense_kernel_fn)(float *, const lt_cu_win *, lt_leuk_cell *, lt_cu_params, int);
+static dense_kernel_fn dense_fn(const lt_cu_ctx *c)
+{
+  if (c->dense_threads == 256) return c->dense_rows ? mgvf_dense_kernel<256, 4, false> : mgvf_dense_kernel<256, 4, true>;
+  if (c->dense_rows) return mgvf_dense_kernel<DENSE_THREADS, 2, false>;
+  return c->dense_occ3 ? mgvf_dense_kernel<DENSE_THREADS, 3, true> : mgvf_dense_kernel<DENSE_THREADS, 2, true>;
 }
 
 int lt_cu_track_setup(lt_cu_ctx *c)
@@ -1268,14 +1357,10 @@ int lt_cu_track_setup(lt_cu_ctx *c)
     if (csmem > 48 * 1024)
       LT_CU(cudaFuncSetAttribute(mgvf_cluster_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)csmem),
             "raising the cluster MGVF kernel's shared memory");
-    size_t bytes = sizeof(float) * (size_t)c->win_max * c->split_cap;
-    cudaError_t e = cudaMalloc(&c->d_gwin, bytes);
-    if (e == cudaSuccess) e = cudaMalloc(&c->d_info, sizeof(lt_cu_win) * c->split_cap);
-    if (e != cudaSuccess) {
-      (void)cudaGetLastError();
-      lt_error("out of GPU memory allocating the tracking windows (%zu MB)", bytes >> 20);
-      return LT_ERR_GPU;
-    }
+    int err = lt_cu_buf_get(c, (void **)&c->d_gwin, sizeof(float) * (size_t)c->win_max * c->split_cap, 0,
+                            "the tracking windows");
+    if (!err) err = lt_cu_buf_get(c, (void **)&c->d_info, sizeof(lt_cu_win) * c->split_cap, 0, "the tracking windows");
+    if (err) return err;
     /* the dense MGVF (one block per cell, the window in shared memory) */
     const size_t dsmem = sizeof(float) * 3 * (size_t)c->win_max;
     /* threads per cell of the dense MGVF and of the snake kernel beside it
@@ -1283,11 +1368,15 @@ int lt_cu_track_setup(lt_cu_ctx *c)
     const char *dt = getenv("LT_CUDA_DENSE_THREADS"), *snt = getenv("LT_CUDA_DENSE_SNAKE");
     c->dense_threads = dt && atoi(dt) == 256 ? 256 : DENSE_THREADS;
     c->dense_snake = snt && (atoi(snt) == 256 || atoi(snt) == 1024) ? atoi(snt) : NT / 2;
+    /* LT_CUDA_DENSE_ROWS=1: the row-major layout (mgvf_dense_kernel), an experiment */
+    const char *dr = getenv("LT_CUDA_DENSE_ROWS");
+    c->dense_rows = dr && atoi(dr) == 1;
+    /* LT_CUDA_DENSE_OCC=3: the transposed kernel compiled for 3 cells per SM (40 registers), an experiment */
+    const char *doc = getenv("LT_CUDA_DENSE_OCC");
+    c->dense_occ3 = doc && atoi(doc) == 3;
     c->dense_ok = dsmem + 2 * sizeof(double) * (c->dense_threads / 32) <= (size_t)optin;
     if (c->dense_ok && dsmem > 48 * 1024)
-      LT_CU(cudaFuncSetAttribute(c->dense_threads == 256 ? mgvf_dense_kernel<256>
-                                                         : mgvf_dense_kernel<DENSE_THREADS>,
-                                 cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dsmem),
+      LT_CU(cudaFuncSetAttribute(dense_fn(c), cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dsmem),
             "raising the dense MGVF kernel's shared memory");
     c->mgvf_mode = mv && !strcmp(mv, "cluster") ? 1 : mv && !strcmp(mv, "dense") && c->dense_ok ? 2 : 0;
     c->sms = sms;
@@ -1349,12 +1438,8 @@ int lt_cu_track_split_launch(lt_cu_ctx *c, int n)
     lt_cu_toc(c, T_TWIN);
     lt_cu_tic(c, T_TMGVF);
     if (c->dense) {
-      if (c->dense_threads == 256)
-        mgvf_dense_kernel<256><<<k, 256, sizeof(float) * 3 * c->snake_win, c->stream>>>(
-            c->d_gwin, (const lt_cu_win *)c->d_info, cells, c->kp, c->win_max);
-      else
-        mgvf_dense_kernel<DENSE_THREADS><<<k, DENSE_THREADS, sizeof(float) * 3 * c->snake_win, c->stream>>>(
-            c->d_gwin, (const lt_cu_win *)c->d_info, cells, c->kp, c->win_max);
+      dense_fn(c)<<<k, c->dense_threads, sizeof(float) * 3 * c->snake_win, c->stream>>>(
+          c->d_gwin, (const lt_cu_win *)c->d_info, cells, c->kp, c->win_max);
       LT_CU(cudaGetLastError(), "the dense MGVF kernel launch");
     } else {
       cfg = cluster_cfg(at, k * CL, c->mgvf_threads, csmem, CL, c->stream);
@@ -1378,8 +1463,31 @@ int lt_cu_track_split_launch(lt_cu_ctx *c, int n)
   return 0;
 }
 
+/* Test access: E in d_win[0..w*h), F to d_win[win_max..], the iteration
+ * count to d_iters. With LT_CUDA_MGVF=dense on the split path the dense
+ * kernel of the settings (layout, threads per cell) runs on cell slot 0,
+ * else the one-block MGVF kernel. */
 int lt_cu_mgvf_launch(lt_cu_ctx *c, int w, int h)
 {
+  if (c->cluster && c->mgvf_mode == 2 && c->dense_ok) {
+    const size_t n = (size_t)w * h;
+    lt_cu_win I;
+    memset(&I, 0, sizeof I);
+    I.w = w;
+    I.h = h;
+    LT_CU(cudaMemcpyAsync(c->d_gwin, c->d_win, sizeof(float) * n, cudaMemcpyDeviceToDevice, c->stream),
+          "copying a window");
+    LT_CU(cudaMemcpyAsync(c->d_info, &I, sizeof I, cudaMemcpyHostToDevice, c->stream), "uploading a window's size");
+    dense_fn(c)<<<1, c->dense_threads, sizeof(float) * 3 * n, c->stream>>>(c->d_gwin, (const lt_cu_win *)c->d_info,
+                                                                          c->d_cells, c->kp, c->win_max);
+    LT_CU(cudaGetLastError(), "the dense MGVF kernel launch");
+    LT_CU(cudaMemcpyAsync(c->d_win + c->win_max, c->d_gwin, sizeof(float) * n, cudaMemcpyDeviceToDevice, c->stream),
+          "copying the MGVF field");
+    LT_CU(cudaMemcpyAsync(c->d_iters, &c->d_cells[0].mgvf_iter, sizeof(int), cudaMemcpyDeviceToDevice, c->stream),
+          "copying the MGVF iteration count");
+    c->dev_cells = -1; /* cell 0's state on the device changed: the next track uploads them all */
+    return 0;
+  }
   if (c->track_in_shared)
     mgvf_kernel<true><<<1, NT, c->track_smem, c->stream>>>(c->d_win, w, h, c->win_max, c->kp, NULL, c->d_iters);
   else

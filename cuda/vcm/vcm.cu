@@ -37,7 +37,10 @@
  *               shared memory (staged 4 bytes per load, 4 loads in
  *               flight), each thread a 4x5 tile of offsets whose
  *               integer SADs stay in registers (four pixels per byte-SIMD
- *               instruction pair), block min/max, similarity; where the
+ *               instruction pair; the fifth pixels of a patch row for the
+ *               tile's 4 offsets across by one more __vabsdiffu4, each
+ *               offset's byte added by a masked __dp4a), block min/max,
+ *               similarity; where the
  *               tiled accumulation follows, its last blocks (one per
  *               tile, after the points' blocks: they fill the NCM's last
  *               wave) build each tile's neighbour list once into global
@@ -54,7 +57,8 @@
  *               consecutive offsets read once for the tile (one 32-bit
  *               load: the maps' rows are padded, ncm_stride) and added
  *               into every tile point's integer sums (weight 0 for a point
- *               it is no neighbour of), the support, V(o) and the band's
+ *               it is no neighbour of; two neighbours a step by __dp2a,
+ *               their weights as bytes), the support, V(o) and the band's
  *               best per point as a 64-bit key;
  *   vcm_pick_k  one warp per point: the bands' keys merged, the 3x3 of V
  *               around the peak recomputed by the same sums, sub-pixel
@@ -81,12 +85,17 @@
  * WxH, LT_VCM_BAND_OPT=1 or 4 (offsets per thread of vcm_band_k; 1: the
  * kernel before 2026-11-24 04:00 UTC; 4: the default until 04:05 UTC),
  * LT_VCM_BAND_LIST=0 or k (the tile lists by each band block, as before
- * 04:05 UTC, or by vcm_list_k), LT_VCM_BAND_OCC=4 (with 1 offset),
+ * 04:05 UTC, or by vcm_list_k), LT_VCM_BAND_DP=0 (one neighbour a step by
+ * integer multiply-adds, as before 2026-11-24 05:30 UTC) or q4 (4 pairs'
+ * loads in flight), LT_VCM_BAND_OCC=4 (with 1 offset),
  * LT_VCM_PICK=list (vcm_pick_k reads the point's tile list instead of
  * walking the candidate sub-windows), LT_VCM_PTS_OCC=0 (points_k without
  * its launch bound, as before 2026-11-24 04:30 UTC), LT_VCM_PER_CELL=1,
- * LT_VCM_NCM=sad, bytes (the window a byte per load, as before) or words4
- * (4 blocks per SM), LT_VCM_NO_GRAPH=1, LT_VCM_UPLOAD=copy,
+ * LT_VCM_NCM=sad, bytes (the window a byte per load, as before), words4
+ * (4 blocks per SM), sad5 (the fifth pixels by __sad per offset, as
+ * before 2026-11-24 05:30 UTC) or regs (the SADs kept in registers and
+ * the similarities written by each thread for its tile: slower),
+ * LT_VCM_NO_GRAPH=1, LT_VCM_UPLOAD=copy,
  * LT_VCM_PREFETCH=0 (cu_alloc). */
 #include <limits.h>
 #include <math.h>
@@ -159,6 +168,8 @@ struct cuda_ctx {
   int kpt;                 /* offsets per thread of the map kernels (5, 17 or 66) */
   int per_cell;            /* vcm_k with a block per sub-window (K <= 2; LT_VCM_PER_CELL=1) */
   int ncm_simd;            /* ncm5_k<true, .> (unless LT_VCM_NCM=sad) */
+  int ncm_col5;            /* ncm5_k<.., COL5>: 1 (the default with ncm_words == NCM_MINB), 2
+                              (LT_VCM_NCM=regs), 0 (LT_VCM_NCM=sad5: the fifth pixels by __sad) */
   int ncm_words;           /* ncm5_k<true, true, .> (unless LT_VCM_NCM=bytes or sad): NCM_MINB,
                               4 with LT_VCM_NCM=words4 */
   int use_graph;           /* the pair's device work as a CUDA Graph (until a capture fails) */
@@ -169,6 +180,8 @@ struct cuda_ctx {
   int pick_list;           /* vcm_pick_k reads the tile lists (LT_VCM_PICK=list, with band_list) */
   int pts_minb;            /* points_k's launch bound (PTS_MINB; 1: LT_VCM_PTS_OCC=0) */
   int band_opt;            /* vcm_band_k's offsets per thread (2; 1, 4: LT_VCM_BAND_OPT) */
+  int band_dp;             /* vcm_band_k<.., DP>: two neighbours a step by __dp2a (with 2 offsets;
+                              LT_VCM_BAND_DP=0: off) */
   int nband;               /* bands of MAP_THREADS * band_opt offsets (vcm_band_k's grid.y) */
   int band_list;           /* each tile's neighbour list built once: 2 by ncm5_k's tail
                               blocks, 1 by vcm_list_k (LT_VCM_BAND_LIST=k, or patch != 5);
@@ -638,7 +651,8 @@ ncm_k(const uint8_t *__restrict__ I0, const uint8_t *__restrict__ I1, const int 
  * rows once (8 pixels) and uses it for every patch row that meets it. SIMD
  * (the default): the window as bytes, two 4-byte loads per row, and per
  * offset and patch row one __byte_perm, __vabsdiffu4, __dp4a and __sad
- * (five pixels); else the window as ints, two 16-byte loads per row and
+ * (five pixels; COL5, the default: a second __dp4a instead of the __sad,
+ * on one __vabsdiffu4 shared by the 4 offsets across); else the window as ints, two 16-byte loads per row and
  * 25 __sad per offset (ncm_k: one byte load per __sad). The patch is in
  * registers (the same 25 values in every thread). SADs are integers, so
  * they equal ncm_k's and the CPU's whatever the order; min/max are
@@ -675,11 +689,20 @@ __device__ __forceinline__ void tile_list_build(const vcm_dev_params &d, const i
                                                 const int *__restrict__ wq, int tile_x, int tile_y,
                                                 const tile_lists &tl, int tile, int *sm);
 
+/* frame_word where the frame buffer has FRAME_PAD bytes past its npx
+ * (cu_alloc): two aligned loads and the shift, no check */
+#define FRAME_PAD 16
+__device__ __forceinline__ unsigned frame_word_pad(const uint8_t *__restrict__ I, size_t g)
+{
+  const unsigned *wp = (const unsigned *)(I + (g & ~(size_t)3));
+  return __funnelshift_r(__ldg(wp), __ldg(wp + 1), 8 * (unsigned)(g & 3));
+}
+
 /* Blocks d.maxpts and on (where the launch adds them: LT_VCM_BAND_LIST
  * unset, cu_alloc) build tile blockIdx.x - d.maxpts's neighbour list
  * (tile_list_build) instead: they run in the NCM's last wave, whose SMs
  * are otherwise mostly idle, and save vcm_list_k's launch. */
-template <bool SIMD, bool WORDS, int MINB>
+template <bool SIMD, bool WORDS, int MINB, int COL5 = 0>
 __global__ void __launch_bounds__(MAP_THREADS, MINB)
 ncm5_k(const uint8_t *__restrict__ I0, const uint8_t *__restrict__ I1, const int *__restrict__ px,
        const int *__restrict__ py, const int *n, vcm_dev_params d, uint16_t *__restrict__ ncm,
@@ -691,7 +714,21 @@ ncm5_k(const uint8_t *__restrict__ I0, const uint8_t *__restrict__ I1, const int
    * staged 4 bytes per thread and step (frame_word), 4 steps' loads in
    * flight, instead of one byte per step; the bytes past a row's
    * rectangle are then the frame's (they feed only the SADs of offsets
-   * outside the rectangle, which are not used) */
+   * outside the rectangle, which are not used). COL5 (with SIMD; the
+   * default, LT_VCM_NCM=sad5 for false): the fifth pixels of a window row
+   * and patch row for the tile's 4 offsets across (window bytes 4 .. 7)
+   * by one __vabsdiffu4 against the patch pixel in every byte, each
+   * offset's byte added by a __dp4a with a one-byte mask, instead of a
+   * byte extraction and a __sad per offset (COL5 = 1, the default). COL5
+   * = 2 (LT_VCM_NCM=regs, an experiment) also: where each thread has at
+   * most one tile (search <= 64), its SADs stay in registers over the
+   * block's min/max and it writes its tile's similarities itself (no
+   * shared-memory round trip, no walk over the map per offset); the
+   * window's words and the patch's rows by frame_word_pad (the frames'
+   * FRAME_PAD bytes). 18% fewer instructions than COL5 = 1, yet slower on
+   * the H100 (44.2 vs 41.2 us at 640x480 with 2048 points, 2026-11-24
+   * 05:53 UTC: issue slots 54% vs 71% busy; its 16-bit stores are
+   * scattered over the tile rows instead of coalesced) */
   extern __shared__ int4 smem4[];
   __shared__ float rmin[MAP_THREADS / 32], rmax[MAP_THREADS / 32];
   int i = blockIdx.x;
@@ -717,7 +754,9 @@ ncm5_k(const uint8_t *__restrict__ I0, const uint8_t *__restrict__ I1, const int
 #pragma unroll
       for (int u = 0; u < 4; u++, rc_next(q))
         v[u] = t0 + u * MAP_THREADS < nwd && q.r < ny + 4
-                   ? frame_word(I1, (size_t)(wy0 + q.r) * d.w + wx0 + 4 * q.c, npx) : 0u;
+                   ? (COL5 == 2 ? frame_word_pad(I1, (size_t)(wy0 + q.r) * d.w + wx0 + 4 * q.c)
+                                : frame_word(I1, (size_t)(wy0 + q.r) * d.w + wx0 + 4 * q.c, npx))
+                   : 0u;
 #pragma unroll
       for (int u = 0; u < 4; u++)
         if (t0 + u * MAP_THREADS < nwd) win[t0 + u * MAP_THREADS] = (int)v[u];
@@ -731,18 +770,27 @@ ncm5_k(const uint8_t *__restrict__ I0, const uint8_t *__restrict__ I1, const int
         win[t] = v;
     }
   int p[25];
+  unsigned p4[5], p5[5]; /* SIMD: patch row ky's first four pixels as bytes; COL5: its fifth in each byte */
+  if (COL5 == 2)
 #pragma unroll
-  for (int k = 0; k < 25; k++) p[k] = I0[(size_t)(y + k / 5 - 2) * d.w + x + k % 5 - 2];
-  unsigned p4[5]; /* SIMD: patch row ky's first four pixels as bytes */
+    for (int ky = 0; ky < 5; ky++) { /* (p unused) */
+      size_t g = (size_t)(y + ky - 2) * d.w + x - 2;
+      p4[ky] = frame_word_pad(I0, g);
+      p5[ky] = (frame_word_pad(I0, g + 4) & 0xffu) * 0x01010101u;
+    }
+  else {
 #pragma unroll
-  for (int ky = 0; ky < 5; ky++)
-    p4[ky] = (unsigned)p[ky * 5] | (unsigned)p[ky * 5 + 1] << 8 | (unsigned)p[ky * 5 + 2] << 16 |
-             (unsigned)p[ky * 5 + 3] << 24;
+    for (int k = 0; k < 25; k++) p[k] = I0[(size_t)(y + k / 5 - 2) * d.w + x + k % 5 - 2];
+#pragma unroll
+    for (int ky = 0; ky < 5; ky++) {
+      p4[ky] = (unsigned)p[ky * 5] | (unsigned)p[ky * 5 + 1] << 8 | (unsigned)p[ky * 5 + 2] << 16 |
+               (unsigned)p[ky * 5 + 3] << 24;
+      p5[ky] = (unsigned)p[ky * 5 + 4] * 0x01010101u;
+    }
+  }
   __syncthreads();
-  float lo = INFINITY, hi = 0.0f;
-  for (int tile = threadIdx.x; tile < ntx * nty; tile += blockDim.x) {
-    int tx = tile % ntx, ty = tile / ntx;
-    unsigned acc[NCM_TY][NCM_TX];
+  /* the SADs of tile (tx, ty)'s offsets into acc */
+  auto tile_sads = [&](int tx, int ty, unsigned (&acc)[NCM_TY][NCM_TX]) {
 #pragma unroll
     for (int a = 0; a < NCM_TY; a++)
 #pragma unroll
@@ -764,17 +812,70 @@ ncm5_k(const uint8_t *__restrict__ I0, const uint8_t *__restrict__ I1, const int
       for (int dy = 0; dy < NCM_TY; dy++) {
         int ky = yy - dy;
         if (ky < 0 || ky > 4) continue;
+        if (SIMD && COL5) {
+          unsigned f = __vabsdiffu4(w1, p5[ky]); /* byte t: offset t's fifth pixel */
 #pragma unroll
-        for (int t = 0; t < NCM_TX; t++)
-          if (SIMD) {
+          for (int t = 0; t < NCM_TX; t++) {
             unsigned g = __byte_perm(w0, w1, 0x3210 + 0x1111 * t); /* window bytes t .. t + 3 */
             acc[dy][t] = __dp4a(__vabsdiffu4(g, p4[ky]), 0x01010101u, acc[dy][t]);
-            acc[dy][t] = __sad((int)((w1 >> (8 * t)) & 0xffu), p[ky * 5 + 4], acc[dy][t]);
-          } else
+            acc[dy][t] = __dp4a(f, 1u << 8 * t, acc[dy][t]);
+          }
+        } else
 #pragma unroll
-            for (int kx = 0; kx < 5; kx++) acc[dy][t] = __sad(p[ky * 5 + kx], v[t + kx], acc[dy][t]);
+          for (int t = 0; t < NCM_TX; t++)
+            if (SIMD) {
+              unsigned g = __byte_perm(w0, w1, 0x3210 + 0x1111 * t); /* window bytes t .. t + 3 */
+              acc[dy][t] = __dp4a(__vabsdiffu4(g, p4[ky]), 0x01010101u, acc[dy][t]);
+              acc[dy][t] = __sad((int)((w1 >> (8 * t)) & 0xffu), p[ky * 5 + 4], acc[dy][t]);
+            } else
+#pragma unroll
+              for (int kx = 0; kx < 5; kx++) acc[dy][t] = __sad(p[ky * 5 + kx], v[t + kx], acc[dy][t]);
       }
     }
+  };
+  float lo = INFINITY, hi = 0.0f, dmin, dmax;
+  uint16_t *out = ncm + (size_t)i * ncm_stride(M);
+  if (COL5 == 2 && ntx * nty <= MAP_THREADS) { /* a tile per thread at most: its SADs stay in registers */
+    const int tx = threadIdx.x % ntx, ty = threadIdx.x / ntx;
+    const bool has = (int)threadIdx.x < ntx * nty;
+    unsigned acc[NCM_TY][NCM_TX];
+    if (has) tile_sads(tx, ty, acc);
+    int lo_i = INT_MAX, hi_i = 0;
+#pragma unroll
+    for (int dy = 0; dy < NCM_TY; dy++)
+#pragma unroll
+      for (int t = 0; t < NCM_TX; t++)
+        if (has && r[0] + tx * NCM_TX + t <= r[1] && r[2] + ty * NCM_TY + dy <= r[3]) {
+          lo_i = min(lo_i, (int)acc[dy][t]);
+          hi_i = max(hi_i, (int)acc[dy][t]);
+        }
+    lo = lo_i == INT_MAX ? INFINITY : (float)lo_i; /* (SADs <= 25 * 255: exact as floats) */
+    hi = (float)hi_i;
+    block_minmax(lo, hi, rmin, rmax, &dmin, &dmax);
+    const int idmin = (int)dmin, idmax = (int)dmax;
+    const float inv = lt_vcm_sim_inv(idmin, idmax);
+    if (has) { /* the tile's similarities straight from the registers */
+      uint16_t *o0 = out + (r[2] + ty * NCM_TY + R) * M + r[0] + tx * NCM_TX + R;
+#pragma unroll
+      for (int dy = 0; dy < NCM_TY; dy++)
+#pragma unroll
+        for (int t = 0; t < NCM_TX; t++)
+          if (r[0] + tx * NCM_TX + t <= r[1] && r[2] + ty * NCM_TY + dy <= r[3])
+            o0[dy * M + t] = lt_vcm_sim_q((int)acc[dy][t], idmin, idmax, inv, d.similarity, d.tau);
+    }
+    if (nx < M || ny < M) { /* the offsets outside the clamped rectangle: 0 (the tiles write the others) */
+      q = rc_start(threadIdx.x, blockDim.x, M);
+      for (int o = threadIdx.x; o < M * M; o += blockDim.x, rc_next(q)) {
+        int ox = q.c - R, oy = q.r - R;
+        if (!(ox >= r[0] && ox <= r[1] && oy >= r[2] && oy <= r[3])) out[o] = 0;
+      }
+    }
+    return;
+  }
+  for (int tile = threadIdx.x; tile < ntx * nty; tile += blockDim.x) {
+    int tx = tile % ntx, ty = tile / ntx;
+    unsigned acc[NCM_TY][NCM_TX];
+    tile_sads(tx, ty, acc);
 #pragma unroll
     for (int dy = 0; dy < NCM_TY; dy++)
 #pragma unroll
@@ -787,8 +888,6 @@ ncm5_k(const uint8_t *__restrict__ I0, const uint8_t *__restrict__ I1, const int
         sadf[(oy + R) * M + ox + R] = s;
       }
   }
-  float dmin, dmax;
-  uint16_t *out = ncm + (size_t)i * ncm_stride(M);
   block_minmax(lo, hi, rmin, rmax, &dmin, &dmax);
   float inv = lt_vcm_sim_inv((int)dmin, (int)dmax);
   q = rc_start(threadIdx.x, blockDim.x, M);
@@ -1133,6 +1232,7 @@ vcm_k(const uint16_t *__restrict__ ncm, const uint8_t *__restrict__ q0, const ui
 
 #define BAND2_MINB 4 /* vcm_band_k's blocks per SM with 2 offsets per thread */
 #define BAND4_MINB 3 /* and with 4 */
+#define BANDDP_QB 2   /* vcm_band_k<.., DP>'s pairs of neighbours whose loads are in flight together */
 
 /* (value, |o|^2, o) as one 64-bit key whose maximum is peak_better's best:
  * the value's bits (V >= +0 and never NaN, so its bits order as the
@@ -1412,7 +1512,7 @@ vcm_list_k(const int *__restrict__ px, const int *__restrict__ py, const int *__
  * end each point's V(o) (normalised, prior) and the band's best as a key
  * (key_rank: the CPU's tie-break, a total order, so offsets and bands
  * merge in any order) go to keys[i * nband + band] for vcm_pick_k. */
-template <int NPT, int MINB, int BAND_QB, int OPT, bool LIST>
+template <int NPT, int MINB, int BAND_QB, int OPT, bool LIST, bool DP = false>
 __global__ void __launch_bounds__(MAP_THREADS, MINB)
 vcm_band_k(const uint16_t *__restrict__ ncm, const int *__restrict__ px, const int *__restrict__ py,
            const int *__restrict__ cstart, const int *__restrict__ wq, const float4 *__restrict__ pri,
@@ -1427,6 +1527,10 @@ vcm_band_k(const uint16_t *__restrict__ ncm, const int *__restrict__ px, const i
   __shared__ unsigned long long wkey[MAP_THREADS / 32][NPT];
   constexpr bool CSH = OPT > 2; /* the supports' non-full parts in shared memory (registers spill) */
   __shared__ int cnt_s[CSH ? NPT * OPT : 1][MAP_THREADS];
+  static_assert(!DP || (OPT == 2 && NPT == 8), "vcm_band_k: DP with 2 offsets and 8 tile points");
+  /* DP: the weights of list entries 2m and 2m + 1 as bytes, word k for
+   * tile points 2k (bytes 0, 1) and 2k + 1 (bytes 2, 3) */
+  __shared__ uint4 nb_wp[DP ? MAP_THREADS / 2 : 1];
   int M = d.side, m2 = M * M, S2 = d.search / 2;
   int lane = threadIdx.x % 32, warp = threadIdx.x / 32, nband = gridDim.y;
   if (LIST) { /* the list's length in box[0] */
@@ -1473,34 +1577,90 @@ vcm_band_k(const uint16_t *__restrict__ ncm, const int *__restrict__ px, const i
     }
   /* the sums over the tot neighbours of the block's list */
   auto add = [&](int tot) {
-    for (int q0 = 0; q0 < tot; q0 += BAND_QB) { /* BAND_QB neighbours' loads in flight */
-      band_vec<OPT> sv[BAND_QB];
+    if constexpr (DP) { /* every thread of the block calls add: barrier */
+      bool clip = false; /* an entry with a clipped search rectangle (a border tile) */
+      for (int m = threadIdx.x; 2 * m < tot; m += MAP_THREADS) {
+        const int *a = nb_w[2 * m], *b = nb_w[2 * m + 1 < tot ? 2 * m + 1 : 2 * m];
+        bool hb = 2 * m + 1 < tot; /* past the list: weight 0 */
+        unsigned v[4];
 #pragma unroll
-      for (int u = 0; u < BAND_QB; u++) sv[u] = band_load<OPT>(ncm + (size_t)nb_j[min(q0 + u, tot - 1)] * ms + oc);
+        for (int k = 0; k < 4; k++)
+          v[k] = (unsigned)a[2 * k] | (hb ? (unsigned)b[2 * k] : 0u) << 8 | (unsigned)a[2 * k + 1] << 16 |
+                 (hb ? (unsigned)b[2 * k + 1] : 0u) << 24;
+        nb_wp[m] = make_uint4(v[0], v[1], v[2], v[3]);
+        clip = clip || !nb_full[2 * m] || (hb && !nb_full[2 * m + 1]);
+        nb_j[2 * m] *= ms; /* the map's offset (int: cu_alloc) */
+        if (hb) nb_j[2 * m + 1] *= ms;
+      }
+      clip = __syncthreads_or(clip);
+      const uint16_t *nb0 = ncm + oc;
+      /* two neighbours a step: their values at one offset as the 16-bit
+       * halves of one word, times their weights' bytes, added by one
+       * __dp2a_lo / __dp2a_hi per tile point and offset (unsigned:
+       * similarities <= 32767, weights <= 255, sums < 2^31: cu_alloc) */
+      for (int q0 = 0; q0 < tot; q0 += 2 * BAND_QB) { /* BAND_QB pairs' loads in flight */
+        band_vec<OPT> sv[2 * BAND_QB];
 #pragma unroll
-      for (int u = 0; u < BAND_QB; u++) {
-        int q = q0 + u;
-        if (q >= tot) break;
-        int s[OPT], w[NPT];
+        for (int u = 0; u < 2 * BAND_QB; u++)
+          sv[u] = band_load<OPT>(nb0 + nb_j[min(q0 + u, tot - 1)]);
 #pragma unroll
-        for (int k = 0; k < OPT; k++) s[k] = band_at<OPT>(sv[u], k);
+        for (int u = 0; u < BAND_QB; u++) {
+          int q = q0 + 2 * u;
+          if (q >= tot) break;
+          unsigned s0 = __byte_perm(sv[2 * u], sv[2 * u + 1], 0x5410); /* offset o0: q, q + 1 */
+          unsigned s1 = __byte_perm(sv[2 * u], sv[2 * u + 1], 0x7632); /* offset o0 + 1 */
+          uint4 wp = nb_wp[q >> 1];
+          unsigned wv[4] = {wp.x, wp.y, wp.z, wp.w};
 #pragma unroll
-        for (int p = 0; p < NPT; p++) w[p] = nb_w[q][p];
+          for (int k = 0; k < 4; k++) {
+            acc[2 * k][0] = (int)__dp2a_lo(s0, wv[k], (unsigned)acc[2 * k][0]);
+            acc[2 * k][1] = (int)__dp2a_lo(s1, wv[k], (unsigned)acc[2 * k][1]);
+            acc[2 * k + 1][0] = (int)__dp2a_hi(s0, wv[k], (unsigned)acc[2 * k + 1][0]);
+            acc[2 * k + 1][1] = (int)__dp2a_hi(s1, wv[k], (unsigned)acc[2 * k + 1][1]);
+          }
+          if (clip) /* (uniform) */
 #pragma unroll
-        for (int p = 0; p < NPT; p++)
+            for (int e = q; e < q + 2; e++)
+              if (e < tot && !nb_full[e]) {
+                int4 r = nb_r[e];
 #pragma unroll
-          for (int k = 0; k < OPT; k++) acc[p][k] += w[p] * s[k]; /* integers: exact, any order */
-        if (!nb_full[q]) {
-          int4 r = nb_r[q];
+                for (int k = 0; k < OPT; k++)
+                  if (oxs[k] >= r.x && oxs[k] <= r.y && oys[k] >= r.z && oys[k] <= r.w)
 #pragma unroll
-          for (int k = 0; k < OPT; k++)
-            if (oxs[k] >= r.x && oxs[k] <= r.y && oys[k] >= r.z && oys[k] <= r.w)
+                    for (int p = 0; p < NPT; p++) cnt[p][k] += nb_w[e][p];
+              }
+        }
+      }
+    } else {
+      for (int q0 = 0; q0 < tot; q0 += BAND_QB) { /* BAND_QB neighbours' loads in flight */
+        band_vec<OPT> sv[BAND_QB];
 #pragma unroll
-              for (int p = 0; p < NPT; p++)
-                if (CSH)
-                  cnt_s[p * OPT + k][threadIdx.x] += w[p];
-                else
-                  cnt[p][k] += w[p];
+        for (int u = 0; u < BAND_QB; u++) sv[u] = band_load<OPT>(ncm + (size_t)nb_j[min(q0 + u, tot - 1)] * ms + oc);
+#pragma unroll
+        for (int u = 0; u < BAND_QB; u++) {
+          int q = q0 + u;
+          if (q >= tot) break;
+          int s[OPT], w[NPT];
+#pragma unroll
+          for (int k = 0; k < OPT; k++) s[k] = band_at<OPT>(sv[u], k);
+#pragma unroll
+          for (int p = 0; p < NPT; p++) w[p] = nb_w[q][p];
+#pragma unroll
+          for (int p = 0; p < NPT; p++)
+#pragma unroll
+            for (int k = 0; k < OPT; k++) acc[p][k] += w[p] * s[k]; /* integers: exact, any order */
+          if (!nb_full[q]) {
+            int4 r = nb_r[q];
+#pragma unroll
+            for (int k = 0; k < OPT; k++)
+              if (oxs[k] >= r.x && oxs[k] <= r.y && oys[k] >= r.z && oys[k] <= r.w)
+#pragma unroll
+                for (int p = 0; p < NPT; p++)
+                  if (CSH)
+                    cnt_s[p * OPT + k][threadIdx.x] += w[p];
+                  else
+                    cnt[p][k] += w[p];
+          }
         }
       }
     }
@@ -1790,7 +1950,8 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
   LT_CU(cudaStreamCreateWithFlags(&c->s2, cudaStreamNonBlocking), "vcm upload stream");
   LT_CU(cudaEventCreateWithFlags(&c->ev_up, cudaEventDisableTiming), "vcm upload event");
   for (int k = 0; k < 3; k++) {
-    LT_CU(cudaMalloc(&c->fr[k], npx), "vcm frame buffers");
+    LT_CU(cudaMalloc(&c->fr[k], npx + FRAME_PAD), "vcm frame buffers");
+    LT_CU(cudaMemset(c->fr[k], 0, npx + FRAME_PAD), "vcm frame buffers"); /* (the padding: defined bytes) */
     LT_CU(cudaMallocHost(&c->h_q[k], npx), "vcm pinned frame staging");
   }
   c->I0 = c->fr[0];
@@ -1826,6 +1987,7 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
   }
   lt_vcm_weight_table(p, wt);
   cudaError_t e = cudaMemcpy(c->wt, wt, nwt * sizeof(float), cudaMemcpyHostToDevice);
+  int wq_max = INT_MAX; /* the largest integer weight (vcm_band_k's DP: bytes) */
   if (e == cudaSuccess) {
     int32_t *q = (int32_t *)wt; /* the same bytes per entry */
     if (!lt_vcm_weight_q(p, w, h, q)) {
@@ -1833,6 +1995,8 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
       lt_error("vcm: out of memory");
       return LT_ERR_NOMEM;
     }
+    wq_max = 0;
+    for (size_t k = 0; k < nwt; k++) wq_max = q[k] > wq_max ? q[k] : wq_max;
     e = cudaMemcpy(c->wq, q, nwt * sizeof(int), cudaMemcpyHostToDevice);
   }
   free(wt);
@@ -1853,6 +2017,7 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
   c->per_cell = p->points_per_cell <= 2 && c->kpt <= 17 && pc && strcmp(pc, "1") == 0;
   c->ncm_simd = !(nv && strcmp(nv, "sad") == 0);
   c->ncm_words = !c->ncm_simd || (nv && strcmp(nv, "bytes") == 0) ? 0 : nv && strcmp(nv, "words4") == 0 ? 4 : NCM_MINB;
+  c->ncm_col5 = c->ncm_words != NCM_MINB || (nv && strcmp(nv, "sad5") == 0) ? 0 : nv && strcmp(nv, "regs") == 0 ? 2 : 1;
   c->use_graph = !(ng && *ng && strcmp(ng, "0") != 0);
   /* maxima_k reads the staged I1 over the bus itself (mapped pinned
    * memory) where the device can, instead of a copy before it: points
@@ -1904,6 +2069,17 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
   c->band_occ = bo && strcmp(bo, "4") == 0 ? 4 : 5;
   c->band_opt = bp && strcmp(bp, "1") == 0 ? 1 : bp && strcmp(bp, "4") == 0 ? 4 : 2;
   if (c->band_occ == 4) c->band_opt = 1; /* vcm5's experiment: one offset per thread */
+  /* with 2 offsets, two neighbours a step by __dp2a (the weights as bytes:
+   * lt_vcm_weight_q's are at most LT_VCM_W_ONE = 255; the maps' offsets as
+   * int): 41.2 vs 48.3 us at 640x480 with 2048 points (H100, 2026-11-24
+   * 05:53 UTC, docs/PERFORMANCE.md); LT_VCM_BAND_DP=0: an integer
+   * multiply-add per neighbour, point and offset, as before 2026-11-24
+   * 05:30 UTC; q4: 4 pairs' loads in flight (40.4 us; not yet under
+   * compute-sanitizer, so not the default) */
+  const char *bd = getenv("LT_VCM_BAND_DP");
+  c->band_dp = c->band_opt == 2 && wq_max >= 0 && wq_max <= 255 && maxpts * (size_t)ncm_stride(c->d.side) <= INT_MAX &&
+               !(bd && strcmp(bd, "0") == 0);
+  if (c->band_dp && bd && strcmp(bd, "q4") == 0) c->band_dp = 4;
   c->tile_y = ty;
   c->nband = (int)((m2 + MAP_THREADS * c->band_opt - 1) / (MAP_THREADS * c->band_opt));
   const char *bl = getenv("LT_VCM_BAND_LIST");
@@ -1936,7 +2112,9 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
   const void *kv = c->kpt == 5    ? (c->per_cell ? (const void *)vcm_k<5, 2> : (const void *)vcm_k<5, 1>)
                    : c->kpt == 17 ? (c->per_cell ? (const void *)vcm_k<17, 2> : (const void *)vcm_k<17, 1>)
                                   : (const void *)vcm_k<66, 1>;
-  const void *kn = p->patch == 5 ? (c->ncm_words == NCM_MINB ? (const void *)ncm5_k<true, true, NCM_MINB>
+  const void *kn = p->patch == 5 ? (c->ncm_words == NCM_MINB && c->ncm_col5 == 2 ? (const void *)ncm5_k<true, true, NCM_MINB, 2>
+                                    : c->ncm_words == NCM_MINB && c->ncm_col5 ? (const void *)ncm5_k<true, true, NCM_MINB, 1>
+                                    : c->ncm_words == NCM_MINB ? (const void *)ncm5_k<true, true, NCM_MINB>
                                     : c->ncm_words          ? (const void *)ncm5_k<true, true, 4>
                                     : c->ncm_simd           ? (const void *)ncm5_k<true, false, 0>
                                                             : (const void *)ncm5_k<false, false, 0>)
@@ -1954,6 +2132,12 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
                                           : (const void *)vcm_band_k<TILE_PTS, 4, 8, 1, false>)
                    : c->band_opt == 1 ? (L ? (const void *)vcm_band_k<TILE_PTS, 5, 4, 1, true>
                                           : (const void *)vcm_band_k<TILE_PTS, 5, 4, 1, false>)
+                   : c->band_opt == 2 && c->band_dp == 4
+                       ? (L ? (const void *)vcm_band_k<TILE_PTS, BAND2_MINB, 4, 2, true, true>
+                            : (const void *)vcm_band_k<TILE_PTS, BAND2_MINB, 4, 2, false, true>)
+                   : c->band_opt == 2 && c->band_dp
+                       ? (L ? (const void *)vcm_band_k<TILE_PTS, BAND2_MINB, BANDDP_QB, 2, true, true>
+                            : (const void *)vcm_band_k<TILE_PTS, BAND2_MINB, BANDDP_QB, 2, false, true>)
                    : c->band_opt == 2 ? (L ? (const void *)vcm_band_k<TILE_PTS, BAND2_MINB, 4, 2, true>
                                           : (const void *)vcm_band_k<TILE_PTS, BAND2_MINB, 4, 2, false>)
                                       : (L ? (const void *)vcm_band_k<TILE_PTS, BAND4_MINB, 4, 4, true>
@@ -2172,11 +2356,15 @@ static int launch_pair(cuda_ctx *c, int capturing, int ondev)
 #undef LT_VCM_PTS
   LT_CU(cudaEventRecordWithFlags(c->ev[1], c->s, evf), "vcm timing");
   int nblocks = d.maxpts + (c->band_list == 2 ? c->ntile : 0); /* ncm5_k's tail: the tile lists */
-#define LT_VCM_NCM5(SIMD, WORDS, MINB)                                                                      \
-    ncm5_k<SIMD, WORDS, MINB><<<nblocks, MAP_THREADS, c->ncm_smem, c->s>>>(c->I0, c->I1, c->px, c->py, c->n, d, \
+#define LT_VCM_NCM5(SIMD, WORDS, MINB, ...)                                                                 \
+    ncm5_k<SIMD, WORDS, MINB, ##__VA_ARGS__><<<nblocks, MAP_THREADS, c->ncm_smem, c->s>>>(c->I0, c->I1, c->px, c->py, c->n, d, \
                                                                           c->ncm, c->cstart, c->wq, c->tile_x, \
                                                                           c->tile_y, c->tl)
-  if (d.patch == 5 && c->ncm_words == NCM_MINB)
+  if (d.patch == 5 && c->ncm_words == NCM_MINB && c->ncm_col5 == 2)
+    LT_VCM_NCM5(true, true, NCM_MINB, 2);
+  else if (d.patch == 5 && c->ncm_words == NCM_MINB && c->ncm_col5)
+    LT_VCM_NCM5(true, true, NCM_MINB, 1);
+  else if (d.patch == 5 && c->ncm_words == NCM_MINB)
     LT_VCM_NCM5(true, true, NCM_MINB);
   else if (d.patch == 5 && c->ncm_words)
     LT_VCM_NCM5(true, true, 4);
@@ -2201,14 +2389,18 @@ static int launch_pair(cuda_ctx *c, int capturing, int ondev)
     if (c->band_list == 1)
       vcm_list_k<TILE_PTS><<<ntile, MAP_THREADS, 0, c->s>>>(c->px, c->py, c->cstart, c->wq, d, c->tile_x, c->tile_y,
                                                             c->tl);
-#define LT_VCM_BAND(MINB, QB, OPT)                                                                              \
+#define LT_VCM_BAND(MINB, QB, OPT, ...)                                                                         \
     if (c->band_list)                                                                                           \
-      vcm_band_k<TILE_PTS, MINB, QB, OPT, true><<<bg, MAP_THREADS, 0, c->s>>>(                                  \
+      vcm_band_k<TILE_PTS, MINB, QB, OPT, true, ##__VA_ARGS__><<<bg, MAP_THREADS, 0, c->s>>>(                   \
           c->ncm, c->px, c->py, c->cstart, c->wq, c->pri, d, c->tile_x, c->tile_y, c->tl, c->keys);             \
     else                                                                                                        \
-      vcm_band_k<TILE_PTS, MINB, QB, OPT, false><<<bg, MAP_THREADS, 0, c->s>>>(                                 \
+      vcm_band_k<TILE_PTS, MINB, QB, OPT, false, ##__VA_ARGS__><<<bg, MAP_THREADS, 0, c->s>>>(                  \
           c->ncm, c->px, c->py, c->cstart, c->wq, c->pri, d, c->tile_x, c->tile_y, c->tl, c->keys)
-    if (c->band_occ == 4)
+    if (c->band_opt == 2 && c->band_dp == 4)
+      LT_VCM_BAND(BAND2_MINB, 4, 2, true);
+    else if (c->band_opt == 2 && c->band_dp)
+      LT_VCM_BAND(BAND2_MINB, BANDDP_QB, 2, true);
+    else if (c->band_occ == 4)
       LT_VCM_BAND(4, 8, 1);
     else if (c->band_opt == 1)
       LT_VCM_BAND(5, 4, 1);
