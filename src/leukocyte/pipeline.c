@@ -129,6 +129,25 @@ static double jump(const run *R, int i)
   return hypot(R->cells[i].vx - R->pv[2 * i], R->cells[i].vy - R->pv[2 * i + 1]);
 }
 
+/* Whether found cell i ends because found cell j is on the same cell (less
+ * than half the smaller radius apart): i was coasting before this frame and
+ * j was not, else i's tracking put it more than 1 px farther from its
+ * prediction (it ran onto the other's cell: a track on a static structure
+ * that a cell passes), else i is the younger one (higher id). The distance
+ * is tested first, by |dx| and |dy| before hypot (hypot >= both; the
+ * negated form keeps a NaN out), since most pairs of a frame are far
+ * apart. */
+static int ends_on(const run *R, int i, int j)
+{
+  const lt_leuk_cell *a = &R->cells[i], *b = &R->cells[j];
+  double d = 0.5 * fmin(a->R, b->R), dx = a->xc - b->xc, dy = a->yc - b->yc;
+  if (j == i || R->miss[i] || R->miss[j]) return 0;
+  if (!(fabs(dx) < d && fabs(dy) < d && hypot(dx, dy) < d)) return 0;
+  if (R->was_lost[i] != R->was_lost[j]) return R->was_lost[i];
+  if (fabs(jump(R, i) - jump(R, j)) > 1) return jump(R, i) > jump(R, j);
+  return R->act[j].id < R->act[i].id;
+}
+
 /* Remove ended cells, keeping the order: LEFT ends the track; LOST ends it
  * once it has been lost for more than link_gap frames, before that the cell
  * coasts (tracked, not written). A coasting cell that has come onto a cell
@@ -168,21 +187,12 @@ static int compact(run *R)
     }
   }
   R->ncells = k;
-  /* two found tracks on one cell: one that was coasting before this frame
-   * (its own tracking found a cell again, maybe another one) ends, else the
-   * one whose tracking put it more than 1 px farther from its prediction
-   * (it ran onto the other's cell: a track on a static structure that a
-   * cell passes), else the younger one (higher id) */
+  /* two found tracks on one cell: one of them ends (ends_on) */
   k = 0;
   for (int i = 0; i < R->ncells; i++) {
     int dup = 0;
     for (int j = 0; !dup && j < R->ncells; j++)
-      dup = j != i && !R->miss[i] && !R->miss[j] &&
-            (R->was_lost[i] != R->was_lost[j]   ? R->was_lost[i]
-             : fabs(jump(R, i) - jump(R, j)) > 1 ? jump(R, i) > jump(R, j)
-                                                 : R->act[j].id < R->act[i].id) &&
-            hypot(R->cells[i].xc - R->cells[j].xc, R->cells[i].yc - R->cells[j].yc) <
-                0.5 * fmin(R->cells[i].R, R->cells[j].R);
+      dup = ends_on(R, i, j);
     if (dup) {
       int err = finish_track(R, i, LT_END_LOST);
       if (err) return err;
