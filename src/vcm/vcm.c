@@ -78,10 +78,14 @@
  * lt_vcm_sobel, lt_vcm_strength and lt_vcm_select (tests/test_vcm.c).
  * Threads (cpu_run): one OpenMP team per pair and no barrier in it; the
  * frames' copy, the two passes of the points, the NCMs (4 points a task)
- * and the VCMs (a pair of points a task) are tasks taken from counters in
- * one order, a VCM task waiting only for the NCM tasks it reads (made one
- * sub-window row ahead), so a thread that is late (preempted, or waking)
- * holds up only the work it has taken. The support of neighbours whose
+ * and the VCMs (a run of up to 8 pairs of points along a sub-window row a
+ * task, shorter towards the end of the list) are tasks taken from counters
+ * in one order, a VCM task waiting only for the NCM tasks it reads (made
+ * one sub-window row ahead), so a thread that is late (preempted, or
+ * waking) holds up only the work it has taken. Consecutive pairs of a row
+ * share most neighbours, so a run reads most of its maps from the
+ * thread's L2, and the accumulation prefetches each map 4 blocks ahead
+ * (~40 streams a pair: more than the hardware prefetchers follow). The support of neighbours whose
  * search rectangle is clamped is summed as row differences (two rows per
  * neighbour, then one pass down the columns).
  * Determinism: SADs and VCM sums are integers (any order), every point's
@@ -96,6 +100,7 @@
 #include <omp.h>
 #include <sched.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -993,7 +998,7 @@ float lt_vcm_peak(const float *map, int side, int subpixel, float *dx, float *dy
 /* ---- the backend ---- */
 
 /* A task of cpu_run: the NCMs of points -begin - 1 .. end - 1 (begin < 0,
- * the need-th NCM task) or the VCMs of points begin .. end - 1 (one or two),
+ * the need-th NCM task) or the VCMs of points begin .. end - 1 (pairs),
  * after the NCM tasks 0 .. need - 1 */
 typedef struct cpu_task {
   int begin, end, need;
@@ -1022,12 +1027,17 @@ typedef struct cpu_ctx {
   cpu_task *task;   /* cpu_run's tasks (build_tasks) */
   int *done;        /* NCM task k of pair gen is done: done[k] == gen */
   int gen;          /* pairs run */
+  int run;          /* pairs of points per VCM task at most (LT_VCM_RUN; LT_VCM_CPU_RUN) */
+  double *diag;     /* LT_VCM_CPU_DIAG: per thread NCM, VCM, wait seconds and tasks */
   lt_vcm_vector *prev, *cur; /* last pair's vectors (temporal prior), this pair's */
   int nprev;
   double t[3]; /* seconds per phase (points, correlation, accumulation) */
 } cpu_ctx;
 
 #define LT_VCM_NCM_TASK 4 /* points per NCM task of cpu_run */
+#define LT_VCM_RUN 8      /* pairs of points per VCM task of cpu_run at most (build_tasks) */
+#define LT_VCM_PF 128     /* the accumulation's prefetch distance: 4 blocks of 32 offsets */
+
 #define SAD_LANES 144 /* (LT_VCM_MAX_SEARCH + 1) rounded up to 16 */
 #define LT_VCM_NCM_PAD 32 /* uint16 past the last NCM (acc_pair's loads) */
 #define LT_VCM_M2P(m2) (((size_t)(m2) + 31) & ~(size_t)31) /* a point's sums: whole blocks of acc_pair */
@@ -1036,6 +1046,14 @@ static void cpu_destroy(void *vctx)
 {
   cpu_ctx *c = vctx;
   if (!c) return;
+  if (c->diag && c->gen > 0) {
+    for (int t = 0; t < c->nthreads; t++) {
+      const double *d = c->diag + 4 * t;
+      fprintf(stderr, "vcm cpu diag: thread %2d  ncm %.3f  vcm %.3f  wait %.3f ms/pair  tasks %.1f/pair\n", t,
+              1e3 * d[0] / c->gen, 1e3 * d[1] / c->gen, 1e3 * d[2] / c->gen, d[3] / c->gen);
+    }
+  }
+  free(c->diag);
   free(c->mag);
   free(c->pscratch);
   free(c->ncm);
@@ -1075,6 +1093,9 @@ static int cpu_create(void **out, const lt_vcm_params *p, int w, int h)
   c->maxpts = lt_vcm_max_points(p);
   c->side = lt_vcm_map_side(p);
   c->nthreads = omp_get_max_threads();
+  const char *ev = getenv("LT_VCM_CPU_RUN"); /* experiment switch: 1 = a pair per task (before) */
+  c->run = ev && atoi(ev) > 0 ? atoi(ev) : LT_VCM_RUN;
+  if (getenv("LT_VCM_CPU_DIAG")) c->diag = calloc((size_t)4 * c->nthreads, sizeof *c->diag);
   size_t npx = (size_t)w * h, m2 = (size_t)c->side * c->side;
   size_t r2 = (size_t)p->coherence_radius * p->coherence_radius + 1;
   c->mag = malloc(npx * sizeof *c->mag);
@@ -1193,6 +1214,8 @@ static void acc_add2(int32_t *restrict a0, int32_t *restrict a1, const uint16_t 
       __m512i l0 = _mm512_setzero_si512(), h0 = l0, l1 = l0, h1 = l0;                                            \
       for (int k = 0; k < np; k += 2) {                                                                          \
         const uint16_t *sb = nb[k + 1 < np ? k + 1 : k];                                                         \
+        _mm_prefetch((const char *)(nb[k] + o + LT_VCM_PF), _MM_HINT_T0);                                        \
+        _mm_prefetch((const char *)(sb + o + LT_VCM_PF), _MM_HINT_T0);                                           \
         __m512i A = _mm512_loadu_si512((const void *)(nb[k] + o)), B = _mm512_loadu_si512((const void *)(sb + o)); \
         __m512i lo = _mm512_unpacklo_epi16(A, B), hi = _mm512_unpackhi_epi16(A, B);                              \
         __m512i W0 = _mm512_set1_epi32((int)w0[k / 2]);                                                          \
@@ -1446,14 +1469,15 @@ static void vcm_points(const cpu_ctx *c, int i, int np, int32_t *acc, float *map
 
 /* cpu_run's work, one stream of tasks per pair that the threads take in
  * order from one counter (no barrier between the phases): NCM tasks of
- * LT_VCM_NCM_TASK points and VCM tasks of one or two points (a pair
- * vcm_points sums together) of a sub-window row, each VCM task after every
- * NCM task that holds a map it reads. The NCMs are made a few sub-window
+ * LT_VCM_NCM_TASK points and VCM tasks of up to c->run pairs of points (a
+ * pair: one or two points that vcm_points sums together) along a
+ * sub-window row, each VCM task after every NCM task that holds a map it
+ * reads. The NCMs are made a few sub-window
  * rows ahead of the VCMs that read them, so those are still in the cache. */
 /* The task list of n points (cstart: the points of each sub-window) into
  * c->task (begin, end, and the NCM tasks before it; negative begin - 1 for
  * an NCM task); returns the number of tasks. */
-static int build_tasks(cpu_ctx *c, int n)
+static int build_tasks(cpu_ctx *c, int n, int nthreads)
 {
   int gx = c->p.grid_x, gy = c->p.grid_y, h = c->h, nt = 0, made = 0, nn = 0;
   for (int cy = 0; cy < gy; cy++) {
@@ -1471,9 +1495,13 @@ static int build_tasks(cpu_ctx *c, int n)
       }
     }
     int i0 = c->cstart[cy * gx], i1 = c->cstart[(cy + 1) * gx];
-    for (int i = i0; i < i1; i += 2, nt++) {
+    for (int i = i0, run; i < i1; i += 2 * run, nt++) {
+      /* up to c->run pairs; fewer once less than 4 full runs per thread
+       * are left, so that the threads end together */
+      run = (n - i) / (8 * nthreads);
+      run = run < 1 ? 1 : run > c->run ? c->run : run;
       c->task[nt].begin = i;
-      c->task[nt].end = i + 2 < i1 ? i + 2 : i1;
+      c->task[nt].end = i + 2 * run < i1 ? i + 2 * run : i1;
       c->task[nt].need = need;
     }
   }
@@ -1591,7 +1619,7 @@ static int cpu_run(cpu_ctx *c, lt_vcm_vector *out, int cap, int *nout, double t0
         while (j < n && cell_of(c->py[j], h, c->p.grid_y) * gx + cell_of(c->px[j], w, gx) < k) j++;
         c->cstart[k] = j;
       }
-      ntask = build_tasks(c, n);
+      ntask = build_tasks(c, n, omp_get_num_threads());
       t1 = lt_now();
       __atomic_store_n(&ready, 1, __ATOMIC_RELEASE);
     } else
@@ -1615,9 +1643,16 @@ static int cpu_run(cpu_ctx *c, lt_vcm_vector *out, int cap, int *nout, double t0
         tc += lt_now() - ts;
       } else {
         wait_ncm(c->done, tk->need, gen, &known);
-        vcm_points(c, tk->begin, tk->end - tk->begin, acc, map, cnt, nbl, wl, wl + wl_n, &c->cur[tk->begin]);
+        if (c->diag) c->diag[4 * omp_get_thread_num() + 2] += lt_now() - ts;
+        for (int i = tk->begin; i < tk->end; i += 2)
+          vcm_points(c, i, tk->end - i < 2 ? tk->end - i : 2, acc, map, cnt, nbl, wl, wl + wl_n, &c->cur[i]);
         tv += lt_now() - ts;
       }
+      if (c->diag) c->diag[4 * omp_get_thread_num() + 3] += 1.0;
+    }
+    if (c->diag) { /* tc, tv: this thread's part of the reduction */
+      c->diag[4 * omp_get_thread_num()] += tc;
+      c->diag[4 * omp_get_thread_num() + 1] += tv;
     }
   }
   /* the two phases overlap: their wall time split by the threads' time in
