@@ -954,11 +954,11 @@ static int peak_index(const float *map, int side, float bv)
   return best;
 }
 
-/* lt_vcm_peak with the map's maximum bv known */
-static float peak_of(const float *map, int side, int subpixel, float bv, float *dx, float *dy)
+/* The vector of the peak at offset index best: its sub-pixel shift from
+ * the map's values at best and its 8 neighbours (those inside the map) */
+static void peak_at(const float *map, int side, int subpixel, int best, float *dx, float *dy)
 {
-  int R = side / 2;
-  int best = peak_index(map, side, bv), bx = best % side, by = best / side;
+  int R = side / 2, bx = best % side, by = best / side;
   float sx = 0.0f, sy = 0.0f;
   const float *c = map + best;
   if (bx > 0 && bx < side - 1 && by > 0 && by < side - 1) {
@@ -985,6 +985,12 @@ static float peak_of(const float *map, int side, int subpixel, float bv, float *
   }
   *dx = (float)(bx - R) + sx;
   *dy = (float)(by - R) + sy;
+}
+
+/* lt_vcm_peak with the map's maximum bv known */
+static float peak_of(const float *map, int side, int subpixel, float bv, float *dx, float *dy)
+{
+  peak_at(map, side, subpixel, peak_index(map, side, bv), dx, dy);
   return bv;
 }
 
@@ -1370,15 +1376,75 @@ static int cell_of(int x, int w, int gn)
   return g < 0 ? 0 : g >= gn ? gn - 1 : g;
 }
 
+/* max of acc[0 .. m2) (>= 0) */
+LT_VCM_CLONES
+static int32_t acc_max(const int32_t *restrict acc, int m2)
+{
+  int32_t m = 0;
+  for (int o = 0; o < m2; o++) m = acc[o] > m ? acc[o] : m;
+  return m;
+}
+
+/* Among the offsets with acc[o] >= lo, the one with the largest
+ * acc[o] / den (rounded as normalise rounds it), then the smallest
+ * |offset|^2, then the lowest index (peak_index's order); its value in *bv */
+LT_VCM_CLONES
+static int acc_peak(const int32_t *restrict acc, int side, int32_t lo, float den, float *bv)
+{
+  int R = side / 2, n = side * side, best = 0, bd = INT32_MAX;
+  float bq = -1.0f;
+  for (int i0 = 0; i0 < n; i0 += 32) { /* blocks of 32: the test for any hit vectorises */
+    int i1 = i0 + 32 < n ? i0 + 32 : n, hit = 0;
+    for (int i = i0; i < i1; i++) hit |= acc[i] >= lo;
+    if (hit)
+      for (int i = i0; i < i1; i++)
+        if (acc[i] >= lo) {
+          float q = (float)acc[i] / den;
+          int ox = i % side - R, oy = i / side - R, d = ox * ox + oy * oy;
+          if (q > bq || (q == bq && d < bd)) {
+            best = i;
+            bd = d;
+            bq = q;
+          }
+        }
+  }
+  *bv = bq;
+  return best;
+}
+
+/* The peak of a point whose every neighbour's search rectangle is whole
+ * (C(o) = full = sw at every offset): V(o) = acc[o] / den with one den,
+ * which grows with acc[o] (int to float and the division are both
+ * monotone), so the offsets holding the maximum of V are among those
+ * with acc[o] >= amax - amax / 2^16 - 1 (V equal to the maximum's needs
+ * acc[o] within ~2^-21 of amax); only they are divided, then the peak's
+ * neighbours for peak_at. The same vector and score as normalise +
+ * peak_of (SIMD level 0 keeps those: test_vcm compares the two). */
+static void peak_full(const cpu_ctx *c, const int32_t *acc, float *map, int32_t full, float *bv, float *dx, float *dy)
+{
+  int M = c->side;
+  float den = (float)(full * LT_VCM_SIM_ONE);
+  int32_t amax = acc_max(acc, M * M);
+  int best = acc_peak(acc, M, amax - (amax >> 16) - 1, den, bv), bx = best % M, by = best / M;
+  for (int y = by > 0 ? by - 1 : 0; y <= by + 1 && y < M; y++)
+    for (int x = bx > 0 ? bx - 1 : 0; x <= bx + 1 && x < M; x++) map[y * M + x] = (float)acc[y * M + x] / den;
+  peak_at(map, M, c->p.subpixel, best, dx, dy);
+}
+
 /* The end of point i's VCM from its sums acc (weights' sum sw, support
  * full + cnt): normalisation into map, temporal prior, peak, evidence. */
 static void vcm_finish(const cpu_ctx *c, int i, const int32_t *acc, float *map, const int32_t *cnt, int32_t sw,
                        int32_t full, lt_vcm_vector *out)
 {
   int M = c->side, m2 = M * M, S2 = c->p.search / 2;
-  float bv = normalise(acc, map, cnt, m2, sw, full);
-  float lam = c->p.temporal_weight, vx, vy, norm = 1.0f;
-  if (lam > 0.0f && temporal_predict(c, c->px[i], c->py[i], &vx, &vy)) {
+  float lam = c->p.temporal_weight, vx, vy, norm = 1.0f, bv, dx, dy, v;
+  int prior = lam > 0.0f && temporal_predict(c, c->px[i], c->py[i], &vx, &vy);
+  if (!prior && cnt == c->zero && full == sw && full > 0 && simd_max >= 1) {
+    peak_full(c, acc, map, full, &v, &dx, &dy); /* no division per offset */
+    goto found;
+  }
+  bv = normalise(acc, map, cnt, m2, sw, full);
+  if (prior) {
     float irho2 = 1.0f / (c->p.temporal_radius * c->p.temporal_radius);
     for (int o = 0; o < m2; o++) {
       float ex = (float)(o % M - S2) - vx, ey = (float)(o / M - S2) - vy;
@@ -1388,7 +1454,8 @@ static void vcm_finish(const cpu_ctx *c, int i, const int32_t *acc, float *map, 
     norm = 1.0f + lam;
     bv = map_max(map, m2);
   }
-  float dx, dy, v = peak_of(map, M, c->p.subpixel, bv, &dx, &dy);
+  v = peak_of(map, M, c->p.subpixel, bv, &dx, &dy);
+found:
   out->x = (float)c->px[i];
   out->y = (float)c->py[i];
   out->dx = dx;
