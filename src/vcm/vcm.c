@@ -370,19 +370,24 @@ static void topk_insert(float *bf, int *bi, int *cnt, int k, float f, int idx)
   if (n < k) *cnt = n + 1;
 }
 
-/* The slots of px (pixel indices, -1 empty) packed in cell order into px,
- * py (slot i >= n, so px is rewritten in place); returns the number of
- * points */
-static int points_pack(int nslot, int w, int *px, int *py)
+/* The slots of px (pixel indices, -1 empty; k a cell, ncell cells) packed
+ * in cell order into px, py (slot i >= n, so px is rewritten in place);
+ * cstart (ncell + 1, or NULL): where each cell's points start; returns the
+ * number of points */
+static int points_pack(int ncell, int k, int w, int *px, int *py, int *cstart)
 {
   int n = 0;
-  for (int i = 0; i < nslot; i++)
-    if (px[i] >= 0) {
-      int idx = px[i];
-      px[n] = idx % w;
-      py[n] = idx / w;
-      n++;
-    }
+  for (int c = 0, i = 0; c < ncell; c++) {
+    if (cstart) cstart[c] = n;
+    for (int j = 0; j < k; j++, i++)
+      if (px[i] >= 0) {
+        int idx = px[i];
+        px[n] = idx % w;
+        py[n] = idx / w;
+        n++;
+      }
+  }
+  if (cstart) cstart[ncell] = n;
   return n;
 }
 
@@ -408,7 +413,7 @@ int lt_vcm_select(const float *F, int w, int h, const lt_vcm_params *p, int *px,
       for (int j = 0; j < k; j++) slot[j] = j < cnt ? bi[j] : -1;
     }
   }
-  return points_pack(gx * gy * k, w, px, py);
+  return points_pack(gx * gy, k, w, px, py, NULL);
 }
 
 /* The cell's running K best (bf, bi, *cnt; topk_insert's order) over the F
@@ -540,7 +545,7 @@ int lt_vcm_points(const float *I0, const float *I1, int w, int h, const lt_vcm_p
   pts_team st = {0};
 #pragma omp parallel num_threads(nthreads)
   points_team(I0, I1, w, h, p, mag, scratch, px, &st);
-  return points_pack(p->grid_x * p->grid_y * p->points_per_cell, w, px, py);
+  return points_pack(p->grid_x * p->grid_y, p->points_per_cell, w, px, py, NULL);
 }
 
 /* ---- stage 2: normal correlation maps ---- */
@@ -1681,11 +1686,7 @@ static int cpu_run(cpu_ctx *c, lt_vcm_vector *out, int cap, int *nout, double t0
   {
     if (c->in8[1]) bytes_in(c, in8);
     if (points_team(c->rf[0], c->rf[1], w, h, &c->p, c->mag, c->pscratch, c->px, &st)) {
-      n = points_pack(nc * c->p.points_per_cell, w, c->px, c->py);
-      for (int k = 0, j = 0; k <= nc; k++) { /* points come cell by cell */
-        while (j < n && cell_of(c->py[j], h, c->p.grid_y) * gx + cell_of(c->px[j], w, gx) < k) j++;
-        c->cstart[k] = j;
-      }
+      n = points_pack(nc, c->p.points_per_cell, w, c->px, c->py, c->cstart);
       ntask = build_tasks(c, n, omp_get_num_threads());
       t1 = lt_now();
       __atomic_store_n(&ready, 1, __ATOMIC_RELEASE);
