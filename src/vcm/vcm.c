@@ -1039,7 +1039,7 @@ typedef struct cpu_ctx {
   int *done;        /* NCM task k of pair gen is done: done[k] == gen */
   int gen;          /* pairs run */
   int run;          /* pairs of points per VCM task at most (LT_VCM_RUN; LT_VCM_CPU_RUN) */
-  double *diag;     /* LT_VCM_CPU_DIAG: per thread NCM, VCM, wait seconds and tasks */
+  double *diag;     /* LT_VCM_CPU_DIAG: per thread NCM, VCM, wait seconds, tasks, start, first task */
   lt_vcm_vector *prev, *cur; /* last pair's vectors (temporal prior), this pair's */
   int nprev;
   double t[3]; /* seconds per phase (points, correlation, accumulation) */
@@ -1059,9 +1059,12 @@ static void cpu_destroy(void *vctx)
   if (!c) return;
   if (c->diag && c->gen > 0) {
     for (int t = 0; t < c->nthreads; t++) {
-      const double *d = c->diag + 4 * t;
-      fprintf(stderr, "vcm cpu diag: thread %2d  ncm %.3f  vcm %.3f  wait %.3f ms/pair  tasks %.1f/pair\n", t,
-              1e3 * d[0] / c->gen, 1e3 * d[1] / c->gen, 1e3 * d[2] / c->gen, d[3] / c->gen);
+      const double *d = c->diag + 6 * t;
+      fprintf(stderr,
+              "vcm cpu diag: thread %2d  ncm %.3f  vcm %.3f  wait %.3f ms/pair  tasks %.1f/pair  in team at %.3f, "
+              "first task at %.3f ms\n",
+              t, 1e3 * d[0] / c->gen, 1e3 * d[1] / c->gen, 1e3 * d[2] / c->gen, d[3] / c->gen, 1e3 * d[4] / c->gen,
+              1e3 * d[5] / c->gen);
     }
   }
   free(c->diag);
@@ -1106,7 +1109,7 @@ static int cpu_create(void **out, const lt_vcm_params *p, int w, int h)
   c->nthreads = omp_get_max_threads();
   const char *ev = getenv("LT_VCM_CPU_RUN"); /* experiment switch: 1 = a pair per task (before) */
   c->run = ev && atoi(ev) > 0 ? atoi(ev) : LT_VCM_RUN;
-  if (getenv("LT_VCM_CPU_DIAG")) c->diag = calloc((size_t)4 * c->nthreads, sizeof *c->diag);
+  if (getenv("LT_VCM_CPU_DIAG")) c->diag = calloc((size_t)6 * c->nthreads, sizeof *c->diag);
   size_t npx = (size_t)w * h, m2 = (size_t)c->side * c->side;
   size_t r2 = (size_t)p->coherence_radius * p->coherence_radius + 1;
   c->mag = malloc(npx * sizeof *c->mag);
@@ -1684,6 +1687,8 @@ static int cpu_run(cpu_ctx *c, lt_vcm_vector *out, int cap, int *nout, double t0
    * VCMs. */
 #pragma omp parallel num_threads(nt) reduction(+ : tc, tv)
   {
+    double *dg = c->diag ? c->diag + 6 * omp_get_thread_num() : NULL; /* LT_VCM_CPU_DIAG */
+    if (dg) dg[4] += lt_now() - t0;
     if (c->in8[1]) bytes_in(c, in8);
     if (points_team(c->rf[0], c->rf[1], w, h, &c->p, c->mag, c->pscratch, c->px, &st)) {
       n = points_pack(nc, c->p.points_per_cell, w, c->px, c->py, c->cstart);
@@ -1700,6 +1705,7 @@ static int cpu_run(cpu_ctx *c, lt_vcm_vector *out, int cap, int *nout, double t0
     uint32_t *wl = c->wl + (size_t)omp_get_thread_num() * 2 * wl_n;
     int32_t *cnt = c->cnt + (size_t)omp_get_thread_num() * 2 * m2;
     int known = 0;
+    if (dg) dg[5] += lt_now() - t0;
     for (int k; (k = __atomic_fetch_add(&next, 1, __ATOMIC_RELAXED)) < ntask;) {
       const cpu_task *tk = &c->task[k];
       double ts = lt_now();
@@ -1711,16 +1717,16 @@ static int cpu_run(cpu_ctx *c, lt_vcm_vector *out, int cap, int *nout, double t0
         tc += lt_now() - ts;
       } else {
         wait_ncm(c->done, tk->need, gen, &known);
-        if (c->diag) c->diag[4 * omp_get_thread_num() + 2] += lt_now() - ts;
+        if (dg) dg[2] += lt_now() - ts;
         for (int i = tk->begin; i < tk->end; i += 2)
           vcm_points(c, i, tk->end - i < 2 ? tk->end - i : 2, acc, map, cnt, nbl, wl, wl + wl_n, &c->cur[i]);
         tv += lt_now() - ts;
       }
-      if (c->diag) c->diag[4 * omp_get_thread_num() + 3] += 1.0;
+      if (dg) dg[3] += 1.0;
     }
-    if (c->diag) { /* tc, tv: this thread's part of the reduction */
-      c->diag[4 * omp_get_thread_num()] += tc;
-      c->diag[4 * omp_get_thread_num() + 1] += tv;
+    if (dg) { /* tc, tv: this thread's part of the reduction */
+      dg[0] += tc;
+      dg[1] += tv;
     }
   }
   /* the two phases overlap: their wall time split by the threads' time in
