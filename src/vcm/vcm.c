@@ -85,9 +85,13 @@
  * waking) holds up only the work it has taken. Consecutive pairs of a row
  * share most neighbours, so a run reads most of its maps from the
  * thread's L2, and the accumulation prefetches each map 4 blocks ahead
- * (~40 streams a pair: more than the hardware prefetchers follow). The support of neighbours whose
- * search rectangle is clamped is summed as row differences (two rows per
- * neighbour, then one pass down the columns).
+ * (~40 streams a pair: more than the hardware prefetchers follow). A
+ * point whose neighbours' search rectangles are all whole finds its peak
+ * on the integer sums (peak_full: one divisor, so only the sums next to
+ * the largest are divided). The buffers' pages are mapped at create
+ * (touch_pages), not in the first pair by every thread. The support of
+ * neighbours whose search rectangle is clamped is summed as row
+ * differences (two rows per neighbour, then one pass down the columns).
  * Determinism: SADs and VCM sums are integers (any order), every point's
  * float steps (normalisation, prior, peak) are one thread's in a fixed
  * order, maxima are order-free and selection is per cell, so the output is
