@@ -78,12 +78,20 @@
  * lt_vcm_sobel, lt_vcm_strength and lt_vcm_select (tests/test_vcm.c).
  * Threads (cpu_run): one OpenMP team per pair and no barrier in it; the
  * frames' copy, the two passes of the points, the NCMs (4 points a task)
- * and the VCMs (a pair of points a task) are tasks taken from counters in
- * one order, a VCM task waiting only for the NCM tasks it reads (made one
- * sub-window row ahead), so a thread that is late (preempted, or waking)
- * holds up only the work it has taken. The support of neighbours whose
- * search rectangle is clamped is summed as row differences (two rows per
- * neighbour, then one pass down the columns).
+ * and the VCMs (a run of up to 8 pairs of points along a sub-window row a
+ * task, shorter towards the end of the list) are tasks taken from counters
+ * in one order, a VCM task waiting only for the NCM tasks it reads (made
+ * one sub-window row ahead), so a thread that is late (preempted, or
+ * waking) holds up only the work it has taken. Consecutive pairs of a row
+ * share most neighbours, so a run reads most of its maps from the
+ * thread's L2, and the accumulation prefetches each map 4 blocks ahead
+ * (~40 streams a pair: more than the hardware prefetchers follow). A
+ * point whose neighbours' search rectangles are all whole finds its peak
+ * on the integer sums (peak_full: one divisor, so only the sums next to
+ * the largest are divided). The buffers' pages are mapped at create
+ * (touch_pages), not in the first pair by every thread. The support of
+ * neighbours whose search rectangle is clamped is summed as row
+ * differences (two rows per neighbour, then one pass down the columns).
  * Determinism: SADs and VCM sums are integers (any order), every point's
  * float steps (normalisation, prior, peak) are one thread's in a fixed
  * order, maxima are order-free and selection is per cell, so the output is
@@ -96,6 +104,7 @@
 #include <omp.h>
 #include <sched.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -365,19 +374,24 @@ static void topk_insert(float *bf, int *bi, int *cnt, int k, float f, int idx)
   if (n < k) *cnt = n + 1;
 }
 
-/* The slots of px (pixel indices, -1 empty) packed in cell order into px,
- * py (slot i >= n, so px is rewritten in place); returns the number of
- * points */
-static int points_pack(int nslot, int w, int *px, int *py)
+/* The slots of px (pixel indices, -1 empty; k a cell, ncell cells) packed
+ * in cell order into px, py (slot i >= n, so px is rewritten in place);
+ * cstart (ncell + 1, or NULL): where each cell's points start; returns the
+ * number of points */
+static int points_pack(int ncell, int k, int w, int *px, int *py, int *cstart)
 {
   int n = 0;
-  for (int i = 0; i < nslot; i++)
-    if (px[i] >= 0) {
-      int idx = px[i];
-      px[n] = idx % w;
-      py[n] = idx / w;
-      n++;
-    }
+  for (int c = 0, i = 0; c < ncell; c++) {
+    if (cstart) cstart[c] = n;
+    for (int j = 0; j < k; j++, i++)
+      if (px[i] >= 0) {
+        int idx = px[i];
+        px[n] = idx % w;
+        py[n] = idx / w;
+        n++;
+      }
+  }
+  if (cstart) cstart[ncell] = n;
   return n;
 }
 
@@ -403,7 +417,7 @@ int lt_vcm_select(const float *F, int w, int h, const lt_vcm_params *p, int *px,
       for (int j = 0; j < k; j++) slot[j] = j < cnt ? bi[j] : -1;
     }
   }
-  return points_pack(gx * gy * k, w, px, py);
+  return points_pack(gx * gy, k, w, px, py, NULL);
 }
 
 /* The cell's running K best (bf, bi, *cnt; topk_insert's order) over the F
@@ -535,7 +549,7 @@ int lt_vcm_points(const float *I0, const float *I1, int w, int h, const lt_vcm_p
   pts_team st = {0};
 #pragma omp parallel num_threads(nthreads)
   points_team(I0, I1, w, h, p, mag, scratch, px, &st);
-  return points_pack(p->grid_x * p->grid_y * p->points_per_cell, w, px, py);
+  return points_pack(p->grid_x * p->grid_y, p->points_per_cell, w, px, py, NULL);
 }
 
 /* ---- stage 2: normal correlation maps ---- */
@@ -949,11 +963,11 @@ static int peak_index(const float *map, int side, float bv)
   return best;
 }
 
-/* lt_vcm_peak with the map's maximum bv known */
-static float peak_of(const float *map, int side, int subpixel, float bv, float *dx, float *dy)
+/* The vector of the peak at offset index best: its sub-pixel shift from
+ * the map's values at best and its 8 neighbours (those inside the map) */
+static void peak_at(const float *map, int side, int subpixel, int best, float *dx, float *dy)
 {
-  int R = side / 2;
-  int best = peak_index(map, side, bv), bx = best % side, by = best / side;
+  int R = side / 2, bx = best % side, by = best / side;
   float sx = 0.0f, sy = 0.0f;
   const float *c = map + best;
   if (bx > 0 && bx < side - 1 && by > 0 && by < side - 1) {
@@ -980,6 +994,12 @@ static float peak_of(const float *map, int side, int subpixel, float bv, float *
   }
   *dx = (float)(bx - R) + sx;
   *dy = (float)(by - R) + sy;
+}
+
+/* lt_vcm_peak with the map's maximum bv known */
+static float peak_of(const float *map, int side, int subpixel, float bv, float *dx, float *dy)
+{
+  peak_at(map, side, subpixel, peak_index(map, side, bv), dx, dy);
   return bv;
 }
 
@@ -993,7 +1013,7 @@ float lt_vcm_peak(const float *map, int side, int subpixel, float *dx, float *dy
 /* ---- the backend ---- */
 
 /* A task of cpu_run: the NCMs of points -begin - 1 .. end - 1 (begin < 0,
- * the need-th NCM task) or the VCMs of points begin .. end - 1 (one or two),
+ * the need-th NCM task) or the VCMs of points begin .. end - 1 (pairs),
  * after the NCM tasks 0 .. need - 1 */
 typedef struct cpu_task {
   int begin, end, need;
@@ -1022,12 +1042,17 @@ typedef struct cpu_ctx {
   cpu_task *task;   /* cpu_run's tasks (build_tasks) */
   int *done;        /* NCM task k of pair gen is done: done[k] == gen */
   int gen;          /* pairs run */
+  int run;          /* pairs of points per VCM task at most (LT_VCM_RUN; LT_VCM_CPU_RUN) */
+  double *diag;     /* LT_VCM_CPU_DIAG: per thread NCM, VCM, wait seconds, tasks, start, first task */
   lt_vcm_vector *prev, *cur; /* last pair's vectors (temporal prior), this pair's */
   int nprev;
   double t[3]; /* seconds per phase (points, correlation, accumulation) */
 } cpu_ctx;
 
 #define LT_VCM_NCM_TASK 4 /* points per NCM task of cpu_run */
+#define LT_VCM_RUN 8      /* pairs of points per VCM task of cpu_run at most (build_tasks) */
+#define LT_VCM_PF 128     /* the accumulation's prefetch distance: 4 blocks of 32 offsets */
+
 #define SAD_LANES 144 /* (LT_VCM_MAX_SEARCH + 1) rounded up to 16 */
 #define LT_VCM_NCM_PAD 32 /* uint16 past the last NCM (acc_pair's loads) */
 #define LT_VCM_M2P(m2) (((size_t)(m2) + 31) & ~(size_t)31) /* a point's sums: whole blocks of acc_pair */
@@ -1036,6 +1061,17 @@ static void cpu_destroy(void *vctx)
 {
   cpu_ctx *c = vctx;
   if (!c) return;
+  if (c->diag && c->gen > 0) {
+    for (int t = 0; t < c->nthreads; t++) {
+      const double *d = c->diag + 6 * t;
+      fprintf(stderr,
+              "vcm cpu diag: thread %2d  ncm %.3f  vcm %.3f  wait %.3f ms/pair  tasks %.1f/pair  in team at %.3f, "
+              "first task at %.3f ms\n",
+              t, 1e3 * d[0] / c->gen, 1e3 * d[1] / c->gen, 1e3 * d[2] / c->gen, d[3] / c->gen, 1e3 * d[4] / c->gen,
+              1e3 * d[5] / c->gen);
+    }
+  }
+  free(c->diag);
   free(c->mag);
   free(c->pscratch);
   free(c->ncm);
@@ -1062,6 +1098,17 @@ static void cpu_destroy(void *vctx)
   free(c);
 }
 
+/* Writes a 0 into every page of p[0 .. n) (buffers that hold zeros or
+ * nothing yet): the pages are mapped here, by one thread, and not in the
+ * first pair by all of them at once (page faults there contend; ~17 000
+ * of them for the NCMs of 8192 points) */
+static void touch_pages(void *p, size_t n)
+{
+  volatile char *b = p;
+  for (size_t i = 0; i < n; i += 4096) b[i] = 0;
+  if (n) b[n - 1] = 0;
+}
+
 static int cpu_create(void **out, const lt_vcm_params *p, int w, int h)
 {
   *out = NULL;
@@ -1075,6 +1122,9 @@ static int cpu_create(void **out, const lt_vcm_params *p, int w, int h)
   c->maxpts = lt_vcm_max_points(p);
   c->side = lt_vcm_map_side(p);
   c->nthreads = omp_get_max_threads();
+  const char *ev = getenv("LT_VCM_CPU_RUN"); /* experiment switch: 1 = a pair per task (before) */
+  c->run = ev && atoi(ev) > 0 ? atoi(ev) : LT_VCM_RUN;
+  if (getenv("LT_VCM_CPU_DIAG")) c->diag = calloc((size_t)6 * c->nthreads, sizeof *c->diag);
   size_t npx = (size_t)w * h, m2 = (size_t)c->side * c->side;
   size_t r2 = (size_t)p->coherence_radius * p->coherence_radius + 1;
   c->mag = malloc(npx * sizeof *c->mag);
@@ -1108,6 +1158,15 @@ static int cpu_create(void **out, const lt_vcm_params *p, int w, int h)
     goto nomem;
   lt_vcm_weight_table(p, c->wt);
   if (!lt_vcm_weight_q(p, w, h, c->wq)) goto nomem;
+  touch_pages(c->ncm, ((size_t)c->maxpts * m2 + LT_VCM_NCM_PAD) * sizeof *c->ncm);
+  touch_pages(c->mag, npx * sizeof *c->mag);
+  touch_pages(c->acc, (size_t)c->nthreads * 2 * LT_VCM_M2P(m2) * sizeof *c->acc);
+  touch_pages(c->map, (size_t)c->nthreads * m2 * sizeof *c->map);
+  touch_pages(c->cnt, (size_t)c->nthreads * 2 * m2 * sizeof *c->cnt);
+  for (int k = 0; k < 2; k++) {
+    touch_pages(c->rf[k], npx * sizeof *c->rf[k]);
+    touch_pages(c->q[k], npx + LT_VCM_PAD8);
+  }
   *out = c;
   return 0;
 nomem:
@@ -1193,6 +1252,8 @@ static void acc_add2(int32_t *restrict a0, int32_t *restrict a1, const uint16_t 
       __m512i l0 = _mm512_setzero_si512(), h0 = l0, l1 = l0, h1 = l0;                                            \
       for (int k = 0; k < np; k += 2) {                                                                          \
         const uint16_t *sb = nb[k + 1 < np ? k + 1 : k];                                                         \
+        _mm_prefetch((const char *)(nb[k] + o + LT_VCM_PF), _MM_HINT_T0);                                        \
+        _mm_prefetch((const char *)(sb + o + LT_VCM_PF), _MM_HINT_T0);                                           \
         __m512i A = _mm512_loadu_si512((const void *)(nb[k] + o)), B = _mm512_loadu_si512((const void *)(sb + o)); \
         __m512i lo = _mm512_unpacklo_epi16(A, B), hi = _mm512_unpackhi_epi16(A, B);                              \
         __m512i W0 = _mm512_set1_epi32((int)w0[k / 2]);                                                          \
@@ -1347,15 +1408,75 @@ static int cell_of(int x, int w, int gn)
   return g < 0 ? 0 : g >= gn ? gn - 1 : g;
 }
 
+/* max of acc[0 .. m2) (>= 0) */
+LT_VCM_CLONES
+static int32_t acc_max(const int32_t *restrict acc, int m2)
+{
+  int32_t m = 0;
+  for (int o = 0; o < m2; o++) m = acc[o] > m ? acc[o] : m;
+  return m;
+}
+
+/* Among the offsets with acc[o] >= lo, the one with the largest
+ * acc[o] / den (rounded as normalise rounds it), then the smallest
+ * |offset|^2, then the lowest index (peak_index's order); its value in *bv */
+LT_VCM_CLONES
+static int acc_peak(const int32_t *restrict acc, int side, int32_t lo, float den, float *bv)
+{
+  int R = side / 2, n = side * side, best = 0, bd = INT32_MAX;
+  float bq = -1.0f;
+  for (int i0 = 0; i0 < n; i0 += 32) { /* blocks of 32: the test for any hit vectorises */
+    int i1 = i0 + 32 < n ? i0 + 32 : n, hit = 0;
+    for (int i = i0; i < i1; i++) hit |= acc[i] >= lo;
+    if (hit)
+      for (int i = i0; i < i1; i++)
+        if (acc[i] >= lo) {
+          float q = (float)acc[i] / den;
+          int ox = i % side - R, oy = i / side - R, d = ox * ox + oy * oy;
+          if (q > bq || (q == bq && d < bd)) {
+            best = i;
+            bd = d;
+            bq = q;
+          }
+        }
+  }
+  *bv = bq;
+  return best;
+}
+
+/* The peak of a point whose every neighbour's search rectangle is whole
+ * (C(o) = full = sw at every offset): V(o) = acc[o] / den with one den,
+ * which grows with acc[o] (int to float and the division are both
+ * monotone), so the offsets holding the maximum of V are among those
+ * with acc[o] >= amax - amax / 2^16 - 1 (V equal to the maximum's needs
+ * acc[o] within ~2^-21 of amax); only they are divided, then the peak's
+ * neighbours for peak_at. The same vector and score as normalise +
+ * peak_of (SIMD level 0 keeps those: test_vcm compares the two). */
+static void peak_full(const cpu_ctx *c, const int32_t *acc, float *map, int32_t full, float *bv, float *dx, float *dy)
+{
+  int M = c->side;
+  float den = (float)(full * LT_VCM_SIM_ONE);
+  int32_t amax = acc_max(acc, M * M);
+  int best = acc_peak(acc, M, amax - (amax >> 16) - 1, den, bv), bx = best % M, by = best / M;
+  for (int y = by > 0 ? by - 1 : 0; y <= by + 1 && y < M; y++)
+    for (int x = bx > 0 ? bx - 1 : 0; x <= bx + 1 && x < M; x++) map[y * M + x] = (float)acc[y * M + x] / den;
+  peak_at(map, M, c->p.subpixel, best, dx, dy);
+}
+
 /* The end of point i's VCM from its sums acc (weights' sum sw, support
  * full + cnt): normalisation into map, temporal prior, peak, evidence. */
 static void vcm_finish(const cpu_ctx *c, int i, const int32_t *acc, float *map, const int32_t *cnt, int32_t sw,
                        int32_t full, lt_vcm_vector *out)
 {
   int M = c->side, m2 = M * M, S2 = c->p.search / 2;
-  float bv = normalise(acc, map, cnt, m2, sw, full);
-  float lam = c->p.temporal_weight, vx, vy, norm = 1.0f;
-  if (lam > 0.0f && temporal_predict(c, c->px[i], c->py[i], &vx, &vy)) {
+  float lam = c->p.temporal_weight, vx, vy, norm = 1.0f, bv, dx, dy, v;
+  int prior = lam > 0.0f && temporal_predict(c, c->px[i], c->py[i], &vx, &vy);
+  if (!prior && cnt == c->zero && full == sw && full > 0 && simd_max >= 1) {
+    peak_full(c, acc, map, full, &v, &dx, &dy); /* no division per offset */
+    goto found;
+  }
+  bv = normalise(acc, map, cnt, m2, sw, full);
+  if (prior) {
     float irho2 = 1.0f / (c->p.temporal_radius * c->p.temporal_radius);
     for (int o = 0; o < m2; o++) {
       float ex = (float)(o % M - S2) - vx, ey = (float)(o / M - S2) - vy;
@@ -1365,7 +1486,8 @@ static void vcm_finish(const cpu_ctx *c, int i, const int32_t *acc, float *map, 
     norm = 1.0f + lam;
     bv = map_max(map, m2);
   }
-  float dx, dy, v = peak_of(map, M, c->p.subpixel, bv, &dx, &dy);
+  v = peak_of(map, M, c->p.subpixel, bv, &dx, &dy);
+found:
   out->x = (float)c->px[i];
   out->y = (float)c->py[i];
   out->dx = dx;
@@ -1446,14 +1568,15 @@ static void vcm_points(const cpu_ctx *c, int i, int np, int32_t *acc, float *map
 
 /* cpu_run's work, one stream of tasks per pair that the threads take in
  * order from one counter (no barrier between the phases): NCM tasks of
- * LT_VCM_NCM_TASK points and VCM tasks of one or two points (a pair
- * vcm_points sums together) of a sub-window row, each VCM task after every
- * NCM task that holds a map it reads. The NCMs are made a few sub-window
+ * LT_VCM_NCM_TASK points and VCM tasks of up to c->run pairs of points (a
+ * pair: one or two points that vcm_points sums together) along a
+ * sub-window row, each VCM task after every NCM task that holds a map it
+ * reads. The NCMs are made a few sub-window
  * rows ahead of the VCMs that read them, so those are still in the cache. */
 /* The task list of n points (cstart: the points of each sub-window) into
  * c->task (begin, end, and the NCM tasks before it; negative begin - 1 for
  * an NCM task); returns the number of tasks. */
-static int build_tasks(cpu_ctx *c, int n)
+static int build_tasks(cpu_ctx *c, int n, int nthreads)
 {
   int gx = c->p.grid_x, gy = c->p.grid_y, h = c->h, nt = 0, made = 0, nn = 0;
   for (int cy = 0; cy < gy; cy++) {
@@ -1471,9 +1594,13 @@ static int build_tasks(cpu_ctx *c, int n)
       }
     }
     int i0 = c->cstart[cy * gx], i1 = c->cstart[(cy + 1) * gx];
-    for (int i = i0; i < i1; i += 2, nt++) {
+    for (int i = i0, run; i < i1; i += 2 * run, nt++) {
+      /* up to c->run pairs; fewer once less than 4 full runs per thread
+       * are left, so that the threads end together */
+      run = (n - i) / (8 * nthreads);
+      run = run < 1 ? 1 : run > c->run ? c->run : run;
       c->task[nt].begin = i;
-      c->task[nt].end = i + 2 < i1 ? i + 2 : i1;
+      c->task[nt].end = i + 2 * run < i1 ? i + 2 * run : i1;
       c->task[nt].need = need;
     }
   }
@@ -1584,14 +1711,12 @@ static int cpu_run(cpu_ctx *c, lt_vcm_vector *out, int cap, int *nout, double t0
    * VCMs. */
 #pragma omp parallel num_threads(nt) reduction(+ : tc, tv)
   {
+    double *dg = c->diag ? c->diag + 6 * omp_get_thread_num() : NULL; /* LT_VCM_CPU_DIAG */
+    if (dg) dg[4] += lt_now() - t0;
     if (c->in8[1]) bytes_in(c, in8);
     if (points_team(c->rf[0], c->rf[1], w, h, &c->p, c->mag, c->pscratch, c->px, &st)) {
-      n = points_pack(nc * c->p.points_per_cell, w, c->px, c->py);
-      for (int k = 0, j = 0; k <= nc; k++) { /* points come cell by cell */
-        while (j < n && cell_of(c->py[j], h, c->p.grid_y) * gx + cell_of(c->px[j], w, gx) < k) j++;
-        c->cstart[k] = j;
-      }
-      ntask = build_tasks(c, n);
+      n = points_pack(nc, c->p.points_per_cell, w, c->px, c->py, c->cstart);
+      ntask = build_tasks(c, n, omp_get_num_threads());
       t1 = lt_now();
       __atomic_store_n(&ready, 1, __ATOMIC_RELEASE);
     } else
@@ -1604,6 +1729,7 @@ static int cpu_run(cpu_ctx *c, lt_vcm_vector *out, int cap, int *nout, double t0
     uint32_t *wl = c->wl + (size_t)omp_get_thread_num() * 2 * wl_n;
     int32_t *cnt = c->cnt + (size_t)omp_get_thread_num() * 2 * m2;
     int known = 0;
+    if (dg) dg[5] += lt_now() - t0;
     for (int k; (k = __atomic_fetch_add(&next, 1, __ATOMIC_RELAXED)) < ntask;) {
       const cpu_task *tk = &c->task[k];
       double ts = lt_now();
@@ -1615,9 +1741,16 @@ static int cpu_run(cpu_ctx *c, lt_vcm_vector *out, int cap, int *nout, double t0
         tc += lt_now() - ts;
       } else {
         wait_ncm(c->done, tk->need, gen, &known);
-        vcm_points(c, tk->begin, tk->end - tk->begin, acc, map, cnt, nbl, wl, wl + wl_n, &c->cur[tk->begin]);
+        if (dg) dg[2] += lt_now() - ts;
+        for (int i = tk->begin; i < tk->end; i += 2)
+          vcm_points(c, i, tk->end - i < 2 ? tk->end - i : 2, acc, map, cnt, nbl, wl, wl + wl_n, &c->cur[i]);
         tv += lt_now() - ts;
       }
+      if (dg) dg[3] += 1.0;
+    }
+    if (dg) { /* tc, tv: this thread's part of the reduction */
+      dg[0] += tc;
+      dg[1] += tv;
     }
   }
   /* the two phases overlap: their wall time split by the threads' time in
