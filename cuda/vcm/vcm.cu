@@ -59,7 +59,11 @@
  *               into every tile point's integer sums (weight 0 for a point
  *               it is no neighbour of; two neighbours a step by __dp2a,
  *               their weights as bytes), the support, V(o) and the band's
- *               best per point as a 64-bit key;
+ *               best per point as a 64-bit key (a point whose
+ *               neighbours all have the whole search area, without a
+ *               prior: from the integer sums, one division per warp
+ *               and point; LT_VCM_BAND_PEAK=div: a
+ *               division per offset);
  *   vcm_pick_k  one warp per point: the bands' keys merged, the 3x3 of V
  *               around the peak recomputed by the same sums, sub-pixel
  *               refinement, motion evidence;
@@ -87,7 +91,8 @@
  * LT_VCM_BAND_LIST=0 or k (the tile lists by each band block, as before
  * 04:05 UTC, or by vcm_list_k), LT_VCM_BAND_DP=0 (one neighbour a step by
  * integer multiply-adds, as before 2026-11-24 05:30 UTC) or q4 (4 pairs'
- * loads in flight), LT_VCM_BAND_OCC=4 (with 1 offset),
+ * loads in flight), LT_VCM_BAND_PEAK=div (V divided at every offset, as
+ * before 2026-11-24 06:10 UTC), LT_VCM_BAND_OCC=4 (with 1 offset),
  * LT_VCM_PICK=list (vcm_pick_k reads the point's tile list instead of
  * walking the candidate sub-windows), LT_VCM_PTS_OCC=0 (points_k without
  * its launch bound, as before 2026-11-24 04:30 UTC), LT_VCM_PER_CELL=1,
@@ -182,6 +187,9 @@ struct cuda_ctx {
   int band_opt;            /* vcm_band_k's offsets per thread (2; 1, 4: LT_VCM_BAND_OPT) */
   int band_dp;             /* vcm_band_k<.., DP>: two neighbours a step by __dp2a (with 2 offsets;
                               LT_VCM_BAND_DP=0: off) */
+  int band_ipeak;          /* vcm_band_k<.., DP, IPEAK>: a point whose neighbours all have the whole
+                              search area takes its band's peak from the integer sums (one division;
+                              LT_VCM_BAND_PEAK=div: a division per offset) */
   int nband;               /* bands of MAP_THREADS * band_opt offsets (vcm_band_k's grid.y) */
   int band_list;           /* each tile's neighbour list built once: 2 by ncm5_k's tail
                               blocks, 1 by vcm_list_k (LT_VCM_BAND_LIST=k, or patch != 5);
@@ -1512,7 +1520,7 @@ vcm_list_k(const int *__restrict__ px, const int *__restrict__ py, const int *__
  * end each point's V(o) (normalised, prior) and the band's best as a key
  * (key_rank: the CPU's tie-break, a total order, so offsets and bands
  * merge in any order) go to keys[i * nband + band] for vcm_pick_k. */
-template <int NPT, int MINB, int BAND_QB, int OPT, bool LIST, bool DP = false>
+template <int NPT, int MINB, int BAND_QB, int OPT, bool LIST, bool DP = false, bool IPEAK = false>
 __global__ void __launch_bounds__(MAP_THREADS, MINB)
 vcm_band_k(const uint16_t *__restrict__ ncm, const int *__restrict__ px, const int *__restrict__ py,
            const int *__restrict__ cstart, const int *__restrict__ wq, const float4 *__restrict__ pri,
@@ -1684,19 +1692,48 @@ vcm_band_k(const uint16_t *__restrict__ ncm, const int *__restrict__ px, const i
   else
     tile_neighbours<NPT>(d, px, py, cstart, wq, box, txs, tys, np, row_s, off_s, wcnt, nb_j, nb_full, nb_r, nb_w,
                          sw_s, full_s, add);
+  unsigned rko[OPT]; /* the thread's offsets' ranks (key_rank) */
+#pragma unroll
+  for (int k = 0; k < OPT; k++) rko[k] = key_rank(oxs[k] * oxs[k] + oys[k] * oys[k], o0 + k);
 #pragma unroll
   for (int p = 0; p < NPT; p++) {
     if (p >= np) break;
-    unsigned long long best = 0; /* the thread's best of its OPT offsets (key 0: none) */
+    unsigned long long key;
+    if (IPEAK && pri_s[p].z == 0.0f && full_s[p] == sw_s[p] && sw_s[p] > 0) { /* (uniform) */
+      /* every neighbour of p has the whole search area, so C(o) = sw_s[p]
+       * at every offset and V(o) = a(o) / den with one den: it grows with
+       * a(o) (int to float and the division are both monotone), so the
+       * warp's largest V is that of its largest sum amax, one division;
+       * an offset with a smaller sum has the same V only if its sum is
+       * within ~2^-21 of amax (float's 24-bit significand), so only
+       * sums >= amax - amax / 2^16 - 1 are divided (rarely any) and
+       * compared; the warp's key is that V and the best rank among the
+       * offsets holding it: the same key as the division at every offset */
+      int am = 0;
 #pragma unroll
-    for (int k = 0; k < OPT; k++) {
-      int o = o0 + k, ox = oxs[k], oy = oys[k];
-      if (o >= m2) break;
-      int cw = full_s[p] + (CSH ? cnt_s[p * OPT + k][threadIdx.x] : cnt[p][k]);
-      float v = vcm_value(acc[p][k], cw, sw_s[p], pri_s[p], ox, oy, d);
-      best = max(best, (unsigned long long)__float_as_uint(v) << 32 | key_rank(ox * ox + oy * oy, o));
+      for (int k = 0; k < OPT; k++)
+        if (o0 + k < m2) am = max(am, acc[p][k]);
+      const int amax = (int)__reduce_max_sync(0xffffffffu, (unsigned)am), alo = amax - (amax >> 16) - 1;
+      const float den = __int2float_rn(sw_s[p] * LT_VCM_SIM_ONE), vmax = __fdiv_rn(__int2float_rn(amax), den);
+      unsigned rk = 0; /* 0: none of the thread's offsets holds vmax */
+#pragma unroll
+      for (int k = 0; k < OPT; k++)
+        if (o0 + k < m2 && acc[p][k] >= alo &&
+            (acc[p][k] == amax || __fdiv_rn(__int2float_rn(acc[p][k]), den) == vmax))
+          rk = max(rk, rko[k]);
+      key = (unsigned long long)__float_as_uint(vmax) << 32 | __reduce_max_sync(0xffffffffu, rk);
+    } else {
+      unsigned long long best = 0; /* the thread's best of its OPT offsets (key 0: none) */
+#pragma unroll
+      for (int k = 0; k < OPT; k++) {
+        int o = o0 + k, ox = oxs[k], oy = oys[k];
+        if (o >= m2) break;
+        int cw = full_s[p] + (CSH ? cnt_s[p * OPT + k][threadIdx.x] : cnt[p][k]);
+        float v = vcm_value(acc[p][k], cw, sw_s[p], pri_s[p], ox, oy, d);
+        best = max(best, (unsigned long long)__float_as_uint(v) << 32 | rko[k]);
+      }
+      key = warp_key_max((unsigned)(best >> 32), (unsigned)best);
     }
-    unsigned long long key = warp_key_max((unsigned)(best >> 32), (unsigned)best);
     if (lane == 0) wkey[warp][p] = key;
   }
   __syncthreads();
@@ -2080,6 +2117,13 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
   c->band_dp = c->band_opt == 2 && wq_max >= 0 && wq_max <= 255 && maxpts * (size_t)ncm_stride(c->d.side) <= INT_MAX &&
                !(bd && strcmp(bd, "0") == 0);
   if (c->band_dp && bd && strcmp(bd, "q4") == 0) c->band_dp = 4;
+  /* with DP, a point whose neighbours all have the whole search area (no
+   * prior) finds its band's best from the integer sums, dividing only its
+   * warp's largest sum and those within 2^-16 of it, instead of every
+   * offset (docs/PERFORMANCE.md, 2026-11-24 vcmgpu5); LT_VCM_BAND_PEAK=div:
+   * a division per offset, as before */
+  const char *bk = getenv("LT_VCM_BAND_PEAK");
+  c->band_ipeak = c->band_dp && !(bk && strcmp(bk, "div") == 0);
   c->tile_y = ty;
   c->nband = (int)((m2 + MAP_THREADS * c->band_opt - 1) / (MAP_THREADS * c->band_opt));
   const char *bl = getenv("LT_VCM_BAND_LIST");
@@ -2396,8 +2440,12 @@ static int launch_pair(cuda_ctx *c, int capturing, int ondev)
     else                                                                                                        \
       vcm_band_k<TILE_PTS, MINB, QB, OPT, false, ##__VA_ARGS__><<<bg, MAP_THREADS, 0, c->s>>>(                  \
           c->ncm, c->px, c->py, c->cstart, c->wq, c->pri, d, c->tile_x, c->tile_y, c->tl, c->keys)
-    if (c->band_opt == 2 && c->band_dp == 4)
+    if (c->band_opt == 2 && c->band_dp == 4 && c->band_ipeak)
+      LT_VCM_BAND(BAND2_MINB, 4, 2, true, true);
+    else if (c->band_opt == 2 && c->band_dp == 4)
       LT_VCM_BAND(BAND2_MINB, 4, 2, true);
+    else if (c->band_opt == 2 && c->band_dp && c->band_ipeak)
+      LT_VCM_BAND(BAND2_MINB, BANDDP_QB, 2, true, true);
     else if (c->band_opt == 2 && c->band_dp)
       LT_VCM_BAND(BAND2_MINB, BANDDP_QB, 2, true);
     else if (c->band_occ == 4)
