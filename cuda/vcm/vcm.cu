@@ -40,7 +40,9 @@
  *               instruction pair; the fifth pixels of a patch row for the
  *               tile's 4 offsets across by one more __vabsdiffu4, each
  *               offset's byte added by a masked __dp4a), block min/max,
- *               similarity; where the
+ *               similarity (the SADs as ints in shared memory, 4
+ *               offsets a thread and 8-byte store; LT_VCM_NCM=col5:
+ *               floats, a 16-bit store per offset); where the
  *               tiled accumulation follows, its last blocks (one per
  *               tile, after the points' blocks: they fill the NCM's last
  *               wave) build each tile's neighbour list once into global
@@ -98,8 +100,10 @@
  * its launch bound, as before 2026-11-24 04:30 UTC), LT_VCM_PER_CELL=1,
  * LT_VCM_NCM=sad, bytes (the window a byte per load, as before), words4
  * (4 blocks per SM), sad5 (the fifth pixels by __sad per offset, as
- * before 2026-11-24 05:30 UTC) or regs (the SADs kept in registers and
- * the similarities written by each thread for its tile: slower),
+ * before 2026-11-24 05:30 UTC), regs (the SADs kept in registers and
+ * the similarities written by each thread for its tile: slower) or col5
+ * (the similarities a 16-bit store per offset, as before 2026-11-24
+ * 06:10 UTC),
  * LT_VCM_NO_GRAPH=1, LT_VCM_UPLOAD=copy,
  * LT_VCM_PREFETCH=0 (cu_alloc). */
 #include <limits.h>
@@ -175,6 +179,8 @@ struct cuda_ctx {
   int ncm_simd;            /* ncm5_k<true, .> (unless LT_VCM_NCM=sad) */
   int ncm_col5;            /* ncm5_k<.., COL5>: 1 (the default with ncm_words == NCM_MINB), 2
                               (LT_VCM_NCM=regs), 0 (LT_VCM_NCM=sad5: the fifth pixels by __sad) */
+  int ncm_w4;              /* ncm5_k<.., 1, true>: the SADs as ints, 4 similarities a store (the
+                              default; LT_VCM_NCM=col5: floats, a 16-bit store per offset) */
   int ncm_words;           /* ncm5_k<true, true, .> (unless LT_VCM_NCM=bytes or sad): NCM_MINB,
                               4 with LT_VCM_NCM=words4 */
   int use_graph;           /* the pair's device work as a CUDA Graph (until a capture fails) */
@@ -665,8 +671,9 @@ ncm_k(const uint8_t *__restrict__ I0, const uint8_t *__restrict__ I1, const int 
  * registers (the same 25 values in every thread). SADs are integers, so
  * they equal ncm_k's and the CPU's whatever the order; min/max are
  * order-free; the similarity is ncm_k's expression. The SADs wait in
- * shared memory (as floats) for the block's min/max, then go out
- * coalesced. H100, 640x480, 2048 points: 51 us SIMD, 62 us __sad, 86 us
+ * shared memory (as ints; as floats with LT_VCM_NCM=col5) for the
+ * block's min/max, then go out coalesced (4 offsets a thread: one 16-byte
+ * shared read and one 8-byte store; col5: a 16-bit store per offset). H100, 640x480, 2048 points: 51 us SIMD, 62 us __sad, 86 us
  * ncm_k. */
 #define NCM_TX 4
 #define NCM_TY 5
@@ -710,7 +717,7 @@ __device__ __forceinline__ unsigned frame_word_pad(const uint8_t *__restrict__ I
  * unset, cu_alloc) build tile blockIdx.x - d.maxpts's neighbour list
  * (tile_list_build) instead: they run in the NCM's last wave, whose SMs
  * are otherwise mostly idle, and save vcm_list_k's launch. */
-template <bool SIMD, bool WORDS, int MINB, int COL5 = 0>
+template <bool SIMD, bool WORDS, int MINB, int COL5 = 0, bool W4 = false>
 __global__ void __launch_bounds__(MAP_THREADS, MINB)
 ncm5_k(const uint8_t *__restrict__ I0, const uint8_t *__restrict__ I1, const int *__restrict__ px,
        const int *__restrict__ py, const int *n, vcm_dev_params d, uint16_t *__restrict__ ncm,
@@ -736,7 +743,11 @@ ncm5_k(const uint8_t *__restrict__ I0, const uint8_t *__restrict__ I1, const int
    * FRAME_PAD bytes). 18% fewer instructions than COL5 = 1, yet slower on
    * the H100 (44.2 vs 41.2 us at 640x480 with 2048 points, 2026-11-24
    * 05:53 UTC: issue slots 54% vs 71% busy; its 16-bit stores are
-   * scattered over the tile rows instead of coalesced) */
+   * scattered over the tile rows instead of coalesced). W4 (with COL5 =
+   * 1; the default, LT_VCM_NCM=col5 for false): the SADs go to shared
+   * memory as ints, and the similarities out 4 offsets a thread (one
+   * 16-byte shared read, one 8-byte store, the map's padding included)
+   * instead of a 16-bit store per offset */
   extern __shared__ int4 smem4[];
   __shared__ float rmin[MAP_THREADS / 32], rmax[MAP_THREADS / 32];
   int i = blockIdx.x;
@@ -880,28 +891,73 @@ ncm5_k(const uint8_t *__restrict__ I0, const uint8_t *__restrict__ I1, const int
     }
     return;
   }
-  for (int tile = threadIdx.x; tile < ntx * nty; tile += blockDim.x) {
-    int tx = tile % ntx, ty = tile / ntx;
-    unsigned acc[NCM_TY][NCM_TX];
-    tile_sads(tx, ty, acc);
+  if constexpr (W4) { /* the SADs as ints in shared memory, then 4 similarities a store */
+    int *sadi = (int *)smem4, lo_i = INT_MAX, hi_i = 0;
+    for (int tile = threadIdx.x; tile < ntx * nty; tile += blockDim.x) {
+      int tx = tile % ntx, ty = tile / ntx;
+      unsigned acc[NCM_TY][NCM_TX];
+      tile_sads(tx, ty, acc);
 #pragma unroll
-    for (int dy = 0; dy < NCM_TY; dy++)
+      for (int dy = 0; dy < NCM_TY; dy++)
 #pragma unroll
-      for (int t = 0; t < NCM_TX; t++) {
-        int ox = r[0] + tx * NCM_TX + t, oy = r[2] + ty * NCM_TY + dy;
-        if (ox > r[1] || oy > r[3]) continue;
-        float s = (float)acc[dy][t];
-        lo = fminf(lo, s);
-        hi = fmaxf(hi, s);
-        sadf[(oy + R) * M + ox + R] = s;
+        for (int t = 0; t < NCM_TX; t++) {
+          int ox = r[0] + tx * NCM_TX + t, oy = r[2] + ty * NCM_TY + dy;
+          if (ox > r[1] || oy > r[3]) continue;
+          lo_i = min(lo_i, (int)acc[dy][t]);
+          hi_i = max(hi_i, (int)acc[dy][t]);
+          sadi[(oy + R) * M + ox + R] = (int)acc[dy][t];
+        }
+    }
+    lo = lo_i == INT_MAX ? INFINITY : (float)lo_i; /* (SADs <= 25 * 255: exact as floats) */
+    hi = (float)hi_i;
+    block_minmax(lo, hi, rmin, rmax, &dmin, &dmax);
+    const int idmin = (int)dmin, idmax = (int)dmax, ms = ncm_stride(M);
+    const float inv = lt_vcm_sim_inv(idmin, idmax);
+    /* offsets o .. o + 3 (o a multiple of 4: the map's row is 8-byte
+     * aligned, ncm_stride) by one 16-byte shared read and one 8-byte
+     * store, over the whole padded row (its padding gets its 0 again) */
+    q = rc_start(4 * threadIdx.x, 4 * blockDim.x, M);
+    for (int o = 4 * threadIdx.x; o < ms; o += 4 * blockDim.x, rc_next(q)) {
+      const int4 s4 = *(const int4 *)(sadi + o); /* (in the SADs' area, rounded up to 4: ncm5_smem) */
+      const int sv[4] = {s4.x, s4.y, s4.z, s4.w};
+      unsigned h[4];
+      int oy = q.r - R, ox = q.c - R;
+#pragma unroll
+      for (int k = 0; k < 4; k++) {
+        h[k] = ox >= r[0] && ox <= r[1] && oy >= r[2] && oy <= r[3] /* (the padding: oy > R) */
+                   ? lt_vcm_sim_q(sv[k], idmin, idmax, inv, d.similarity, d.tau)
+                   : 0u;
+        if (++ox > R) { /* the next row */
+          ox = -R;
+          oy++;
+        }
       }
-  }
-  block_minmax(lo, hi, rmin, rmax, &dmin, &dmax);
-  float inv = lt_vcm_sim_inv((int)dmin, (int)dmax);
-  q = rc_start(threadIdx.x, blockDim.x, M);
-  for (int o = threadIdx.x; o < M * M; o += blockDim.x, rc_next(q)) {
-    int ox = q.c - R, oy = q.r - R;
-    out[o] = ox >= r[0] && ox <= r[1] && oy >= r[2] && oy <= r[3] ? similarity(sadf[o], dmin, dmax, inv, d) : 0;
+      *(uint2 *)(out + o) = make_uint2(h[0] | h[1] << 16, h[2] | h[3] << 16);
+    }
+  } else { /* the SADs as floats, a 16-bit store per offset (LT_VCM_NCM=col5 and the others) */
+    for (int tile = threadIdx.x; tile < ntx * nty; tile += blockDim.x) {
+      int tx = tile % ntx, ty = tile / ntx;
+      unsigned acc[NCM_TY][NCM_TX];
+      tile_sads(tx, ty, acc);
+#pragma unroll
+      for (int dy = 0; dy < NCM_TY; dy++)
+#pragma unroll
+        for (int t = 0; t < NCM_TX; t++) {
+          int ox = r[0] + tx * NCM_TX + t, oy = r[2] + ty * NCM_TY + dy;
+          if (ox > r[1] || oy > r[3]) continue;
+          float s = (float)acc[dy][t];
+          lo = fminf(lo, s);
+          hi = fmaxf(hi, s);
+          sadf[(oy + R) * M + ox + R] = s;
+        }
+    }
+    block_minmax(lo, hi, rmin, rmax, &dmin, &dmax);
+    float inv = lt_vcm_sim_inv((int)dmin, (int)dmax);
+    q = rc_start(threadIdx.x, blockDim.x, M);
+    for (int o = threadIdx.x; o < M * M; o += blockDim.x, rc_next(q)) {
+      int ox = q.c - R, oy = q.r - R;
+      out[o] = ox >= r[0] && ox <= r[1] && oy >= r[2] && oy <= r[3] ? similarity(sadf[o], dmin, dmax, inv, d) : 0;
+    }
   }
 }
 
@@ -2055,6 +2111,7 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
   c->ncm_simd = !(nv && strcmp(nv, "sad") == 0);
   c->ncm_words = !c->ncm_simd || (nv && strcmp(nv, "bytes") == 0) ? 0 : nv && strcmp(nv, "words4") == 0 ? 4 : NCM_MINB;
   c->ncm_col5 = c->ncm_words != NCM_MINB || (nv && strcmp(nv, "sad5") == 0) ? 0 : nv && strcmp(nv, "regs") == 0 ? 2 : 1;
+  c->ncm_w4 = c->ncm_col5 == 1 && !(nv && strcmp(nv, "col5") == 0);
   c->use_graph = !(ng && *ng && strcmp(ng, "0") != 0);
   /* maxima_k reads the staged I1 over the bus itself (mapped pinned
    * memory) where the device can, instead of a copy before it: points
@@ -2157,6 +2214,7 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
                    : c->kpt == 17 ? (c->per_cell ? (const void *)vcm_k<17, 2> : (const void *)vcm_k<17, 1>)
                                   : (const void *)vcm_k<66, 1>;
   const void *kn = p->patch == 5 ? (c->ncm_words == NCM_MINB && c->ncm_col5 == 2 ? (const void *)ncm5_k<true, true, NCM_MINB, 2>
+                                    : c->ncm_words == NCM_MINB && c->ncm_w4 ? (const void *)ncm5_k<true, true, NCM_MINB, 1, true>
                                     : c->ncm_words == NCM_MINB && c->ncm_col5 ? (const void *)ncm5_k<true, true, NCM_MINB, 1>
                                     : c->ncm_words == NCM_MINB ? (const void *)ncm5_k<true, true, NCM_MINB>
                                     : c->ncm_words          ? (const void *)ncm5_k<true, true, 4>
@@ -2176,9 +2234,15 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
                                           : (const void *)vcm_band_k<TILE_PTS, 4, 8, 1, false>)
                    : c->band_opt == 1 ? (L ? (const void *)vcm_band_k<TILE_PTS, 5, 4, 1, true>
                                           : (const void *)vcm_band_k<TILE_PTS, 5, 4, 1, false>)
+                   : c->band_opt == 2 && c->band_dp == 4 && c->band_ipeak
+                       ? (L ? (const void *)vcm_band_k<TILE_PTS, BAND2_MINB, 4, 2, true, true, true>
+                            : (const void *)vcm_band_k<TILE_PTS, BAND2_MINB, 4, 2, false, true, true>)
                    : c->band_opt == 2 && c->band_dp == 4
                        ? (L ? (const void *)vcm_band_k<TILE_PTS, BAND2_MINB, 4, 2, true, true>
                             : (const void *)vcm_band_k<TILE_PTS, BAND2_MINB, 4, 2, false, true>)
+                   : c->band_opt == 2 && c->band_dp && c->band_ipeak
+                       ? (L ? (const void *)vcm_band_k<TILE_PTS, BAND2_MINB, BANDDP_QB, 2, true, true, true>
+                            : (const void *)vcm_band_k<TILE_PTS, BAND2_MINB, BANDDP_QB, 2, false, true, true>)
                    : c->band_opt == 2 && c->band_dp
                        ? (L ? (const void *)vcm_band_k<TILE_PTS, BAND2_MINB, BANDDP_QB, 2, true, true>
                             : (const void *)vcm_band_k<TILE_PTS, BAND2_MINB, BANDDP_QB, 2, false, true>)
@@ -2406,6 +2470,8 @@ static int launch_pair(cuda_ctx *c, int capturing, int ondev)
                                                                           c->tile_y, c->tl)
   if (d.patch == 5 && c->ncm_words == NCM_MINB && c->ncm_col5 == 2)
     LT_VCM_NCM5(true, true, NCM_MINB, 2);
+  else if (d.patch == 5 && c->ncm_words == NCM_MINB && c->ncm_w4)
+    LT_VCM_NCM5(true, true, NCM_MINB, 1, true);
   else if (d.patch == 5 && c->ncm_words == NCM_MINB && c->ncm_col5)
     LT_VCM_NCM5(true, true, NCM_MINB, 1);
   else if (d.patch == 5 && c->ncm_words == NCM_MINB)
