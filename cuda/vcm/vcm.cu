@@ -927,7 +927,7 @@ ncm5_k(const uint8_t *__restrict__ I0, const uint8_t *__restrict__ I1, const int
         h[k] = ox >= r[0] && ox <= r[1] && oy >= r[2] && oy <= r[3] /* (the padding: oy > R) */
                    ? lt_vcm_sim_q(sv[k], idmin, idmax, inv, d.similarity, d.tau)
                    : 0u;
-        if (++ox > R) { /* the next row */
+        if (++ox > R) { /* the next row (M = 2 R + 1: search is even) */
           ox = -R;
           oy++;
         }
