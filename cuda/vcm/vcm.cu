@@ -2105,7 +2105,9 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
    * occupancy); LT_VCM_NCM=sad ncm5_k with __sad per pixel instead of the
    * byte SIMD (62 vs 51 us); LT_VCM_NCM=bytes its window a byte per load
    * (49.5 vs 39.2 us, 2026-11-24 03:44 UTC), words4 by words at 4 blocks
-   * per SM (41.5 us); LT_VCM_NO_GRAPH=1 plain launches */
+   * per SM (41.5 us); LT_VCM_NCM=col5 its similarities a 16-bit store
+   * per offset (41.3 vs 37.4 us with 4 a store, 30.3 vs 26.9 M
+   * instructions, 2026-11-24 06:09 UTC); LT_VCM_NO_GRAPH=1 plain launches */
   const char *pc = getenv("LT_VCM_PER_CELL"), *nv = getenv("LT_VCM_NCM"), *ng = getenv("LT_VCM_NO_GRAPH");
   c->per_cell = p->points_per_cell <= 2 && c->kpt <= 17 && pc && strcmp(pc, "1") == 0;
   c->ncm_simd = !(nv && strcmp(nv, "sad") == 0);
@@ -2168,8 +2170,8 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
    * int): 41.2 vs 48.3 us at 640x480 with 2048 points (H100, 2026-11-24
    * 05:53 UTC, docs/PERFORMANCE.md); LT_VCM_BAND_DP=0: an integer
    * multiply-add per neighbour, point and offset, as before 2026-11-24
-   * 05:30 UTC; q4: 4 pairs' loads in flight (40.4 us; not yet under
-   * compute-sanitizer, so not the default) */
+   * 05:30 UTC; q4: 4 pairs' loads in flight (40.4 us at 05:53 UTC; with
+   * the integer peak 42.8 vs 40.7 us at 06:09 UTC, so not the default) */
   const char *bd = getenv("LT_VCM_BAND_DP");
   c->band_dp = c->band_opt == 2 && wq_max >= 0 && wq_max <= 255 && maxpts * (size_t)ncm_stride(c->d.side) <= INT_MAX &&
                !(bd && strcmp(bd, "0") == 0);
@@ -2177,8 +2179,9 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
   /* with DP, a point whose neighbours all have the whole search area (no
    * prior) finds its band's best from the integer sums, dividing only its
    * warp's largest sum and those within 2^-16 of it, instead of every
-   * offset (docs/PERFORMANCE.md, 2026-11-24 vcmgpu5); LT_VCM_BAND_PEAK=div:
-   * a division per offset, as before */
+   * offset: 25.9 vs 26.9 M instructions, yet no faster (40.7-40.9 vs 40.5
+   * us, within the runs' spread; H100 2026-11-24 06:09 UTC,
+   * docs/PERFORMANCE.md); LT_VCM_BAND_PEAK=div: a division per offset */
   const char *bk = getenv("LT_VCM_BAND_PEAK");
   c->band_ipeak = c->band_dp && !(bk && strcmp(bk, "div") == 0);
   c->tile_y = ty;
