@@ -7,7 +7,8 @@
  * refinement, patch 7 with K 1, K 3, 40x30 and 41x31 frames under a 64x64
  * search, search 128 (large shared memory), uniform frames (n = 0); the
  * kernel variants kept for A/B runs forced by their environment variables
- * (LT_VCM_TILE, LT_VCM_BAND_OPT, LT_VCM_BAND_LIST, LT_VCM_BAND_DP, LT_VCM_NCM), radius 40
+ * (LT_VCM_TILE, LT_VCM_BAND_OPT, LT_VCM_BAND_LIST, LT_VCM_BAND_DP, LT_VCM_BAND_PEAK,
+ * LT_VCM_NCM), radius 40
  * (tile neighbour lists longer than one block's chunk). SKIP when no CUDA device (or a
  * CPU-only build).
  *
@@ -195,11 +196,20 @@ int main(void)
   setenv("LT_VCM_NCM", "regs", 1);
   compare("yosemite 9->10 defaults, NCM SADs kept in registers (LT_VCM_NCM=regs)", &p, yos, 1, w, h, VCM_TOL_EXACT,
           1.0, 1);
+  setenv("LT_VCM_NCM", "col5", 1); /* the SADs as floats, a 16-bit store per offset (4 a store unless told) */
+  compare("yosemite 9->10 defaults, NCM a store per offset (LT_VCM_NCM=col5)", &p, yos, 1, w, h, VCM_TOL_EXACT,
+          1.0, 1);
   unsetenv("LT_VCM_NCM");
   setenv("LT_VCM_BAND_DP", "0", 1);
   compare("yosemite 9->10 defaults, band sums a neighbour a step (LT_VCM_BAND_DP=0)", &p, yos, 1, w, h,
           VCM_TOL_EXACT, 1.0, 1);
   unsetenv("LT_VCM_BAND_DP");
+  /* the band's peak by a division at every offset (from the integer sums
+   * where a point's neighbours all have the whole search area, unless told) */
+  setenv("LT_VCM_BAND_PEAK", "div", 1);
+  compare("yosemite 9->10 defaults, band peak divided at every offset (LT_VCM_BAND_PEAK=div)", &p, yos, 1, w, h,
+          VCM_TOL_EXACT, 1.0, 1);
+  unsetenv("LT_VCM_BAND_PEAK");
   /* the tiles' neighbour lists built by each band block or by vcm_list_k
    * (by ncm5_k's tail blocks unless told: cu_alloc), and long lists:
    * radius 40 puts ~290 candidates in a tile's box (more than one chunk of
@@ -220,6 +230,14 @@ int main(void)
   setenv("LT_VCM_BAND_LIST", "0", 1); /* __dp2a over chunks of candidates (odd counts too) */
   compare("yosemite 9->10 radius 40, lists per band block", &t, yos, 1, w, h, VCM_TOL_EXACT, 1.0, 1);
   unsetenv("LT_VCM_BAND_LIST");
+  /* sums above 2^24 (many neighbours): offsets whose sums differ can share
+   * the peak's float value, so the integer peak's near-maximum sums are divided */
+  setenv("LT_VCM_BAND_PEAK", "div", 1);
+  compare("yosemite 9->10 radius 40, band peak divided at every offset", &t, yos, 1, w, h, VCM_TOL_EXACT, 1.0, 1);
+  unsetenv("LT_VCM_BAND_PEAK");
+  setenv("LT_VCM_BAND_DP", "q4", 1);
+  compare("yosemite 9->10 radius 40, DP q4 (4 pairs' loads in flight)", &t, yos, 1, w, h, VCM_TOL_EXACT, 1.0, 1);
+  unsetenv("LT_VCM_BAND_DP");
   t = p;
   t.temporal_weight = 0.5f;
   compare("yosemite 8->9->10 temporal prior 0.5", &t, yos3, 2, w, h, VCM_TOL_EXACT, 1.0, 1);

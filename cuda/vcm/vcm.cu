@@ -40,7 +40,9 @@
  *               instruction pair; the fifth pixels of a patch row for the
  *               tile's 4 offsets across by one more __vabsdiffu4, each
  *               offset's byte added by a masked __dp4a), block min/max,
- *               similarity; where the
+ *               similarity (the SADs as ints in shared memory, 4
+ *               offsets a thread and 8-byte store; LT_VCM_NCM=col5:
+ *               floats, a 16-bit store per offset); where the
  *               tiled accumulation follows, its last blocks (one per
  *               tile, after the points' blocks: they fill the NCM's last
  *               wave) build each tile's neighbour list once into global
@@ -59,7 +61,11 @@
  *               into every tile point's integer sums (weight 0 for a point
  *               it is no neighbour of; two neighbours a step by __dp2a,
  *               their weights as bytes), the support, V(o) and the band's
- *               best per point as a 64-bit key;
+ *               best per point as a 64-bit key (a point whose
+ *               neighbours all have the whole search area, without a
+ *               prior: from the integer sums, one division per warp
+ *               and point; LT_VCM_BAND_PEAK=div: a
+ *               division per offset);
  *   vcm_pick_k  one warp per point: the bands' keys merged, the 3x3 of V
  *               around the peak recomputed by the same sums, sub-pixel
  *               refinement, motion evidence;
@@ -87,14 +93,17 @@
  * LT_VCM_BAND_LIST=0 or k (the tile lists by each band block, as before
  * 04:05 UTC, or by vcm_list_k), LT_VCM_BAND_DP=0 (one neighbour a step by
  * integer multiply-adds, as before 2026-11-24 05:30 UTC) or q4 (4 pairs'
- * loads in flight), LT_VCM_BAND_OCC=4 (with 1 offset),
+ * loads in flight), LT_VCM_BAND_PEAK=div (V divided at every offset, as
+ * before 2026-11-24 06:10 UTC), LT_VCM_BAND_OCC=4 (with 1 offset),
  * LT_VCM_PICK=list (vcm_pick_k reads the point's tile list instead of
  * walking the candidate sub-windows), LT_VCM_PTS_OCC=0 (points_k without
  * its launch bound, as before 2026-11-24 04:30 UTC), LT_VCM_PER_CELL=1,
  * LT_VCM_NCM=sad, bytes (the window a byte per load, as before), words4
  * (4 blocks per SM), sad5 (the fifth pixels by __sad per offset, as
- * before 2026-11-24 05:30 UTC) or regs (the SADs kept in registers and
- * the similarities written by each thread for its tile: slower),
+ * before 2026-11-24 05:30 UTC), regs (the SADs kept in registers and
+ * the similarities written by each thread for its tile: slower) or col5
+ * (the similarities a 16-bit store per offset, as before 2026-11-24
+ * 06:10 UTC),
  * LT_VCM_NO_GRAPH=1, LT_VCM_UPLOAD=copy,
  * LT_VCM_PREFETCH=0 (cu_alloc). */
 #include <limits.h>
@@ -170,6 +179,8 @@ struct cuda_ctx {
   int ncm_simd;            /* ncm5_k<true, .> (unless LT_VCM_NCM=sad) */
   int ncm_col5;            /* ncm5_k<.., COL5>: 1 (the default with ncm_words == NCM_MINB), 2
                               (LT_VCM_NCM=regs), 0 (LT_VCM_NCM=sad5: the fifth pixels by __sad) */
+  int ncm_w4;              /* ncm5_k<.., 1, true>: the SADs as ints, 4 similarities a store (the
+                              default; LT_VCM_NCM=col5: floats, a 16-bit store per offset) */
   int ncm_words;           /* ncm5_k<true, true, .> (unless LT_VCM_NCM=bytes or sad): NCM_MINB,
                               4 with LT_VCM_NCM=words4 */
   int use_graph;           /* the pair's device work as a CUDA Graph (until a capture fails) */
@@ -182,6 +193,9 @@ struct cuda_ctx {
   int band_opt;            /* vcm_band_k's offsets per thread (2; 1, 4: LT_VCM_BAND_OPT) */
   int band_dp;             /* vcm_band_k<.., DP>: two neighbours a step by __dp2a (with 2 offsets;
                               LT_VCM_BAND_DP=0: off) */
+  int band_ipeak;          /* vcm_band_k<.., DP, IPEAK>: a point whose neighbours all have the whole
+                              search area takes its band's peak from the integer sums (one division;
+                              LT_VCM_BAND_PEAK=div: a division per offset) */
   int nband;               /* bands of MAP_THREADS * band_opt offsets (vcm_band_k's grid.y) */
   int band_list;           /* each tile's neighbour list built once: 2 by ncm5_k's tail
                               blocks, 1 by vcm_list_k (LT_VCM_BAND_LIST=k, or patch != 5);
@@ -657,8 +671,9 @@ ncm_k(const uint8_t *__restrict__ I0, const uint8_t *__restrict__ I1, const int 
  * registers (the same 25 values in every thread). SADs are integers, so
  * they equal ncm_k's and the CPU's whatever the order; min/max are
  * order-free; the similarity is ncm_k's expression. The SADs wait in
- * shared memory (as floats) for the block's min/max, then go out
- * coalesced. H100, 640x480, 2048 points: 51 us SIMD, 62 us __sad, 86 us
+ * shared memory (as ints; as floats with LT_VCM_NCM=col5) for the
+ * block's min/max, then go out coalesced (4 offsets a thread: one 16-byte
+ * shared read and one 8-byte store; col5: a 16-bit store per offset). H100, 640x480, 2048 points: 51 us SIMD, 62 us __sad, 86 us
  * ncm_k. */
 #define NCM_TX 4
 #define NCM_TY 5
@@ -702,7 +717,7 @@ __device__ __forceinline__ unsigned frame_word_pad(const uint8_t *__restrict__ I
  * unset, cu_alloc) build tile blockIdx.x - d.maxpts's neighbour list
  * (tile_list_build) instead: they run in the NCM's last wave, whose SMs
  * are otherwise mostly idle, and save vcm_list_k's launch. */
-template <bool SIMD, bool WORDS, int MINB, int COL5 = 0>
+template <bool SIMD, bool WORDS, int MINB, int COL5 = 0, bool W4 = false>
 __global__ void __launch_bounds__(MAP_THREADS, MINB)
 ncm5_k(const uint8_t *__restrict__ I0, const uint8_t *__restrict__ I1, const int *__restrict__ px,
        const int *__restrict__ py, const int *n, vcm_dev_params d, uint16_t *__restrict__ ncm,
@@ -728,7 +743,11 @@ ncm5_k(const uint8_t *__restrict__ I0, const uint8_t *__restrict__ I1, const int
    * FRAME_PAD bytes). 18% fewer instructions than COL5 = 1, yet slower on
    * the H100 (44.2 vs 41.2 us at 640x480 with 2048 points, 2026-11-24
    * 05:53 UTC: issue slots 54% vs 71% busy; its 16-bit stores are
-   * scattered over the tile rows instead of coalesced) */
+   * scattered over the tile rows instead of coalesced). W4 (with COL5 =
+   * 1; the default, LT_VCM_NCM=col5 for false): the SADs go to shared
+   * memory as ints, and the similarities out 4 offsets a thread (one
+   * 16-byte shared read, one 8-byte store, the map's padding included)
+   * instead of a 16-bit store per offset */
   extern __shared__ int4 smem4[];
   __shared__ float rmin[MAP_THREADS / 32], rmax[MAP_THREADS / 32];
   int i = blockIdx.x;
@@ -872,28 +891,73 @@ ncm5_k(const uint8_t *__restrict__ I0, const uint8_t *__restrict__ I1, const int
     }
     return;
   }
-  for (int tile = threadIdx.x; tile < ntx * nty; tile += blockDim.x) {
-    int tx = tile % ntx, ty = tile / ntx;
-    unsigned acc[NCM_TY][NCM_TX];
-    tile_sads(tx, ty, acc);
+  if constexpr (W4) { /* the SADs as ints in shared memory, then 4 similarities a store */
+    int *sadi = (int *)smem4, lo_i = INT_MAX, hi_i = 0;
+    for (int tile = threadIdx.x; tile < ntx * nty; tile += blockDim.x) {
+      int tx = tile % ntx, ty = tile / ntx;
+      unsigned acc[NCM_TY][NCM_TX];
+      tile_sads(tx, ty, acc);
 #pragma unroll
-    for (int dy = 0; dy < NCM_TY; dy++)
+      for (int dy = 0; dy < NCM_TY; dy++)
 #pragma unroll
-      for (int t = 0; t < NCM_TX; t++) {
-        int ox = r[0] + tx * NCM_TX + t, oy = r[2] + ty * NCM_TY + dy;
-        if (ox > r[1] || oy > r[3]) continue;
-        float s = (float)acc[dy][t];
-        lo = fminf(lo, s);
-        hi = fmaxf(hi, s);
-        sadf[(oy + R) * M + ox + R] = s;
+        for (int t = 0; t < NCM_TX; t++) {
+          int ox = r[0] + tx * NCM_TX + t, oy = r[2] + ty * NCM_TY + dy;
+          if (ox > r[1] || oy > r[3]) continue;
+          lo_i = min(lo_i, (int)acc[dy][t]);
+          hi_i = max(hi_i, (int)acc[dy][t]);
+          sadi[(oy + R) * M + ox + R] = (int)acc[dy][t];
+        }
+    }
+    lo = lo_i == INT_MAX ? INFINITY : (float)lo_i; /* (SADs <= 25 * 255: exact as floats) */
+    hi = (float)hi_i;
+    block_minmax(lo, hi, rmin, rmax, &dmin, &dmax);
+    const int idmin = (int)dmin, idmax = (int)dmax, ms = ncm_stride(M);
+    const float inv = lt_vcm_sim_inv(idmin, idmax);
+    /* offsets o .. o + 3 (o a multiple of 4: the map's row is 8-byte
+     * aligned, ncm_stride) by one 16-byte shared read and one 8-byte
+     * store, over the whole padded row (its padding gets its 0 again) */
+    q = rc_start(4 * threadIdx.x, 4 * blockDim.x, M);
+    for (int o = 4 * threadIdx.x; o < ms; o += 4 * blockDim.x, rc_next(q)) {
+      const int4 s4 = *(const int4 *)(sadi + o); /* (in the SADs' area, rounded up to 4: ncm5_smem) */
+      const int sv[4] = {s4.x, s4.y, s4.z, s4.w};
+      unsigned h[4];
+      int oy = q.r - R, ox = q.c - R;
+#pragma unroll
+      for (int k = 0; k < 4; k++) {
+        h[k] = ox >= r[0] && ox <= r[1] && oy >= r[2] && oy <= r[3] /* (the padding: oy > R) */
+                   ? lt_vcm_sim_q(sv[k], idmin, idmax, inv, d.similarity, d.tau)
+                   : 0u;
+        if (++ox > R) { /* the next row (M = 2 R + 1: search is even) */
+          ox = -R;
+          oy++;
+        }
       }
-  }
-  block_minmax(lo, hi, rmin, rmax, &dmin, &dmax);
-  float inv = lt_vcm_sim_inv((int)dmin, (int)dmax);
-  q = rc_start(threadIdx.x, blockDim.x, M);
-  for (int o = threadIdx.x; o < M * M; o += blockDim.x, rc_next(q)) {
-    int ox = q.c - R, oy = q.r - R;
-    out[o] = ox >= r[0] && ox <= r[1] && oy >= r[2] && oy <= r[3] ? similarity(sadf[o], dmin, dmax, inv, d) : 0;
+      *(uint2 *)(out + o) = make_uint2(h[0] | h[1] << 16, h[2] | h[3] << 16);
+    }
+  } else { /* the SADs as floats, a 16-bit store per offset (LT_VCM_NCM=col5 and the others) */
+    for (int tile = threadIdx.x; tile < ntx * nty; tile += blockDim.x) {
+      int tx = tile % ntx, ty = tile / ntx;
+      unsigned acc[NCM_TY][NCM_TX];
+      tile_sads(tx, ty, acc);
+#pragma unroll
+      for (int dy = 0; dy < NCM_TY; dy++)
+#pragma unroll
+        for (int t = 0; t < NCM_TX; t++) {
+          int ox = r[0] + tx * NCM_TX + t, oy = r[2] + ty * NCM_TY + dy;
+          if (ox > r[1] || oy > r[3]) continue;
+          float s = (float)acc[dy][t];
+          lo = fminf(lo, s);
+          hi = fmaxf(hi, s);
+          sadf[(oy + R) * M + ox + R] = s;
+        }
+    }
+    block_minmax(lo, hi, rmin, rmax, &dmin, &dmax);
+    float inv = lt_vcm_sim_inv((int)dmin, (int)dmax);
+    q = rc_start(threadIdx.x, blockDim.x, M);
+    for (int o = threadIdx.x; o < M * M; o += blockDim.x, rc_next(q)) {
+      int ox = q.c - R, oy = q.r - R;
+      out[o] = ox >= r[0] && ox <= r[1] && oy >= r[2] && oy <= r[3] ? similarity(sadf[o], dmin, dmax, inv, d) : 0;
+    }
   }
 }
 
@@ -1512,7 +1576,7 @@ vcm_list_k(const int *__restrict__ px, const int *__restrict__ py, const int *__
  * end each point's V(o) (normalised, prior) and the band's best as a key
  * (key_rank: the CPU's tie-break, a total order, so offsets and bands
  * merge in any order) go to keys[i * nband + band] for vcm_pick_k. */
-template <int NPT, int MINB, int BAND_QB, int OPT, bool LIST, bool DP = false>
+template <int NPT, int MINB, int BAND_QB, int OPT, bool LIST, bool DP = false, bool IPEAK = false>
 __global__ void __launch_bounds__(MAP_THREADS, MINB)
 vcm_band_k(const uint16_t *__restrict__ ncm, const int *__restrict__ px, const int *__restrict__ py,
            const int *__restrict__ cstart, const int *__restrict__ wq, const float4 *__restrict__ pri,
@@ -1684,19 +1748,48 @@ vcm_band_k(const uint16_t *__restrict__ ncm, const int *__restrict__ px, const i
   else
     tile_neighbours<NPT>(d, px, py, cstart, wq, box, txs, tys, np, row_s, off_s, wcnt, nb_j, nb_full, nb_r, nb_w,
                          sw_s, full_s, add);
+  unsigned rko[OPT]; /* the thread's offsets' ranks (key_rank) */
+#pragma unroll
+  for (int k = 0; k < OPT; k++) rko[k] = key_rank(oxs[k] * oxs[k] + oys[k] * oys[k], o0 + k);
 #pragma unroll
   for (int p = 0; p < NPT; p++) {
     if (p >= np) break;
-    unsigned long long best = 0; /* the thread's best of its OPT offsets (key 0: none) */
+    unsigned long long key;
+    if (IPEAK && pri_s[p].z == 0.0f && full_s[p] == sw_s[p] && sw_s[p] > 0) { /* (uniform) */
+      /* every neighbour of p has the whole search area, so C(o) = sw_s[p]
+       * at every offset and V(o) = a(o) / den with one den: it grows with
+       * a(o) (int to float and the division are both monotone), so the
+       * warp's largest V is that of its largest sum amax, one division;
+       * an offset with a smaller sum has the same V only if its sum is
+       * within ~2^-21 of amax (float's 24-bit significand), so only
+       * sums >= amax - amax / 2^16 - 1 are divided (rarely any) and
+       * compared; the warp's key is that V and the best rank among the
+       * offsets holding it: the same key as the division at every offset */
+      int am = 0;
 #pragma unroll
-    for (int k = 0; k < OPT; k++) {
-      int o = o0 + k, ox = oxs[k], oy = oys[k];
-      if (o >= m2) break;
-      int cw = full_s[p] + (CSH ? cnt_s[p * OPT + k][threadIdx.x] : cnt[p][k]);
-      float v = vcm_value(acc[p][k], cw, sw_s[p], pri_s[p], ox, oy, d);
-      best = max(best, (unsigned long long)__float_as_uint(v) << 32 | key_rank(ox * ox + oy * oy, o));
+      for (int k = 0; k < OPT; k++)
+        if (o0 + k < m2) am = max(am, acc[p][k]);
+      const int amax = (int)__reduce_max_sync(0xffffffffu, (unsigned)am), alo = amax - (amax >> 16) - 1;
+      const float den = __int2float_rn(sw_s[p] * LT_VCM_SIM_ONE), vmax = __fdiv_rn(__int2float_rn(amax), den);
+      unsigned rk = 0; /* 0: none of the thread's offsets holds vmax */
+#pragma unroll
+      for (int k = 0; k < OPT; k++)
+        if (o0 + k < m2 && acc[p][k] >= alo &&
+            (acc[p][k] == amax || __fdiv_rn(__int2float_rn(acc[p][k]), den) == vmax))
+          rk = max(rk, rko[k]);
+      key = (unsigned long long)__float_as_uint(vmax) << 32 | __reduce_max_sync(0xffffffffu, rk);
+    } else {
+      unsigned long long best = 0; /* the thread's best of its OPT offsets (key 0: none) */
+#pragma unroll
+      for (int k = 0; k < OPT; k++) {
+        int o = o0 + k, ox = oxs[k], oy = oys[k];
+        if (o >= m2) break;
+        int cw = full_s[p] + (CSH ? cnt_s[p * OPT + k][threadIdx.x] : cnt[p][k]);
+        float v = vcm_value(acc[p][k], cw, sw_s[p], pri_s[p], ox, oy, d);
+        best = max(best, (unsigned long long)__float_as_uint(v) << 32 | rko[k]);
+      }
+      key = warp_key_max((unsigned)(best >> 32), (unsigned)best);
     }
-    unsigned long long key = warp_key_max((unsigned)(best >> 32), (unsigned)best);
     if (lane == 0) wkey[warp][p] = key;
   }
   __syncthreads();
@@ -2012,12 +2105,15 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
    * occupancy); LT_VCM_NCM=sad ncm5_k with __sad per pixel instead of the
    * byte SIMD (62 vs 51 us); LT_VCM_NCM=bytes its window a byte per load
    * (49.5 vs 39.2 us, 2026-11-24 03:44 UTC), words4 by words at 4 blocks
-   * per SM (41.5 us); LT_VCM_NO_GRAPH=1 plain launches */
+   * per SM (41.5 us); LT_VCM_NCM=col5 its similarities a 16-bit store
+   * per offset (41.3 vs 37.4 us with 4 a store, 30.3 vs 26.9 M
+   * instructions, 2026-11-24 06:09 UTC); LT_VCM_NO_GRAPH=1 plain launches */
   const char *pc = getenv("LT_VCM_PER_CELL"), *nv = getenv("LT_VCM_NCM"), *ng = getenv("LT_VCM_NO_GRAPH");
   c->per_cell = p->points_per_cell <= 2 && c->kpt <= 17 && pc && strcmp(pc, "1") == 0;
   c->ncm_simd = !(nv && strcmp(nv, "sad") == 0);
   c->ncm_words = !c->ncm_simd || (nv && strcmp(nv, "bytes") == 0) ? 0 : nv && strcmp(nv, "words4") == 0 ? 4 : NCM_MINB;
   c->ncm_col5 = c->ncm_words != NCM_MINB || (nv && strcmp(nv, "sad5") == 0) ? 0 : nv && strcmp(nv, "regs") == 0 ? 2 : 1;
+  c->ncm_w4 = c->ncm_col5 == 1 && !(nv && strcmp(nv, "col5") == 0);
   c->use_graph = !(ng && *ng && strcmp(ng, "0") != 0);
   /* maxima_k reads the staged I1 over the bus itself (mapped pinned
    * memory) where the device can, instead of a copy before it: points
@@ -2074,12 +2170,20 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
    * int): 41.2 vs 48.3 us at 640x480 with 2048 points (H100, 2026-11-24
    * 05:53 UTC, docs/PERFORMANCE.md); LT_VCM_BAND_DP=0: an integer
    * multiply-add per neighbour, point and offset, as before 2026-11-24
-   * 05:30 UTC; q4: 4 pairs' loads in flight (40.4 us; not yet under
-   * compute-sanitizer, so not the default) */
+   * 05:30 UTC; q4: 4 pairs' loads in flight (40.4 us at 05:53 UTC; with
+   * the integer peak 42.8 vs 40.7 us at 06:09 UTC, so not the default) */
   const char *bd = getenv("LT_VCM_BAND_DP");
   c->band_dp = c->band_opt == 2 && wq_max >= 0 && wq_max <= 255 && maxpts * (size_t)ncm_stride(c->d.side) <= INT_MAX &&
                !(bd && strcmp(bd, "0") == 0);
   if (c->band_dp && bd && strcmp(bd, "q4") == 0) c->band_dp = 4;
+  /* with DP, a point whose neighbours all have the whole search area (no
+   * prior) finds its band's best from the integer sums, dividing only its
+   * warp's largest sum and those within 2^-16 of it, instead of every
+   * offset: 25.9 vs 26.9 M instructions, yet no faster (40.7-40.9 vs 40.5
+   * us, within the runs' spread; H100 2026-11-24 06:09 UTC,
+   * docs/PERFORMANCE.md); LT_VCM_BAND_PEAK=div: a division per offset */
+  const char *bk = getenv("LT_VCM_BAND_PEAK");
+  c->band_ipeak = c->band_dp && !(bk && strcmp(bk, "div") == 0);
   c->tile_y = ty;
   c->nband = (int)((m2 + MAP_THREADS * c->band_opt - 1) / (MAP_THREADS * c->band_opt));
   const char *bl = getenv("LT_VCM_BAND_LIST");
@@ -2113,6 +2217,7 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
                    : c->kpt == 17 ? (c->per_cell ? (const void *)vcm_k<17, 2> : (const void *)vcm_k<17, 1>)
                                   : (const void *)vcm_k<66, 1>;
   const void *kn = p->patch == 5 ? (c->ncm_words == NCM_MINB && c->ncm_col5 == 2 ? (const void *)ncm5_k<true, true, NCM_MINB, 2>
+                                    : c->ncm_words == NCM_MINB && c->ncm_w4 ? (const void *)ncm5_k<true, true, NCM_MINB, 1, true>
                                     : c->ncm_words == NCM_MINB && c->ncm_col5 ? (const void *)ncm5_k<true, true, NCM_MINB, 1>
                                     : c->ncm_words == NCM_MINB ? (const void *)ncm5_k<true, true, NCM_MINB>
                                     : c->ncm_words          ? (const void *)ncm5_k<true, true, 4>
@@ -2132,9 +2237,15 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
                                           : (const void *)vcm_band_k<TILE_PTS, 4, 8, 1, false>)
                    : c->band_opt == 1 ? (L ? (const void *)vcm_band_k<TILE_PTS, 5, 4, 1, true>
                                           : (const void *)vcm_band_k<TILE_PTS, 5, 4, 1, false>)
+                   : c->band_opt == 2 && c->band_dp == 4 && c->band_ipeak
+                       ? (L ? (const void *)vcm_band_k<TILE_PTS, BAND2_MINB, 4, 2, true, true, true>
+                            : (const void *)vcm_band_k<TILE_PTS, BAND2_MINB, 4, 2, false, true, true>)
                    : c->band_opt == 2 && c->band_dp == 4
                        ? (L ? (const void *)vcm_band_k<TILE_PTS, BAND2_MINB, 4, 2, true, true>
                             : (const void *)vcm_band_k<TILE_PTS, BAND2_MINB, 4, 2, false, true>)
+                   : c->band_opt == 2 && c->band_dp && c->band_ipeak
+                       ? (L ? (const void *)vcm_band_k<TILE_PTS, BAND2_MINB, BANDDP_QB, 2, true, true, true>
+                            : (const void *)vcm_band_k<TILE_PTS, BAND2_MINB, BANDDP_QB, 2, false, true, true>)
                    : c->band_opt == 2 && c->band_dp
                        ? (L ? (const void *)vcm_band_k<TILE_PTS, BAND2_MINB, BANDDP_QB, 2, true, true>
                             : (const void *)vcm_band_k<TILE_PTS, BAND2_MINB, BANDDP_QB, 2, false, true>)
@@ -2362,6 +2473,8 @@ static int launch_pair(cuda_ctx *c, int capturing, int ondev)
                                                                           c->tile_y, c->tl)
   if (d.patch == 5 && c->ncm_words == NCM_MINB && c->ncm_col5 == 2)
     LT_VCM_NCM5(true, true, NCM_MINB, 2);
+  else if (d.patch == 5 && c->ncm_words == NCM_MINB && c->ncm_w4)
+    LT_VCM_NCM5(true, true, NCM_MINB, 1, true);
   else if (d.patch == 5 && c->ncm_words == NCM_MINB && c->ncm_col5)
     LT_VCM_NCM5(true, true, NCM_MINB, 1);
   else if (d.patch == 5 && c->ncm_words == NCM_MINB)
@@ -2396,8 +2509,12 @@ static int launch_pair(cuda_ctx *c, int capturing, int ondev)
     else                                                                                                        \
       vcm_band_k<TILE_PTS, MINB, QB, OPT, false, ##__VA_ARGS__><<<bg, MAP_THREADS, 0, c->s>>>(                  \
           c->ncm, c->px, c->py, c->cstart, c->wq, c->pri, d, c->tile_x, c->tile_y, c->tl, c->keys)
-    if (c->band_opt == 2 && c->band_dp == 4)
+    if (c->band_opt == 2 && c->band_dp == 4 && c->band_ipeak)
+      LT_VCM_BAND(BAND2_MINB, 4, 2, true, true);
+    else if (c->band_opt == 2 && c->band_dp == 4)
       LT_VCM_BAND(BAND2_MINB, 4, 2, true);
+    else if (c->band_opt == 2 && c->band_dp && c->band_ipeak)
+      LT_VCM_BAND(BAND2_MINB, BANDDP_QB, 2, true, true);
     else if (c->band_opt == 2 && c->band_dp)
       LT_VCM_BAND(BAND2_MINB, BANDDP_QB, 2, true);
     else if (c->band_occ == 4)
