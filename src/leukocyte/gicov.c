@@ -49,7 +49,7 @@ void lt_leuk_params_default(lt_leuk_params *p)
   p->hold_move = 0.5;
   p->hold_gicov = 1.6;
   p->recheck = 0.5;
-  p->recheck_search = 4;
+  p->recheck_search = 6;
 }
 
 int lt_leuk_nradii(const lt_leuk_params *p)
