@@ -222,6 +222,8 @@ opt_search_px_and_um  | $LT $V -o $O --search 8 --max-speed-um-s 40 --um-per-px 
 opt_search_um_twice   | $LT $V -o $O --search-um 4 --max-speed-um-s 40 --um-per-px 0.5 | 2 | --search-um and --max-speed-um-s both set the same distance |
 opt_static_span_neg   | $LT $V -o $O --static-span -1         | 2 | invalid value '-1' for --static-span |
 opt_hold_neg          | $LT $V -o $O --hold -1                | 2 | invalid value '-1' for --hold |
+opt_recheck_neg       | $LT $V -o $O --recheck -0.5           | 2 | invalid value '-0.5' for --recheck |
+opt_recheck_nan       | $LT $V -o $O --recheck nan            | 2 | invalid value 'nan' for --recheck: not a number |
 opt_backend_gpu       | $LT $V -o $O --backend gpu            | 2 | invalid value 'gpu' for --backend: expected auto, cpu or cuda |
 opt_format_xml        | $LT $V -o $O --format xml             | 2 | invalid value 'xml' for --format: expected csv, trackmate or ctc |
 opt_channel_q         | $LT $V -o $O --channel q              | 2 | invalid value 'q' for --channel: expected luma, r, g or b |

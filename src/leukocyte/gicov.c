@@ -48,6 +48,8 @@ void lt_leuk_params_default(lt_leuk_params *p)
   p->hold = 20;
   p->hold_move = 0.5;
   p->hold_gicov = 1.6;
+  p->recheck = 0.5;
+  p->recheck_search = 6;
 }
 
 int lt_leuk_nradii(const lt_leuk_params *p)

@@ -14,8 +14,10 @@
  * (--gicov-adapt); a detection of a larger, stronger circle on a track gives
  * it its whole cell; a detection where a cell just left starts nothing, nor
  * one whose disc is as it was in an earlier frame (--static-span: a static
- * background structure); of two tracks on one cell, the one that jumped off
- * its prediction ends. A new track's rows are held back for --hold frames
+ * background structure); a track that the tracking moved far off its
+ * prediction is checked there, on the host (--recheck: a stronger circle
+ * near the prediction is the cell); of two tracks on one cell, the one that
+ * jumped off its prediction ends. A new track's rows are held back for --hold frames
  * (report.c): one that stayed put and never scored clearly in them is static
  * background and is never written (judge()); a cell that passes over such
  * a track's structure gets a track of its own. The distances may be given in
@@ -71,6 +73,8 @@ typedef struct run {
   float *absg;           /* scratch of the median (adapt_threshold) */
   double thr;            /* |GICOV| a new cell needs (set at each full detection) */
   lt_leuk_static st;     /* the static test (--static-span, static.c) */
+  lt_stencil stencil;    /* circles of the host-side check of jumps (recheck) */
+  float *win;            /* its window of the frame, as floats */
   long cell_frames, mgvf_iters, evolve_iters, mgvf_frame_max_sum, evolve_frame_max_sum, track_frames;
   int warned_full;
 } run;
@@ -146,6 +150,78 @@ static int ends_on(const run *R, int i, int j)
   if (R->was_lost[i] != R->was_lost[j]) return R->was_lost[i];
   if (fabs(jump(R, i) - jump(R, j)) > 1) return jump(R, i) > jump(R, j);
   return R->act[j].id < R->act[i].id;
+}
+
+/* The frame's pixel at (x, y): the bytes of an 8-bit frame when there
+ * (a GPU backend gets only those), else the floats (the same values). */
+static float pixel(const lt_frame *f, int fw, int x, int y)
+{
+  size_t i = (size_t)y * fw + x;
+  return f->grey8 ? (float)f->grey8[i] : f->grey[i];
+}
+
+/* A found track whose tracking put it more than recheck * rmin px off its
+ * prediction (the change of its velocity) is checked there: the best
+ * circle of the cell's sign (any radius) within recheck_search px of the
+ * prediction; when it scores more than the place the tracking went to, the
+ * cell is there (the re-localisation took a background structure within
+ * --search px that scored more on the track's radii than the cell). Host
+ * side, on the frame's pixels: both backends run it. */
+static void recheck(run *R, const lt_frame *f)
+{
+  const lt_stencil *st = &R->stencil;
+  int s = R->p.recheck_search, m = R->p.rmax + 2 + s;
+  for (int i = 0; i < R->ncells; i++) {
+    lt_leuk_cell *c = &R->cells[i];
+    if (c->status == LT_CELL_LEFT || R->miss[i] || R->act[i].nframes < 3 || jump(R, i) <= R->p.recheck * R->p.rmin)
+      continue;
+    double ox = c->xc - c->vx, oy = c->yc - c->vy; /* where it was */
+    double px = ox + R->pv[2 * i], py = oy + R->pv[2 * i + 1];
+    int ix = (int)lround(px), iy = (int)lround(py);
+    int x0 = ix - m, y0 = iy - m, x1 = ix + m, y1 = iy + m;
+    if (x0 < 0) x0 = 0;
+    if (y0 < 0) y0 = 0;
+    if (x1 > R->fw - 1) x1 = R->fw - 1;
+    if (y1 > R->fh - 1) y1 = R->fh - 1;
+    int w = x1 - x0 + 1, h = y1 - y0 + 1;
+    if (w < 3 || h < 3) continue;
+    for (int y = 0; y < h; y++)
+      for (int x = 0; x < w; x++) R->win[(size_t)y * w + x] = pixel(f, R->fw, x0 + x, y0 + y);
+    double best = 0;
+    int bx = 0, by = 0, bk = -1;
+    for (int dy = -s; dy <= s; dy++)
+      for (int dx = -s; dx <= s; dx++)
+        for (int k = 0; k < st->nradii; k++) {
+          double g = c->sign * lt_gicov_at(R->win, w, h, ix + dx - x0, iy + dy - y0, st, k);
+          if (g > best) {
+            best = g;
+            bx = ix + dx;
+            by = iy + dy;
+            bk = k;
+          }
+        }
+    if (bk < 0 || best <= c->sign * c->gicov || best < R->thr) continue;
+    double qx = bx, qy = by; /* sub-pixel: parabola through the scores of the best circle */
+    double sl = c->sign * lt_gicov_at(R->win, w, h, bx - 1 - x0, by - y0, st, bk);
+    double sr = c->sign * lt_gicov_at(R->win, w, h, bx + 1 - x0, by - y0, st, bk);
+    double su = c->sign * lt_gicov_at(R->win, w, h, bx - x0, by - 1 - y0, st, bk);
+    double sd = c->sign * lt_gicov_at(R->win, w, h, bx - x0, by + 1 - y0, st, bk);
+    double cxv = sl - 2 * best + sr, cyv = su - 2 * best + sd;
+    if (cxv < 0) qx += fmax(-0.5, fmin(0.5, 0.5 * (sl - sr) / cxv));
+    if (cyv < 0) qy += fmax(-0.5, fmin(0.5, 0.5 * (su - sd) / cyv));
+    const lt_rect *roi = &R->p.roi;
+    double rad = st->radius[bk];
+    double edge = fmin(fmin(qx - roi->x, roi->x + roi->w - 1 - qx), fmin(qy - roi->y, roi->y + roi->h - 1 - qy));
+    if (edge < fmax(rad, c->R)) continue;
+    c->xc = qx;
+    c->yc = qy;
+    c->vx = qx - ox;
+    c->vy = qy - oy;
+    c->R = rad;
+    for (int j = 0; j < LT_LEUK_SNAXELS; j++) c->r[j] = rad;
+    c->gicov = (float)(c->sign * best);
+    c->status = LT_CELL_ACTIVE;
+  }
 }
 
 /* Remove ended cells, keeping the order: LEFT ends the track; LOST ends it
@@ -545,13 +621,19 @@ static int begin(void *m, lt_loop *L, const lt_source_info *in)
   R->dets = malloc(sizeof *R->dets * MAX_MAXIMA);
   R->absg = malloc(sizeof *R->absg * MAX_MAXIMA);
   R->thr = R->p.gicov_threshold;
+  R->win = malloc(sizeof *R->win * (size_t)(2 * (R->p.rmax + 3 + R->p.recheck_search) + 1) *
+                  (2 * (R->p.rmax + 3 + R->p.recheck_search) + 1));
   if ((err = lt_leuk_static_init(&R->st, R->fw, R->fh, &R->p.roi, R->p.static_span, R->p.static_ratio))) return err;
   if (!R->cells || !R->act || !R->miss || !R->was_lost || !R->pv || !R->gone || !R->gone_frame || !R->maxima || !R->dets ||
-      !R->absg) {
+      !R->absg || !R->win) {
     lt_error("out of memory");
     return LT_ERR_NOMEM;
   }
   if ((err = R->be->create(&R->ctx, &R->p, R->fw, R->fh, MAX_CELLS))) return err;
+  if ((err = lt_stencil_init(&R->stencil, &R->p))) {
+    if (err == LT_ERR_USAGE) lt_error("--radius %d:%d: no circle stencils", R->p.rmin, R->p.rmax);
+    return err;
+  }
   R->o.leuk = R->p;
   if ((err = lt_report_open(&R->rep, L, R->s, &R->o, in->name, R->fw, R->fh, in->fps))) {
     lt_report_abort(&R->rep);
@@ -607,6 +689,7 @@ static int step(void *m, lt_loop *L, const lt_frame *f, const lt_frame *prev)
     R->evolve_frame_max_sum += emax;
     R->track_frames++;
     R->cell_frames += R->ncells;
+    if (R->p.recheck > 0) recheck(R, f);
     if ((err = compact(R))) return err;
     if (split) {
       int nm = 0;
@@ -710,5 +793,7 @@ int lt_leuk_run(const lt_settings *s, const void *opts)
   free(R.dets);
   free(R.absg);
   lt_leuk_static_free(&R.st);
+  lt_stencil_free(&R.stencil);
+  free(R.win);
   return err;
 }
