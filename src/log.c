@@ -84,6 +84,11 @@ void lt_spin_set_inflight(int k)
   spin_inflight = k > 1 ? k : 1;
 }
 
+int lt_spin_inflight(void)
+{
+  return spin_inflight;
+}
+
 int lt_spin_until(int (*ready)(const void *arg), const void *arg)
 {
   static int spin_us = -1; /* LT_SPIN_US, read once (a benign race: every thread reads the same) */

@@ -36,5 +36,7 @@ int lt_spin_until(int (*ready)(const void *arg), const void *arg);
 /* The number of videos in flight in this process (--jobs K), for the spin
  * default; call before the first lt_spin_until. */
 void lt_spin_set_inflight(int k);
+/* That number (1 unless a batch set it). */
+int lt_spin_inflight(void);
 
 #endif

@@ -313,8 +313,12 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
   c->late_off = lv && strcmp(lv, "0") == 0;
   const char *mv = getenv("LT_CUDA_DILMAP"); /* experiment: 1 = the dilated map at every detection */
   c->dil_full = mv && strcmp(mv, "1") == 0;
-  const char *xv = getenv("LT_CUDA_SPEC"); /* experiment: 0 = nothing made ahead on the next frame */
-  c->spec_off = (xv && strcmp(xv, "0") == 0) || c->no_prefetch || c->one_stream || c->late_off || c->dil_full;
+  /* LT_CUDA_SPEC: 0 = nothing made ahead on the next frame; 1 = made ahead
+   * also with several videos in flight (--jobs K > 1), where by default it
+   * is not (the GPU is kept busy by the other videos) */
+  const char *xv = getenv("LT_CUDA_SPEC");
+  c->spec_off = (xv ? strcmp(xv, "0") == 0 : lt_spin_inflight() > 1) || c->no_prefetch || c->one_stream ||
+                c->late_off || c->dil_full;
   c->spec_early = xv && strcmp(xv, "early") == 0; /* experiment: beside this frame's tracking, not after it */
   c->ahead_n = -1;
   lt_stencil st;
@@ -325,6 +329,7 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
   const size_t n = (size_t)width * height;
   const int N = st.npoints, nr = st.nradii;
   const double t0 = lt_now();
+  double t_bufs = t0, t_setup = t0, t_setup_end = t0; /* the -v -v split */
   c->max_cap = n;
   c->refine_cap = n < 65536 ? (int)n : 65536;
   /* the entry band (53 x 480 px with the defaults) and other ROIs up to 1/4 of
@@ -373,6 +378,7 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
   /* one block per direction and frame: a cell-sized slot with the error
    * flag, then the cells (one upload clears the flag, one copy brings
    * both back) */
+  t_bufs = lt_now();
   c->d_cells = (lt_leuk_cell *)c->d_err + 1;
   c->h_cells = (lt_leuk_cell *)c->h_err + 1;
   for (int i = 0; i < 2; i++)
@@ -442,7 +448,9 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
       k->st[j] = sin(lt_snaxel_angle(j));
     }
   }
+  t_setup = lt_now();
   if ((err = lt_cu_refine_init()) || (err = lt_cu_track_setup(c))) goto fail;
+  t_setup_end = lt_now();
   if ((err = lt_cu_buf_get(c, (void **)&c->d_win, sizeof(float) * 2 * (size_t)c->win_max, 0, "the MGVF test window")))
     goto fail;
   lt_stencil_free(&st);
@@ -464,7 +472,9 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
   c->live_counted = 1;
   lt_info("cuda: %dx%d frames, %d cells max, tracking windows in %s memory (%zu KB per block)", width, height,
           max_cells, c->track_in_shared ? "shared" : "global", c->track_smem / 1024);
-  lt_debug("cuda: buffers, tables and kernel attributes set up in %.1f ms", 1e3 * (lt_now() - t0));
+  lt_debug("cuda: buffers, tables and kernel attributes set up in %.1f ms (buffers %.1f, streams, events and "
+           "tables %.1f, kernel set-up %.1f)", 1e3 * (lt_now() - t0), 1e3 * (t_bufs - t0), 1e3 * (t_setup - t_bufs),
+           1e3 * (t_setup_end - t_setup));
   *out = c;
   return 0;
 fail:
