@@ -34,12 +34,6 @@ typedef struct lt_settings {
   double fps;                /* --fps; 0 = from the input */
   int damage_error;          /* --on-damage error: a damaged video is an error, not a warning */
   int jobs;                  /* --jobs K: batch of inputs, K at once (core/batch.h); 0 = not given */
-  /* Batch only (core/batch.c): the frame loop calls near_end(near_end_arg)
-   * once when near_end_frames or fewer frames are left to read (only when
-   * the source knows its frame count); NULL = never. */
-  void (*near_end)(void *arg);
-  void *near_end_arg;
-  int near_end_frames;
 } lt_settings;
 
 /* One option of a table. id: a short option letter (common options only) or

@@ -22,23 +22,18 @@
 #include "error.h"
 #include "log.h"
 
-struct batch;
-
 typedef struct job {
   lt_cli cli;
   char name[256];
-  int err, started, slot; /* slot: holds one of the K places (batch.slots) */
+  int err, started;
   double seconds;
-  struct batch *b;
 } job;
 
 typedef struct batch {
   const lt_mode *mode;
   job *jobs;
   int n, next, done, threads;
-  int slots; /* places free for a video to start (K in all) */
   pthread_mutex_t mu;
-  pthread_cond_t slot_free;
 } batch;
 
 /* NAME: file name without directory and extension, odd characters -> '_'. */
@@ -64,34 +59,13 @@ static const char *status_of(int err)
   return err == 0 ? "done" : err == LT_ERR_INTERRUPTED ? "interrupted" : "failed";
 }
 
-/* A video gives its place back: at its end, or earlier from the frame
- * loop (near_end) so that the next video's start (its context, first frame
- * and detection) runs beside this one's last frames. */
-static void slot_give_back(void *arg)
-{
-  job *j = arg;
-  batch *b = j->b;
-  pthread_mutex_lock(&b->mu);
-  if (j->slot) {
-    j->slot = 0;
-    b->slots++;
-    pthread_cond_signal(&b->slot_free);
-  }
-  pthread_mutex_unlock(&b->mu);
-}
-
 static void *worker(void *arg)
 {
   batch *b = arg;
   omp_set_num_threads(b->threads); /* OpenMP's thread count is per calling thread */
   for (;;) {
     pthread_mutex_lock(&b->mu);
-    while (b->slots == 0 && !lt_stop_requested && b->next < b->n) pthread_cond_wait(&b->slot_free, &b->mu);
     int i = lt_stop_requested ? b->n : b->next++;
-    if (i < b->n) {
-      b->slots--;
-      b->jobs[i].slot = 1;
-    }
     pthread_mutex_unlock(&b->mu);
     if (i >= b->n) break;
     job *j = &b->jobs[i];
@@ -101,7 +75,6 @@ static void *worker(void *arg)
     j->err = b->mode->run(&j->cli.s, j->cli.params);
     j->seconds = lt_now() - t0;
     lt_log_set_thread_tag(NULL);
-    slot_give_back(j);
     pthread_mutex_lock(&b->mu);
     b->done++;
     printf("%s\t%d\t%.3f\t%s\t%s\n", status_of(j->err), lt_exit_status(j->err), j->seconds, j->cli.s.inputs[0],
@@ -112,10 +85,6 @@ static void *worker(void *arg)
               j->seconds);
     pthread_mutex_unlock(&b->mu);
   }
-  /* the others may wait for a place that no video will need now */
-  pthread_mutex_lock(&b->mu);
-  pthread_cond_broadcast(&b->slot_free);
-  pthread_mutex_unlock(&b->mu);
   return NULL;
 }
 
@@ -157,33 +126,19 @@ int lt_batch_run(const lt_cli *c)
   if (k > n) k = n;
   int cores = omp_get_num_procs();
   b.threads = s->threads > 0 ? s->threads : (cores / k > 0 ? cores / k : 1);
-  b.slots = k;
-  /* LT_BATCH_AHEAD=F: a video gives its place to the next one F frames
-   * before its end (its last frames and the next one's start overlap: up
-   * to 2K videos in flight for a moment, 2K threads); 0 = at its end */
-  const char *av = getenv("LT_BATCH_AHEAD");
-  const int ahead = av ? atoi(av) : 0, nthreads = ahead > 0 && k < n ? (2 * k < n ? 2 * k : n) : k;
-  for (int i = 0; ahead > 0 && i < n; i++) {
-    b.jobs[i].cli.s.near_end = slot_give_back;
-    b.jobs[i].cli.s.near_end_arg = &b.jobs[i];
-    b.jobs[i].cli.s.near_end_frames = ahead;
-  }
-  for (int i = 0; i < n; i++) b.jobs[i].b = &b;
   lt_info("batch: %d inputs, %d at once, %d CPU thread(s) each, outputs in %s", n, k, b.threads, s->output);
-  if (nthreads > k) lt_info("batch: LT_BATCH_AHEAD=%d: the next video starts %d frames before one ends", ahead, ahead);
   lt_spin_set_inflight(k); /* before any video starts: no spinning hand-overs without cores to spare */
   pthread_mutex_init(&b.mu, NULL);
-  pthread_cond_init(&b.slot_free, NULL);
-  pthread_t *th = calloc((size_t)nthreads, sizeof *th);
+  pthread_t *th = calloc((size_t)k, sizeof *th);
   int started = 0;
   if (!th) {
     lt_error("out of memory (batch threads)");
     err = LT_ERR_NOMEM;
   }
-  for (int t = 0; !err && t < nthreads; t++) {
+  for (int t = 0; !err && t < k; t++) {
     int e = pthread_create(&th[t], NULL, worker, &b);
     if (e) {
-      lt_error("cannot start batch thread %d of %d: %s", t + 1, nthreads, strerror(e));
+      lt_error("cannot start batch thread %d of %d: %s", t + 1, k, strerror(e));
       if (started == 0) err = LT_ERR_INTERNAL;
       break;
     }
@@ -192,7 +147,6 @@ int lt_batch_run(const lt_cli *c)
   for (int t = 0; t < started; t++) pthread_join(th[t], NULL);
   free(th);
   pthread_mutex_destroy(&b.mu);
-  pthread_cond_destroy(&b.slot_free);
   if (err) goto out;
 
   int nok = 0, nfail = 0, nint = 0, nrun = 0;

@@ -230,7 +230,7 @@ int lt_loop_run(const lt_settings *s, const lt_steps *st, void *m)
   if (s->frame_end >= 0 && (total <= 0 || total > s->frame_end)) total = s->frame_end;
   total -= s->frame_begin;
   double last_progress = 0;
-  int at_end = 0, near_end_told = !s->near_end || total <= 0;
+  int at_end = 0;
   for (;;) {
     if (lt_stop_requested) {
       lt_error("interrupted after %d frames", frames);
@@ -261,10 +261,6 @@ int lt_loop_run(const lt_settings *s, const lt_steps *st, void *m)
     }
     if (st->pairs && (err = copy_prev(&L, f))) goto out;
     frames++;
-    if (!near_end_told && total - frames <= s->near_end_frames) {
-      near_end_told = 1;
-      s->near_end(s->near_end_arg);
-    }
     if (progress && lt_now() - last_progress > 0.25) {
       last_progress = lt_now();
       double rate = frames / (last_progress - wall0);
