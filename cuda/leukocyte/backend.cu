@@ -103,7 +103,8 @@ static int live_contexts;
  * process instead of freeing them, and the next video of the same frame
  * size takes them (lt_cu_buf_get, exact sizes): no cudaMalloc/cudaMallocHost
  * and no cudaFree/cudaFreeHost (which wait for the whole device, where the
- * other videos' work runs) for ~37 buffers per video. The last context
+ * other videos' work runs) for its blocks (blk_alloc: one device, one
+ * pinned) and the few buffers sized later (the MGVF windows). The last context
  * frees them all, and so does an allocation that fails (videos of other
  * sizes). At most SPARE_MAX buffers and SPARE_BYTES bytes are kept.
  * LT_CUDA_KEEP=0: every context frees its own (an experiment). */
@@ -191,26 +192,80 @@ static void bufs_release(lt_cu_ctx *c)
   if (!keep || __atomic_load_n(&live_contexts, __ATOMIC_RELAXED) == 0) spares_free();
 }
 
-/* One detection's buffers (lt_cu_dset, from lt_cu_buf_get: released with
- * the context's): maps of n pixels, band scores of band_cap pixels and nr
- * radii, maxima lists of max_cap entries, and its event. */
-static int dset_alloc(lt_cu_ctx *c, lt_cu_dset *d, size_t n, int nr)
+/* A context's buffers carved from one device block and one pinned host
+ * block (blk_add, then blk_alloc: two lt_cu_buf_get calls instead of one
+ * per buffer; cudaMalloc/cudaMallocHost of several contexts created at once
+ * take the driver's lock in turn, ~5 ms each with 16 videos in flight).
+ * Each buffer starts BLK_ALIGN-aligned. LT_CUDA_BLOCK=0: one allocation
+ * per buffer, as before (an experiment; compute-sanitizer then sees each
+ * buffer's bounds). */
+#define BLK_ALIGN 256
+typedef struct blk_plan {
+  void **p[2][LT_CU_BUFS];
+  size_t bytes[2][LT_CU_BUFS];
+  int n[2];
+  size_t total[2];
+} blk_plan;
+
+/* a buffer's place in its block (an empty one too: distinct pointers) */
+static size_t blk_size(size_t bytes)
 {
-  int err;
-  if ((err = lt_cu_buf_get(c, (void **)&d->gx, sizeof(float) * n, 0, "the gradient maps")) ||
-      (err = lt_cu_buf_get(c, (void **)&d->gy, sizeof(float) * n, 0, "the gradient maps")) ||
-      (err = lt_cu_buf_get(c, (void **)&d->gicov, sizeof(float) * n, 0, "the GICOV map")) ||
-      (err = lt_cu_buf_get(c, (void **)&d->mg, sizeof(float) * n, 0, "the GICOV map")) ||
-      (err = lt_cu_buf_get(c, (void **)&d->ridx, n, 0, "the radius map")) ||
-      (err = lt_cu_buf_get(c, (void **)&d->bscore, sizeof(double) * nr * c->band_cap, 0, "the band's GICOV scores")) ||
-      (err = lt_cu_buf_get(c, (void **)&d->bgk, sizeof(float) * nr * c->band_cap, 0, "the band's GICOV scores")) ||
-      (err = lt_cu_buf_get(c, (void **)&d->maxbuf, 16 + sizeof(lt_cu_max) * c->max_cap, 0, "the maxima list")) ||
-      (err = lt_cu_buf_get(c, (void **)&d->h_maxbuf, 16 + sizeof(lt_cu_max) * c->max_cap, 1, "the maxima list")) ||
-      (err = lt_cu_buf_get(c, (void **)&d->ahead, 16 + sizeof(lt_cu_refine_ahead) * AHEAD_CAP, 0,
-                           "the refinements ahead")) ||
-      (err = lt_cu_buf_get(c, (void **)&d->h_ahead, 16 + sizeof(lt_cu_refine_ahead) * AHEAD_CAP, 1,
-                           "the refinements ahead")))
-    return err;
+  return bytes ? (bytes + BLK_ALIGN - 1) / BLK_ALIGN * BLK_ALIGN : BLK_ALIGN;
+}
+
+static void blk_add(blk_plan *b, void *p, size_t bytes, int host)
+{
+  const int k = b->n[host]++; /* at most LT_CU_BUFS: the calls below are counted */
+  b->p[host][k] = (void **)p;
+  b->bytes[host][k] = bytes;
+  b->total[host] += blk_size(bytes);
+}
+
+static int blk_alloc(lt_cu_ctx *c, blk_plan *b)
+{
+  const char *bv = getenv("LT_CUDA_BLOCK");
+  const int each = bv && strcmp(bv, "0") == 0;
+  static const char *what[2] = {"the video's GPU buffers (frame, maps, detection, refinement jobs, cell states)",
+                                "the video's pinned host buffers (frame staging, maxima, refinement jobs, cell states)"};
+  for (int h = 0; h < 2; h++) {
+    int err;
+    if (each) {
+      for (int i = 0; i < b->n[h]; i++)
+        if ((err = lt_cu_buf_get(c, b->p[h][i], b->bytes[h][i], h, what[h]))) return err;
+      continue;
+    }
+    if (!b->n[h]) continue;
+    char *q;
+    if ((err = lt_cu_buf_get(c, (void **)&q, b->total[h], h, what[h]))) return err;
+    for (int i = 0; i < b->n[h]; i++) {
+      *b->p[h][i] = q;
+      q += blk_size(b->bytes[h][i]);
+    }
+  }
+  return 0;
+}
+
+/* One detection's buffers (lt_cu_dset, in c's blocks: released with the
+ * context's): maps of n pixels, band scores of band_cap pixels and nr
+ * radii, maxima lists of max_cap entries (dset_plan), then cleared, and
+ * its event (dset_init). */
+static void dset_plan(lt_cu_ctx *c, blk_plan *b, lt_cu_dset *d, size_t n, int nr)
+{
+  blk_add(b, &d->gx, sizeof(float) * n, 0);
+  blk_add(b, &d->gy, sizeof(float) * n, 0);
+  blk_add(b, &d->gicov, sizeof(float) * n, 0);
+  blk_add(b, &d->mg, sizeof(float) * n, 0);
+  blk_add(b, &d->ridx, n, 0);
+  blk_add(b, &d->bscore, sizeof(double) * nr * c->band_cap, 0);
+  blk_add(b, &d->bgk, sizeof(float) * nr * c->band_cap, 0);
+  blk_add(b, &d->maxbuf, 16 + sizeof(lt_cu_max) * c->max_cap, 0);
+  blk_add(b, &d->h_maxbuf, 16 + sizeof(lt_cu_max) * c->max_cap, 1);
+  blk_add(b, &d->ahead, 16 + sizeof(lt_cu_refine_ahead) * AHEAD_CAP, 0);
+  blk_add(b, &d->h_ahead, 16 + sizeof(lt_cu_refine_ahead) * AHEAD_CAP, 1);
+}
+
+static int dset_init(lt_cu_ctx *c, lt_cu_dset *d)
+{
   /* the maxima prefix copy reads entries past the count: keep them defined */
   cudaError_t e;
   if ((e = cudaMemset(d->maxbuf, 0, 16 + sizeof(lt_cu_max) * c->max_cap)) != cudaSuccess ||
@@ -349,32 +404,44 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
     err = lt_cuda_fail(e, "creating the stream");
     goto fail;
   }
-  if ((err = lt_cu_buf_get(c, (void **)&c->d_cos, sizeof(double) * N, 0, "the stencils")) ||
-      (err = lt_cu_buf_get(c, (void **)&c->d_sin, sizeof(double) * N, 0, "the stencils")) ||
-      (err = lt_cu_buf_get(c, (void **)&c->d_dx, sizeof(int) * N * nr, 0, "the stencils")) ||
-      (err = lt_cu_buf_get(c, (void **)&c->d_dy, sizeof(int) * N * nr, 0, "the stencils")) ||
-      (err = lt_cu_buf_get(c, (void **)&c->d_off, sizeof(int) * N * nr, 0, "the stencils")) ||
-      (err = lt_cu_buf_get(c, (void **)&c->d_frame, sizeof(float) * n, 0, "the frame")) ||
-      (err = lt_cu_buf_get(c, (void **)&c->d_frame8, n, 0, "the frame")) ||
-      (err = lt_cu_buf_get(c, (void **)&c->d_pref8, n, 0, "the next frame")) ||
-      (err = lt_cu_buf_get(c, (void **)&c->h_pref8, n, 1, "the frame staging")) ||
-      (err = lt_cu_buf_get(c, (void **)&c->d_grad, sizeof(double2) * n, 0, "the frame gradient")) ||
-      (err = lt_cu_buf_get(c, (void **)&c->h_framef[0], sizeof(float) * n, 1, "the frame staging")) ||
-      (err = lt_cu_buf_get(c, (void **)&c->h_framef[1], sizeof(float) * n, 1, "the frame staging")) ||
-      (err = lt_cu_buf_get(c, (void **)&c->h_frame8[0], n, 1, "the frame staging")) ||
-      (err = lt_cu_buf_get(c, (void **)&c->h_frame8[1], n, 1, "the frame staging")) ||
-      (err = lt_cu_buf_get(c, (void **)&c->d_frame_next, sizeof(float) * n, 0, "the next frame")) ||
-      (err = lt_cu_buf_get(c, (void **)&c->d_grad_next, sizeof(double2) * n, 0, "the next frame")) ||
-      (err = dset_alloc(c, &c->ds, n, nr)) || (err = dset_alloc(c, &c->ds_next, n, nr)) ||
-      (err = lt_cu_buf_get(c, (void **)&c->d_dil, sizeof(float) * n, 0, "the dilated map")) ||
-      (err = lt_cu_buf_get(c, (void **)&c->d_rin, sizeof(lt_cu_refine_in) * c->refine_cap, 0, "the refinement jobs")) ||
-      (err = lt_cu_buf_get(c, (void **)&c->h_rin, sizeof(lt_cu_refine_in) * c->refine_cap, 1, "the refinement jobs")) ||
-      (err = lt_cu_buf_get(c, (void **)&c->d_rout, sizeof(lt_cu_refine_out) * c->refine_cap, 0, "the refinement jobs")) ||
-      (err = lt_cu_buf_get(c, (void **)&c->h_rout, sizeof(lt_cu_refine_out) * c->refine_cap, 1, "the refinement jobs")) ||
-      (err = lt_cu_buf_get(c, (void **)&c->d_err, sizeof(lt_leuk_cell) * (1 + (max_cells > 0 ? max_cells : 1)), 0, "the cell states")) ||
-      (err = lt_cu_buf_get(c, (void **)&c->h_err, sizeof(lt_leuk_cell) * (1 + (max_cells > 0 ? max_cells : 1)), 1, "the cell states")) ||
-      (err = lt_cu_buf_get(c, (void **)&c->d_iters, sizeof(int), 0, "a counter")))
-    goto fail;
+  {
+    /* the next frame's buffers and the second detection set only where the
+     * next frame is made ahead (spec_issue) */
+    const size_t ncell = 1 + (max_cells > 0 ? max_cells : 1);
+    blk_plan bp;
+    memset(&bp, 0, sizeof bp);
+    blk_add(&bp, &c->d_cos, sizeof(double) * N, 0);
+    blk_add(&bp, &c->d_sin, sizeof(double) * N, 0);
+    blk_add(&bp, &c->d_dx, sizeof(int) * N * nr, 0);
+    blk_add(&bp, &c->d_dy, sizeof(int) * N * nr, 0);
+    blk_add(&bp, &c->d_off, sizeof(int) * N * nr, 0);
+    blk_add(&bp, &c->d_frame, sizeof(float) * n, 0);
+    blk_add(&bp, &c->d_frame8, n, 0);
+    blk_add(&bp, &c->d_pref8, n, 0);
+    blk_add(&bp, &c->h_pref8, n, 1);
+    blk_add(&bp, &c->d_grad, sizeof(double2) * n, 0);
+    blk_add(&bp, &c->h_framef[0], sizeof(float) * n, 1);
+    blk_add(&bp, &c->h_framef[1], sizeof(float) * n, 1);
+    blk_add(&bp, &c->h_frame8[0], n, 1);
+    blk_add(&bp, &c->h_frame8[1], n, 1);
+    dset_plan(c, &bp, &c->ds, n, nr);
+    if (!c->spec_off) {
+      blk_add(&bp, &c->d_frame_next, sizeof(float) * n, 0);
+      blk_add(&bp, &c->d_grad_next, sizeof(double2) * n, 0);
+      dset_plan(c, &bp, &c->ds_next, n, nr);
+    }
+    blk_add(&bp, &c->d_dil, sizeof(float) * n, 0);
+    blk_add(&bp, &c->d_rin, sizeof(lt_cu_refine_in) * c->refine_cap, 0);
+    blk_add(&bp, &c->h_rin, sizeof(lt_cu_refine_in) * c->refine_cap, 1);
+    blk_add(&bp, &c->d_rout, sizeof(lt_cu_refine_out) * c->refine_cap, 0);
+    blk_add(&bp, &c->h_rout, sizeof(lt_cu_refine_out) * c->refine_cap, 1);
+    blk_add(&bp, &c->d_err, sizeof(lt_leuk_cell) * ncell, 0);
+    blk_add(&bp, &c->h_err, sizeof(lt_leuk_cell) * ncell, 1);
+    blk_add(&bp, &c->d_iters, sizeof(int), 0);
+    if ((err = blk_alloc(c, &bp)) || (err = dset_init(c, &c->ds)) ||
+        (!c->spec_off && (err = dset_init(c, &c->ds_next))))
+      goto fail;
+  }
   /* one block per direction and frame: a cell-sized slot with the error
    * flag, then the cells (one upload clears the flag, one copy brings
    * both back) */

@@ -111,7 +111,7 @@ typedef struct lt_cu_buf {
   size_t bytes;
   int host;
 } lt_cu_buf;
-#define LT_CU_BUFS 64 /* 49 with the next frame's buffers (backend.cu) */
+#define LT_CU_BUFS 64 /* 5: two blocks and the windows; LT_CUDA_BLOCK=0: 52 at most (backend.cu) */
 
 enum { T_UPLOAD, T_DETECT, T_GRAD, T_GICOV, T_DILATE, T_REFINE, T_TRACK, T_TWIN, T_TMGVF, T_TSNAKE, T_AHEAD, T_N };
 
