@@ -194,8 +194,8 @@ static void bufs_release(lt_cu_ctx *c)
 
 /* A context's buffers carved from one device block and one pinned host
  * block (blk_add, then blk_alloc: two lt_cu_buf_get calls instead of one
- * per buffer; cudaMalloc/cudaMallocHost of several contexts created at once
- * take the driver's lock in turn, ~5 ms each with 16 videos in flight).
+ * per buffer: with 16 contexts created at once, H100 2026-11-24, a
+ * context's creation took 113 ms instead of 185 ms, docs/PERFORMANCE.md).
  * Each buffer starts BLK_ALIGN-aligned. LT_CUDA_BLOCK=0: one allocation
  * per buffer, as before (an experiment; compute-sanitizer then sees each
  * buffer's bounds). */
