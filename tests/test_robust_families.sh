@@ -6,16 +6,13 @@
 # bounds are the values measured on 2026-11-23 (branch leuk2: seed 101 has
 # every eligible cell followed in 9 families, blur and fluo all but one, real
 # 5 of 10 with 7 false tracks, 3 with --hold since leuk4, 2 since leukacc,
-# 0 since leukacc2's --recheck (2026-11-24), bound 1; realref, added by
-# leukacc: 6 of 11, no false track) with a
+# bound 3; realref, added by leukacc: 6 of 11, no false track) with a
 # margin of one cell per family (not
 # targets; the targets of issue 15 are not all met, see docs/ACCURACY.md).
 # The same runs are scored by the Cell Tracking Challenge's DET, TRA and HOTA
 # (py-ctcmetrics' ctc_evaluate in build/venv, made here when missing: no
 # py-ctcmetrics = FAIL, and scripts/accuracy.sh must fail without it when
-# asked for the CTC columns), bounds measured on 2026-11-24 minus 0.05 (real
-# and realref again with leukacc2's --recheck: real 0.734/0.722/0.629,
-# realref 0.626/0.609/0.558, from 0.701/0.689/0.585 and 0.621/0.611/0.591).
+# asked for the CTC columns), bounds measured on 2026-11-24 minus 0.05.
 # Also: lt_synth2 is deterministic and rejects a bad family, and
 # --static-span and --hold remove false tracks on the real family's tuning
 # seeds, --hold only by leaving whole tracks out, and its rules of leukacc
@@ -72,8 +69,8 @@ clutter 12 1 0.50 0.87 0.87 0.89
 drift 10 1 0.50 0.86 0.86 0.88
 fast 11 1 0.50 0.87 0.87 0.87
 touching 15 1 0.50 0.88 0.88 0.88
-real 4 1 2.77 0.68 0.67 0.57
-realref 5 1 2.62 0.57 0.55 0.50
+real 4 3 2.77 0.65 0.63 0.53
+realref 5 1 2.62 0.57 0.56 0.54
 BOUNDS
 # --static-span (a new cell must have changed since an earlier frame): on the
 # real family's tuning seeds 1-3 it removes static background structures that
@@ -100,23 +97,25 @@ check_eval "real, seeds 1-3: --hold 20 leaves at least 12 fewer false tracks tha
 # measured 2026-11-24): static background below 1.6 x the threshold (9 false
 # tracks with 1.4), and a cell that passes over a hidden track's structure
 # gets its own track (without that rule seed 5 loses a cell): 15 cells end to
-# end, 5 false tracks (16 and 6 with --recheck since leukacc2)
+# end, 5 false tracks
 LT_ACC_CTC=0 LT_ACC_REAL=$REAL BUILD=$BUILD OMP_NUM_THREADS=1 bash scripts/accuracy.sh "4 5 6" real >"$T/r456" 2>>"$T/err"
 r456=$(awk '$1 == "real"' "$T/r456")
-check_eval "real, seeds 4-6: >= 15 cells end to end, <= 7 false tracks (--hold's rules of leukacc)" \
-  "[ -n '$r456' ] && [ \$(awk '{ split(\$2, a, \"/\"); print a[1] }' <<<'$r456') -ge 15 ] && [ \$(ft_of '$T/r456') -le 7 ]" "got: $r456"
-# --recheck (default 0.5; leukacc2): a track that jumped off its prediction
-# is checked there. Real family, tuning seeds 1-3, measured 2026-11-24: 14
-# cells end to end with it, 11 with --recheck 0 (the tracks jumped sideways
-# onto texture beside a faint cell, lost it and a new track started at the
-# next full detection), false tracks 3 against 4
-LT_ACC_CTC=0 LT_ACC_REAL=$REAL BUILD=$BUILD OMP_NUM_THREADS=1 LT_ACC_ARGS="--recheck 0" bash scripts/accuracy.sh "1 2 3" real \
-  >"$T/rc0" 2>>"$T/err"
+check_eval "real, seeds 4-6: >= 15 cells end to end, <= 6 false tracks (--hold's rules of leukacc)" \
+  "[ -n '$r456' ] && [ \$(awk '{ split(\$2, a, \"/\"); print a[1] }' <<<'$r456') -ge 15 ] && [ \$(ft_of '$T/r456') -le 6 ]" "got: $r456"
+# --recheck 0.5 (off by default since 2026-11-24: it costs ~40 % of the H100
+# frame on the real clip and gained no cell on the held-out seeds; leukacc2):
+# a track that jumped off its prediction is checked there. Real family,
+# tuning seeds 1-3, measured 2026-11-24: 14 cells end to end with it, 11
+# without (the tracks jumped sideways onto texture beside a faint cell, lost
+# it and a new track started at the next full detection), false tracks 3
+# against 4
+LT_ACC_CTC=0 LT_ACC_REAL=$REAL BUILD=$BUILD OMP_NUM_THREADS=1 LT_ACC_ARGS="--recheck 0.5" bash scripts/accuracy.sh "1 2 3" real \
+  >"$T/rc5" 2>>"$T/err"
 n_of() { awk '$1 == "real" { split($2, a, "/"); print a[1] }' "$1"; }
-a=$(n_of "$T/h20") b=$(n_of "$T/rc0")
-check_eval "real, seeds 1-3: --recheck follows at least 2 more cells end to end than --recheck 0, no more false tracks" \
-  "[ -n '$a' ] && [ -n '$b' ] && [ $a -ge $((b + 2)) ] && [ $(ft_of "$T/h20") -le $(ft_of "$T/rc0") ]" \
-  "got $a vs $b cells, $(ft_of "$T/h20") vs $(ft_of "$T/rc0") false tracks $(head -c 300 "$T/err")"
+a=$(n_of "$T/rc5") b=$(n_of "$T/h20")
+check_eval "real, seeds 1-3: --recheck 0.5 follows at least 2 more cells end to end than the default (off), no more false tracks" \
+  "[ -n '$a' ] && [ -n '$b' ] && [ $a -ge $((b + 2)) ] && [ $(ft_of "$T/rc5") -le $(ft_of "$T/h20") ]" \
+  "got $a vs $b cells, $(ft_of "$T/rc5") vs $(ft_of "$T/h20") false tracks $(head -c 300 "$T/err")"
 # the rows written with --hold are those of --hold 0 less whole tracks
 # (delayed, not changed), and it left some out (on this clip; elsewhere a
 # cell that passes over a hidden track's structure is written under a new

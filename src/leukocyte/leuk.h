@@ -75,7 +75,7 @@ typedef struct lt_leuk_params {
   double recheck;          /* > 0: a found track whose tracking went more than recheck * rmin
                               px off its prediction is checked there; a circle of its sign
                               near the prediction that scores more than where the tracking
-                              went is the cell (pipeline.c, recheck()): 0.5 */
+                              went is the cell (pipeline.c, recheck()): 0 (off) */
   int recheck_search;      /* ... circles of any radius within this many px of it: 6 */
   double hold_gicov;       /* 1.6 (a clean adherent cell scores >= 3.9, a static
                               structure of real vessel texture up to 2.9) */

@@ -31,7 +31,7 @@ static const lt_optdef opts[] = {
   {"link-gap", O_LINK_GAP, required_argument, "N", "frames a lost track waits to be found again under its id (default 5, 0 = off)"},
   {"static-span", O_STATIC_SPAN, required_argument, "N", "a new cell after the first frame must have changed since about N frames before: a static background structure starts no track (default 10, 0 = off)"},
   {"hold", O_HOLD, required_argument, "N", "a new track's rows are held back N frames: one then within half the smallest radius of its start that never scored |GICOV| 1.6 x the threshold is static background, never written (default 20, 0 = off)"},
-  {"recheck", O_RECHECK, required_argument, "F", "a track that the tracking moved more than F x the smallest radius off its prediction is checked there: a circle within 6 px of the prediction that scores more is the cell (default 0.5, 0 = off)"},
+  {"recheck", O_RECHECK, required_argument, "F", "a track that the tracking moved more than F x the smallest radius off its prediction is checked there: a circle within 6 px of the prediction that scores more is the cell (default 0: off; 0.5 when tracks jump off faint cells)"},
   {"search", O_SEARCH, required_argument, "N", "re-localisation radius per frame, px (default 8)"},
   {"search-um", O_SEARCH_UM, required_argument, "D", "re-localisation radius per frame, um: --search D/S rounded up (needs the pixel size S)"},
   {"max-speed-um-s", O_MAX_SPEED_UM_S, required_argument, "V", "fastest cell, um/s: --search V/(F S) rounded up (needs the pixel size S and the frame rate F)"},
