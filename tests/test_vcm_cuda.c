@@ -177,10 +177,10 @@ int main(void)
   compare_as("yosemite 8->9->10->9->8, pair8, every other prefetch8 a wrong frame", &p, seq, 4, w, h,
              VCM_TOL_EXACT, 1.0, 1, 3);
   /* the launches' variants (cu_alloc): plain launches with the phase
-   * events in line (LT_VCM_PDL=0), programmatic dependents without the
-   * early trigger, with the events in line, the events beside plain
-   * launches, and programmatic dependents launched without a graph */
-  const char *pdl_env[][3] = {{"0", NULL, NULL}, {"end", NULL, NULL}, {NULL, "inline", NULL},
+   * events in line (LT_VCM_PDL=0), programmatic dependents with the early
+   * trigger, with the events in line, the events beside plain launches,
+   * and programmatic dependents launched without a graph */
+  const char *pdl_env[][3] = {{"0", NULL, NULL}, {"early", NULL, NULL}, {NULL, "inline", NULL},
                               {"0", "side", NULL}, {NULL, NULL, "1"}};
   const char *pdl_name[3] = {"LT_VCM_PDL", "LT_VCM_EVENTS", "LT_VCM_NO_GRAPH"};
   char *pdl_outer[3]; /* the caller's values, set again after the variants */

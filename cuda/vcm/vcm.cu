@@ -9,7 +9,12 @@
  * LT_VCM_NO_GRAPH=1) holding I1's upload, 5 kernels (6 with a temporal
  * prior), the phase events, the count's copies and the vectors' download
  * into pinned memory, then one synchronisation (I0's upload of a first pair
- * goes before the graph). Through pair8 the next frame can travel during
+ * goes before the graph). The kernels after maxima_k are launched as
+ * programmatic dependents (sm_90 and up: each waits by griddepcontrol
+ * before its first global access, and its launch overlaps the end of the
+ * kernel before it), and the phase events between them lie on a branch
+ * beside the kernels' chain (griddep_wait, phase_event; LT_VCM_PDL=0:
+ * plain launches and the events in line). Through pair8 the next frame can travel during
  * the pair's work (prefetch8, called by the vcm mode with the next decoded
  * frame): after the graph's launch the host stages it and a second stream
  * copies it to the third frame buffer and, when this pair's I1 came the
@@ -105,7 +110,9 @@
  * (the similarities a 16-bit store per offset, as before 2026-11-24
  * 06:10 UTC),
  * LT_VCM_NO_GRAPH=1, LT_VCM_UPLOAD=copy,
- * LT_VCM_PREFETCH=0 (cu_alloc). */
+ * LT_VCM_PREFETCH=0, LT_VCM_PDL=0 (plain launches, the phase events in
+ * line, as before 2026-11-24 07:00 UTC) or early (the early trigger),
+ * LT_VCM_EVENTS=inline or side (cu_alloc). */
 #include <limits.h>
 #include <math.h>
 #include <stdint.h>
@@ -128,7 +135,7 @@ struct vcm_dev_params {
   int w, h, gx, gy, k, patch, search, side, radius, margin, maxpts, similarity, subpixel;
   float min_strength, min_contrast, gmin, tau, lam, irho2;
   int pdl_early; /* the kernels launched as programmatic dependents let their own dependents start
-                    once every block has passed its griddep_wait (cuda_ctx::pdl == 1) */
+                    once every block has passed its griddep_wait (cuda_ctx::pdl == 2) */
 };
 
 /* The tiles' neighbour lists in global memory (vcm_list_k writes them,
@@ -213,8 +220,8 @@ struct cuda_ctx {
   int have_last;           /* I1 holds the last pair's I1 (from pair or pair8) */
   int pdl;                 /* points_k (after maxima_k), ncm5_k, vcm_band_k and vcm_pick_k launched
                               as programmatic dependents of the kernel before them (sm_90 and up):
-                              1 (the default) with an early trigger (d.pdl_early), 2 without
-                              (LT_VCM_PDL=end: the trigger is each block's exit), 0 plain launches
+                              1 (the default) triggered by each block's exit, 2 with an early
+                              trigger (LT_VCM_PDL=early: d.pdl_early), 0 plain launches
                               (LT_VCM_PDL=0, as before 2026-11-24 07:00 UTC) */
   int ev_side;             /* the phase events ev[1], ev[2] recorded on s3, a branch beside the
                               kernels' chain (the default with pdl; LT_VCM_EVENTS=inline or
@@ -229,11 +236,12 @@ struct cuda_ctx {
  * first global memory access, waits until that kernel has completed and
  * its writes are visible (and that kernel waited for the one before it, so
  * the whole chain is complete). A no-op in a kernel launched plainly.
- * griddep_trigger (with d.pdl_early, after the wait: the chain stays
- * transitive) lets the next kernel's blocks be launched once every block
- * of this grid has passed it, so they fill the SMs that this grid's last
- * wave leaves idle and wait there; without it the trigger is each block's
- * exit. */
+ * With d.pdl_early (LT_VCM_PDL=early), griddepcontrol.launch_dependents
+ * after the wait (so the chain stays transitive) lets the next kernel's
+ * blocks be launched once every block of this grid has passed it, to
+ * fill the SMs that this grid's last wave leaves idle and wait there
+ * (measured slower than the default); else the trigger is each block's
+ * exit, and the next kernel's launch overlaps this grid's end. */
 __device__ __forceinline__ void griddep_wait(const vcm_dev_params &d)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -2156,21 +2164,26 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
   c->ncm_col5 = c->ncm_words != NCM_MINB || (nv && strcmp(nv, "sad5") == 0) ? 0 : nv && strcmp(nv, "regs") == 0 ? 2 : 1;
   c->ncm_w4 = c->ncm_col5 == 1 && !(nv && strcmp(nv, "col5") == 0);
   c->use_graph = !(ng && *ng && strcmp(ng, "0") != 0);
-  /* the kernels after maxima_k as programmatic dependents (sm_90 and up),
-   * the phase events ev[1], ev[2] on a branch beside them (else an event
-   * node between two kernels would stop the early launch), to close the
-   * gaps between the graph's kernels (docs/PERFORMANCE.md, 2026-11-24
-   * 07:25 UTC); LT_VCM_PDL=0: plain launches and the events in line (as
-   * before), end: without the early trigger; LT_VCM_EVENTS=inline or side
-   * places the events either way */
+  /* the kernels after maxima_k as programmatic dependents (sm_90 and up)
+   * and the phase events ev[1], ev[2] on a branch beside them (an event
+   * node between two kernels is a plain dependency), to close the gaps
+   * between the graph's kernels: phase sum 0.0967-0.0978 ms per 640x480
+   * pair with 2048 points against 0.1021-0.1104 with LT_VCM_PDL=0 and
+   * 0.1008-0.1085 for main's binary (H100 2026-11-24 06:40 UTC, 4 runs
+   * each, docs/PERFORMANCE.md); the events beside plain launches alone
+   * 0.0975-0.0989, PDL with the events in line 0.1031-0.1102 (no gain
+   * over plain launches), with the
+   * early trigger (LT_VCM_PDL=early) 0.0981-0.1013. LT_VCM_PDL=0: plain
+   * launches and the events in line (as before); LT_VCM_EVENTS=inline or
+   * side places the events either way */
   const char *pv = getenv("LT_VCM_PDL"), *evv = getenv("LT_VCM_EVENTS");
   int major = 0;
-  c->pdl = pv && strcmp(pv, "0") == 0 ? 0 : pv && strcmp(pv, "end") == 0 ? 2 : 1;
+  c->pdl = pv && strcmp(pv, "0") == 0 ? 0 : pv && strcmp(pv, "early") == 0 ? 2 : 1;
   if (c->pdl && !(cudaGetDevice(&dev0) == cudaSuccess &&
                   cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev0) == cudaSuccess &&
                   major >= 9))
     c->pdl = 0;
-  c->d.pdl_early = c->pdl == 1;
+  c->d.pdl_early = c->pdl == 2;
   c->ev_side = evv && strcmp(evv, "inline") == 0 ? 0 : evv && strcmp(evv, "side") == 0 ? 1 : c->pdl != 0;
   if (c->ev_side) {
     LT_CU(cudaStreamCreateWithFlags(&c->s3, cudaStreamNonBlocking), "vcm timing stream");
@@ -2511,8 +2524,9 @@ static cudaError_t launch_k(int pdl, void (*kernel)(P...), dim3 grid, dim3 block
 /* With ev_side, the phase event ev (ev[1] or ev[2]) on the branch s3,
  * forked from s by fork: it follows the kernels before it in s, and the
  * next kernel in s follows the last one directly (a programmatic edge
- * where pdl: an event node between them would be a plain dependency);
- * else in s. */
+ * where pdl; with an event node between them PDL measured no gain); else
+ * in s. The phases then end where each phase's last kernel ends, and the
+ * next kernel may already have started (PDL). */
 static int phase_event(cuda_ctx *c, cudaEvent_t ev, cudaEvent_t fork, unsigned evf)
 {
   if (!c->ev_side) {
