@@ -2561,7 +2561,7 @@ static int launch_pair(cuda_ctx *c, int capturing, int ondev)
     LT_CU(cudaMemcpyAsync(c->I1, c->h_q[1], npx, cudaMemcpyHostToDevice, c->s), "vcm frame upload");
     maxima_k<false><<<mblocks, MAX_THREADS, 0, c->s>>>(c->I0, c->I1, NULL, d, mx);
   }
-  int pdl_pts = c->pdl && ondev != 2; /* (after maxima_k; else after the timing event) */
+  int pdl_pts = c->pdl && ondev != 2, pe; /* (after maxima_k; else after the timing event) */
 #define LT_VCM_PTS(KM, MINB)                                                                                 \
   LT_CU(launch_k(pdl_pts, points_k<KM, MINB>, ncell, PTS_THREADS, 0, c->s, c->I0, c->I1, d, mx, c->maxbits + 6, \
                  c->cellidx, c->cellcnt, c->px, c->py, c->cstart, c->n),                                      \
@@ -2580,7 +2580,7 @@ static int launch_pair(cuda_ctx *c, int capturing, int ondev)
     LT_VCM_PTS_K(1)
 #undef LT_VCM_PTS_K
 #undef LT_VCM_PTS
-  if (phase_event(c, c->ev[1], c->ev_fk[0], evf)) return 1;
+  if ((pe = phase_event(c, c->ev[1], c->ev_fk[0], evf))) return pe;
   int nblocks = d.maxpts + (c->band_list == 2 ? c->ntile : 0); /* ncm5_k's tail: the tile lists */
 #define LT_VCM_NCM5(SIMD, WORDS, MINB, ...)                                                                 \
     LT_CU(launch_k(c->pdl, ncm5_k<SIMD, WORDS, MINB, ##__VA_ARGS__>, nblocks, MAP_THREADS, c->ncm_smem, c->s, \
@@ -2607,7 +2607,7 @@ static int launch_pair(cuda_ctx *c, int capturing, int ondev)
     ncm_k<17><<<d.maxpts, MAP_THREADS, c->ncm_smem, c->s>>>(c->I0, c->I1, c->px, c->py, c->n, d, c->ncm);
   else
     ncm_k<66><<<d.maxpts, MAP_THREADS, c->ncm_smem, c->s>>>(c->I0, c->I1, c->px, c->py, c->n, d, c->ncm);
-  if (phase_event(c, c->ev[2], c->ev_fk[1], evf)) return 1;
+  if ((pe = phase_event(c, c->ev[2], c->ev_fk[1], evf))) return pe;
   if (c->tile_x) {
     int ntile = ((d.gx + c->tile_x - 1) / c->tile_x) * ((d.gy + c->tile_y - 1) / c->tile_y);
     int pblocks = (d.maxpts + MAP_THREADS / 32 - 1) / (MAP_THREADS / 32); /* a warp per point */
