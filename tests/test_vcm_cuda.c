@@ -8,7 +8,7 @@
  * search, search 128 (large shared memory), uniform frames (n = 0); the
  * kernel variants kept for A/B runs forced by their environment variables
  * (LT_VCM_TILE, LT_VCM_BAND_OPT, LT_VCM_BAND_LIST, LT_VCM_BAND_DP, LT_VCM_BAND_PEAK,
- * LT_VCM_NCM), radius 40
+ * LT_VCM_NCM), the launches' variants (LT_VCM_PDL, LT_VCM_EVENTS, LT_VCM_NO_GRAPH), radius 40
  * (tile neighbour lists longer than one block's chunk). SKIP when no CUDA device (or a
  * CPU-only build).
  *
@@ -176,6 +176,35 @@ int main(void)
              1.0, 1, 2);
   compare_as("yosemite 8->9->10->9->8, pair8, every other prefetch8 a wrong frame", &p, seq, 4, w, h,
              VCM_TOL_EXACT, 1.0, 1, 3);
+  /* the launches' variants (cu_alloc): plain launches with the phase
+   * events in line (LT_VCM_PDL=0), programmatic dependents with the early
+   * trigger, with the events in line, the events beside plain launches,
+   * and programmatic dependents launched without a graph */
+  const char *pdl_env[][3] = {{"0", NULL, NULL}, {"early", NULL, NULL}, {NULL, "inline", NULL},
+                              {"0", "side", NULL}, {NULL, NULL, "1"}};
+  const char *pdl_name[3] = {"LT_VCM_PDL", "LT_VCM_EVENTS", "LT_VCM_NO_GRAPH"};
+  char *pdl_outer[3]; /* the caller's values, set again after the variants */
+  for (int k = 0; k < 3; k++) pdl_outer[k] = getenv(pdl_name[k]) ? strdup(getenv(pdl_name[k])) : NULL;
+  for (int v = 0; v < 5; v++) {
+    char what[160];
+    snprintf(what, sizeof what, "yosemite 8->9->10->9->8, pair8 with prefetch8, LT_VCM_PDL=%s LT_VCM_EVENTS=%s%s",
+             pdl_env[v][0] ? pdl_env[v][0] : "(unset)", pdl_env[v][1] ? pdl_env[v][1] : "(unset)",
+             pdl_env[v][2] ? " LT_VCM_NO_GRAPH=1" : "");
+    for (int k = 0; k < 3; k++) {
+      if (pdl_env[v][k])
+        setenv(pdl_name[k], pdl_env[v][k], 1);
+      else
+        unsetenv(pdl_name[k]);
+    }
+    compare_as(what, &p, seq, 4, w, h, VCM_TOL_EXACT, 1.0, 1, 2);
+  }
+  for (int k = 0; k < 3; k++) {
+    if (pdl_outer[k])
+      setenv(pdl_name[k], pdl_outer[k], 1);
+    else
+      unsetenv(pdl_name[k]);
+    free(pdl_outer[k]);
+  }
   /* the band kernel with 1 and 4 offsets per thread (2 unless told), the
    * NCM's window staged by bytes (by words unless told): cu_alloc */
   setenv("LT_VCM_BAND_OPT", "1", 1);

@@ -9,7 +9,12 @@
  * LT_VCM_NO_GRAPH=1) holding I1's upload, 5 kernels (6 with a temporal
  * prior), the phase events, the count's copies and the vectors' download
  * into pinned memory, then one synchronisation (I0's upload of a first pair
- * goes before the graph). Through pair8 the next frame can travel during
+ * goes before the graph). The kernels after maxima_k are launched as
+ * programmatic dependents (sm_90 and up: each waits by griddepcontrol
+ * before its first global access, and its launch overlaps the end of the
+ * kernel before it), and the phase events between them lie on a branch
+ * beside the kernels' chain (griddep_wait, phase_event; LT_VCM_PDL=0:
+ * plain launches and the events in line). Through pair8 the next frame can travel during
  * the pair's work (prefetch8, called by the vcm mode with the next decoded
  * frame): after the graph's launch the host stages it and a second stream
  * copies it to the third frame buffer and, when this pair's I1 came the
@@ -105,7 +110,9 @@
  * (the similarities a 16-bit store per offset, as before 2026-11-24
  * 06:10 UTC),
  * LT_VCM_NO_GRAPH=1, LT_VCM_UPLOAD=copy,
- * LT_VCM_PREFETCH=0 (cu_alloc). */
+ * LT_VCM_PREFETCH=0, LT_VCM_PDL=0 (plain launches, the phase events in
+ * line, as before 2026-11-24 07:00 UTC) or early (the early trigger),
+ * LT_VCM_EVENTS=inline or side (cu_alloc). */
 #include <limits.h>
 #include <math.h>
 #include <stdint.h>
@@ -127,6 +134,8 @@ extern "C" {
 struct vcm_dev_params {
   int w, h, gx, gy, k, patch, search, side, radius, margin, maxpts, similarity, subpixel;
   float min_strength, min_contrast, gmin, tau, lam, irho2;
+  int pdl_early; /* the kernels launched as programmatic dependents let their own dependents start
+                    once every block has passed its griddep_wait (cuda_ctx::pdl == 2) */
 };
 
 /* The tiles' neighbour lists in global memory (vcm_list_k writes them,
@@ -209,7 +218,39 @@ struct cuda_ctx {
   lt_vcm_vector *prev_base; /* prev as allocated */
   const float *last_I1;    /* host pointer of the last pair's I1 (its copy is in I1) */
   int have_last;           /* I1 holds the last pair's I1 (from pair or pair8) */
+  int pdl;                 /* points_k (after maxima_k), ncm5_k, vcm_band_k and vcm_pick_k launched
+                              as programmatic dependents of the kernel before them (sm_90 and up):
+                              1 (the default) triggered by each block's exit, 2 with an early
+                              trigger (LT_VCM_PDL=early: d.pdl_early), 0 plain launches
+                              (LT_VCM_PDL=0, as before 2026-11-24 07:00 UTC) */
+  int ev_side;             /* the phase events ev[1], ev[2] recorded on s3, a branch beside the
+                              kernels' chain (the default with pdl; LT_VCM_EVENTS=inline or
+                              LT_VCM_PDL=0: in the chain, between the kernels) */
+  cudaStream_t s3;         /* that branch (ev_side) */
+  cudaEvent_t ev_fk[3];    /* its forks from s (after points_k, after the NCM) and its join */
 };
+
+/* Programmatic dependent launch (cuda_ctx::pdl): a kernel launched with
+ * cudaLaunchAttributeProgrammaticStreamSerialization may start before the
+ * kernel ahead of it in the stream has finished; griddep_wait, before its
+ * first global memory access, waits until that kernel has completed and
+ * its writes are visible (and that kernel waited for the one before it, so
+ * the whole chain is complete). A no-op in a kernel launched plainly.
+ * With d.pdl_early (LT_VCM_PDL=early), griddepcontrol.launch_dependents
+ * after the wait (so the chain stays transitive) lets the next kernel's
+ * blocks be launched once every block of this grid has passed it, to
+ * fill the SMs that this grid's last wave leaves idle and wait there
+ * (measured slower than the default); else the trigger is each block's
+ * exit, and the next kernel's launch overlaps this grid's end. */
+__device__ __forceinline__ void griddep_wait(const vcm_dev_params &d)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  if (d.pdl_early) asm volatile("griddepcontrol.launch_dependents;" :::);
+#else
+  (void)d;
+#endif
+}
 
 /* ---- stage 1: interest strength and points ---- */
 
@@ -381,6 +422,7 @@ points_k(const uint8_t *__restrict__ I0, const uint8_t *__restrict__ I1, vcm_dev
   __shared__ int last;
   int cell = blockIdx.x, cy = cell / d.gx, cx = cell % d.gx, k = KM ? KM : d.k, lane = threadIdx.x % 32;
   int wp = threadIdx.x / 32;
+  griddep_wait(d); /* maxima_k's maxima, I1's device copy */
   float gmax = (float)maxbits[0], dmax = (float)maxbits[1]; /* (written by maxima_k) */
   int y0 = (int)((long long)cy * d.h / d.gy), y1 = (int)((long long)(cy + 1) * d.h / d.gy);
   int x0 = (int)((long long)cx * d.w / d.gx), x1 = (int)((long long)(cx + 1) * d.w / d.gx);
@@ -751,6 +793,7 @@ ncm5_k(const uint8_t *__restrict__ I0, const uint8_t *__restrict__ I1, const int
   extern __shared__ int4 smem4[];
   __shared__ float rmin[MAP_THREADS / 32], rmax[MAP_THREADS / 32];
   int i = blockIdx.x;
+  griddep_wait(d); /* points_k's points (and every block waits: the chain stays transitive) */
   if (i >= d.maxpts) {
     tile_list_build<TILE_PTS>(d, px, py, cstart, wq, tile_x, tile_y, tl, i - d.maxpts, (int *)smem4);
     return;
@@ -1597,6 +1640,7 @@ vcm_band_k(const uint16_t *__restrict__ ncm, const int *__restrict__ px, const i
   __shared__ uint4 nb_wp[DP ? MAP_THREADS / 2 : 1];
   int M = d.side, m2 = M * M, S2 = d.search / 2;
   int lane = threadIdx.x % 32, warp = threadIdx.x / 32, nband = gridDim.y;
+  griddep_wait(d); /* the NCMs, the tile lists (and the priors) */
   if (LIST) { /* the list's length in box[0] */
     const int *hdr = tl.hdr + (size_t)blockIdx.x * TL_HDR;
     if (threadIdx.x < NPT) {
@@ -1825,6 +1869,7 @@ vcm_pick_k(const uint16_t *__restrict__ ncm, const uint8_t *__restrict__ q0, con
   __shared__ int pin_s[MAP_THREADS / 32][32 * 9], nbj_s[MAP_THREADS / 32][32], nbf_s[MAP_THREADS / 32][32];
   __shared__ int4 nbr_s[MAP_THREADS / 32][32];
   int wp = threadIdx.x / 32, lane = threadIdx.x % 32, i = blockIdx.x * (MAP_THREADS / 32) + wp;
+  griddep_wait(d); /* the bands' keys */
   if (i >= *n) return;
   unsigned long long key = 0;
   for (int b = lane; b < nband; b += 32) key = max(key, keys[(size_t)i * nband + b]);
@@ -2010,6 +2055,9 @@ static void cu_destroy(void *vctx)
   cudaFreeHost(c->h_n);
   for (int k = 0; k < 4; k++)
     if (c->ev[k]) cudaEventDestroy(c->ev[k]);
+  for (int k = 0; k < 3; k++)
+    if (c->ev_fk[k]) cudaEventDestroy(c->ev_fk[k]);
+  if (c->s3) cudaStreamDestroy(c->s3);
   if (c->s) cudaStreamDestroy(c->s);
   free(c);
 }
@@ -2109,12 +2157,39 @@ static int cu_alloc(cuda_ctx *c, int w, int h)
    * per offset (41.3 vs 37.4 us with 4 a store, 30.3 vs 26.9 M
    * instructions, 2026-11-24 06:09 UTC); LT_VCM_NO_GRAPH=1 plain launches */
   const char *pc = getenv("LT_VCM_PER_CELL"), *nv = getenv("LT_VCM_NCM"), *ng = getenv("LT_VCM_NO_GRAPH");
+  int dev0 = 0;
   c->per_cell = p->points_per_cell <= 2 && c->kpt <= 17 && pc && strcmp(pc, "1") == 0;
   c->ncm_simd = !(nv && strcmp(nv, "sad") == 0);
   c->ncm_words = !c->ncm_simd || (nv && strcmp(nv, "bytes") == 0) ? 0 : nv && strcmp(nv, "words4") == 0 ? 4 : NCM_MINB;
   c->ncm_col5 = c->ncm_words != NCM_MINB || (nv && strcmp(nv, "sad5") == 0) ? 0 : nv && strcmp(nv, "regs") == 0 ? 2 : 1;
   c->ncm_w4 = c->ncm_col5 == 1 && !(nv && strcmp(nv, "col5") == 0);
   c->use_graph = !(ng && *ng && strcmp(ng, "0") != 0);
+  /* the kernels after maxima_k as programmatic dependents (sm_90 and up)
+   * and the phase events ev[1], ev[2] on a branch beside them (an event
+   * node between two kernels is a plain dependency), to close the gaps
+   * between the graph's kernels: phase sum 0.0967-0.0978 ms per 640x480
+   * pair with 2048 points against 0.1021-0.1104 with LT_VCM_PDL=0 and
+   * 0.1008-0.1085 for main's binary (H100 2026-11-24 06:40 UTC, 4 runs
+   * each, docs/PERFORMANCE.md); the events beside plain launches alone
+   * 0.0975-0.0989, PDL with the events in line 0.1031-0.1102 (no gain
+   * over plain launches), with the
+   * early trigger (LT_VCM_PDL=early) 0.0981-0.1013. LT_VCM_PDL=0: plain
+   * launches and the events in line (as before); LT_VCM_EVENTS=inline or
+   * side places the events either way */
+  const char *pv = getenv("LT_VCM_PDL"), *evv = getenv("LT_VCM_EVENTS");
+  int major = 0;
+  c->pdl = pv && strcmp(pv, "0") == 0 ? 0 : pv && strcmp(pv, "early") == 0 ? 2 : 1;
+  if (c->pdl && !(cudaGetDevice(&dev0) == cudaSuccess &&
+                  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev0) == cudaSuccess &&
+                  major >= 9))
+    c->pdl = 0;
+  c->d.pdl_early = c->pdl == 2;
+  c->ev_side = evv && strcmp(evv, "inline") == 0 ? 0 : evv && strcmp(evv, "side") == 0 ? 1 : c->pdl != 0;
+  if (c->ev_side) {
+    LT_CU(cudaStreamCreateWithFlags(&c->s3, cudaStreamNonBlocking), "vcm timing stream");
+    for (int k = 0; k < 3; k++)
+      LT_CU(cudaEventCreateWithFlags(&c->ev_fk[k], cudaEventDisableTiming), "vcm timing events");
+  }
   /* maxima_k reads the staged I1 over the bus itself (mapped pinned
    * memory) where the device can, instead of a copy before it: points
    * phase 37 vs 44 us per 640x480 pair on the H100 (docs/PERFORMANCE.md,
@@ -2426,6 +2501,44 @@ static int frame_slot(const cuda_ctx *c, const uint8_t *f)
   return f == c->fr[0] ? 0 : f == c->fr[1] ? 1 : 2;
 }
 
+/* kernel<<<grid, block, smem, s>>>(args), as a programmatic dependent of
+ * the kernel before it in s where pdl (cuda_ctx::pdl; the kernel calls
+ * griddep_wait before its first global memory access) */
+template <typename... P, typename... A>
+static cudaError_t launch_k(int pdl, void (*kernel)(P...), dim3 grid, dim3 block, size_t smem, cudaStream_t s,
+                            A... args)
+{
+  cudaLaunchAttribute at;
+  at.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  at.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = grid;
+  cfg.blockDim = block;
+  cfg.dynamicSmemBytes = smem;
+  cfg.stream = s;
+  cfg.attrs = &at;
+  cfg.numAttrs = pdl ? 1 : 0;
+  return cudaLaunchKernelEx(&cfg, kernel, args...);
+}
+
+/* With ev_side, the phase event ev (ev[1] or ev[2]) on the branch s3,
+ * forked from s by fork: it follows the kernels before it in s, and the
+ * next kernel in s follows the last one directly (a programmatic edge
+ * where pdl; with an event node between them PDL measured no gain); else
+ * in s. The phases then end where each phase's last kernel ends, and the
+ * next kernel may already have started (PDL). */
+static int phase_event(cuda_ctx *c, cudaEvent_t ev, cudaEvent_t fork, unsigned evf)
+{
+  if (!c->ev_side) {
+    LT_CU(cudaEventRecordWithFlags(ev, c->s, evf), "vcm timing");
+    return 0;
+  }
+  LT_CU(cudaEventRecord(fork, c->s), "vcm timing fork");
+  LT_CU(cudaStreamWaitEvent(c->s3, fork, 0), "vcm timing fork");
+  LT_CU(cudaEventRecordWithFlags(ev, c->s3, evf), "vcm timing");
+  return 0;
+}
+
 static int launch_pair(cuda_ctx *c, int capturing, int ondev)
 {
   /* external records in a capture (graph nodes that record); outside one
@@ -2448,9 +2561,11 @@ static int launch_pair(cuda_ctx *c, int capturing, int ondev)
     LT_CU(cudaMemcpyAsync(c->I1, c->h_q[1], npx, cudaMemcpyHostToDevice, c->s), "vcm frame upload");
     maxima_k<false><<<mblocks, MAX_THREADS, 0, c->s>>>(c->I0, c->I1, NULL, d, mx);
   }
+  int pdl_pts = c->pdl && ondev != 2, pe; /* (after maxima_k; else after the timing event) */
 #define LT_VCM_PTS(KM, MINB)                                                                                 \
-  points_k<KM, MINB><<<ncell, PTS_THREADS, 0, c->s>>>(c->I0, c->I1, d, mx, c->maxbits + 6, c->cellidx,       \
-                                                      c->cellcnt, c->px, c->py, c->cstart, c->n)
+  LT_CU(launch_k(pdl_pts, points_k<KM, MINB>, ncell, PTS_THREADS, 0, c->s, c->I0, c->I1, d, mx, c->maxbits + 6, \
+                 c->cellidx, c->cellcnt, c->px, c->py, c->cstart, c->n),                                      \
+        "vcm points")
 #define LT_VCM_PTS_K(MINB)                                                                                   \
   switch (d.k) {                                                                                             \
   case 1: LT_VCM_PTS(1, MINB); break;                                                                        \
@@ -2465,12 +2580,12 @@ static int launch_pair(cuda_ctx *c, int capturing, int ondev)
     LT_VCM_PTS_K(1)
 #undef LT_VCM_PTS_K
 #undef LT_VCM_PTS
-  LT_CU(cudaEventRecordWithFlags(c->ev[1], c->s, evf), "vcm timing");
+  if ((pe = phase_event(c, c->ev[1], c->ev_fk[0], evf))) return pe;
   int nblocks = d.maxpts + (c->band_list == 2 ? c->ntile : 0); /* ncm5_k's tail: the tile lists */
 #define LT_VCM_NCM5(SIMD, WORDS, MINB, ...)                                                                 \
-    ncm5_k<SIMD, WORDS, MINB, ##__VA_ARGS__><<<nblocks, MAP_THREADS, c->ncm_smem, c->s>>>(c->I0, c->I1, c->px, c->py, c->n, d, \
-                                                                          c->ncm, c->cstart, c->wq, c->tile_x, \
-                                                                          c->tile_y, c->tl)
+    LT_CU(launch_k(c->pdl, ncm5_k<SIMD, WORDS, MINB, ##__VA_ARGS__>, nblocks, MAP_THREADS, c->ncm_smem, c->s, \
+                   c->I0, c->I1, c->px, c->py, c->n, d, c->ncm, c->cstart, c->wq, c->tile_x, c->tile_y, c->tl), \
+          "vcm NCM")
   if (d.patch == 5 && c->ncm_words == NCM_MINB && c->ncm_col5 == 2)
     LT_VCM_NCM5(true, true, NCM_MINB, 2);
   else if (d.patch == 5 && c->ncm_words == NCM_MINB && c->ncm_w4)
@@ -2492,7 +2607,7 @@ static int launch_pair(cuda_ctx *c, int capturing, int ondev)
     ncm_k<17><<<d.maxpts, MAP_THREADS, c->ncm_smem, c->s>>>(c->I0, c->I1, c->px, c->py, c->n, d, c->ncm);
   else
     ncm_k<66><<<d.maxpts, MAP_THREADS, c->ncm_smem, c->s>>>(c->I0, c->I1, c->px, c->py, c->n, d, c->ncm);
-  LT_CU(cudaEventRecordWithFlags(c->ev[2], c->s, evf), "vcm timing");
+  if ((pe = phase_event(c, c->ev[2], c->ev_fk[1], evf))) return pe;
   if (c->tile_x) {
     int ntile = ((d.gx + c->tile_x - 1) / c->tile_x) * ((d.gy + c->tile_y - 1) / c->tile_y);
     int pblocks = (d.maxpts + MAP_THREADS / 32 - 1) / (MAP_THREADS / 32); /* a warp per point */
@@ -2504,11 +2619,15 @@ static int launch_pair(cuda_ctx *c, int capturing, int ondev)
                                                             c->tl);
 #define LT_VCM_BAND(MINB, QB, OPT, ...)                                                                         \
     if (c->band_list)                                                                                           \
-      vcm_band_k<TILE_PTS, MINB, QB, OPT, true, ##__VA_ARGS__><<<bg, MAP_THREADS, 0, c->s>>>(                   \
-          c->ncm, c->px, c->py, c->cstart, c->wq, c->pri, d, c->tile_x, c->tile_y, c->tl, c->keys);             \
+      LT_CU(launch_k(c->pdl, vcm_band_k<TILE_PTS, MINB, QB, OPT, true, ##__VA_ARGS__>, bg, MAP_THREADS, 0, c->s,  \
+                     c->ncm, c->px, c->py, c->cstart, c->wq, (const float4 *)c->pri, d, c->tile_x, c->tile_y,   \
+                     c->tl, c->keys),                                                                           \
+            "vcm accumulation");                                                                                \
     else                                                                                                        \
-      vcm_band_k<TILE_PTS, MINB, QB, OPT, false, ##__VA_ARGS__><<<bg, MAP_THREADS, 0, c->s>>>(                  \
-          c->ncm, c->px, c->py, c->cstart, c->wq, c->pri, d, c->tile_x, c->tile_y, c->tl, c->keys)
+      LT_CU(launch_k(c->pdl, vcm_band_k<TILE_PTS, MINB, QB, OPT, false, ##__VA_ARGS__>, bg, MAP_THREADS, 0, c->s, \
+                     c->ncm, c->px, c->py, c->cstart, c->wq, (const float4 *)c->pri, d, c->tile_x, c->tile_y,   \
+                     c->tl, c->keys),                                                                           \
+            "vcm accumulation")
     if (c->band_opt == 2 && c->band_dp == 4 && c->band_ipeak)
       LT_VCM_BAND(BAND2_MINB, 4, 2, true, true);
     else if (c->band_opt == 2 && c->band_dp == 4)
@@ -2526,14 +2645,12 @@ static int launch_pair(cuda_ctx *c, int capturing, int ondev)
     else
       LT_VCM_BAND(BAND4_MINB, 4, 4);
 #undef LT_VCM_BAND
-    if (c->pick_list)
-      vcm_pick_k<true><<<pblocks, MAP_THREADS, 0, c->s>>>(c->ncm, c->I0, c->I1, c->px, c->py, c->cstart, c->n, c->wq,
-                                                          c->pri, d, c->nband, c->keys, c->tile_x, c->tile_y, c->tl,
-                                                          c->cur);
-    else
-      vcm_pick_k<false><<<pblocks, MAP_THREADS, 0, c->s>>>(c->ncm, c->I0, c->I1, c->px, c->py, c->cstart, c->n,
-                                                           c->wq, c->pri, d, c->nband, c->keys, c->tile_x,
-                                                           c->tile_y, c->tl, c->cur);
+    LT_CU(launch_k(c->pdl, c->pick_list ? vcm_pick_k<true> : vcm_pick_k<false>, pblocks, MAP_THREADS, 0, c->s,
+                   (const uint16_t *)c->ncm, (const uint8_t *)c->I0, (const uint8_t *)c->I1, (const int *)c->px,
+                   (const int *)c->py, (const int *)c->cstart, (const int *)c->n, (const int *)c->wq,
+                   (const float4 *)c->pri, d, c->nband, (const unsigned long long *)c->keys, c->tile_x, c->tile_y,
+                   c->tl, c->cur),
+          "vcm accumulation");
   } else {
 #define LT_VCM_K(K, NP, blocks)                                                                       \
     vcm_k<K, NP><<<blocks, MAP_THREADS, c->vcm_smem, c->s>>>(c->ncm, c->I0, c->I1, c->px, c->py, c->cstart, \
@@ -2551,6 +2668,10 @@ static int launch_pair(cuda_ctx *c, int capturing, int ondev)
 #undef LT_VCM_K
   }
   LT_CU(cudaEventRecordWithFlags(c->ev[3], c->s, evf), "vcm timing");
+  if (c->ev_side) { /* the branch joins s again (a capture must end with it joined) */
+    LT_CU(cudaEventRecord(c->ev_fk[2], c->s3), "vcm timing join");
+    LT_CU(cudaStreamWaitEvent(c->s, c->ev_fk[2], 0), "vcm timing join");
+  }
   LT_CU(cudaGetLastError(), "vcm kernels");
   LT_CU(cudaMemcpyAsync(c->h_n, c->n, sizeof(int), cudaMemcpyDeviceToHost, c->s), "vcm count download");
   LT_CU(cudaMemcpyAsync(c->nprev, c->n, sizeof(int), cudaMemcpyDeviceToDevice, c->s), "vcm count");
