@@ -1052,8 +1052,9 @@ typedef struct cpu_ctx {
   int run;          /* pairs of points per VCM task at most (LT_VCM_RUN; LT_VCM_CPU_RUN) */
   double *diag;     /* LT_VCM_CPU_DIAG: per thread LT_VCM_DIAG_N sums (cpu_destroy prints them) */
   double *tct;      /* per thread the last pair's correlation and accumulation seconds (cpu_team) */
-  /* the pair's team kept across pairs (pool_main; LT_VCM_CPU_POOL=0: none,
-   * an OpenMP team per pair): threads 1 .. npool wait for job number jgen */
+  /* the pair's team kept across pairs with LT_VCM_CPU_POOL=1 (pool_start;
+   * by default none: an OpenMP team per pair): threads 1 .. npool wait for
+   * job number jgen */
   pthread_t *pool;
   cpu_worker *wk;   /* their arguments (index = tid) */
   int npool;        /* workers started */
@@ -1071,7 +1072,7 @@ typedef struct cpu_ctx {
 
 #define LT_VCM_NCM_TASK 4 /* points per NCM task of cpu_run */
 #define LT_VCM_DIAG_N 7   /* LT_VCM_CPU_DIAG sums per thread: NCM, VCM, wait s, tasks, entry, first task, entry max */
-#define LT_VCM_SPIN_MS 5.0 /* a pool worker's spin after its last pair before it sleeps */
+#define LT_VCM_SPIN_MS 5.0 /* a pool worker's spin after its last pair before it sleeps (LT_VCM_CPU_SPIN) */
 #define LT_VCM_RUN 8      /* pairs of points per VCM task of cpu_run at most (build_tasks) */
 #define LT_VCM_PF 128     /* the accumulation's prefetch distance: 4 blocks of 32 offsets */
 
@@ -1090,7 +1091,7 @@ static void cpu_destroy(void *vctx)
     pool_run(c, NULL, 1);
     for (int t = 0; t < c->npool; t++) pthread_join(c->pool[t], NULL);
   }
-  if (c->pool) {
+  if (c->pool || c->wk) {
     pthread_mutex_destroy(&c->mu);
     pthread_cond_destroy(&c->cv);
   }
@@ -1145,23 +1146,28 @@ static void touch_pages(void *p, size_t n)
   if (n) b[n - 1] = 0;
 }
 
-/* The pool of cpu_run's teams: nthreads - 1 workers (pool_main; none at 1
- * thread or with LT_VCM_CPU_POOL=0) */
+/* The pool of cpu_run's teams with LT_VCM_CPU_POOL=1 (an experiment, off by
+ * default): nthreads - 1 workers (pool_main; none at 1 thread). On the H100
+ * host (16 cores, 2026-11-24 06:42 UTC, docs/PERFORMANCE.md) it took the
+ * team's start from ~0.1 ms to ~0.002 ms per pair on Yosemite and the three
+ * phases 1-7 % faster (medians of 5), but end to end 9-19 % slower on 4 of
+ * 5 inputs: its workers spinning between pairs hold the cores that the
+ * decoder and the CSV writer need (the output stage 3-4x longer). */
 static int pool_start(cpu_ctx *c)
 {
   const char *ev = getenv("LT_VCM_CPU_POOL"), *es = getenv("LT_VCM_CPU_SPIN"); /* experiment switches */
-  if (c->nthreads < 2 || (ev && strcmp(ev, "0") == 0)) return 0;
+  if (c->nthreads < 2 || !ev || strcmp(ev, "1") != 0) return 0;
   /* more threads than cores: no spin (the spinning ones would hold the cores
    * that the others need), as libgomp's throttled spin */
   c->spin_s = (es && atof(es) >= 0.0 ? atof(es) : c->nthreads > omp_get_num_procs() ? 0.0 : LT_VCM_SPIN_MS) * 1e-3;
+  pthread_mutex_init(&c->mu, NULL); /* destroyed by cpu_destroy where pool or wk is set */
+  pthread_cond_init(&c->cv, NULL);
   c->pool = malloc((size_t)c->nthreads * sizeof *c->pool);
   c->wk = malloc((size_t)c->nthreads * sizeof *c->wk);
   if (!c->pool || !c->wk) {
     lt_error("vcm: out of memory for %d threads", c->nthreads);
     return LT_ERR_NOMEM;
   }
-  pthread_mutex_init(&c->mu, NULL);
-  pthread_cond_init(&c->cv, NULL);
   for (int t = 1; t < c->nthreads; t++) {
     c->wk[t] = (cpu_worker){c, t};
     if (pthread_create(&c->pool[c->npool], NULL, pool_main, &c->wk[t]) != 0) break; /* fewer: OpenMP teams */
@@ -1882,8 +1888,8 @@ static void pool_run(cpu_ctx *c, cpu_job *j, int quit)
 }
 
 /* The stages on the loaded frames rf / q (t0: when loading began): one
- * team for the pair, the pool (cpu_create) when it has the pair's thread
- * count, else an OpenMP team. */
+ * team for the pair, the pool (pool_start) when there is one with the
+ * pair's thread count, else an OpenMP team. */
 static int cpu_run(cpu_ctx *c, lt_vcm_vector *out, int cap, int *nout, double t0)
 {
   int nt = omp_get_max_threads() < c->nthreads ? omp_get_max_threads() : c->nthreads;
