@@ -102,6 +102,7 @@
 
 #include <math.h>
 #include <omp.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -487,9 +488,10 @@ typedef struct pts_team {
  * shared, zeroed before): the work taken in tasks from counters, no
  * barrier (a thread that gets a core late finds the work done). The slots
  * of px are full when it returns 1 to the one thread that finished the last
- * sub-window row (the others return 0 as soon as none is left to take). */
+ * sub-window row (the others return 0 as soon as none is left to take).
+ * tid: the thread's number in its team (its part of scratch). */
 static int points_team(const float *I0, const float *I1, int w, int h, const lt_vcm_params *p, float *mag,
-                       void *scratch, int *px, pts_team *st)
+                       void *scratch, int *px, pts_team *st, int tid)
 {
   int m = margin_of(p), k = p->points_per_cell, gx = p->grid_x, gy = p->grid_y, last = 0;
   /* pass 1: the Sobel of I0 row by row and, while its row is in the cache,
@@ -517,7 +519,7 @@ static int points_team(const float *I0, const float *I1, int w, int h, const lt_
    * (lt_vcm_strength's strength_row: the same values) into a row buffer,
    * scanned cell by cell into the cells' K slots of px (pixel indices, -1
    * empty) */
-  char *sc = (char *)scratch + lt_vcm_points_scratch(p, w) * omp_get_thread_num();
+  char *sc = (char *)scratch + lt_vcm_points_scratch(p, w) * tid;
   float *fr = (float *)sc, *bf = fr + w;
   int *bi = (int *)(bf + (size_t)gx * k), *cnt = bi + (size_t)gx * k;
   for (int cy; (cy = __atomic_fetch_add(&st->cy_next, 1, __ATOMIC_RELAXED)) < gy;) {
@@ -548,7 +550,7 @@ int lt_vcm_points(const float *I0, const float *I1, int w, int h, const lt_vcm_p
 {
   pts_team st = {0};
 #pragma omp parallel num_threads(nthreads)
-  points_team(I0, I1, w, h, p, mag, scratch, px, &st);
+  points_team(I0, I1, w, h, p, mag, scratch, px, &st, omp_get_thread_num());
   return points_pack(p->grid_x * p->grid_y, p->points_per_cell, w, px, py, NULL);
 }
 
@@ -1019,6 +1021,11 @@ typedef struct cpu_task {
   int begin, end, need;
 } cpu_task;
 
+typedef struct cpu_worker { /* a pool thread's context and number (pool_main) */
+  struct cpu_ctx *c;
+  int tid;
+} cpu_worker;
+
 typedef struct cpu_ctx {
   lt_vcm_params p;
   int w, h, maxpts, side, nthreads;
@@ -1043,13 +1050,29 @@ typedef struct cpu_ctx {
   int *done;        /* NCM task k of pair gen is done: done[k] == gen */
   int gen;          /* pairs run */
   int run;          /* pairs of points per VCM task at most (LT_VCM_RUN; LT_VCM_CPU_RUN) */
-  double *diag;     /* LT_VCM_CPU_DIAG: per thread NCM, VCM, wait seconds, tasks, start, first task */
+  double *diag;     /* LT_VCM_CPU_DIAG: per thread LT_VCM_DIAG_N sums (cpu_destroy prints them) */
+  double *tct;      /* per thread the last pair's correlation and accumulation seconds (cpu_team) */
+  /* the pair's team kept across pairs with LT_VCM_CPU_POOL=1 (pool_start;
+   * by default none: an OpenMP team per pair): threads 1 .. npool wait for
+   * job number jgen */
+  pthread_t *pool;
+  cpu_worker *wk;   /* their arguments (index = tid) */
+  int npool;        /* workers started */
+  struct cpu_job *job; /* the job of jgen */
+  int jgen, jleft;  /* jobs started; workers still in the last one */
+  int quit;         /* with jgen raised: the workers end */
+  int sleepers;     /* workers asleep on cv (under mu) */
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  double spin_s;    /* a worker's spin before it sleeps (LT_VCM_CPU_SPIN ms) */
   lt_vcm_vector *prev, *cur; /* last pair's vectors (temporal prior), this pair's */
   int nprev;
   double t[3]; /* seconds per phase (points, correlation, accumulation) */
 } cpu_ctx;
 
 #define LT_VCM_NCM_TASK 4 /* points per NCM task of cpu_run */
+#define LT_VCM_DIAG_N 7   /* LT_VCM_CPU_DIAG sums per thread: NCM, VCM, wait s, tasks, entry, first task, entry max */
+#define LT_VCM_SPIN_MS 5.0 /* a pool worker's spin after its last pair before it sleeps (LT_VCM_CPU_SPIN) */
 #define LT_VCM_RUN 8      /* pairs of points per VCM task of cpu_run at most (build_tasks) */
 #define LT_VCM_PF 128     /* the accumulation's prefetch distance: 4 blocks of 32 offsets */
 
@@ -1057,20 +1080,34 @@ typedef struct cpu_ctx {
 #define LT_VCM_NCM_PAD 32 /* uint16 past the last NCM (acc_pair's loads) */
 #define LT_VCM_M2P(m2) (((size_t)(m2) + 31) & ~(size_t)31) /* a point's sums: whole blocks of acc_pair */
 
+static void *pool_main(void *arg);
+static void pool_run(cpu_ctx *c, struct cpu_job *j, int quit);
+
 static void cpu_destroy(void *vctx)
 {
   cpu_ctx *c = vctx;
   if (!c) return;
+  if (c->npool > 0) { /* the workers end (pool_run quit), then joined */
+    pool_run(c, NULL, 1);
+    for (int t = 0; t < c->npool; t++) pthread_join(c->pool[t], NULL);
+  }
+  if (c->pool || c->wk) {
+    pthread_mutex_destroy(&c->mu);
+    pthread_cond_destroy(&c->cv);
+  }
   if (c->diag && c->gen > 0) {
     for (int t = 0; t < c->nthreads; t++) {
-      const double *d = c->diag + 6 * t;
+      const double *d = c->diag + LT_VCM_DIAG_N * t;
       fprintf(stderr,
-              "vcm cpu diag: thread %2d  ncm %.3f  vcm %.3f  wait %.3f ms/pair  tasks %.1f/pair  in team at %.3f, "
-              "first task at %.3f ms\n",
+              "vcm cpu diag: thread %2d  ncm %.3f  vcm %.3f  wait %.3f ms/pair  tasks %.1f/pair  in team at %.3f "
+              "(max %.3f), first task at %.3f ms (%s)\n",
               t, 1e3 * d[0] / c->gen, 1e3 * d[1] / c->gen, 1e3 * d[2] / c->gen, d[3] / c->gen, 1e3 * d[4] / c->gen,
-              1e3 * d[5] / c->gen);
+              1e3 * d[6], 1e3 * d[5] / c->gen, c->npool ? "pool" : "OpenMP team per pair");
     }
   }
+  free(c->pool);
+  free(c->wk);
+  free(c->tct);
   free(c->diag);
   free(c->mag);
   free(c->pscratch);
@@ -1109,11 +1146,41 @@ static void touch_pages(void *p, size_t n)
   if (n) b[n - 1] = 0;
 }
 
+/* The pool of cpu_run's teams with LT_VCM_CPU_POOL=1 (an experiment, off by
+ * default): nthreads - 1 workers (pool_main; none at 1 thread). On the H100
+ * host (16 cores, 2026-11-24 06:42 UTC, docs/PERFORMANCE.md) it took the
+ * team's start from ~0.1 ms to ~0.002 ms per pair on Yosemite and the three
+ * phases 1-7 % faster (medians of 5), but end to end 9-19 % slower on 4 of
+ * 5 inputs: its workers spinning between pairs hold the cores that the
+ * decoder and the CSV writer need (the output stage 3-4x longer). */
+static int pool_start(cpu_ctx *c)
+{
+  const char *ev = getenv("LT_VCM_CPU_POOL"), *es = getenv("LT_VCM_CPU_SPIN"); /* experiment switches */
+  if (c->nthreads < 2 || !ev || strcmp(ev, "1") != 0) return 0;
+  /* more threads than cores: no spin (the spinning ones would hold the cores
+   * that the others need), as libgomp's throttled spin */
+  c->spin_s = (es && atof(es) >= 0.0 ? atof(es) : c->nthreads > omp_get_num_procs() ? 0.0 : LT_VCM_SPIN_MS) * 1e-3;
+  pthread_mutex_init(&c->mu, NULL); /* destroyed by cpu_destroy where pool or wk is set */
+  pthread_cond_init(&c->cv, NULL);
+  c->pool = malloc((size_t)c->nthreads * sizeof *c->pool);
+  c->wk = malloc((size_t)c->nthreads * sizeof *c->wk);
+  if (!c->pool || !c->wk) {
+    lt_error("vcm: out of memory for %d threads", c->nthreads);
+    return LT_ERR_NOMEM;
+  }
+  for (int t = 1; t < c->nthreads; t++) {
+    c->wk[t] = (cpu_worker){c, t};
+    if (pthread_create(&c->pool[c->npool], NULL, pool_main, &c->wk[t]) != 0) break; /* fewer: OpenMP teams */
+    c->npool++;
+  }
+  return 0;
+}
+
 static int cpu_create(void **out, const lt_vcm_params *p, int w, int h)
 {
   *out = NULL;
-  int e = lt_vcm_params_check(p, w, h);
-  if (e) return e;
+  int err = lt_vcm_params_check(p, w, h);
+  if (err) return err;
   cpu_ctx *c = calloc(1, sizeof *c);
   if (!c) goto nomem;
   c->p = *p;
@@ -1124,7 +1191,8 @@ static int cpu_create(void **out, const lt_vcm_params *p, int w, int h)
   c->nthreads = omp_get_max_threads();
   const char *ev = getenv("LT_VCM_CPU_RUN"); /* experiment switch: 1 = a pair per task (before) */
   c->run = ev && atoi(ev) > 0 ? atoi(ev) : LT_VCM_RUN;
-  if (getenv("LT_VCM_CPU_DIAG")) c->diag = calloc((size_t)6 * c->nthreads, sizeof *c->diag);
+  if (getenv("LT_VCM_CPU_DIAG")) c->diag = calloc((size_t)LT_VCM_DIAG_N * c->nthreads, sizeof *c->diag);
+  c->tct = calloc((size_t)2 * c->nthreads, sizeof *c->tct);
   size_t npx = (size_t)w * h, m2 = (size_t)c->side * c->side;
   size_t r2 = (size_t)p->coherence_radius * p->coherence_radius + 1;
   c->mag = malloc(npx * sizeof *c->mag);
@@ -1154,7 +1222,7 @@ static int cpu_create(void **out, const lt_vcm_params *p, int w, int h)
   c->cur = malloc((size_t)c->maxpts * sizeof *c->cur);
   if (!c->mag || !c->pscratch || !c->ncm || !c->acc || !c->map || !c->nbl || !c->wl || !c->cnt || !c->zero || !c->sad || !c->wt || !c->wq || !c->rf[0] ||
       !c->rf[1] || !c->q[0] || !c->q[1] || !c->px || !c->py || !c->prev || !c->cur ||
-      !c->cstart || !c->task || !c->done)
+      !c->cstart || !c->task || !c->done || !c->tct)
     goto nomem;
   lt_vcm_weight_table(p, c->wt);
   if (!lt_vcm_weight_q(p, w, h, c->wq)) goto nomem;
@@ -1167,12 +1235,15 @@ static int cpu_create(void **out, const lt_vcm_params *p, int w, int h)
     touch_pages(c->rf[k], npx * sizeof *c->rf[k]);
     touch_pages(c->q[k], npx + LT_VCM_PAD8);
   }
+  if ((err = pool_start(c))) goto fail;
   *out = c;
   return 0;
 nomem:
   lt_error("vcm: out of memory for %dx%d frames, %d points", w, h, lt_vcm_max_points(p));
+  err = LT_ERR_NOMEM;
+fail:
   cpu_destroy(c);
-  return LT_ERR_NOMEM;
+  return err;
 }
 
 /* Weighted mean of the previous vectors around (x, y); 0 when none is near. */
@@ -1691,75 +1762,159 @@ static int cpu_pair8(void *vctx, const uint8_t *Q0, const uint8_t *Q1, lt_vcm_ve
   return cpu_run(c, out, cap, nout, t0);
 }
 
-/* The stages on the loaded frames rf / q (t0: when loading began). */
+/* The shared state of one pair's team (cpu_team) */
+typedef struct cpu_job {
+  double t0, t1;  /* the pair's start (loading), the tasks listed */
+  int gen, n, ntask, next, ready;
+  pts_team st;
+  int in8[2];     /* bytes_in's rows taken, done */
+  double *tct;    /* per thread correlation, accumulation seconds (2 each) */
+} cpu_job;
+
+/* One thread (tid of nt) of a pair's team, no barrier inside: pair8's
+ * frames copied in (bytes_in), the points (points_team); the thread that
+ * finishes them packs them and lists the tasks, the others wait for that;
+ * then the threads take the tasks in list order (cpu_ctx.task): each NCM
+ * task marks itself done with this pair's number, each VCM task first
+ * waits for the NCM tasks before it in the list. The same maps and sums as
+ * one pass over all NCMs and then all VCMs. */
+static void cpu_team(cpu_ctx *c, cpu_job *j, int tid, int nt)
+{
+  int w = c->w, h = c->h, M = c->side, gen = j->gen;
+  size_t m2 = (size_t)M * M;
+  double tc = 0.0, tv = 0.0;
+  double *dg = c->diag ? c->diag + LT_VCM_DIAG_N * tid : NULL; /* LT_VCM_CPU_DIAG */
+  if (dg) {
+    double in = lt_now() - j->t0;
+    dg[4] += in;
+    dg[6] = in > dg[6] ? in : dg[6];
+  }
+  if (c->in8[1]) bytes_in(c, j->in8);
+  if (points_team(c->rf[0], c->rf[1], w, h, &c->p, c->mag, c->pscratch, c->px, &j->st, tid)) {
+    j->n = points_pack(c->p.grid_x * c->p.grid_y, c->p.points_per_cell, w, c->px, c->py, c->cstart);
+    j->ntask = build_tasks(c, j->n, nt);
+    j->t1 = lt_now();
+    __atomic_store_n(&j->ready, 1, __ATOMIC_RELEASE);
+  } else
+    wait_count(&j->ready, 1);
+  int ntask = j->ntask;
+  uint16_t *sad = c->sad + (size_t)tid * M * SAD_LANES;
+  int32_t *acc = c->acc + (size_t)tid * 2 * LT_VCM_M2P(m2);
+  float *map = c->map + (size_t)tid * m2;
+  size_t wl_n = (size_t)c->maxpts / 2 + 1; /* a thread's neighbour list: maps and packed weights */
+  const uint16_t **nbl = c->nbl + (size_t)tid * c->maxpts;
+  uint32_t *wl = c->wl + (size_t)tid * 2 * wl_n;
+  int32_t *cnt = c->cnt + (size_t)tid * 2 * m2;
+  int known = 0;
+  if (dg) dg[5] += lt_now() - j->t0;
+  for (int k; (k = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED)) < ntask;) {
+    const cpu_task *tk = &c->task[k];
+    double ts = lt_now();
+    if (tk->begin < 0) {
+      for (int i = -tk->begin - 1; i < tk->end; i++)
+        lt_vcm_ncm8(c->q[0], c->q[1], c->rf[0], c->rf[1], w, h, c->px[i], c->py[i], &c->p, sad,
+                    c->ncm + (size_t)i * m2);
+      __atomic_store_n(&c->done[tk->need], gen, __ATOMIC_RELEASE);
+      tc += lt_now() - ts;
+    } else {
+      wait_ncm(c->done, tk->need, gen, &known);
+      if (dg) dg[2] += lt_now() - ts;
+      for (int i = tk->begin; i < tk->end; i += 2)
+        vcm_points(c, i, tk->end - i < 2 ? tk->end - i : 2, acc, map, cnt, nbl, wl, wl + wl_n, &c->cur[i]);
+      tv += lt_now() - ts;
+    }
+    if (dg) dg[3] += 1.0;
+  }
+  j->tct[2 * tid] = tc;
+  j->tct[2 * tid + 1] = tv;
+  if (dg) {
+    dg[0] += tc;
+    dg[1] += tv;
+  }
+}
+
+/* The pool's threads 1 .. npool (pool_start): each runs cpu_team for every
+ * job (c->jgen raised by pool_run), then waits for the next one: spinning
+ * (pause) for up to c->spin_s seconds after its last job, yielding the core
+ * now and then, then asleep on c->cv. The same team for every pair: no
+ * team start-up per pair. */
+
+static void *pool_main(void *arg)
+{
+  const cpu_worker *wk = arg;
+  cpu_ctx *c = wk->c;
+  int seen = 0;
+  for (;;) {
+    double since = lt_now();
+    for (unsigned it = 1; __atomic_load_n(&c->jgen, __ATOMIC_ACQUIRE) == seen; it++) {
+      if (it % 1024 == 0 && lt_now() - since > c->spin_s) {
+        pthread_mutex_lock(&c->mu);
+        __atomic_add_fetch(&c->sleepers, 1, __ATOMIC_SEQ_CST);
+        while (__atomic_load_n(&c->jgen, __ATOMIC_SEQ_CST) == seen) pthread_cond_wait(&c->cv, &c->mu);
+        __atomic_sub_fetch(&c->sleepers, 1, __ATOMIC_SEQ_CST);
+        pthread_mutex_unlock(&c->mu);
+        break;
+      }
+      if (it % 4096 == 0)
+        sched_yield(); /* now and then: a thread waiting for a core gets it */
+#if defined(__x86_64__) || defined(__i386__)
+      else
+        __builtin_ia32_pause();
+#endif
+    }
+    seen = __atomic_load_n(&c->jgen, __ATOMIC_ACQUIRE);
+    if (c->quit) return NULL;
+    cpu_team(c, c->job, wk->tid, c->npool + 1);
+    __atomic_sub_fetch(&c->jleft, 1, __ATOMIC_RELEASE);
+  }
+}
+
+/* Starts job j on the pool (threads 1 .. npool) and runs its thread 0 here;
+ * returns when every thread has finished it. quit: the workers end instead. */
+static void pool_run(cpu_ctx *c, cpu_job *j, int quit)
+{
+  c->job = j;
+  c->quit = quit;
+  c->jleft = c->npool;
+  __atomic_add_fetch(&c->jgen, 1, __ATOMIC_SEQ_CST);
+  if (__atomic_load_n(&c->sleepers, __ATOMIC_SEQ_CST) > 0) { /* pool_main's sleep: the gen under mu */
+    pthread_mutex_lock(&c->mu);
+    pthread_cond_broadcast(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+  }
+  if (quit) return;
+  cpu_team(c, j, 0, c->npool + 1);
+  for (unsigned it = 0; __atomic_load_n(&c->jleft, __ATOMIC_ACQUIRE) > 0; it++) spin_wait(it);
+}
+
+/* The stages on the loaded frames rf / q (t0: when loading began): one
+ * team for the pair, the pool (pool_start) when there is one with the
+ * pair's thread count, else an OpenMP team. */
 static int cpu_run(cpu_ctx *c, lt_vcm_vector *out, int cap, int *nout, double t0)
 {
-  int w = c->w, h = c->h, M = c->side;
-  size_t m2 = (size_t)M * M;
   int nt = omp_get_max_threads() < c->nthreads ? omp_get_max_threads() : c->nthreads;
-  int gx = c->p.grid_x, nc = gx * c->p.grid_y, n = 0, ntask = 0, gen = ++c->gen, next = 0, ready = 0;
-  pts_team st = {0};
-  int in8[2] = {0, 0}; /* bytes_in's rows taken, done */
-  double t1 = t0, tc = 0.0, tv = 0.0;
-  /* One team per pair, no barrier inside: pair8's frames copied in
-   * (bytes_in), the points (points_team); the
-   * thread that finishes them packs them and lists the tasks, the others
-   * wait for that; then the threads take the tasks in list order
-   * (cpu_ctx.task): each NCM task marks itself done with this pair's
-   * number, each VCM task first waits for the NCM tasks before it in the
-   * list. The same maps and sums as one pass over all NCMs and then all
-   * VCMs. */
-#pragma omp parallel num_threads(nt) reduction(+ : tc, tv)
-  {
-    double *dg = c->diag ? c->diag + 6 * omp_get_thread_num() : NULL; /* LT_VCM_CPU_DIAG */
-    if (dg) dg[4] += lt_now() - t0;
-    if (c->in8[1]) bytes_in(c, in8);
-    if (points_team(c->rf[0], c->rf[1], w, h, &c->p, c->mag, c->pscratch, c->px, &st)) {
-      n = points_pack(nc, c->p.points_per_cell, w, c->px, c->py, c->cstart);
-      ntask = build_tasks(c, n, omp_get_num_threads());
-      t1 = lt_now();
-      __atomic_store_n(&ready, 1, __ATOMIC_RELEASE);
-    } else
-      wait_count(&ready, 1);
-    uint16_t *sad = c->sad + (size_t)omp_get_thread_num() * M * SAD_LANES;
-    int32_t *acc = c->acc + (size_t)omp_get_thread_num() * 2 * LT_VCM_M2P(m2);
-    float *map = c->map + (size_t)omp_get_thread_num() * m2;
-    size_t wl_n = (size_t)c->maxpts / 2 + 1; /* a thread's neighbour list: maps and packed weights */
-    const uint16_t **nbl = c->nbl + (size_t)omp_get_thread_num() * c->maxpts;
-    uint32_t *wl = c->wl + (size_t)omp_get_thread_num() * 2 * wl_n;
-    int32_t *cnt = c->cnt + (size_t)omp_get_thread_num() * 2 * m2;
-    int known = 0;
-    if (dg) dg[5] += lt_now() - t0;
-    for (int k; (k = __atomic_fetch_add(&next, 1, __ATOMIC_RELAXED)) < ntask;) {
-      const cpu_task *tk = &c->task[k];
-      double ts = lt_now();
-      if (tk->begin < 0) {
-        for (int i = -tk->begin - 1; i < tk->end; i++)
-          lt_vcm_ncm8(c->q[0], c->q[1], c->rf[0], c->rf[1], w, h, c->px[i], c->py[i], &c->p, sad,
-                      c->ncm + (size_t)i * m2);
-        __atomic_store_n(&c->done[tk->need], gen, __ATOMIC_RELEASE);
-        tc += lt_now() - ts;
-      } else {
-        wait_ncm(c->done, tk->need, gen, &known);
-        if (dg) dg[2] += lt_now() - ts;
-        for (int i = tk->begin; i < tk->end; i += 2)
-          vcm_points(c, i, tk->end - i < 2 ? tk->end - i : 2, acc, map, cnt, nbl, wl, wl + wl_n, &c->cur[i]);
-        tv += lt_now() - ts;
-      }
-      if (dg) dg[3] += 1.0;
-    }
-    if (dg) { /* tc, tv: this thread's part of the reduction */
-      dg[0] += tc;
-      dg[1] += tv;
-    }
+  cpu_job j = {.t0 = t0, .t1 = t0, .gen = ++c->gen, .tct = c->tct};
+  if (nt == 1)
+    cpu_team(c, &j, 0, 1);
+  else if (c->npool + 1 == nt)
+    pool_run(c, &j, 0);
+  else {
+#pragma omp parallel num_threads(nt)
+    cpu_team(c, &j, omp_get_thread_num(), omp_get_num_threads());
+  }
+  double tc = 0.0, tv = 0.0;
+  for (int t = 0; t < c->nthreads; t++) { /* tct: zero for threads not in the team */
+    tc += c->tct[2 * t];
+    tv += c->tct[2 * t + 1];
+    c->tct[2 * t] = c->tct[2 * t + 1] = 0.0;
   }
   /* the two phases overlap: their wall time split by the threads' time in
    * each (a VCM task's wait for its NCMs counted as accumulation) */
   double t3 = lt_now(), fc = tc + tv > 0.0 ? tc / (tc + tv) : 0.0;
-  c->t[0] += t1 - t0;
-  c->t[1] += (t3 - t1) * fc;
-  c->t[2] += (t3 - t1) * (1.0 - fc);
-  int k = n < cap ? n : cap;
+  c->t[0] += j.t1 - t0;
+  c->t[1] += (t3 - j.t1) * fc;
+  c->t[2] += (t3 - j.t1) * (1.0 - fc);
+  int n = j.n, k = n < cap ? n : cap;
   memcpy(out, c->cur, (size_t)k * sizeof *out);
   lt_vcm_vector *t = c->prev; /* this field is the next pair's prior */
   c->prev = c->cur;
