@@ -934,8 +934,9 @@ ncm5_k(const uint8_t *__restrict__ I0, const uint8_t *__restrict__ I1, const int
     }
     return;
   }
-  if constexpr (W4) { /* the SADs as ints in shared memory, then 4 similarities a store */
-    int *sadi = (int *)smem4, lo_i = INT_MAX, hi_i = 0;
+  /* every tile of the block's threads: put(index in the M x M map, SAD) for
+   * each of its offsets inside the clamped rectangle */
+  auto each_sad = [&](auto put) {
     for (int tile = threadIdx.x; tile < ntx * nty; tile += blockDim.x) {
       int tx = tile % ntx, ty = tile / ntx;
       unsigned acc[NCM_TY][NCM_TX];
@@ -946,11 +947,17 @@ ncm5_k(const uint8_t *__restrict__ I0, const uint8_t *__restrict__ I1, const int
         for (int t = 0; t < NCM_TX; t++) {
           int ox = r[0] + tx * NCM_TX + t, oy = r[2] + ty * NCM_TY + dy;
           if (ox > r[1] || oy > r[3]) continue;
-          lo_i = min(lo_i, (int)acc[dy][t]);
-          hi_i = max(hi_i, (int)acc[dy][t]);
-          sadi[(oy + R) * M + ox + R] = (int)acc[dy][t];
+          put((oy + R) * M + ox + R, acc[dy][t]);
         }
     }
+  };
+  if constexpr (W4) { /* the SADs as ints in shared memory, then 4 similarities a store */
+    int *sadi = (int *)smem4, lo_i = INT_MAX, hi_i = 0;
+    each_sad([&](int k, unsigned v) {
+      lo_i = min(lo_i, (int)v);
+      hi_i = max(hi_i, (int)v);
+      sadi[k] = (int)v;
+    });
     lo = lo_i == INT_MAX ? INFINITY : (float)lo_i; /* (SADs <= 25 * 255: exact as floats) */
     hi = (float)hi_i;
     block_minmax(lo, hi, rmin, rmax, &dmin, &dmax);
@@ -978,22 +985,12 @@ ncm5_k(const uint8_t *__restrict__ I0, const uint8_t *__restrict__ I1, const int
       *(uint2 *)(out + o) = make_uint2(h[0] | h[1] << 16, h[2] | h[3] << 16);
     }
   } else { /* the SADs as floats, a 16-bit store per offset (LT_VCM_NCM=col5 and the others) */
-    for (int tile = threadIdx.x; tile < ntx * nty; tile += blockDim.x) {
-      int tx = tile % ntx, ty = tile / ntx;
-      unsigned acc[NCM_TY][NCM_TX];
-      tile_sads(tx, ty, acc);
-#pragma unroll
-      for (int dy = 0; dy < NCM_TY; dy++)
-#pragma unroll
-        for (int t = 0; t < NCM_TX; t++) {
-          int ox = r[0] + tx * NCM_TX + t, oy = r[2] + ty * NCM_TY + dy;
-          if (ox > r[1] || oy > r[3]) continue;
-          float s = (float)acc[dy][t];
-          lo = fminf(lo, s);
-          hi = fmaxf(hi, s);
-          sadf[(oy + R) * M + ox + R] = s;
-        }
-    }
+    each_sad([&](int k, unsigned v) {
+      float s = (float)v;
+      lo = fminf(lo, s);
+      hi = fmaxf(hi, s);
+      sadf[k] = s;
+    });
     block_minmax(lo, hi, rmin, rmax, &dmin, &dmax);
     float inv = lt_vcm_sim_inv((int)dmin, (int)dmax);
     q = rc_start(threadIdx.x, blockDim.x, M);
