@@ -127,9 +127,12 @@ grep -q -- "--device" "$T/dry" && fail "gpus" "--device despite CUDA_VISIBLE_DEV
 # Ctrl-C: running job keeps its .partial, no new job starts, exit 130
 "$SYNTH" --out "$T/in/long.avi" --width 160 --height 120 --frames 60 --cells 3 --seed 4 2>/dev/null \
   || fail "lt_synth" "could not make long.avi"
-# (set -m: a background job of a script ignores SIGINT; this one must not).
+# (set -m: a background job of a script ignores SIGINT; this one must not.
+# env --default-signal: neither when the tests themselves were started with
+# SIGINT ignored, e.g. under nohup or as a background job of a script, which
+# a shell cannot trap: the runner would not see the Ctrl-C.)
 # Wait for a first data row: leuktrack keeps no .partial without one.
-OUT="$T/o5" bash -c 'set -m; "$@" >/dev/null 2>&1 & p=$!
+OUT="$T/o5" env --default-signal=INT bash -c 'set -m; "$@" >/dev/null 2>&1 & p=$!
   for i in $(seq 200); do [ "$(cat "$OUT"/long.csv.tmp* 2>/dev/null | wc -l)" -ge 2 ] && break; sleep 0.05; done
   kill -INT -- -$p; wait $p' _ "$BATCH" --leuktrack "$LT" -j 1 --gpus 0 -o "$T/o5" long.avi a/v1.avi -- --threads 1 --backend cpu 2>"$T/int.err"
 rc=$?
