@@ -621,16 +621,16 @@ static int begin(void *m, lt_loop *L, const lt_source_info *in)
   R->dets = malloc(sizeof *R->dets * MAX_MAXIMA);
   R->absg = malloc(sizeof *R->absg * MAX_MAXIMA);
   R->thr = R->p.gicov_threshold;
-  R->win = malloc(sizeof *R->win * (size_t)(2 * (R->p.rmax + 3 + R->p.recheck_search) + 1) *
-                  (2 * (R->p.rmax + 3 + R->p.recheck_search) + 1));
+  const size_t ws = 2 * (size_t)(R->p.rmax + 3 + R->p.recheck_search) + 1; /* recheck()'s window side */
+  R->win = R->p.recheck > 0 ? malloc(sizeof *R->win * ws * ws) : NULL;
   if ((err = lt_leuk_static_init(&R->st, R->fw, R->fh, &R->p.roi, R->p.static_span, R->p.static_ratio))) return err;
   if (!R->cells || !R->act || !R->miss || !R->was_lost || !R->pv || !R->gone || !R->gone_frame || !R->maxima || !R->dets ||
-      !R->absg || !R->win) {
+      !R->absg || (R->p.recheck > 0 && !R->win)) {
     lt_error("out of memory");
     return LT_ERR_NOMEM;
   }
   if ((err = R->be->create(&R->ctx, &R->p, R->fw, R->fh, MAX_CELLS))) return err;
-  if ((err = lt_stencil_init(&R->stencil, &R->p))) {
+  if (R->p.recheck > 0 && (err = lt_stencil_init(&R->stencil, &R->p))) { /* recheck()'s circles only */
     if (err == LT_ERR_USAGE) lt_error("--radius %d:%d: no circle stencils", R->p.rmin, R->p.rmax);
     return err;
   }
