@@ -196,6 +196,11 @@ void lt_stencil_free(lt_stencil *s);
  * LT_GICOV_LANES interleaved partials (gicov.c). */
 #define LT_GICOV_LANES 16
 double lt_gicov_at(const float *img, int w, int h, int x, int y, const lt_stencil *s, int k);
+/* Sub-pixel refinement of circle k's best integer position (x, y) (signed
+ * score best): parabolas in x and y, steps of at most half a pixel added to
+ * *qx, *qy (track.c). */
+void lt_gicov_subpixel(const float *img, int w, int h, int x, int y, const lt_stencil *s, int k, int sign,
+                       double best, double *qx, double *qy);
 
 /* GICOV map over an image of w x h: at pixels where circle k fits (at
  * least radius_k+1 from every border), the signed GICOV of the circle with the largest mean^2/var (ties

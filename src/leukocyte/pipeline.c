@@ -201,14 +201,8 @@ static void recheck(run *R, const lt_frame *f)
           }
         }
     if (bk < 0 || best <= c->sign * c->gicov || best < R->thr) continue;
-    double qx = bx, qy = by; /* sub-pixel: parabola through the scores of the best circle */
-    double sl = c->sign * lt_gicov_at(R->win, w, h, bx - 1 - x0, by - y0, st, bk);
-    double sr = c->sign * lt_gicov_at(R->win, w, h, bx + 1 - x0, by - y0, st, bk);
-    double su = c->sign * lt_gicov_at(R->win, w, h, bx - x0, by - 1 - y0, st, bk);
-    double sd = c->sign * lt_gicov_at(R->win, w, h, bx - x0, by + 1 - y0, st, bk);
-    double cxv = sl - 2 * best + sr, cyv = su - 2 * best + sd;
-    if (cxv < 0) qx += fmax(-0.5, fmin(0.5, 0.5 * (sl - sr) / cxv));
-    if (cyv < 0) qy += fmax(-0.5, fmin(0.5, 0.5 * (su - sd) / cyv));
+    double qx = bx, qy = by;
+    lt_gicov_subpixel(R->win, w, h, bx - x0, by - y0, st, bk, c->sign, best, &qx, &qy);
     const lt_rect *roi = &R->p.roi;
     double rad = st->radius[bk];
     double edge = fmin(fmin(qx - roi->x, roi->x + roi->w - 1 - qx), fmin(qy - roi->y, roi->y + roi->h - 1 - qy));

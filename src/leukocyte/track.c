@@ -57,6 +57,22 @@ static double best_gicov(const float *img, int fw, int fh, int x, int y, const l
   return best == -INFINITY ? 0.0 : best * sign;
 }
 
+/* Sub-pixel position of the best circle k at integer (x, y) of img (w x h),
+ * whose signed score is best: a parabola through the scores of its four
+ * neighbours in x and in y, each step clamped to half a pixel, added to
+ * *qx and *qy (the re-localisation below, and the pipeline's recheck). */
+void lt_gicov_subpixel(const float *img, int w, int h, int x, int y, const lt_stencil *s, int k, int sign,
+                       double best, double *qx, double *qy)
+{
+  double sl = sign * lt_gicov_at(img, w, h, x - 1, y, s, k);
+  double sr = sign * lt_gicov_at(img, w, h, x + 1, y, s, k);
+  double su = sign * lt_gicov_at(img, w, h, x, y - 1, s, k);
+  double sd = sign * lt_gicov_at(img, w, h, x, y + 1, s, k);
+  double cxv = sl - 2 * best + sr, cyv = su - 2 * best + sd;
+  if (cxv < 0) *qx += fmax(-0.5, fmin(0.5, 0.5 * (sl - sr) / cxv));
+  if (cyv < 0) *qy += fmax(-0.5, fmin(0.5, 0.5 * (su - sd) / cyv));
+}
+
 void lt_leuk_track_cell(const float *img, int fw, int fh, const lt_stencil *s,
                         const lt_leuk_params *p, lt_leuk_cell *c, float *work)
 {
@@ -78,16 +94,7 @@ void lt_leuk_track_cell(const float *img, int fw, int fh, const lt_stencil *s,
         kq = k;
       }
     }
-  if (bestv > 0) { /* sub-pixel: parabola through the scores of the best circle */
-    int x0 = (int)qx, y0 = (int)qy;
-    double sl = c->sign * lt_gicov_at(img, fw, fh, x0 - 1, y0, s, kq);
-    double sr = c->sign * lt_gicov_at(img, fw, fh, x0 + 1, y0, s, kq);
-    double su = c->sign * lt_gicov_at(img, fw, fh, x0, y0 - 1, s, kq);
-    double sd = c->sign * lt_gicov_at(img, fw, fh, x0, y0 + 1, s, kq);
-    double cxv = sl - 2 * bestv + sr, cyv = su - 2 * bestv + sd;
-    if (cxv < 0) qx += fmax(-0.5, fmin(0.5, 0.5 * (sl - sr) / cxv));
-    if (cyv < 0) qy += fmax(-0.5, fmin(0.5, 0.5 * (su - sd) / cyv));
-  }
+  if (bestv > 0) lt_gicov_subpixel(img, fw, fh, (int)qx, (int)qy, s, kq, c->sign, bestv, &qx, &qy);
 
   /* 3. window */
   int hx = lt_leuk_win_half_x(R), hy = lt_leuk_win_half_y(R);
