@@ -50,6 +50,8 @@ void lt_leuk_params_default(lt_leuk_params *p)
   p->hold_gicov = 1.6;
   p->recheck = 0; /* off: it costs ~40 % of the H100 frame on the real clip and gained no cell held out (docs/ACCURACY.md) */
   p->recheck_search = 6;
+  p->motion = 0;
+  p->motion_gate = 0.8;
 }
 
 int lt_leuk_nradii(const lt_leuk_params *p)

@@ -77,6 +77,11 @@ typedef struct lt_leuk_params {
                               near the prediction that scores more than where the tracking
                               went is the cell (pipeline.c, recheck()): 0 (off) */
   int recheck_search;      /* ... circles of any radius within this many px of it: 6 */
+  int motion;              /* > 0: new cells are also detected on the frame less a background
+                              (the median of copies kept every motion frames; motion.c) */
+  double motion_gate;      /* ... and such a detection needs |GICOV| >= this, of its sign,
+                              on the frame itself (a cell's ghost where it was scores the
+                              other sign there) */
   double hold_gicov;       /* 1.6 (a clean adherent cell scores >= 3.9, a static
                               structure of real vessel texture up to 2.9) */
   int reference_geometry;  /* tests only: the reference's GICOV angle table (pi = 3.14159)

@@ -34,6 +34,7 @@
 #include "leuk.h"
 #include "leuk_mode.h"
 #include "log.h"
+#include "motion.h"
 #include "static.h"
 #include "tracks.h"
 
@@ -73,7 +74,11 @@ typedef struct run {
   float *absg;           /* scratch of the median (adapt_threshold) */
   double thr;            /* |GICOV| a new cell needs (set at each full detection) */
   lt_leuk_static st;     /* the static test (--static-span, static.c) */
-  lt_stencil stencil;    /* circles of the host-side check of jumps (recheck) */
+  lt_leuk_motion mo;     /* the motion cue (--motion, motion.c) */
+  double thr_m;          /* |GICOV| a new cell needs on the frame less the background */
+  int mo_full;           /* a full detection on it was made */
+  const lt_frame *f;     /* the frame being processed */
+  lt_stencil stencil;    /* circles of the host-side checks (recheck, motion_gate) */
   float *win;            /* its window of the frame, as floats */
   long cell_frames, mgvf_iters, evolve_iters, mgvf_frame_max_sum, evolve_frame_max_sum, track_frames;
   int warned_full;
@@ -216,6 +221,32 @@ static void recheck(run *R, const lt_frame *f)
     c->gicov = (float)(c->sign * best);
     c->status = LT_CELL_ACTIVE;
   }
+}
+
+/* The best |GICOV| of sign `sign` of circle k (radius index) on the frame
+ * itself within 1 px of (x, y): what a detection on the frame less the
+ * background scores where it is (the cell there, or 0 or the other sign
+ * where a cell was and the background has it). Host side, both backends. */
+static double frame_score(run *R, double x, double y, int k, int sign)
+{
+  const lt_stencil *st = &R->stencil;
+  int m = R->p.rmax + 3, ix = (int)lround(x), iy = (int)lround(y);
+  int x0 = ix - m, y0 = iy - m, x1 = ix + m, y1 = iy + m;
+  if (x0 < 0) x0 = 0;
+  if (y0 < 0) y0 = 0;
+  if (x1 > R->fw - 1) x1 = R->fw - 1;
+  if (y1 > R->fh - 1) y1 = R->fh - 1;
+  int w = x1 - x0 + 1, h = y1 - y0 + 1;
+  if (w < 3 || h < 3) return 0;
+  for (int yy = 0; yy < h; yy++)
+    for (int xx = 0; xx < w; xx++) R->win[(size_t)yy * w + xx] = pixel(R->f, R->fw, x0 + xx, y0 + yy);
+  double best = 0;
+  for (int dy = -1; dy <= 1; dy++)
+    for (int dx = -1; dx <= 1; dx++) {
+      double g = sign * lt_gicov_at(R->win, w, h, ix + dx - x0, iy + dy - y0, st, k);
+      if (g > best) best = g;
+    }
+  return best;
 }
 
 /* Remove ended cells, keeping the order: LEFT ends the track; LOST ends it
@@ -405,15 +436,16 @@ static void start_track(run *R, int i, const lt_leuk_det *d, double rad, int hav
  * is that cell: no refinement), and start tracks for cells that are not
  * tracked yet, continue the lost track that they fall on, or give a found
  * track its whole cell. */
-static int take_maxima(run *R, const lt_rect *roi, int nm)
+static int take_maxima(run *R, const lt_rect *roi, int nm, int motion)
 {
   double t1 = lt_now();
   int nc = 0;
+  const double thr = motion ? R->thr_m : R->thr;
   for (int i = 0; i < nm; i++) {
     const lt_leuk_max *q = &R->maxima[i];
-    if (fabsf(q->gicov) <= R->thr || left_at(R, q->x, q->y, q->radius)) continue;
+    if (fabsf(q->gicov) <= thr || left_at(R, q->x, q->y, q->radius)) continue;
     int j = cell_at(R, R->ncells, q->x, q->y, q->radius);
-    if (j < 0 || R->miss[j] || grown(R, j, q->radius, q->gicov)) R->maxima[nc++] = *q;
+    if (j < 0 || R->miss[j] || (!motion && grown(R, j, q->radius, q->gicov))) R->maxima[nc++] = *q;
   }
   int err = R->be->refine(R->ctx, R->maxima, nc, R->dets);
   if (err) return err;
@@ -426,6 +458,16 @@ static int take_maxima(run *R, const lt_rect *roi, int nm)
     double rad = R->maxima[i].radius;
     if (!d->ok || !inside(roi, d->x, d->y, rad)) continue;
     int dup = cell_at(R, R->ncells, d->x, d->y, rad);
+    lt_leuk_det dm;
+    if (motion) { /* on a found cell, or not a cell on the frame itself: nothing; else its score there */
+      const int sg = d->gicov >= 0 ? 1 : -1;
+      if (dup >= 0 && dup < first_new && !R->miss[dup]) continue;
+      double fs = frame_score(R, d->x, d->y, (R->maxima[i].radius - R->p.rmin) / R->p.rstep, sg);
+      if (fs < R->p.motion_gate) continue;
+      dm = *d;
+      dm.gicov = (float)(sg * fs);
+      d = &dm;
+    }
     if (dup >= first_new) { /* two detections of one cell: keep the stronger */
       if (fabsf(d->gicov) > fabsf(R->cells[dup].gicov)) {
         double vx = R->cells[dup].vx, vy = R->cells[dup].vy;
@@ -476,27 +518,43 @@ static int take_maxima(run *R, const lt_rect *roi, int nm)
  * background scores; a clean background (synthetic, fluorescence) lowers the
  * threshold to gicov_adapt times it (not under adapt_floor), a textured one
  * (real vessels) keeps gicov_threshold. Fewer than 8 maxima: the threshold. */
-static void adapt_threshold(run *R, int nm)
+static double adapt_threshold(run *R, int nm)
 {
-  R->thr = R->p.gicov_threshold;
-  if (R->p.gicov_adapt <= 0 || nm < 8) return;
+  if (R->p.gicov_adapt <= 0 || nm < 8) return R->p.gicov_threshold;
   for (int i = 0; i < nm; i++) R->absg[i] = fabsf(R->maxima[i].gicov);
   double med = lt_leuk_median(R->absg, nm);
-  double t = fmax(R->p.adapt_floor, R->p.gicov_adapt * med);
-  if (t < R->thr) R->thr = t;
+  return fmin(R->p.gicov_threshold, fmax(R->p.adapt_floor, R->p.gicov_adapt * med));
 }
 
 /* Detect in roi and start tracks for cells that are not tracked yet; full
  * (the ROI or the entry ROI, not a band): the threshold adapts to it. */
-static int detect_new(run *R, const lt_rect *roi, int full)
+static int detect_new(run *R, const lt_rect *roi, int full, int motion)
 {
   double t0 = lt_now();
   int nm = 0;
   int err = R->be->detect(R->ctx, roi, R->maxima, MAX_MAXIMA, &nm);
   if (err) return err;
   lt_loop_time(R->L, ST_DETECT, lt_now() - t0);
-  if (full) adapt_threshold(R, nm);
-  return take_maxima(R, roi, nm);
+  if (full) *(motion ? &R->thr_m : &R->thr) = adapt_threshold(R, nm);
+  return take_maxima(R, roi, nm, motion);
+}
+
+/* The motion cue (--motion): the same rects detected again on the frame
+ * less the background (motion.c), made here and handed to the backend as
+ * its frame; new cells only (the frame itself must show them,
+ * frame_score). The backend keeps that frame until the next set_frame. */
+static int detect_moving(run *R, const lt_rect *rects, int n, int full)
+{
+  if (!n || !lt_leuk_motion_ready(&R->mo)) return 0;
+  double t0 = lt_now();
+  const unsigned char *b8 = NULL;
+  for (int k = 0; k < n; k++) lt_leuk_motion_diff(&R->mo, &rects[k], &b8);
+  int err = R->be->set_frame(R->ctx, R->mo.diff, b8);
+  if (err) return err;
+  lt_loop_time(R->L, ST_UPLOAD, lt_now() - t0);
+  for (int k = 0; k < n; k++)
+    if ((err = detect_new(R, &rects[k], full, 1))) return err;
+  return 0;
 }
 
 /* The band(s) of the entry ROI that cells enter through, into b[0..3]:
@@ -616,15 +674,17 @@ static int begin(void *m, lt_loop *L, const lt_source_info *in)
   R->absg = malloc(sizeof *R->absg * MAX_MAXIMA);
   R->thr = R->p.gicov_threshold;
   const size_t ws = 2 * (size_t)(R->p.rmax + 3 + R->p.recheck_search) + 1; /* recheck()'s window side */
-  R->win = R->p.recheck > 0 ? malloc(sizeof *R->win * ws * ws) : NULL;
+  const int host_gicov = R->p.recheck > 0 || R->p.motion > 0; /* recheck() or frame_score() */
+  R->win = host_gicov ? malloc(sizeof *R->win * ws * ws) : NULL;
   if ((err = lt_leuk_static_init(&R->st, R->fw, R->fh, &R->p.roi, R->p.static_span, R->p.static_ratio))) return err;
+  if ((err = lt_leuk_motion_init(&R->mo, R->fw, R->fh, R->p.motion))) return err;
   if (!R->cells || !R->act || !R->miss || !R->was_lost || !R->pv || !R->gone || !R->gone_frame || !R->maxima || !R->dets ||
-      !R->absg || (R->p.recheck > 0 && !R->win)) {
+      !R->absg || (host_gicov && !R->win)) {
     lt_error("out of memory");
     return LT_ERR_NOMEM;
   }
   if ((err = R->be->create(&R->ctx, &R->p, R->fw, R->fh, MAX_CELLS))) return err;
-  if (R->p.recheck > 0 && (err = lt_stencil_init(&R->stencil, &R->p))) { /* recheck()'s circles only */
+  if (host_gicov && (err = lt_stencil_init(&R->stencil, &R->p))) { /* recheck()'s and frame_score()'s circles only */
     if (err == LT_ERR_USAGE) lt_error("--radius %d:%d: no circle stencils", R->p.rmin, R->p.rmax);
     return err;
   }
@@ -643,6 +703,8 @@ static int step(void *m, lt_loop *L, const lt_frame *f, const lt_frame *prev)
   int err;
   R->frame = f->index;
   lt_leuk_static_frame(&R->st, f->index, f->grey, f->grey8);
+  lt_leuk_motion_frame(&R->mo, f->index, f->grey, f->grey8);
+  R->f = f;
   double tu = lt_now();
   if ((err = R->be->set_frame(R->ctx, f->grey, f->grey8))) return err;
   const lt_frame *nf; /* the next frame, when decoded already, may travel during this one's work */
@@ -651,7 +713,8 @@ static int step(void *m, lt_loop *L, const lt_frame *f, const lt_frame *prev)
   lt_loop_time(L, ST_UPLOAD, lt_now() - tu);
   if (R->first < 0) {
     R->first = f->index;
-    if ((err = detect_new(R, &R->p.roi, 1))) return err;
+    if ((err = detect_new(R, &R->p.roi, 1, 0))) return err;
+    R->thr_m = R->thr;
   } else {
     /* the entry bands of this frame, chosen before the tracking (from the
      * flow of the last frame); a backend that detects in two halves runs a
@@ -690,14 +753,21 @@ static int step(void *m, lt_loop *L, const lt_frame *f, const lt_frame *prev)
       t1 = lt_now();
       if ((err = R->be->detect_end(R->ctx, R->maxima, MAX_MAXIMA, &nm))) return err;
       lt_loop_time(L, ST_DETECT, lt_now() - t1);
-      if ((err = take_maxima(R, &band[0], nm))) return err;
+      if ((err = take_maxima(R, &band[0], nm, 0))) return err;
     } else if ((f->index - R->first) % R->p.detect_every == 0) {
-      if ((err = detect_new(R, &R->p.entry_roi, 1))) return err;
+      if ((err = detect_new(R, &R->p.entry_roi, 1, 0))) return err;
     } else { /* nband is 0 with --entry-band 0 */
       for (int k = 0; k < nband; k++)
-        if ((err = detect_new(R, &band[k], 0))) return err;
+        if ((err = detect_new(R, &band[k], 0, 0))) return err;
+    }
+    if (lt_leuk_motion_ready(&R->mo)) { /* the same on the frame less the background; the whole entry ROI the first time */
+      int full = (f->index - R->first) % R->p.detect_every == 0 || !R->mo_full;
+      err = full ? detect_moving(R, &R->p.entry_roi, 1, 1) : detect_moving(R, band, nband, 0);
+      if (err) return err;
+      R->mo_full |= full;
     }
   }
+  lt_leuk_motion_keep(&R->mo); /* a copy every motion frames */
   lt_leuk_static_keep(&R->st); /* a copy every static_span frames */
   order_shown(R);
   double t2 = lt_now();
@@ -787,6 +857,7 @@ int lt_leuk_run(const lt_settings *s, const void *opts)
   free(R.dets);
   free(R.absg);
   lt_leuk_static_free(&R.st);
+  lt_leuk_motion_free(&R.mo);
   lt_stencil_free(&R.stencil);
   free(R.win);
   return err;

@@ -1,0 +1,99 @@
+/* motion.c - the motion cue of new detections (--motion, issue 15): in
+ * intravital video the background (vessel walls, texture, debris) stays
+ * where it is while leukocytes roll, so a faint cell that GICOV cannot tell
+ * from the texture of the frame stands out in the frame less a background
+ * made of earlier frames. The background is the per-pixel (lower) median of
+ * the last LT_MOTION_KEYS copies, one kept every `every` frames: a cell that
+ * was on a pixel in fewer than half of them is not in it. Causal: before 3
+ * copies are kept there is no background (the pipeline then detects on the
+ * frame alone). The difference is made on the host, once, and handed to
+ * the backend as a frame (set_frame), so both backends detect on the same
+ * bytes. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "log.h"
+#include "motion.h"
+
+int lt_leuk_motion_init(lt_leuk_motion *M, int fw, int fh, int every)
+{
+  memset(M, 0, sizeof *M);
+  M->fw = fw;
+  M->fh = fh;
+  M->every = every;
+  M->frame = -1;
+  M->all8 = 1;
+  if (every <= 0) return 0;
+  const size_t n = (size_t)fw * fh;
+  int bad = 0;
+  for (int k = 0; k < LT_MOTION_KEYS; k++) bad |= !(M->key[k] = malloc(sizeof(float) * n));
+  M->diff = malloc(sizeof(float) * n);
+  M->diff8 = malloc(n);
+  if (bad || !M->diff || !M->diff8) {
+    lt_error("out of memory (frame copies of the motion cue)");
+    lt_leuk_motion_free(M);
+    return LT_ERR_NOMEM;
+  }
+  for (size_t i = 0; i < n; i++) M->diff[i] = 128.0f;
+  memset(M->diff8, 128, n);
+  return 0;
+}
+
+void lt_leuk_motion_free(lt_leuk_motion *M)
+{
+  for (int k = 0; k < LT_MOTION_KEYS; k++) {
+    free(M->key[k]);
+    M->key[k] = NULL;
+  }
+  free(M->diff);
+  free(M->diff8);
+  M->diff = NULL;
+  M->diff8 = NULL;
+}
+
+void lt_leuk_motion_frame(lt_leuk_motion *M, int index, const float *cur, const unsigned char *cur8)
+{
+  M->frame = index;
+  M->cur = cur;
+  M->cur8 = cur8;
+}
+
+int lt_leuk_motion_ready(const lt_leuk_motion *M) { return M->every > 0 && M->nkeys >= 3; }
+
+void lt_leuk_motion_diff(lt_leuk_motion *M, const lt_rect *r, const unsigned char **bytes)
+{
+  const int n = M->nkeys, mid = (n - 1) / 2, b8 = M->cur8 && M->all8;
+  for (int y = r->y; y < r->y + r->h; y++)
+    for (int x = r->x; x < r->x + r->w; x++) {
+      const size_t i = (size_t)y * M->fw + x;
+      float v[LT_MOTION_KEYS];
+      for (int k = 0; k < n; k++) { /* insertion sort of n <= 5 values */
+        float a = M->key[k][i];
+        int j = k;
+        for (; j > 0 && v[j - 1] > a; j--) v[j] = v[j - 1];
+        v[j] = a;
+      }
+      float d = 128.0f + ((M->cur8 ? (float)M->cur8[i] : M->cur[i]) - v[mid]);
+      d = d < 0.0f ? 0.0f : d > 255.0f ? 255.0f : d;
+      M->diff[i] = d;
+      if (b8) M->diff8[i] = (unsigned char)d;
+    }
+  *bytes = b8 ? M->diff8 : NULL;
+}
+
+void lt_leuk_motion_keep(lt_leuk_motion *M)
+{
+  if (M->every <= 0 || M->seen++ % M->every != 0) return;
+  const size_t n = (size_t)M->fw * M->fh;
+  float *k = M->key[M->next];
+  if (M->cur8)
+    for (size_t i = 0; i < n; i++) k[i] = M->cur8[i];
+  else
+    memcpy(k, M->cur, sizeof(float) * n);
+  M->is8[M->next] = M->cur8 != NULL;
+  M->next = (M->next + 1) % LT_MOTION_KEYS;
+  if (M->nkeys < LT_MOTION_KEYS) M->nkeys++;
+  M->all8 = 1;
+  for (int j = 0; j < M->nkeys; j++) M->all8 &= M->is8[j];
+}
