@@ -224,6 +224,8 @@ opt_static_span_neg   | $LT $V -o $O --static-span -1         | 2 | invalid valu
 opt_hold_neg          | $LT $V -o $O --hold -1                | 2 | invalid value '-1' for --hold |
 opt_recheck_neg       | $LT $V -o $O --recheck -0.5           | 2 | invalid value '-0.5' for --recheck |
 opt_recheck_nan       | $LT $V -o $O --recheck nan            | 2 | invalid value 'nan' for --recheck: not a number |
+opt_motion_neg        | $LT $V -o $O --motion -1             | 2 | invalid value '-1' for --motion |
+opt_motion_frac       | $LT $V -o $O --motion 2.5            | 2 | invalid value '2.5' for --motion |
 opt_backend_gpu       | $LT $V -o $O --backend gpu            | 2 | invalid value 'gpu' for --backend: expected auto, cpu or cuda |
 opt_format_xml        | $LT $V -o $O --format xml             | 2 | invalid value 'xml' for --format: expected csv, trackmate or ctc |
 opt_channel_q         | $LT $V -o $O --channel q              | 2 | invalid value 'q' for --channel: expected luma, r, g or b |

@@ -61,24 +61,64 @@ void lt_leuk_motion_frame(lt_leuk_motion *M, int index, const float *cur, const 
 
 int lt_leuk_motion_ready(const lt_leuk_motion *M) { return M->every > 0 && M->nkeys >= 3; }
 
+/* Compare-exchange: a <= b after it (the ternaries compile to min/max
+ * instructions, so the row loops below vectorise). */
+#define CX(a, b)                     \
+  do {                               \
+    float lo_ = a < b ? a : b;       \
+    float hi_ = a < b ? b : a;       \
+    a = lo_;                         \
+    b = hi_;                         \
+  } while (0)
+
+/* The lower median of the n (3..5) values of pixel i of the copies: a
+ * sorting network, the same value as sorting them. */
+static inline float lower_median(const lt_leuk_motion *M, int n, size_t i)
+{
+  float a = M->key[0][i], b = M->key[1][i], c = M->key[2][i], d, e;
+  if (n == 3) {
+    CX(a, b);
+    CX(b, c);
+    CX(a, b);
+    return b;
+  }
+  d = M->key[3][i];
+  if (n == 4) {
+    CX(a, b);
+    CX(c, d);
+    CX(a, c);
+    CX(b, d);
+    CX(b, c);
+    return b;
+  }
+  e = M->key[4][i];
+  CX(a, b);
+  CX(d, e);
+  CX(c, e);
+  CX(c, d);
+  CX(b, e);
+  CX(a, d);
+  CX(a, c);
+  CX(b, d);
+  CX(b, c);
+  return c;
+}
+
 void lt_leuk_motion_diff(lt_leuk_motion *M, const lt_rect *r, const unsigned char **bytes)
 {
-  const int n = M->nkeys, mid = (n - 1) / 2, b8 = M->cur8 && M->all8;
-  for (int y = r->y; y < r->y + r->h; y++)
+  const int n = M->nkeys, b8 = M->cur8 && M->all8;
+  for (int y = r->y; y < r->y + r->h; y++) {
+    const size_t i0 = (size_t)y * M->fw;
     for (int x = r->x; x < r->x + r->w; x++) {
-      const size_t i = (size_t)y * M->fw + x;
-      float v[LT_MOTION_KEYS];
-      for (int k = 0; k < n; k++) { /* insertion sort of n <= 5 values */
-        float a = M->key[k][i];
-        int j = k;
-        for (; j > 0 && v[j - 1] > a; j--) v[j] = v[j - 1];
-        v[j] = a;
-      }
-      float d = 128.0f + ((M->cur8 ? (float)M->cur8[i] : M->cur[i]) - v[mid]);
-      d = d < 0.0f ? 0.0f : d > 255.0f ? 255.0f : d;
+      const size_t i = i0 + x;
+      float d = 128.0f + ((M->cur8 ? (float)M->cur8[i] : M->cur[i]) - lower_median(M, n, i));
+      d = d < 0.0f ? 0.0f : d;
+      d = d > 255.0f ? 255.0f : d;
       M->diff[i] = d;
-      if (b8) M->diff8[i] = (unsigned char)d;
     }
+    if (b8)
+      for (int x = r->x; x < r->x + r->w; x++) M->diff8[i0 + x] = (unsigned char)M->diff[i0 + x];
+  }
   *bytes = b8 ? M->diff8 : NULL;
 }
 
