@@ -16,7 +16,10 @@
  * one whose disc is as it was in an earlier frame (--static-span: a static
  * background structure); a track that the tracking moved far off its
  * prediction is checked there, on the host (--recheck: a stronger circle
- * near the prediction is the cell); of two tracks on one cell, the one that
+ * near the prediction is the cell); with --motion the same detections run
+ * again on the frame less a background of earlier frames (motion.c; made
+ * here, handed to the backend as its frame), for faint cells that move over
+ * static texture; of two tracks on one cell, the one that
  * jumped off its prediction ends. A new track's rows are held back for --hold frames
  * (report.c): one that stayed put and never scored clearly in them is static
  * background and is never written (judge()); a cell that passes over such
