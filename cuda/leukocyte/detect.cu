@@ -72,28 +72,49 @@ __global__ void gradient_kernel(const float *__restrict__ frame, int fw, lt_rect
  * one load, no conversion per sample): a circle that fits in the ROI
  * (radius_k + 1 px from its borders) samples only the ROI's interior
  * pixels, where the ROI crop's central differences (lt_gradient) are the
- * frame's, to the bit. */
+ * frame's, to the bit.
+ * NF = LT_CU_TRIG_N (npoints is the default 150; detect's default): the
+ * loop unrolled, cos/sin from T, a kernel parameter, so each multiply
+ * reads its factor from the constant bank, and the offsets two per load:
+ * about 8.5 instructions per sample instead of 18 (ncu, H100 2026-11-24:
+ * the whole-ROI map was 128 M warp instructions, a fifth of a frame's),
+ * the same operations in the same order, so the same bits. NF = 0: any
+ * npoints, the tables from global memory (LT_CUDA_GICOV_TRIG=0 forces it). */
+template <int NF>
 __device__ __forceinline__ void circle_stats(const lt_rect &roi, int x, int y, int k, const lt_cu_params &P,
-                                             double *mean, double *var)
+                                             const lt_cu_trig &T, double *mean, double *var)
 {
-  const int N = P.npoints;
+  const int N = NF ? NF : P.npoints;
   const double Nd = N;
-  const int *off = P.off + k * N;
   const double2 *c0 = P.grad + (size_t)(roi.y + y) * P.fw + roi.x + x;
   double sum = 0.0, sq = 0.0;
-#pragma unroll 5
-  for (int t = 0; t < N; t++) {
-    const double2 g = __ldg(c0 + __ldg(off + t));
-    double v = __dadd_rn(__dmul_rn(g.x, __ldg(P.cosv + t)), __dmul_rn(g.y, __ldg(P.sinv + t)));
+  auto add = [&](const double2 g, const double cs, const double sn) {
+    const double v = __dadd_rn(__dmul_rn(g.x, cs), __dmul_rn(g.y, sn));
     sum = __dadd_rn(sum, v);
     sq = __dadd_rn(sq, __dmul_rn(v, v));
+  };
+  if (NF) {
+    static_assert(NF % 2 == 0, "the offsets go two per load");
+    const int2 *off2 = (const int2 *)(P.off + k * NF); /* 8-byte aligned: NF even, P.off 256-aligned */
+#pragma unroll
+    for (int t = 0; t < NF; t += 2) {
+      const int2 o = __ldg(off2 + t / 2);
+      const double2 g0 = __ldg(c0 + o.x), g1 = __ldg(c0 + o.y);
+      add(g0, T.c[t], T.s[t]);
+      add(g1, T.c[t + 1], T.s[t + 1]);
+    }
+  } else {
+    const int *off = P.off + k * N;
+#pragma unroll 5
+    for (int t = 0; t < N; t++) add(__ldg(c0 + __ldg(off + t)), __ldg(P.cosv + t), __ldg(P.sinv + t));
   }
   *mean = sum / Nd;
   *var = __dsub_rn(sq, __dmul_rn(sum, *mean)) / (Nd - 1.0);
 }
 
-__global__ void gicov_kernel(lt_rect roi, int w, int h, lt_cu_params P, float *gicov, float *mg,
-                             unsigned char *ridx)
+template <int NF>
+__global__ void gicov_kernel(lt_rect roi, int w, int h, lt_cu_params P, const __grid_constant__ lt_cu_trig T,
+                             float *gicov, float *mg, unsigned char *ridx)
 {
   int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
   if (x >= w || y >= h) return;
@@ -106,7 +127,7 @@ __global__ void gicov_kernel(lt_rect roi, int w, int h, lt_cu_params P, float *g
       const int b = P.border_all ? P.border_all : P.radius[k] + 1;
       if (x < b || x >= w - b || y < b || y >= h - b) continue;
       double mean, var;
-      circle_stats(roi, x, y, k, P, &mean, &var);
+      circle_stats<NF>(roi, x, y, k, P, T, &mean, &var);
       double score = var > 0.0 ? __dmul_rn(mean, mean) / var : 0.0;
       if (score > best) {
         best = score;
@@ -127,8 +148,10 @@ __global__ void gicov_kernel(lt_rect roi, int w, int h, lt_cu_params P, float *g
  * order with the same strict comparison from 0. 13 times more threads with
  * 1/13 of the serial work each: a band of the entry ROI (~12 000 pixels)
  * fills the GPU instead of a third of it. Bit-identical to gicov_kernel. */
+template <int NF>
 __global__ void __launch_bounds__(1024)
-    gicov_radii_kernel(lt_rect roi, int w, int h, lt_cu_params P, float *gicov, float *mg, unsigned char *ridx)
+    gicov_radii_kernel(lt_rect roi, int w, int h, lt_cu_params P, const __grid_constant__ lt_cu_trig T, float *gicov,
+                       float *mg, unsigned char *ridx)
 {
   extern __shared__ double shs[]; /* score[nradii][32], then float g[nradii][32] */
   const int tx = threadIdx.x, k = threadIdx.y, nr = P.nradii;
@@ -140,7 +163,7 @@ __global__ void __launch_bounds__(1024)
   const int b = P.border_all ? P.border_all : P.radius[k] + 1;
   if (x < w && !(x < b || x >= w - b || y < b || y >= h - b)) {
     double mean, var;
-    circle_stats(roi, x, y, k, P, &mean, &var);
+    circle_stats<NF>(roi, x, y, k, P, T, &mean, &var);
     if (var > 0.0) {
       sc = __dmul_rn(mean, mean) / var;
       g = (float)(mean / sqrt(var));
@@ -177,9 +200,12 @@ typedef struct band_tasks {
   int start[LT_LEUK_MAX_RADII + 1]; /* first task of radius k; start[nr] = all */
   int b[LT_LEUK_MAX_RADII];         /* border of radius k */
 } band_tasks;
+static_assert(sizeof(lt_rect) + sizeof(lt_cu_params) + sizeof(lt_cu_trig) + sizeof(band_tasks) + 64 <= 4096,
+              "the GICOV kernels' parameters fit the 4 KB of a launch");
 
-__global__ void __launch_bounds__(256) gicov_task_kernel(lt_rect roi, lt_cu_params P, band_tasks B, double *score,
-                                                         float *gk)
+template <int NF>
+__global__ void __launch_bounds__(256) gicov_task_kernel(lt_rect roi, lt_cu_params P, const __grid_constant__ lt_cu_trig T,
+                                                         band_tasks B, double *score, float *gk)
 {
   const int t = blockIdx.x * blockDim.x + threadIdx.x, nr = P.nradii, w = roi.w, h = roi.h;
   if (t >= B.start[nr]) return;
@@ -188,7 +214,7 @@ __global__ void __launch_bounds__(256) gicov_task_kernel(lt_rect roi, lt_cu_para
   const int b = B.b[k], nx = w - 2 * b, loc = t - B.start[k];
   const int y = b + loc / nx, x = b + loc % nx;
   double mean, var;
-  circle_stats(roi, x, y, k, P, &mean, &var);
+  circle_stats<NF>(roi, x, y, k, P, T, &mean, &var);
   double sc = 0.0;
   float gv = 0.0f;
   if (var > 0.0) {
@@ -342,17 +368,21 @@ int lt_cu_detect_launch(lt_cu_ctx *c, const lt_rect *roi)
       const int nx = w - 2 * b, ny = h - 2 * b;
       B.start[k + 1] = B.start[k] + (nx > 0 && ny > 0 ? nx * ny : 0);
     }
-    if (B.start[nr] > 0)
-      gicov_task_kernel<<<(B.start[nr] + 255) / 256, 256, 0, c->stream>>>(*roi, c->kp, B, c->ds.bscore, c->ds.bgk);
+    if (B.start[nr] > 0) {
+      auto task = c->gicov_fixed ? gicov_task_kernel<LT_CU_TRIG_N> : gicov_task_kernel<0>;
+      task<<<(B.start[nr] + 255) / 256, 256, 0, c->stream>>>(*roi, c->kp, c->trig, B, c->ds.bscore, c->ds.bgk);
+    }
     gicov_pick_kernel<<<(w * h + 255) / 256, 256, 0, c->stream>>>(w, h, c->kp, B, c->ds.bscore, c->ds.bgk,
                                                                    c->ds.gicov, c->ds.mg, c->ds.ridx);
   } else if (c->gicov_per_pixel) {
-    gicov_kernel<<<g, b, 0, c->stream>>>(*roi, w, h, c->kp, c->ds.gicov, c->ds.mg, c->ds.ridx);
+    auto pix = c->gicov_fixed ? gicov_kernel<LT_CU_TRIG_N> : gicov_kernel<0>;
+    pix<<<g, b, 0, c->stream>>>(*roi, w, h, c->kp, c->trig, c->ds.gicov, c->ds.mg, c->ds.ridx);
   } else {
     const int nr = c->kp.nradii;
     dim3 br(32, nr), gr((w + 31) / 32, h);
-    gicov_radii_kernel<<<gr, br, (sizeof(double) + sizeof(float)) * 32 * nr, c->stream>>>(
-        *roi, w, h, c->kp, c->ds.gicov, c->ds.mg, c->ds.ridx);
+    auto radii = c->gicov_fixed ? gicov_radii_kernel<LT_CU_TRIG_N> : gicov_radii_kernel<0>;
+    radii<<<gr, br, (sizeof(double) + sizeof(float)) * 32 * nr, c->stream>>>(*roi, w, h, c->kp, c->trig, c->ds.gicov,
+                                                                            c->ds.mg, c->ds.ridx);
   }
   LT_CU(cudaGetLastError(), "the GICOV kernel launch");
   lt_cu_toc(c, T_GICOV);
