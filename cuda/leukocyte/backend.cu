@@ -268,7 +268,7 @@ static void dset_plan(lt_cu_ctx *c, blk_plan *b, lt_cu_dset *d, size_t n, int nr
   blk_add(b, &d->bgk, sizeof(float) * nr * c->band_cap, 0);
   blk_add(b, &d->maxbuf, 16 + sizeof(lt_cu_max) * c->max_cap, 0);
   /* pinned: the count and the prefix that comes back with it (more maxima: cu_detect_end) */
-  blk_add(b, &d->h_maxbuf, 16 + sizeof(lt_cu_max) * (c->max_cap < MAX_PREFIX ? c->max_cap : MAX_PREFIX), 1);
+  blk_add(b, &d->h_maxbuf, 16 + sizeof(lt_cu_max) * c->max_prefix, 1);
   blk_add(b, &d->ahead, 16 + sizeof(lt_cu_refine_ahead) * AHEAD_CAP, 0);
   blk_add(b, &d->h_ahead, 16 + sizeof(lt_cu_refine_ahead) * AHEAD_CAP, 1);
 }
@@ -397,6 +397,12 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
   double t_bufs = t0, t_setup = t0, t_setup_end = t0; /* the -v -v split */
   c->max_cap = n;
   c->refine_cap = n < REFINE_CAP ? (int)n : REFINE_CAP;
+  c->max_prefix = c->max_cap < MAX_PREFIX ? c->max_cap : MAX_PREFIX;
+  /* tests: smaller batches of refinement jobs and a shorter maxima prefix,
+   * so that the paths for more of them run (LT_CUDA_REFINE_CAP=N, LT_CUDA_MAX_PREFIX=N) */
+  const char *rcv = getenv("LT_CUDA_REFINE_CAP"), *mpv = getenv("LT_CUDA_MAX_PREFIX");
+  if (rcv && atoi(rcv) >= 1 && atoi(rcv) < c->refine_cap) c->refine_cap = atoi(rcv);
+  if (mpv && atoi(mpv) >= 1 && (size_t)atoi(mpv) < c->max_prefix) c->max_prefix = atoi(mpv);
   /* the entry band (53 x 480 px with the defaults) and other ROIs up to 1/4 of
    * a 640x480 frame take the packed GICOV kernels (detect.cu) */
   c->band_cap = n < 76800 ? n : 76800;
@@ -706,7 +712,7 @@ static int detect_enqueue(lt_cu_ctx *c, const lt_rect *roi)
   lt_cu_tic(c, T_DETECT);
   int err = lt_cu_detect_launch(c, roi);
   if (err) return err;
-  size_t pre = c->max_cap < MAX_PREFIX ? c->max_cap : MAX_PREFIX;
+  size_t pre = c->max_prefix;
   LT_CU(cudaMemcpyAsync(c->ds.h_maxbuf, c->ds.maxbuf, 16 + sizeof(lt_cu_max) * pre, cudaMemcpyDeviceToHost, c->stream),
         "copying the maxima back");
   lt_cu_toc(c, T_DETECT);
@@ -839,7 +845,7 @@ static int cu_detect_end(void *vctx, lt_leuk_max *out, int cap, int *n)
   }
   c->have_pending = 0;
   const lt_rect *roi = &c->pending_roi;
-  size_t pre = c->max_cap < MAX_PREFIX ? c->max_cap : MAX_PREFIX;
+  size_t pre = c->max_prefix;
   int err = detect_issue(c); /* no tracking came in between */
   if (err) return err;
   if (c->tm.on && c->spec_taken) { /* LT_CUDA_TIMING: did the band made ahead make the host wait? */

@@ -88,7 +88,7 @@ typedef struct lt_cu_dset {
   double *bscore;       /* narrow ROIs (entry band): score[k][pixel] of every circle that fits */
   float *bgk;           /* ... and its signed GICOV */
   int *maxbuf;          /* [0] = count, [4..] = lt_cu_max entries */
-  int *h_maxbuf;        /* pinned: the count and the first MAX_PREFIX entries (backend.cu) */
+  int *h_maxbuf;        /* pinned: the count and the first max_prefix entries */
   int *ahead, *h_ahead; /* [0] = count, [4..] = lt_cu_refine_ahead entries; pinned copy */
   cudaEvent_t done;
 } lt_cu_dset;
@@ -162,6 +162,7 @@ typedef struct lt_cu_ctx {
   float *d_dil;         /* the dilated map of ds (get_map) */
   size_t band_cap;      /* pixels of the largest ROI that takes this path */
   size_t max_cap;       /* entries of a maxima list */
+  size_t max_prefix;    /* entries copied back with the count (pinned) */
   lt_cu_max *h_maxall;  /* pageable, max_cap entries: a list longer than the pinned prefix (made when needed) */
   lt_rect last_roi;
   int have_detect;
