@@ -100,6 +100,17 @@ static cudaError_t upload_offsets(int *d_off, const lt_stencil *st, int n, int w
   return e;
 }
 
+/* The stencil's (cos, sin) pairs, one 16-byte load per sample. */
+static cudaError_t upload_cs(double2 *d_cs, const lt_stencil *st)
+{
+  double2 *cs = (double2 *)malloc(sizeof(double2) * (size_t)st->npoints);
+  if (!cs) return cudaErrorMemoryAllocation;
+  for (int i = 0; i < st->npoints; i++) cs[i] = make_double2(st->cosv[i], st->sinv[i]);
+  cudaError_t e = cudaMemcpy(d_cs, cs, sizeof(double2) * (size_t)st->npoints, cudaMemcpyHostToDevice);
+  free(cs);
+  return e;
+}
+
 /* Leukocyte CUDA contexts alive in this process (`leuktrack --jobs K`
  * runs K videos in threads, one context each): with more than one, the
  * tracking takes the dense MGVF, which fills the GPU with several videos'
@@ -428,6 +439,7 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
     memset(&bp, 0, sizeof bp);
     blk_add(&bp, &c->d_cos, sizeof(double) * N, 0);
     blk_add(&bp, &c->d_sin, sizeof(double) * N, 0);
+    blk_add(&bp, &c->d_cs, sizeof(double2) * N, 0);
     blk_add(&bp, &c->d_dx, sizeof(int) * N * nr, 0);
     blk_add(&bp, &c->d_dy, sizeof(int) * N * nr, 0);
     blk_add(&bp, &c->d_off, sizeof(int) * N * nr, 0);
@@ -487,7 +499,8 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
       (e = cudaMemcpy(c->d_sin, st.sinv, sizeof(double) * N, cudaMemcpyHostToDevice)) != cudaSuccess ||
       (e = cudaMemcpy(c->d_dx, st.dx, sizeof(int) * N * nr, cudaMemcpyHostToDevice)) != cudaSuccess ||
       (e = cudaMemcpy(c->d_dy, st.dy, sizeof(int) * N * nr, cudaMemcpyHostToDevice)) != cudaSuccess ||
-      (e = upload_offsets(c->d_off, &st, N * nr, width)) != cudaSuccess) {
+      (e = upload_offsets(c->d_off, &st, N * nr, width)) != cudaSuccess ||
+      (e = upload_cs(c->d_cs, &st)) != cudaSuccess) {
     err = lt_cuda_fail(e, "uploading the stencils");
     goto fail;
   }
@@ -503,6 +516,7 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
     k->rstep = nr > 1 ? st.radius[1] - st.radius[0] : 1;
     k->cosv = c->d_cos;
     k->sinv = c->d_sin;
+    k->cs = c->d_cs;
     /* the GICOV maps' cos/sin as a kernel parameter for the default sample
      * count (detect.cu; LT_CUDA_GICOV_TRIG=0: from global memory, an experiment) */
     const char *gt = getenv("LT_CUDA_GICOV_TRIG");

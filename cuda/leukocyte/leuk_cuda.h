@@ -31,6 +31,7 @@ typedef struct lt_cu_params {
   int border_all;               /* lt_stencil.border_all: 0 = circle k needs radius_k+1 px */
   double rstep;                 /* radius step for "within one step of R" */
   const double *cosv, *sinv;    /* device, npoints */
+  const double2 *cs;            /* device, npoints: (cos, sin) together, one load per sample (gicov_lanes) */
   const int *dx, *dy;           /* device, nradii*npoints */
   const int *off;               /* device, nradii*npoints: dy*fw + dx (frame-sized images) */
   const double2 *grad;          /* device, the frame's central-difference gradient (interior pixels), in
@@ -131,6 +132,7 @@ typedef struct lt_cu_ctx {
   cudaStream_t stream;
   /* stencils */
   double *d_cos, *d_sin;
+  double2 *d_cs;
   int *d_dx, *d_dy, *d_off;
   /* frame: float on the device; pinned staging, double-buffered */
   float *d_frame;

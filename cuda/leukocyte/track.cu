@@ -319,16 +319,18 @@ static __device__ double gicov_lanes(int x, int y, const lt_cu_params &P, int k,
 #pragma unroll
   for (int j = 0; j < PL; j++) ps[j] = pq[j] = 0.0;
   if (in) {
+    /* a sample's address: a 32-bit add to the pixel's index and one wide
+     * multiply-add (not 64-bit pointer arithmetic); cos and sin in one load */
     const int *off = P.off + k * N;
-    const double2 *c0 = P.grad + (size_t)y * w + x; /* img's gradient, made with the frame */
+    const int pix = y * w + x; /* in img's gradient, made with the frame */
 #pragma unroll(8 / PL)
     for (int m = PL * g; m < N; m += 16) {
 #pragma unroll
       for (int j = 0; j < PL; j++) {
         const int n = m + j;
         if (n < N) {
-          const double2 gv = __ldg(c0 + __ldg(off + n));
-          const double v = __dadd_rn(__dmul_rn(gv.x, __ldg(P.cosv + n)), __dmul_rn(gv.y, __ldg(P.sinv + n)));
+          const double2 gv = __ldg(P.grad + (pix + __ldg(off + n))), cs = __ldg(P.cs + n);
+          const double v = __dadd_rn(__dmul_rn(gv.x, cs.x), __dmul_rn(gv.y, cs.y));
           ps[j] = __dadd_rn(ps[j], v);
           pq[j] = __dadd_rn(pq[j], __dmul_rn(v, v));
         }
