@@ -1160,8 +1160,23 @@ static __device__ __forceinline__ double dense_col(const float *pc, const float 
     r = dr;
   };
   const int m = bottom ? n - 1 : n;
-#pragma unroll 4
-  for (int q = 0; q < m; q++) px(q, pl[q + 1], pc[q + 1], pr[q + 1]);
+  /* four rows a step, then the last 0-3 as two straight-line steps (the
+   * compiler's remainder loop of an unrolled loop took ~50 instructions a
+   * row against ~36; strips are often 5-7 rows); the same rows in order */
+  int q = 0;
+#pragma unroll 1
+  for (; q + 4 <= m; q += 4) {
+    px(q, pl[q + 1], pc[q + 1], pr[q + 1]);
+    px(q + 1, pl[q + 2], pc[q + 2], pr[q + 2]);
+    px(q + 2, pl[q + 3], pc[q + 3], pr[q + 3]);
+    px(q + 3, pl[q + 4], pc[q + 4], pr[q + 4]);
+  }
+  if (q + 2 <= m) {
+    px(q, pl[q + 1], pc[q + 1], pr[q + 1]);
+    px(q + 1, pl[q + 2], pc[q + 2], pr[q + 2]);
+    q += 2;
+  }
+  if (q < m) px(q, pl[q + 1], pc[q + 1], pr[q + 1]);
   if (bottom) px(m, l, c, r); /* the last row: the row below replicated */
   return acc;
 }
