@@ -3,7 +3,9 @@
  *
  * create allocates everything once for the full frame and max_cells (maps,
  * maxima list, refinement jobs, cell states, pinned staging); no stage
- * allocates. The work goes to one stream, except the detection (its own
+ * allocates, but set_frame the float staging once, at the first frame that
+ * is not 8-bit, and detect_end a pageable list for more maxima than come
+ * back with their count (max_prefix). The work goes to one stream, except the detection (its own
  * stream at a lower priority, see detect_start) and the next frame's
  * upload; each stage does one small upload, its launches and one small
  * download, then synchronises (the pipeline needs the results on the host
