@@ -5,11 +5,11 @@
  * maxima list, refinement jobs, cell states, pinned staging); no stage
  * allocates, but set_frame the float staging once, at the first frame that
  * is not 8-bit, and detect_end a pageable list for more maxima than come
- * back with their count (max_prefix). The work goes to one stream, except the detection (its own
- * stream at a lower priority, see detect_start) and the next frame's
- * upload; each stage does one small upload, its launches and one small
- * download, then synchronises (the pipeline needs the results on the host
- * anyway):
+ * back with their count (max_prefix). The work goes to one stream, except
+ * the detection (its own stream at a lower priority, see detect_start) and
+ * the next frame's upload; each stage does one small upload, its launches
+ * and one small download, then synchronises (the pipeline needs the results
+ * on the host anyway):
  *   set_frame  frame -> pinned 8-bit staging (float staging when a pixel is
  *              not an integer 0..255), async upload, widen on the device;
  *              two staging buffers so a frame can be staged while the last
