@@ -3,11 +3,13 @@
  *
  * create allocates everything once for the full frame and max_cells (maps,
  * maxima list, refinement jobs, cell states, pinned staging); no stage
- * allocates. The work goes to one stream, except the detection (its own
- * stream at a lower priority, see detect_start) and the next frame's
- * upload; each stage does one small upload, its launches and one small
- * download, then synchronises (the pipeline needs the results on the host
- * anyway):
+ * allocates, but set_frame the float staging once, at the first frame that
+ * is not 8-bit, and detect_end a pageable list for more maxima than come
+ * back with their count (max_prefix). The work goes to one stream, except
+ * the detection (its own stream at a lower priority, see detect_start) and
+ * the next frame's upload; each stage does one small upload, its launches
+ * and one small download, then synchronises (the pipeline needs the results
+ * on the host anyway):
  *   set_frame  frame -> pinned 8-bit staging (float staging when a pixel is
  *              not an integer 0..255), async upload, widen on the device;
  *              two staging buffers so a frame can be staged while the last
@@ -51,6 +53,14 @@ extern "C" {
 #define MAX_PREFIX 4096 /* maxima copied back with the count */
 #define AHEAD_CAP 4096   /* refinements ahead per detection (more: refine does its own) */
 #define AHEAD_PREFIX 256 /* ... copied back with the count */
+/* Refinement jobs per launch (more go in several): their pinned staging is
+ * part of every context's block. Pinned memory is what made the first
+ * contexts slow when 16 are created at once (H100 2026-11-24: 16 threads
+ * each allocating 30 MB of device and 11.5 MB of pinned memory took 91 ms,
+ * with 1.5 MB pinned 23 ms), so the pinned block holds only what a frame
+ * copies: this, the maxima's prefix and the 8-bit staging (the float staging
+ * is allocated at the first frame that needs it). */
+#define REFINE_CAP 4096
 
 static const char *const tnames[T_N] = {"upload", "detect(all)", "gradient", "gicov", "dilate+maxima",
                                   "refine", "track", "track:window", "track:mgvf", "track:snake",
@@ -89,6 +99,17 @@ static cudaError_t upload_offsets(int *d_off, const lt_stencil *st, int n, int w
   for (int i = 0; i < n; i++) off[i] = st->dy[i] * width + st->dx[i];
   cudaError_t e = cudaMemcpy(d_off, off, sizeof(int) * (size_t)n, cudaMemcpyHostToDevice);
   free(off);
+  return e;
+}
+
+/* The stencil's (cos, sin) pairs, one 16-byte load per sample. */
+static cudaError_t upload_cs(double2 *d_cs, const lt_stencil *st)
+{
+  double2 *cs = (double2 *)malloc(sizeof(double2) * (size_t)st->npoints);
+  if (!cs) return cudaErrorMemoryAllocation;
+  for (int i = 0; i < st->npoints; i++) cs[i] = make_double2(st->cosv[i], st->sinv[i]);
+  cudaError_t e = cudaMemcpy(d_cs, cs, sizeof(double2) * (size_t)st->npoints, cudaMemcpyHostToDevice);
+  free(cs);
   return e;
 }
 
@@ -259,7 +280,8 @@ static void dset_plan(lt_cu_ctx *c, blk_plan *b, lt_cu_dset *d, size_t n, int nr
   blk_add(b, &d->bscore, sizeof(double) * nr * c->band_cap, 0);
   blk_add(b, &d->bgk, sizeof(float) * nr * c->band_cap, 0);
   blk_add(b, &d->maxbuf, 16 + sizeof(lt_cu_max) * c->max_cap, 0);
-  blk_add(b, &d->h_maxbuf, 16 + sizeof(lt_cu_max) * c->max_cap, 1);
+  /* pinned: the count and the prefix that comes back with it (more maxima: cu_detect_end) */
+  blk_add(b, &d->h_maxbuf, 16 + sizeof(lt_cu_max) * c->max_prefix, 1);
   blk_add(b, &d->ahead, 16 + sizeof(lt_cu_refine_ahead) * AHEAD_CAP, 0);
   blk_add(b, &d->h_ahead, 16 + sizeof(lt_cu_refine_ahead) * AHEAD_CAP, 1);
 }
@@ -333,6 +355,7 @@ static void cu_destroy(void *vctx)
   if (c->ds.done) cudaEventDestroy(c->ds.done);
   if (c->ds_next.done) cudaEventDestroy(c->ds_next.done);
   cudaFree(c->d_work);
+  free(c->h_maxall);
   if (c->stream) cudaStreamDestroy(c->stream);
   (void)cudaGetLastError();
   free(c);
@@ -386,7 +409,13 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
   const double t0 = lt_now();
   double t_bufs = t0, t_setup = t0, t_setup_end = t0; /* the -v -v split */
   c->max_cap = n;
-  c->refine_cap = n < 65536 ? (int)n : 65536;
+  c->refine_cap = n < REFINE_CAP ? (int)n : REFINE_CAP;
+  c->max_prefix = c->max_cap < MAX_PREFIX ? c->max_cap : MAX_PREFIX;
+  /* tests: smaller batches of refinement jobs and a shorter maxima prefix,
+   * so that the paths for more of them run (LT_CUDA_REFINE_CAP=N, LT_CUDA_MAX_PREFIX=N) */
+  const char *rcv = getenv("LT_CUDA_REFINE_CAP"), *mpv = getenv("LT_CUDA_MAX_PREFIX");
+  if (rcv && atoi(rcv) >= 1 && atoi(rcv) < c->refine_cap) c->refine_cap = atoi(rcv);
+  if (mpv && atoi(mpv) >= 1 && (size_t)atoi(mpv) < c->max_prefix) c->max_prefix = atoi(mpv);
   /* the entry band (53 x 480 px with the defaults) and other ROIs up to 1/4 of
    * a 640x480 frame take the packed GICOV kernels (detect.cu) */
   c->band_cap = n < 76800 ? n : 76800;
@@ -412,6 +441,7 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
     memset(&bp, 0, sizeof bp);
     blk_add(&bp, &c->d_cos, sizeof(double) * N, 0);
     blk_add(&bp, &c->d_sin, sizeof(double) * N, 0);
+    blk_add(&bp, &c->d_cs, sizeof(double2) * N, 0);
     blk_add(&bp, &c->d_dx, sizeof(int) * N * nr, 0);
     blk_add(&bp, &c->d_dy, sizeof(int) * N * nr, 0);
     blk_add(&bp, &c->d_off, sizeof(int) * N * nr, 0);
@@ -420,8 +450,6 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
     blk_add(&bp, &c->d_pref8, n, 0);
     blk_add(&bp, &c->h_pref8, n, 1);
     blk_add(&bp, &c->d_grad, sizeof(double2) * n, 0);
-    blk_add(&bp, &c->h_framef[0], sizeof(float) * n, 1);
-    blk_add(&bp, &c->h_framef[1], sizeof(float) * n, 1);
     blk_add(&bp, &c->h_frame8[0], n, 1);
     blk_add(&bp, &c->h_frame8[1], n, 1);
     dset_plan(c, &bp, &c->ds, n, nr);
@@ -473,7 +501,8 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
       (e = cudaMemcpy(c->d_sin, st.sinv, sizeof(double) * N, cudaMemcpyHostToDevice)) != cudaSuccess ||
       (e = cudaMemcpy(c->d_dx, st.dx, sizeof(int) * N * nr, cudaMemcpyHostToDevice)) != cudaSuccess ||
       (e = cudaMemcpy(c->d_dy, st.dy, sizeof(int) * N * nr, cudaMemcpyHostToDevice)) != cudaSuccess ||
-      (e = upload_offsets(c->d_off, &st, N * nr, width)) != cudaSuccess) {
+      (e = upload_offsets(c->d_off, &st, N * nr, width)) != cudaSuccess ||
+      (e = upload_cs(c->d_cs, &st)) != cudaSuccess) {
     err = lt_cuda_fail(e, "uploading the stencils");
     goto fail;
   }
@@ -489,6 +518,15 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
     k->rstep = nr > 1 ? st.radius[1] - st.radius[0] : 1;
     k->cosv = c->d_cos;
     k->sinv = c->d_sin;
+    k->cs = c->d_cs;
+    /* the GICOV maps' cos/sin as a kernel parameter for the default sample
+     * count (detect.cu; LT_CUDA_GICOV_TRIG=0: from global memory, an experiment) */
+    const char *gt = getenv("LT_CUDA_GICOV_TRIG");
+    c->gicov_fixed = N == LT_CU_TRIG_N && !(gt && strcmp(gt, "0") == 0);
+    for (int i = 0; c->gicov_fixed && i < N; i++) {
+      c->trig.c[i] = st.cosv[i];
+      c->trig.s[i] = st.sinv[i];
+    }
     k->dx = c->d_dx;
     k->dy = c->d_dy;
     k->off = c->d_off;
@@ -631,6 +669,12 @@ static int cu_set_frame(void *vctx, const float *frame, const unsigned char *fra
                                                                       c->fw, c->fh);
     LT_CU(cudaGetLastError(), "the frame conversion kernel launch");
   } else {
+    /* the float staging, at the first frame that is not 8-bit */
+    int err;
+    for (int k = 0; k < 2; k++)
+      if (!c->h_framef[k] && (err = lt_cu_buf_get(c, (void **)&c->h_framef[k], sizeof(float) * n, 1,
+                                                  "the pinned float frame staging")))
+        return err;
     memcpy(c->h_framef[i], frame, sizeof(float) * n);
     LT_CU(cudaMemcpyAsync(c->d_frame, c->h_framef[i], sizeof(float) * n, cudaMemcpyHostToDevice, c->stream),
           "the frame upload");
@@ -684,7 +728,7 @@ static int detect_enqueue(lt_cu_ctx *c, const lt_rect *roi)
   lt_cu_tic(c, T_DETECT);
   int err = lt_cu_detect_launch(c, roi);
   if (err) return err;
-  size_t pre = c->max_cap < MAX_PREFIX ? c->max_cap : MAX_PREFIX;
+  size_t pre = c->max_prefix;
   LT_CU(cudaMemcpyAsync(c->ds.h_maxbuf, c->ds.maxbuf, 16 + sizeof(lt_cu_max) * pre, cudaMemcpyDeviceToHost, c->stream),
         "copying the maxima back");
   lt_cu_toc(c, T_DETECT);
@@ -817,7 +861,7 @@ static int cu_detect_end(void *vctx, lt_leuk_max *out, int cap, int *n)
   }
   c->have_pending = 0;
   const lt_rect *roi = &c->pending_roi;
-  size_t pre = c->max_cap < MAX_PREFIX ? c->max_cap : MAX_PREFIX;
+  size_t pre = c->max_prefix;
   int err = detect_issue(c); /* no tracking came in between */
   if (err) return err;
   if (c->tm.on && c->spec_taken) { /* LT_CUDA_TIMING: did the band made ahead make the host wait? */
@@ -832,7 +876,13 @@ static int cu_detect_end(void *vctx, lt_leuk_max *out, int cap, int *n)
   int cnt = c->ds.h_maxbuf[0];
   if (cnt > (int)c->max_cap) cnt = (int)c->max_cap;
   lt_cu_max *list = (lt_cu_max *)(c->ds.h_maxbuf + 4);
-  if ((size_t)cnt > pre) {
+  if ((size_t)cnt > pre) { /* beyond the pinned prefix: all of them in pageable memory (rare) */
+    if (!c->h_maxall && !(c->h_maxall = (lt_cu_max *)malloc(sizeof(lt_cu_max) * c->max_cap))) {
+      lt_error("out of memory (%d maxima)", cnt);
+      return LT_ERR_NOMEM;
+    }
+    memcpy(c->h_maxall, list, sizeof(lt_cu_max) * pre);
+    list = c->h_maxall;
     LT_CU(cudaMemcpy(list + pre, (lt_cu_max *)(c->ds.maxbuf + 4) + pre, sizeof(lt_cu_max) * (cnt - pre),
                      cudaMemcpyDeviceToHost),
           "copying the maxima back");

@@ -72,28 +72,72 @@ __global__ void gradient_kernel(const float *__restrict__ frame, int fw, lt_rect
  * one load, no conversion per sample): a circle that fits in the ROI
  * (radius_k + 1 px from its borders) samples only the ROI's interior
  * pixels, where the ROI crop's central differences (lt_gradient) are the
- * frame's, to the bit. */
-__device__ __forceinline__ void circle_stats(const lt_rect &roi, int x, int y, int k, const lt_cu_params &P,
-                                             double *mean, double *var)
+ * frame's, to the bit.
+ * NF = LT_CU_TRIG_N (npoints is the default 150; detect's default): the
+ * loop unrolled, cos/sin from T, a kernel parameter, so each multiply
+ * reads its factor from the constant bank, the offsets two per load and
+ * each sample's address one 32-bit add and one wide multiply-add from the
+ * pixel's index (not 64-bit pointer arithmetic), and NP pixels per thread,
+ * x, x + 32, ... (circle_stats_n; the offsets, constants and addresses
+ * shared, the next pixel's sample at an immediate offset): about 9
+ * instructions per sample instead of 18 (ncu, H100 2026-11-24: the
+ * whole-ROI map was 128 M warp instructions, a fifth of a frame's). The
+ * same operations in the same order per pixel, so the same bits. NF = 0:
+ * any npoints, the tables from global memory (LT_CUDA_GICOV_TRIG=0 forces
+ * it), one pixel. */
+template <int NF, int NP>
+__device__ __forceinline__ void circle_stats_n(const lt_rect &roi, int x, int y, int k, const lt_cu_params &P,
+                                               const lt_cu_trig &T, double *mean, double *var)
 {
-  const int N = P.npoints;
+  static_assert(NF % 2 == 0 && (NF > 0 || NP == 1), "the offsets go two per load; NP > 1 needs NF");
+  const int N = NF ? NF : P.npoints;
   const double Nd = N;
-  const int *off = P.off + k * N;
-  const double2 *c0 = P.grad + (size_t)(roi.y + y) * P.fw + roi.x + x;
-  double sum = 0.0, sq = 0.0;
+  double sum[NP], sq[NP];
+#pragma unroll
+  for (int q = 0; q < NP; q++) sum[q] = sq[q] = 0.0;
+  auto add = [&](int q, const double2 g, const double cs, const double sn) {
+    const double v = __dadd_rn(__dmul_rn(g.x, cs), __dmul_rn(g.y, sn));
+    sum[q] = __dadd_rn(sum[q], v);
+    sq[q] = __dadd_rn(sq[q], __dmul_rn(v, v));
+  };
+  if (NF) {
+    const int pix = (roi.y + y) * P.fw + roi.x + x;
+    const int2 *off2 = (const int2 *)(P.off + k * NF); /* 8-byte aligned: NF even, P.off 256-aligned */
+#pragma unroll
+    for (int t = 0; t < NF; t += 2) {
+      const int2 o = __ldg(off2 + t / 2);
+      const double2 *a0 = P.grad + (pix + o.x), *a1 = P.grad + (pix + o.y);
+#pragma unroll
+      for (int q = 0; q < NP; q++) {
+        const double2 g0 = __ldg(a0 + 32 * q), g1 = __ldg(a1 + 32 * q);
+        add(q, g0, T.c[t], T.s[t]);
+        add(q, g1, T.c[t + 1], T.s[t + 1]);
+      }
+    }
+  } else {
+    const int *off = P.off + k * N;
+    const double2 *c0 = P.grad + (size_t)(roi.y + y) * P.fw + roi.x + x;
 #pragma unroll 5
-  for (int t = 0; t < N; t++) {
-    const double2 g = __ldg(c0 + __ldg(off + t));
-    double v = __dadd_rn(__dmul_rn(g.x, __ldg(P.cosv + t)), __dmul_rn(g.y, __ldg(P.sinv + t)));
-    sum = __dadd_rn(sum, v);
-    sq = __dadd_rn(sq, __dmul_rn(v, v));
+    for (int t = 0; t < N; t++) add(0, __ldg(c0 + __ldg(off + t)), __ldg(P.cosv + t), __ldg(P.sinv + t));
   }
-  *mean = sum / Nd;
-  *var = __dsub_rn(sq, __dmul_rn(sum, *mean)) / (Nd - 1.0);
+#pragma unroll
+  for (int q = 0; q < NP; q++) {
+    mean[q] = sum[q] / Nd;
+    var[q] = __dsub_rn(sq[q], __dmul_rn(sum[q], mean[q])) / (Nd - 1.0);
+  }
 }
 
-__global__ void gicov_kernel(lt_rect roi, int w, int h, lt_cu_params P, float *gicov, float *mg,
-                             unsigned char *ridx)
+/* one pixel */
+template <int NF>
+__device__ __forceinline__ void circle_stats(const lt_rect &roi, int x, int y, int k, const lt_cu_params &P,
+                                             const lt_cu_trig &T, double *mean, double *var)
+{
+  circle_stats_n<NF, 1>(roi, x, y, k, P, T, mean, var);
+}
+
+template <int NF>
+__global__ void gicov_kernel(lt_rect roi, int w, int h, lt_cu_params P, const __grid_constant__ lt_cu_trig T,
+                             float *gicov, float *mg, unsigned char *ridx)
 {
   int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
   if (x >= w || y >= h) return;
@@ -106,7 +150,7 @@ __global__ void gicov_kernel(lt_rect roi, int w, int h, lt_cu_params P, float *g
       const int b = P.border_all ? P.border_all : P.radius[k] + 1;
       if (x < b || x >= w - b || y < b || y >= h - b) continue;
       double mean, var;
-      circle_stats(roi, x, y, k, P, &mean, &var);
+      circle_stats<NF>(roi, x, y, k, P, T, &mean, &var);
       double score = var > 0.0 ? __dmul_rn(mean, mean) / var : 0.0;
       if (score > best) {
         best = score;
@@ -126,43 +170,71 @@ __global__ void gicov_kernel(lt_rect roi, int w, int h, lt_cu_params P, float *g
  * then the first radius thread of each pixel picks the winner in radius
  * order with the same strict comparison from 0. 13 times more threads with
  * 1/13 of the serial work each: a band of the entry ROI (~12 000 pixels)
- * fills the GPU instead of a third of it. Bit-identical to gicov_kernel. */
+ * fills the GPU instead of a third of it. Bit-identical to gicov_kernel.
+ * NP pixels per thread (x, x + 32, ...; 2 with the fixed sample count):
+ * the circle's offsets, constants and addresses serve both (H100
+ * 2026-11-24, ncu: see circle_stats_n). */
+template <int NF, int NP>
 __global__ void __launch_bounds__(1024)
-    gicov_radii_kernel(lt_rect roi, int w, int h, lt_cu_params P, float *gicov, float *mg, unsigned char *ridx)
+    gicov_radii_kernel(lt_rect roi, int w, int h, lt_cu_params P, const __grid_constant__ lt_cu_trig T, float *gicov,
+                       float *mg, unsigned char *ridx)
 {
-  extern __shared__ double shs[]; /* score[nradii][32], then float g[nradii][32] */
+  constexpr int BW = 32 * NP; /* pixels of a block's row: thread tx takes tx, tx + 32, ... */
+  extern __shared__ double shs[]; /* score[nradii][BW], then float g[nradii][BW] */
   const int tx = threadIdx.x, k = threadIdx.y, nr = P.nradii;
-  const int x = blockIdx.x * 32 + tx, y = blockIdx.y;
+  const int x0 = blockIdx.x * BW + tx, y = blockIdx.y;
   double *score = shs;
-  float *gk = (float *)(shs + nr * 32);
-  double sc = 0.0;
-  float g = 0.0f;
+  float *gk = (float *)(shs + nr * BW);
+  double sc[NP], mean[NP], var[NP];
+  float g[NP];
+  bool fit[NP], all = true;
   const int b = P.border_all ? P.border_all : P.radius[k] + 1;
-  if (x < w && !(x < b || x >= w - b || y < b || y >= h - b)) {
-    double mean, var;
-    circle_stats(roi, x, y, k, P, &mean, &var);
-    if (var > 0.0) {
-      sc = __dmul_rn(mean, mean) / var;
-      g = (float)(mean / sqrt(var));
+#pragma unroll
+  for (int q = 0; q < NP; q++) {
+    const int x = x0 + 32 * q;
+    fit[q] = x < w && !(x < b || x >= w - b || y < b || y >= h - b);
+    all = all && fit[q];
+    sc[q] = 0.0;
+    g[q] = 0.0f;
+  }
+  if (all) {
+    circle_stats_n<NF, NP>(roi, x0, y, k, P, T, mean, var);
+  } else { /* near the ROI's borders: the pixels whose circle fits, one at a time */
+#pragma unroll
+    for (int q = 0; q < NP; q++) {
+      mean[q] = var[q] = 0.0;
+      if (fit[q]) circle_stats_n<NF, 1>(roi, x0 + 32 * q, y, k, P, T, &mean[q], &var[q]);
     }
   }
-  score[k * 32 + tx] = sc;
-  gk[k * 32 + tx] = g;
-  __syncthreads();
-  if (k != 0 || x >= w) return;
-  double best = 0.0;
-  float out = 0.0f;
-  int bk = 0;
-  for (int j = 0; j < nr; j++)
-    if (score[j * 32 + tx] > best) {
-      best = score[j * 32 + tx];
-      bk = j;
-      out = gk[j * 32 + tx];
+#pragma unroll
+  for (int q = 0; q < NP; q++) {
+    if (fit[q] && var[q] > 0.0) {
+      sc[q] = __dmul_rn(mean[q], mean[q]) / var[q];
+      g[q] = (float)(mean[q] / sqrt(var[q]));
     }
-  size_t i = (size_t)y * w + x;
-  gicov[i] = out;
-  mg[i] = __fmul_rn(out, out);
-  ridx[i] = (unsigned char)bk;
+    score[k * BW + tx + 32 * q] = sc[q];
+    gk[k * BW + tx + 32 * q] = g[q];
+  }
+  __syncthreads();
+  if (k != 0) return;
+#pragma unroll
+  for (int q = 0; q < NP; q++) {
+    const int x = x0 + 32 * q, c = tx + 32 * q;
+    if (x >= w) break;
+    double best = 0.0;
+    float out = 0.0f;
+    int bk = 0;
+    for (int j = 0; j < nr; j++)
+      if (score[j * BW + c] > best) {
+        best = score[j * BW + c];
+        bk = j;
+        out = gk[j * BW + c];
+      }
+    size_t i = (size_t)y * w + x;
+    gicov[i] = out;
+    mg[i] = __fmul_rn(out, out);
+    ridx[i] = (unsigned char)bk;
+  }
 }
 
 /* The GICOV map of a narrow ROI (the entry band), bit-identical to
@@ -177,9 +249,12 @@ typedef struct band_tasks {
   int start[LT_LEUK_MAX_RADII + 1]; /* first task of radius k; start[nr] = all */
   int b[LT_LEUK_MAX_RADII];         /* border of radius k */
 } band_tasks;
+static_assert(sizeof(lt_rect) + sizeof(lt_cu_params) + sizeof(lt_cu_trig) + sizeof(band_tasks) + 64 <= 4096,
+              "the GICOV kernels' parameters fit the 4 KB of a launch");
 
-__global__ void __launch_bounds__(256) gicov_task_kernel(lt_rect roi, lt_cu_params P, band_tasks B, double *score,
-                                                         float *gk)
+template <int NF>
+__global__ void __launch_bounds__(256) gicov_task_kernel(lt_rect roi, lt_cu_params P, const __grid_constant__ lt_cu_trig T,
+                                                         band_tasks B, double *score, float *gk)
 {
   const int t = blockIdx.x * blockDim.x + threadIdx.x, nr = P.nradii, w = roi.w, h = roi.h;
   if (t >= B.start[nr]) return;
@@ -188,7 +263,7 @@ __global__ void __launch_bounds__(256) gicov_task_kernel(lt_rect roi, lt_cu_para
   const int b = B.b[k], nx = w - 2 * b, loc = t - B.start[k];
   const int y = b + loc / nx, x = b + loc % nx;
   double mean, var;
-  circle_stats(roi, x, y, k, P, &mean, &var);
+  circle_stats<NF>(roi, x, y, k, P, T, &mean, &var);
   double sc = 0.0;
   float gv = 0.0f;
   if (var > 0.0) {
@@ -342,17 +417,22 @@ int lt_cu_detect_launch(lt_cu_ctx *c, const lt_rect *roi)
       const int nx = w - 2 * b, ny = h - 2 * b;
       B.start[k + 1] = B.start[k] + (nx > 0 && ny > 0 ? nx * ny : 0);
     }
-    if (B.start[nr] > 0)
-      gicov_task_kernel<<<(B.start[nr] + 255) / 256, 256, 0, c->stream>>>(*roi, c->kp, B, c->ds.bscore, c->ds.bgk);
+    if (B.start[nr] > 0) {
+      auto task = c->gicov_fixed ? gicov_task_kernel<LT_CU_TRIG_N> : gicov_task_kernel<0>;
+      task<<<(B.start[nr] + 255) / 256, 256, 0, c->stream>>>(*roi, c->kp, c->trig, B, c->ds.bscore, c->ds.bgk);
+    }
     gicov_pick_kernel<<<(w * h + 255) / 256, 256, 0, c->stream>>>(w, h, c->kp, B, c->ds.bscore, c->ds.bgk,
                                                                    c->ds.gicov, c->ds.mg, c->ds.ridx);
   } else if (c->gicov_per_pixel) {
-    gicov_kernel<<<g, b, 0, c->stream>>>(*roi, w, h, c->kp, c->ds.gicov, c->ds.mg, c->ds.ridx);
+    auto pix = c->gicov_fixed ? gicov_kernel<LT_CU_TRIG_N> : gicov_kernel<0>;
+    pix<<<g, b, 0, c->stream>>>(*roi, w, h, c->kp, c->trig, c->ds.gicov, c->ds.mg, c->ds.ridx);
   } else {
-    const int nr = c->kp.nradii;
-    dim3 br(32, nr), gr((w + 31) / 32, h);
-    gicov_radii_kernel<<<gr, br, (sizeof(double) + sizeof(float)) * 32 * nr, c->stream>>>(
-        *roi, w, h, c->kp, c->ds.gicov, c->ds.mg, c->ds.ridx);
+    /* fixed sample count: two pixels per thread (x, x + 32) */
+    const int nr = c->kp.nradii, np = c->gicov_fixed ? 2 : 1;
+    dim3 br(32, nr), gr((w + 32 * np - 1) / (32 * np), h);
+    auto radii = c->gicov_fixed ? gicov_radii_kernel<LT_CU_TRIG_N, 2> : gicov_radii_kernel<0, 1>;
+    radii<<<gr, br, (sizeof(double) + sizeof(float)) * 32 * np * nr, c->stream>>>(*roi, w, h, c->kp, c->trig,
+                                                                                 c->ds.gicov, c->ds.mg, c->ds.ridx);
   }
   LT_CU(cudaGetLastError(), "the GICOV kernel launch");
   lt_cu_toc(c, T_GICOV);

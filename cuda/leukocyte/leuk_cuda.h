@@ -31,6 +31,7 @@ typedef struct lt_cu_params {
   int border_all;               /* lt_stencil.border_all: 0 = circle k needs radius_k+1 px */
   double rstep;                 /* radius step for "within one step of R" */
   const double *cosv, *sinv;    /* device, npoints */
+  const double2 *cs;            /* device, npoints: (cos, sin) together, one load per sample (gicov_lanes) */
   const int *dx, *dy;           /* device, nradii*npoints */
   const int *off;               /* device, nradii*npoints: dy*fw + dx (frame-sized images) */
   const double2 *grad;          /* device, the frame's central-difference gradient (interior pixels), in
@@ -47,6 +48,15 @@ typedef struct lt_cu_params {
   double ct[LT_LEUK_SNAXELS], st[LT_LEUK_SNAXELS]; /* snaxel cos/sin from the host libm */
   unsigned long long *prof;     /* LT_CUDA_TIMING=2: clock64 cycles per phase (LT_CU_PROF_N), else NULL */
 } lt_cu_params;
+
+/* The detection's stencil cos/sin as a kernel parameter (constant bank) for
+ * the default LT_CU_TRIG_N samples per circle (detect.cu, circle_stats):
+ * with the sample loop unrolled, every multiply takes its factor straight
+ * from the constant bank instead of a load per sample. */
+#define LT_CU_TRIG_N 150
+typedef struct lt_cu_trig {
+  double c[LT_CU_TRIG_N], s[LT_CU_TRIG_N];
+} lt_cu_trig;
 
 /* A local maximum as the maxima kernel appends it (order fixed afterwards). */
 typedef struct lt_cu_max {
@@ -79,7 +89,7 @@ typedef struct lt_cu_dset {
   double *bscore;       /* narrow ROIs (entry band): score[k][pixel] of every circle that fits */
   float *bgk;           /* ... and its signed GICOV */
   int *maxbuf;          /* [0] = count, [4..] = lt_cu_max entries */
-  int *h_maxbuf;        /* pinned, same size */
+  int *h_maxbuf;        /* pinned: the count and the first max_prefix entries */
   int *ahead, *h_ahead; /* [0] = count, [4..] = lt_cu_refine_ahead entries; pinned copy */
   cudaEvent_t done;
 } lt_cu_dset;
@@ -111,7 +121,7 @@ typedef struct lt_cu_buf {
   size_t bytes;
   int host;
 } lt_cu_buf;
-#define LT_CU_BUFS 64 /* 5: two blocks and the windows; LT_CUDA_BLOCK=0: 52 at most (backend.cu) */
+#define LT_CU_BUFS 64 /* 5: two blocks and the windows (7 with the float staging); LT_CUDA_BLOCK=0: 52 at most (backend.cu) */
 
 enum { T_UPLOAD, T_DETECT, T_GRAD, T_GICOV, T_DILATE, T_REFINE, T_TRACK, T_TWIN, T_TMGVF, T_TSNAKE, T_AHEAD, T_N };
 
@@ -122,13 +132,14 @@ typedef struct lt_cu_ctx {
   cudaStream_t stream;
   /* stencils */
   double *d_cos, *d_sin;
+  double2 *d_cs;
   int *d_dx, *d_dy, *d_off;
   /* frame: float on the device; pinned staging, double-buffered */
   float *d_frame;
   double2 *d_grad; /* (gx, gy) of the frame: what lt_gicov_at and the maps sample, one load per sample */
   int dev_cells;  /* cells on the device equal to h_cells[0..dev_cells) after a track; -1 unknown */
   unsigned char *d_frame8;
-  float *h_framef[2];
+  float *h_framef[2];   /* pinned float staging, allocated at the first frame that is not 8-bit */
   unsigned char *h_frame8[2];
   cudaEvent_t ev_staged[2];
   /* prefetch: the next frame's bytes go up on their own stream while the
@@ -140,6 +151,9 @@ typedef struct lt_cu_ctx {
   const unsigned char *pref_src; /* the host bytes that are (being) uploaded, NULL if none */
   int no_prefetch;               /* LT_CUDA_PREFETCH=0 */
   int gicov_per_pixel;           /* LT_CUDA_GICOV=pixel: one thread per pixel, all radii */
+  int gicov_fixed;               /* npoints == LT_CU_TRIG_N: the GICOV maps' unrolled sums, cos/sin in trig
+                                  * (LT_CUDA_GICOV_TRIG=0: the loop with the tables in global memory) */
+  lt_cu_trig trig;
   cudaStream_t dstream;          /* the detection's stream (beside the tracking) */
   cudaEvent_t ev_frame;          /* the frame (upload, gradient) is ready for the detection */
   int one_stream;                /* LT_CUDA_DSTREAM=0: detection in `stream` */
@@ -150,6 +164,8 @@ typedef struct lt_cu_ctx {
   float *d_dil;         /* the dilated map of ds (get_map) */
   size_t band_cap;      /* pixels of the largest ROI that takes this path */
   size_t max_cap;       /* entries of a maxima list */
+  size_t max_prefix;    /* entries copied back with the count (pinned) */
+  lt_cu_max *h_maxall;  /* pageable, max_cap entries: a list longer than the pinned prefix (made when needed) */
   lt_rect last_roi;
   int have_detect;
   lt_rect pending_roi;  /* detect_start's ROI until detect_end */

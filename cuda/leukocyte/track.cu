@@ -319,16 +319,18 @@ static __device__ double gicov_lanes(int x, int y, const lt_cu_params &P, int k,
 #pragma unroll
   for (int j = 0; j < PL; j++) ps[j] = pq[j] = 0.0;
   if (in) {
+    /* a sample's address: a 32-bit add to the pixel's index and one wide
+     * multiply-add (not 64-bit pointer arithmetic); cos and sin in one load */
     const int *off = P.off + k * N;
-    const double2 *c0 = P.grad + (size_t)y * w + x; /* img's gradient, made with the frame */
+    const int pix = y * w + x; /* in img's gradient, made with the frame */
 #pragma unroll(8 / PL)
     for (int m = PL * g; m < N; m += 16) {
 #pragma unroll
       for (int j = 0; j < PL; j++) {
         const int n = m + j;
         if (n < N) {
-          const double2 gv = __ldg(c0 + __ldg(off + n));
-          const double v = __dadd_rn(__dmul_rn(gv.x, __ldg(P.cosv + n)), __dmul_rn(gv.y, __ldg(P.sinv + n)));
+          const double2 gv = __ldg(P.grad + (pix + __ldg(off + n))), cs = __ldg(P.cs + n);
+          const double v = __dadd_rn(__dmul_rn(gv.x, cs.x), __dmul_rn(gv.y, cs.y));
           ps[j] = __dadd_rn(ps[j], v);
           pq[j] = __dadd_rn(pq[j], __dmul_rn(v, v));
         }
@@ -1158,8 +1160,23 @@ static __device__ __forceinline__ double dense_col(const float *pc, const float 
     r = dr;
   };
   const int m = bottom ? n - 1 : n;
-#pragma unroll 4
-  for (int q = 0; q < m; q++) px(q, pl[q + 1], pc[q + 1], pr[q + 1]);
+  /* four rows a step, then the last 0-3 as two straight-line steps (the
+   * compiler's remainder loop of an unrolled loop took ~50 instructions a
+   * row against ~36; strips are often 5-7 rows); the same rows in order */
+  int q = 0;
+#pragma unroll 1
+  for (; q + 4 <= m; q += 4) {
+    px(q, pl[q + 1], pc[q + 1], pr[q + 1]);
+    px(q + 1, pl[q + 2], pc[q + 2], pr[q + 2]);
+    px(q + 2, pl[q + 3], pc[q + 3], pr[q + 3]);
+    px(q + 3, pl[q + 4], pc[q + 4], pr[q + 4]);
+  }
+  if (q + 2 <= m) {
+    px(q, pl[q + 1], pc[q + 1], pr[q + 1]);
+    px(q + 1, pl[q + 2], pc[q + 2], pr[q + 2]);
+    q += 2;
+  }
+  if (q < m) px(q, pl[q + 1], pc[q + 1], pr[q + 1]);
   if (bottom) px(m, l, c, r); /* the last row: the row below replicated */
   return acc;
 }
