@@ -1031,14 +1031,15 @@ typedef struct cpu_ctx {
   int w, h, maxpts, side, nthreads;
   float *mag, *map, *wt; /* map: per thread a VCM as floats (vcm_finish) */
   uint16_t *ncm;    /* the NCMs, LT_VCM_SIM_ONE = 1, LT_VCM_M2P(m2) apart from a 64-byte boundary */
-  int32_t *acc;     /* per thread two points' integer sums */
-  const uint16_t **nbl; /* per thread the neighbours' maps of vcm_points (maxpts) */
-  uint32_t *wl;     /* and their weights, packed in pairs, per point (2 (maxpts / 2 + 1)) */
+  int32_t *acc;     /* per thread LT_VCM_QP points' integer sums */
+  const uint16_t **nbl; /* per thread the neighbours' maps of vcm_points (LT_VCM_NBL(maxpts)) */
+  uint32_t *wl;     /* and their weights, packed in pairs, per point (LT_VCM_QP LT_VCM_WL(maxpts)) */
+  int *jl;          /* per thread vcm_points' neighbours and their parts (2 maxpts) */
   void *pscratch;   /* per thread lt_vcm_points scratch */
   float *rf[2];     /* the pair's frames rounded (lt_vcm_round8), as floats */
   uint8_t *q[2];    /* and as bytes */
   uint16_t *sad;    /* per thread SAD rows (lt_vcm_ncm8) */
-  int32_t *cnt;     /* per thread support C(o) (integer weights) */
+  int32_t *cnt;     /* per thread LT_VCM_QP points' support C(o) (integer weights) */
   int32_t *zero;    /* m2 zeros: the support of a point without clamped neighbours */
   int32_t *wq;      /* integer weight table (lt_vcm_weight_q) */
   const float *last_I1; /* the last pair's I1 (its rounded copy is rf[1], q[1]; vcm.h) */
@@ -1050,6 +1051,7 @@ typedef struct cpu_ctx {
   int *done;        /* NCM task k of pair gen is done: done[k] == gen */
   int gen;          /* pairs run */
   int run;          /* pairs of points per VCM task at most (LT_VCM_RUN; LT_VCM_CPU_RUN) */
+  int qp;           /* points per vcm_points at most (LT_VCM_QP; LT_VCM_CPU_QP 1 .. 4) */
   double *diag;     /* LT_VCM_CPU_DIAG: per thread LT_VCM_DIAG_N sums (cpu_destroy prints them) */
   double *tct;      /* per thread the last pair's correlation and accumulation seconds (cpu_team) */
   /* the pair's team kept across pairs with LT_VCM_CPU_POOL=1 (pool_start;
@@ -1077,6 +1079,9 @@ typedef struct cpu_ctx {
 #define LT_VCM_PF 128     /* the accumulation's prefetch distance: 4 blocks of 32 offsets */
 
 #define SAD_LANES 144 /* (LT_VCM_MAX_SEARCH + 1) rounded up to 16 */
+#define LT_VCM_QP 4       /* points per pass of the accumulation (vcm_points) at most */
+#define LT_VCM_NBL(n) ((size_t)(n) + 4) /* a thread's list of maps: n neighbours at most, 3 parts padded */
+#define LT_VCM_WL(n) ((size_t)(n) / 2 + 3) /* and its pairs of weights per point */
 #define LT_VCM_M2P(m2) (((size_t)(m2) + 31) & ~(size_t)31) /* a point's NCM and sums: whole blocks of acc_sums */
 
 static void *pool_main(void *arg);
@@ -1115,6 +1120,7 @@ static void cpu_destroy(void *vctx)
   free(c->map);
   free(c->nbl);
   free(c->wl);
+  free(c->jl);
   free(c->cnt);
   free(c->zero);
   free(c->wt);
@@ -1190,6 +1196,8 @@ static int cpu_create(void **out, const lt_vcm_params *p, int w, int h)
   c->nthreads = omp_get_max_threads();
   const char *ev = getenv("LT_VCM_CPU_RUN"); /* experiment switch: 1 = a pair per task (before) */
   c->run = ev && atoi(ev) > 0 ? atoi(ev) : LT_VCM_RUN;
+  ev = getenv("LT_VCM_CPU_QP"); /* experiment switch: 2 = two points a pass (before) */
+  c->qp = ev && atoi(ev) >= 1 && atoi(ev) <= LT_VCM_QP ? atoi(ev) : LT_VCM_QP;
   if (getenv("LT_VCM_CPU_DIAG")) c->diag = calloc((size_t)LT_VCM_DIAG_N * c->nthreads, sizeof *c->diag);
   c->tct = calloc((size_t)2 * c->nthreads, sizeof *c->tct);
   size_t npx = (size_t)w * h, m2 = (size_t)c->side * c->side;
@@ -1201,11 +1209,12 @@ static int cpu_create(void **out, const lt_vcm_params *p, int w, int h)
    * thread, 640x480 with 8192 points on the dev VM) */
   size_t ncm_bytes = (size_t)c->maxpts * LT_VCM_M2P(m2) * sizeof *c->ncm;
   if (posix_memalign((void **)&c->ncm, 64, ncm_bytes)) c->ncm = NULL;
-  c->acc = malloc((size_t)c->nthreads * 2 * LT_VCM_M2P(m2) * sizeof *c->acc); /* two points at a time */
+  c->acc = malloc((size_t)c->nthreads * LT_VCM_QP * LT_VCM_M2P(m2) * sizeof *c->acc);
   c->map = malloc((size_t)c->nthreads * m2 * sizeof *c->map);
-  c->nbl = malloc((size_t)c->nthreads * c->maxpts * sizeof *c->nbl);
-  c->wl = malloc((size_t)c->nthreads * 2 * ((size_t)c->maxpts / 2 + 1) * sizeof *c->wl);
-  c->cnt = malloc((size_t)c->nthreads * 2 * m2 * sizeof *c->cnt);
+  c->nbl = malloc((size_t)c->nthreads * LT_VCM_NBL(c->maxpts) * sizeof *c->nbl);
+  c->wl = malloc((size_t)c->nthreads * LT_VCM_QP * LT_VCM_WL(c->maxpts) * sizeof *c->wl);
+  c->jl = malloc((size_t)c->nthreads * 2 * c->maxpts * sizeof *c->jl);
+  c->cnt = malloc((size_t)c->nthreads * LT_VCM_QP * m2 * sizeof *c->cnt);
   c->zero = calloc(m2, sizeof *c->zero);
   c->sad = malloc((size_t)c->nthreads * c->side * SAD_LANES * sizeof *c->sad);
   c->wt = malloc(r2 * sizeof *c->wt);
@@ -1223,7 +1232,7 @@ static int cpu_create(void **out, const lt_vcm_params *p, int w, int h)
   c->done = calloc((size_t)c->maxpts / LT_VCM_NCM_TASK + 2, sizeof *c->done);
   c->prev = malloc((size_t)c->maxpts * sizeof *c->prev);
   c->cur = malloc((size_t)c->maxpts * sizeof *c->cur);
-  if (!c->mag || !c->pscratch || !c->ncm || !c->acc || !c->map || !c->nbl || !c->wl || !c->cnt || !c->zero || !c->sad || !c->wt || !c->wq || !c->rf[0] ||
+  if (!c->mag || !c->pscratch || !c->ncm || !c->acc || !c->map || !c->nbl || !c->wl || !c->jl || !c->cnt || !c->zero || !c->sad || !c->wt || !c->wq || !c->rf[0] ||
       !c->rf[1] || !c->q[0] || !c->q[1] || !c->px || !c->py || !c->prev || !c->cur ||
       !c->cstart || !c->task || !c->done || !c->tct)
     goto nomem;
@@ -1231,9 +1240,9 @@ static int cpu_create(void **out, const lt_vcm_params *p, int w, int h)
   if (!lt_vcm_weight_q(p, w, h, c->wq)) goto nomem;
   memset(c->ncm, 0, ncm_bytes); /* the pages mapped here (touch_pages), the padding's sums finite */
   touch_pages(c->mag, npx * sizeof *c->mag);
-  touch_pages(c->acc, (size_t)c->nthreads * 2 * LT_VCM_M2P(m2) * sizeof *c->acc);
+  touch_pages(c->acc, (size_t)c->nthreads * LT_VCM_QP * LT_VCM_M2P(m2) * sizeof *c->acc);
   touch_pages(c->map, (size_t)c->nthreads * m2 * sizeof *c->map);
-  touch_pages(c->cnt, (size_t)c->nthreads * 2 * m2 * sizeof *c->cnt);
+  touch_pages(c->cnt, (size_t)c->nthreads * LT_VCM_QP * m2 * sizeof *c->cnt);
   for (int k = 0; k < 2; k++) {
     touch_pages(c->rf[k], npx * sizeof *c->rf[k]);
     touch_pages(c->q[k], npx + LT_VCM_PAD8);
@@ -1302,63 +1311,92 @@ static void acc_add2(int32_t *restrict a0, int32_t *restrict a1, const uint16_t 
     }
 }
 
-/* The sums of two points a0 (and a1 where two) over np neighbours' maps
- * nb[k] in blocks of 32 offsets (AVX-512BW) or 16 (AVX2), each block's sums
- * in registers while every neighbour is added: neighbours in pairs (k, k +
- * 1), one multiply-add per pair of 16-bit lanes (vpmaddwd: w_k s_k(o) +
- * w_k+1 s_k+1(o) into 32 bits; similarities <= 32767 and weights <= 255 fit
- * its signed lanes), the weights packed per pair in w0[k / 2] (point 0) and
- * w1[k / 2] (low half k, high half k + 1; a last odd neighbour pairs with
- * itself at weight 0). vpunpck{l,h}wd leave a block's sums in lane order;
- * they are put back in offset order when stored. The maps and a0, a1 have
- * whole blocks (LT_VCM_M2P), aligned: sums past m2 are not used. */
+/* The sums of up to four points over n neighbours' maps nb[k] in blocks of
+ * 32 offsets (AVX-512BW) or 16 (AVX2), each block's sums in registers while
+ * every neighbour is added: neighbours in pairs (k, k + 1), one
+ * multiply-add per pair of 16-bit lanes (vpmaddwd: w_k s_k(o) + w_k+1
+ * s_k+1(o) into 32 bits; similarities <= 32767 and weights <= 255 fit its
+ * signed lanes), the weights of point p packed per pair in w[p][k / 2] (low
+ * half k, high half k + 1). The points are two pairs, A (0, 1) and B (2,
+ * 3); the list holds the neighbours of A alone (0 .. sa - 1), of both (sa
+ * .. sb - 1) and of B alone (sb .. n - 1), each part of even length (a
+ * neighbour of weight 0 fills an odd one; the weights of a pair in a part
+ * not its own are 0 too). A map is read once for the points that use it:
+ * 4 multiply-adds per pair of neighbours in the middle part. vpunpck{l,h}wd
+ * leave a block's sums in lane order; they are put back in offset order
+ * when stored (a[p], p < nq). The maps and a[p] have whole blocks
+ * (LT_VCM_M2P), aligned: sums past m2 are not used. */
 #if defined(HAVE_SAD_AVX2)
 /* acc + the pairs' products of x and W: vpmaddwd + vpaddd, or vpdpwssd
  * (AVX-512 VNNI) in one instruction, exact in int32 either way */
 #define MADD_PLAIN(acc, x, W) _mm512_add_epi32(acc, _mm512_madd_epi16(x, W))
-#define MADD_VNNI(acc, x, W) _mm512_dpwssd_epi32(acc, x, W)
+/* (in asm: GCC 12 copies every sum to another register and back around
+ * the builtin's tied operand, 16 moves per pair of neighbours) */
+#define MADD_VNNI(acc, x, W)                                                                                     \
+  ({                                                                                                             \
+    __m512i acc_ = (acc);                                                                                        \
+    __asm__("vpdpwssd %2, %1, %0" : "+v"(acc_) : "v"(x), "v"(W));                                               \
+    acc_;                                                                                                        \
+  })
+/* point p's sums l, h + neighbours k, k + 1 (lo, hi) */
+#define MADD_W(MADD, p, l, h)                                                                                    \
+  {                                                                                                              \
+    __m512i W = _mm512_set1_epi32((int)w[p][k / 2]);                                                            \
+    l = MADD(l, lo, W);                                                                                          \
+    h = MADD(h, hi, W);                                                                                          \
+  }
+/* neighbours k, k + 1 of block o into pair A's sums (AP) and B's (BP) */
+#define MADD_PAIR(MADD, AP, BP)                                                                                  \
+  {                                                                                                              \
+    const uint16_t *sa_ = nb[k] + o, *sb_ = nb[k + 1] + o;                                                       \
+    _mm_prefetch((const char *)(sa_ + LT_VCM_PF), _MM_HINT_T0);                                                  \
+    _mm_prefetch((const char *)(sb_ + LT_VCM_PF), _MM_HINT_T0);                                                  \
+    __m512i A = _mm512_loadu_si512((const void *)sa_), B = _mm512_loadu_si512((const void *)sb_);               \
+    __m512i lo = _mm512_unpacklo_epi16(A, B), hi = _mm512_unpackhi_epi16(A, B);                                  \
+    if (AP) {                                                                                                    \
+      MADD_W(MADD, 0, l0, h0)                                                                                    \
+      MADD_W(MADD, 1, l1, h1)                                                                                    \
+    }                                                                                                            \
+    if (BP) {                                                                                                    \
+      MADD_W(MADD, 2, l2, h2)                                                                                    \
+      MADD_W(MADD, 3, l3, h3)                                                                                    \
+    }                                                                                                            \
+  }
+#define MADD_STORE(p, l, h)                                                                                      \
+  if (nq > p) {                                                                                                  \
+    _mm512_storeu_si512((void *)(a[p] + o), _mm512_permutex2var_epi32(l, i0, h));                               \
+    _mm512_storeu_si512((void *)(a[p] + o + 16), _mm512_permutex2var_epi32(l, i1, h));                          \
+  }
 #define MADD_AVX512_BODY(MADD)                                                                                   \
   {                                                                                                              \
     const __m512i i0 = _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);                \
     const __m512i i1 = _mm512_setr_epi32(8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31);          \
     for (int o = 0; o < m2; o += 32) {                                                                           \
-      __m512i l0 = _mm512_setzero_si512(), h0 = l0, l1 = l0, h1 = l0;                                            \
-      for (int k = 0; k < np; k += 2) {                                                                          \
-        const uint16_t *sb = nb[k + 1 < np ? k + 1 : k];                                                         \
-        _mm_prefetch((const char *)(nb[k] + o + LT_VCM_PF), _MM_HINT_T0);                                        \
-        _mm_prefetch((const char *)(sb + o + LT_VCM_PF), _MM_HINT_T0);                                           \
-        __m512i A = _mm512_loadu_si512((const void *)(nb[k] + o)), B = _mm512_loadu_si512((const void *)(sb + o)); \
-        __m512i lo = _mm512_unpacklo_epi16(A, B), hi = _mm512_unpackhi_epi16(A, B);                              \
-        __m512i W0 = _mm512_set1_epi32((int)w0[k / 2]);                                                          \
-        l0 = MADD(l0, lo, W0);                                                                                   \
-        h0 = MADD(h0, hi, W0);                                                                                   \
-        if (two) {                                                                                               \
-          __m512i W1 = _mm512_set1_epi32((int)w1[k / 2]);                                                        \
-          l1 = MADD(l1, lo, W1);                                                                                 \
-          h1 = MADD(h1, hi, W1);                                                                                 \
-        }                                                                                                        \
-      }                                                                                                          \
-      _mm512_storeu_si512((void *)(a0 + o), _mm512_permutex2var_epi32(l0, i0, h0));                             \
-      _mm512_storeu_si512((void *)(a0 + o + 16), _mm512_permutex2var_epi32(l0, i1, h0));                        \
-      if (two) {                                                                                                 \
-        _mm512_storeu_si512((void *)(a1 + o), _mm512_permutex2var_epi32(l1, i0, h1));                           \
-        _mm512_storeu_si512((void *)(a1 + o + 16), _mm512_permutex2var_epi32(l1, i1, h1));                      \
-      }                                                                                                          \
+      __m512i l0 = _mm512_setzero_si512(), h0 = l0, l1 = l0, h1 = l0, l2 = l0, h2 = l0, l3 = l0, h3 = l0;         \
+      int k = 0;                                                                                                 \
+      for (; k < sa; k += 2) MADD_PAIR(MADD, 1, 0)                                                               \
+      for (; k < sb; k += 2) MADD_PAIR(MADD, 1, 1)                                                               \
+      for (; k < n; k += 2) MADD_PAIR(MADD, 0, 1)                                                                \
+      MADD_STORE(0, l0, h0)                                                                                      \
+      MADD_STORE(1, l1, h1)                                                                                      \
+      MADD_STORE(2, l2, h2)                                                                                      \
+      MADD_STORE(3, l3, h3)                                                                                      \
     }                                                                                                            \
   }
 
-__attribute__((target("avx512f,avx512bw"))) static void madd_avx512(int32_t *restrict a0, int32_t *restrict a1,
-                                                                     const uint16_t *const *nb, const uint32_t *w0,
-                                                                     const uint32_t *w1, int np, int m2, int two)
+__attribute__((target("avx512f,avx512bw"))) static void madd_avx512(int32_t *const *a, const uint16_t *const *nb,
+                                                                     const uint32_t *const *w, int sa, int sb, int n,
+                                                                     int m2, int nq)
 MADD_AVX512_BODY(MADD_PLAIN)
 
 /* madd_avx512 with AVX-512 VNNI (vpdpwssd: one instruction per product
  * pair and sum instead of two) */
 __attribute__((target("avx512f,avx512bw,avx512vnni"))) static void
-madd_vnni(int32_t *restrict a0, int32_t *restrict a1, const uint16_t *const *nb, const uint32_t *w0,
-          const uint32_t *w1, int np, int m2, int two)
+madd_vnni(int32_t *const *a, const uint16_t *const *nb, const uint32_t *const *w, int sa, int sb, int n, int m2, int nq)
 MADD_AVX512_BODY(MADD_VNNI)
 
+/* One pair of points a0 (and a1 where two) over np neighbours with AVX2,
+ * 16 offsets a block (madd_avx512's layout; np even) */
 __attribute__((target("avx2"))) static void madd_avx2(int32_t *restrict a0, int32_t *restrict a1,
                                                       const uint16_t *const *nb, const uint32_t *w0,
                                                       const uint32_t *w1, int np, int m2, int two)
@@ -1392,32 +1430,41 @@ __attribute__((target("avx2"))) static void madd_avx2(int32_t *restrict a0, int3
  * AVX-512BW, 1 AVX2, 0 plain C (capped by lt_vcm_set_simd). */
 static int madd_level(void);
 
-/* a0 (and a1 where two) = the sums over the np neighbours' maps nb[k]
- * with the packed weights w0, w1 (madd_avx512's layout) at the SIMD level
- * lv; np >= 1 */
-static void acc_sums(int lv, int32_t *a0, int32_t *a1, const uint16_t *const *nb, const uint32_t *w0,
-                     const uint32_t *w1, int np, int m2, int two)
+/* a[p] (p < nq) = the sums over the neighbours' maps nb[k] with the
+ * packed weights w[p] (madd_avx512's layout and parts sa, sb, n) at the
+ * SIMD level lv. Below AVX-512 one pair at a time: A over 0 .. sb - 1, B
+ * over sa .. n - 1 (each holds its points themselves, so is not empty). */
+static void acc_sums(int lv, int32_t *const *a, const uint16_t *const *nb, const uint32_t *const *w, int sa, int sb,
+                     int n, int m2, int nq)
 {
 #if defined(HAVE_SAD_AVX2)
   if (lv == 3) {
-    madd_vnni(a0, a1, nb, w0, w1, np, m2, two);
+    madd_vnni(a, nb, w, sa, sb, n, m2, nq);
     return;
   }
   if (lv == 2) {
-    madd_avx512(a0, a1, nb, w0, w1, np, m2, two);
-    return;
-  }
-  if (lv == 1) {
-    madd_avx2(a0, a1, nb, w0, w1, np, m2, two);
+    madd_avx512(a, nb, w, sa, sb, n, m2, nq);
     return;
   }
 #endif
-  for (int k = 0; k < np; k++) {
-    int32_t wa = (int32_t)(w0[k / 2] >> (k % 2 * 16) & 0xffffu), wb = (int32_t)(w1[k / 2] >> (k % 2 * 16) & 0xffffu);
-    if (two)
-      acc_add2(a0, a1, nb[k], wa, wb, m2, k == 0);
-    else
-      acc_add(a0, nb[k], wa, m2, k == 0);
+  for (int g = 0; 2 * g < nq; g++) {
+    int k0 = g ? sa : 0, np = (g ? n : sb) - k0, two = nq > 2 * g + 1;
+    const uint16_t *const *b = nb + k0;
+    const uint32_t *w0 = w[2 * g] + k0 / 2, *w1 = w[2 * g + 1] + k0 / 2;
+    int32_t *a0 = a[2 * g], *a1 = a[2 * g + 1];
+#if defined(HAVE_SAD_AVX2)
+    if (lv == 1) {
+      madd_avx2(a0, a1, b, w0, w1, np, m2, two);
+      continue;
+    }
+#endif
+    for (int k = 0; k < np; k++) {
+      int32_t wa = (int32_t)(w0[k / 2] >> (k % 2 * 16) & 0xffffu), wb = (int32_t)(w1[k / 2] >> (k % 2 * 16) & 0xffffu);
+      if (two)
+        acc_add2(a0, a1, b[k], wa, wb, m2, k == 0);
+      else
+        acc_add(a0, b[k], wa, m2, k == 0);
+    }
   }
 }
 
@@ -1569,47 +1616,45 @@ found:
   out->evidence = lt_vcm_evidence(c->q[0], c->q[1], c->w, c->h, out);
 }
 
-/* The VCMs of points i .. i + np - 1 (np 1 or 2; two consecutive points
- * are in the same or neighbouring sub-windows and share most neighbours),
- * each into its own acc / cnt (whole blocks apart): the neighbours j of the
- * sub-windows the radius reaches around any of them listed in nbl with
- * their weights packed in wl0, wl1 (0 for a j beyond one point's radius),
- * then their sums by acc_sums, each NCM read once for both points. */
+/* The VCMs of points i .. i + np - 1 (np 1 .. LT_VCM_QP: consecutive
+ * points, in the same or neighbouring sub-windows of a row, which share
+ * most neighbours), each into its own acc / cnt (whole blocks apart): the
+ * neighbours j of the sub-windows the radius reaches around any of them,
+ * first gathered in jl with their part (bit 1: near point 0 or 1, bit 2:
+ * near point 2 or 3), then listed in nbl by part (acc_sums' A, both, B)
+ * with their weights packed in wl + p wl_n (0 for a j beyond point p's
+ * radius), then their sums by acc_sums, each NCM read once for all the
+ * points that use it. */
 static void vcm_points(const cpu_ctx *c, int i, int np, int32_t *acc, float *map, int32_t *cnt, const uint16_t **nbl,
-                       uint32_t *wl0, uint32_t *wl1, lt_vcm_vector *out)
+                       uint32_t *wl, size_t wl_n, int *jl, lt_vcm_vector *out)
 {
   int R = c->p.coherence_radius, M = c->side, m2 = M * M, S2 = c->p.search / 2, gx = c->p.grid_x;
-  int32_t sw[2] = {0, 0}, full[2] = {0, 0};
-  int nn = 0, partial[2] = {0, 0}; /* neighbours so far; cnt[k] set (else C(o) = full: c->zero) */
-  int m2p = (int)LT_VCM_M2P(m2);
+  int32_t sw[LT_VCM_QP] = {0}, full[LT_VCM_QP] = {0};
+  int nc = 0, part[4] = {0, 0, 0, 0}, partial[LT_VCM_QP] = {0}; /* candidates kept, per part; cnt[k] set (else C(o) = full: c->zero) */
+  size_t m2p = LT_VCM_M2P(m2);
   int xlo = c->px[i], xhi = xlo, ylo = c->py[i], yhi = ylo;
-  if (np == 2) {
-    xlo = c->px[i + 1] < xlo ? c->px[i + 1] : xlo;
-    xhi = c->px[i + 1] > xhi ? c->px[i + 1] : xhi;
-    ylo = c->py[i + 1] < ylo ? c->py[i + 1] : ylo;
-    yhi = c->py[i + 1] > yhi ? c->py[i + 1] : yhi;
+  for (int k = 1; k < np; k++) {
+    xlo = c->px[i + k] < xlo ? c->px[i + k] : xlo;
+    xhi = c->px[i + k] > xhi ? c->px[i + k] : xhi;
+    ylo = c->py[i + k] < ylo ? c->py[i + k] : ylo;
+    yhi = c->py[i + k] > yhi ? c->py[i + k] : yhi;
   }
   int cx0 = cell_of(xlo - R > 0 ? xlo - R : 0, c->w, gx), cx1 = cell_of(xhi + R, c->w, gx);
   int cy0 = cell_of(ylo - R > 0 ? ylo - R : 0, c->h, c->p.grid_y), cy1 = cell_of(yhi + R, c->h, c->p.grid_y);
   for (int cy = cy0; cy <= cy1; cy++)
     for (int j = c->cstart[cy * gx + cx0]; j < c->cstart[cy * gx + cx1 + 1]; j++) {
-      int d2[2], near[2] = {0, 0};
+      int d2[LT_VCM_QP], near[LT_VCM_QP], g = 0;
       for (int k = 0; k < np; k++) {
         int ex = c->px[j] - c->px[i + k], ey = c->py[j] - c->py[i + k];
         d2[k] = ex * ex + ey * ey;
         near[k] = d2[k] <= R * R;
+        if (near[k]) g |= k < 2 ? 1 : 2;
       }
-      if (!near[0] && !(np == 2 && near[1])) continue;
-      uint32_t w0 = near[0] ? (uint32_t)c->wq[d2[0]] : 0u, w1 = np == 2 && near[1] ? (uint32_t)c->wq[d2[1]] : 0u;
-      nbl[nn] = c->ncm + (size_t)j * m2p;
-      if (nn % 2 == 0) {
-        wl0[nn / 2] = w0;
-        wl1[nn / 2] = w1;
-      } else {
-        wl0[nn / 2] |= w0 << 16;
-        wl1[nn / 2] |= w1 << 16;
-      }
-      nn++;
+      if (!g) continue;
+      jl[2 * nc] = j;
+      jl[2 * nc + 1] = g;
+      nc++;
+      part[g]++;
       int r[4];
       lt_vcm_search_rect(&c->p, c->w, c->h, c->px[j], c->py[j], r);
       int isfull = r[0] == -S2 && r[1] == S2 && r[2] == -S2 && r[3] == S2;
@@ -1633,10 +1678,36 @@ static void vcm_points(const cpu_ctx *c, int i, int np, int32_t *acc, float *map
     }
   for (int k = 0; k < np; k++)
     if (partial[k]) rows_sum(cnt + (size_t)k * m2, M);
-  acc_sums(madd_level(), acc, acc + m2p, nbl, wl0, wl1, nn, m2, np == 2); /* nn >= 1: i itself */
+  /* the list: A's alone, both, B's alone, each of even length */
+  int at[4];
+  at[1] = 0;
+  at[3] = (part[1] + 1) & ~1;
+  at[2] = at[3] + ((part[3] + 1) & ~1);
+  int sa = at[3], sb = at[2], n = sb + ((part[2] + 1) & ~1);
+  for (int e = 0; e < nc; e++) {
+    int j = jl[2 * e], k = at[jl[2 * e + 1]]++;
+    nbl[k] = c->ncm + (size_t)j * m2p;
+    for (int q = 0; q < LT_VCM_QP; q++) {
+      uint32_t wv = 0;
+      if (q < np) {
+        int ex = c->px[j] - c->px[i + q], ey = c->py[j] - c->py[i + q], d2 = ex * ex + ey * ey;
+        wv = d2 <= R * R ? (uint32_t)c->wq[d2] : 0u;
+      }
+      uint32_t *wp = wl + (size_t)q * wl_n + k / 2;
+      *wp = k % 2 ? *wp | wv << 16 : wv;
+    }
+  }
+  for (int g = 1; g < 4; g++) /* an odd part: its last map again, at weight 0 (the pair's high half) */
+    if (part[g] % 2) nbl[at[g]] = nbl[at[g] - 1];
+  int32_t *a[LT_VCM_QP];
+  const uint32_t *w[LT_VCM_QP];
+  for (int q = 0; q < LT_VCM_QP; q++) {
+    a[q] = acc + (size_t)q * m2p;
+    w[q] = wl + (size_t)q * wl_n;
+  }
+  acc_sums(madd_level(), a, nbl, w, sa, sb, n, m2, np); /* n >= 2: i itself */
   for (int k = 0; k < np; k++)
-    vcm_finish(c, i + k, acc + (size_t)k * m2p, map, partial[k] ? cnt + (size_t)k * m2 : c->zero, sw[k], full[k],
-               out + k);
+    vcm_finish(c, i + k, a[k], map, partial[k] ? cnt + (size_t)k * m2 : c->zero, sw[k], full[k], out + k);
 }
 
 /* cpu_run's work, one stream of tasks per pair that the threads take in
@@ -1801,12 +1872,13 @@ static void cpu_team(cpu_ctx *c, cpu_job *j, int tid, int nt)
     wait_count(&j->ready, 1);
   int ntask = j->ntask;
   uint16_t *sad = c->sad + (size_t)tid * M * SAD_LANES;
-  int32_t *acc = c->acc + (size_t)tid * 2 * LT_VCM_M2P(m2);
+  int32_t *acc = c->acc + (size_t)tid * LT_VCM_QP * LT_VCM_M2P(m2);
   float *map = c->map + (size_t)tid * m2;
-  size_t wl_n = (size_t)c->maxpts / 2 + 1; /* a thread's neighbour list: maps and packed weights */
-  const uint16_t **nbl = c->nbl + (size_t)tid * c->maxpts;
-  uint32_t *wl = c->wl + (size_t)tid * 2 * wl_n;
-  int32_t *cnt = c->cnt + (size_t)tid * 2 * m2;
+  size_t wl_n = LT_VCM_WL(c->maxpts); /* a thread's neighbour list: maps and packed weights */
+  const uint16_t **nbl = c->nbl + (size_t)tid * LT_VCM_NBL(c->maxpts);
+  uint32_t *wl = c->wl + (size_t)tid * LT_VCM_QP * wl_n;
+  int *jl = c->jl + (size_t)tid * 2 * c->maxpts;
+  int32_t *cnt = c->cnt + (size_t)tid * LT_VCM_QP * m2;
   int known = 0;
   if (dg) dg[5] += lt_now() - j->t0;
   size_t m2p = LT_VCM_M2P(m2);
@@ -1822,8 +1894,8 @@ static void cpu_team(cpu_ctx *c, cpu_job *j, int tid, int nt)
     } else {
       wait_ncm(c->done, tk->need, gen, &known);
       if (dg) dg[2] += lt_now() - ts;
-      for (int i = tk->begin; i < tk->end; i += 2)
-        vcm_points(c, i, tk->end - i < 2 ? tk->end - i : 2, acc, map, cnt, nbl, wl, wl + wl_n, &c->cur[i]);
+      for (int i = tk->begin; i < tk->end; i += c->qp)
+        vcm_points(c, i, tk->end - i < c->qp ? tk->end - i : c->qp, acc, map, cnt, nbl, wl, wl_n, jl, &c->cur[i]);
       tv += lt_now() - ts;
     }
     if (dg) dg[3] += 1.0;
