@@ -610,7 +610,12 @@ static void ncm_similarity(uint16_t *ncm, const int32_t *sad, const int *mm, con
   /* the SIMD paths: lt_vcm_sim_q's min-max expressions, one loop per kind
    * so that they vectorise (test_vcm holds them to the reference) */
   float fmax = (float)dmax;
-  for (int oy = r[2]; oy <= r[3]; oy++) {
+  int nrow = r[3] - r[2] + 1;
+  if (nx == M) { /* whole rows: one run of nrow M offsets (no tail per row) */
+    nx *= nrow;
+    nrow = 1;
+  }
+  for (int oy = r[2]; oy < r[2] + nrow; oy++) {
     uint16_t *c = ncm + (size_t)(oy + R) * M + R + r[0];
     if (sim == LT_VCM_SIM_MINMAX2)
       for (int l = 0; l < nx; l++) {
