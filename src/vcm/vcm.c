@@ -687,6 +687,7 @@ void lt_vcm_round8(const float *src, size_t n, float *rf, uint8_t *q)
  * the NB accumulators of a row of offsets in registers. Lanes past the
  * rectangle read up to 15 bytes beyond it (LT_VCM_PAD8 covers the last
  * row) and are not used. */
+static int sad_mx; /* experiment: LT_VCM_CPU_SADMAX=1, sad_avx512_nb's MX at 5x5 */
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 #define HAVE_SAD_AVX2 1
@@ -762,7 +763,7 @@ sad_column(const uint16_t *win, int WW, int c0, const uint8_t *a0, int w, int P,
  * Loads read up to 31 bytes beyond the rectangle (LT_VCM_PAD8). */
 __attribute__((target("avx512f,avx512bw"), always_inline)) static inline void
 sad_avx512_nb(const uint8_t *q0, const uint8_t *q1, int w, int x, int y, int P, int oxa, int oya, int oyb, int nx,
-              uint16_t *out0, int M, int *mm, const int NB, const int COL)
+              uint16_t *out0, int M, int *mm, const int NB, const int COL, const int MX)
 {
   int hp = P / 2, WW = 32 * NB + 32, nr = oyb - oya + P;
   /* frame t+1's window under the search rectangle widened to 16 bits once
@@ -776,6 +777,24 @@ sad_avx512_nb(const uint8_t *q0, const uint8_t *q1, int w, int x, int y, int P, 
       _mm512_storeu_si512((void *)(win + (size_t)rr * WW + c),
                           _mm512_cvtepu8_epi16(_mm256_loadu_si256((const __m256i *)(src + c))));
   }
+  /* MX: SAD = sum |r - a| = 2 sum max(r, a) - sum r - sum a, exact in
+   * 16-bit lanes (the SAD < 2^16, so the sums may wrap): the window's sums
+   * over P columns once (hs), over P of those rows per row of offsets, the
+   * patch's sum once; then 2 operations per pixel and lane instead of 3 */
+  static _Thread_local uint16_t hs[(LT_VCM_MAX_SEARCH + 16) * 5 * 32];
+  int HW = 32 * NB, asum = 0;
+  if (MX) {
+    for (int rr = 0; rr < nr; rr++)
+      for (int b = 0; b < NB; b++) {
+        const uint16_t *src = win + (size_t)rr * WW + 32 * b;
+        __m512i t = _mm512_loadu_si512((const void *)src);
+        for (int kx = 1; kx < P; kx++) t = _mm512_add_epi16(t, _mm512_loadu_si512((const void *)(src + kx)));
+        _mm512_storeu_si512((void *)(hs + (size_t)rr * HW + 32 * b), t);
+      }
+    for (int ky = -hp; ky <= hp; ky++)
+      for (int kx = -hp; kx <= hp; kx++) asum += q0[(size_t)(y + ky) * w + x + kx];
+  }
+  const __m512i as = _mm512_set1_epi16((short)asum);
   __m512i mn = _mm512_set1_epi16(-1), mx = _mm512_setzero_si512(); /* the SADs' smallest and largest */
   for (int oy = oya; oy <= oyb; oy++) {
     __m512i acc[5];
@@ -787,12 +806,19 @@ sad_avx512_nb(const uint8_t *q0, const uint8_t *q1, int w, int x, int y, int P, 
         __m512i v = _mm512_set1_epi16(a[kx]);
         for (int b = 0; b < NB; b++) {
           __m512i r = _mm512_loadu_si512((const void *)(row + kx + 32 * b));
-          acc[b] = _mm512_add_epi16(acc[b], _mm512_abs_epi16(_mm512_sub_epi16(r, v)));
+          if (MX) acc[b] = _mm512_add_epi16(acc[b], _mm512_max_epu16(r, v));
+          else acc[b] = _mm512_add_epi16(acc[b], _mm512_abs_epi16(_mm512_sub_epi16(r, v)));
         }
       }
     }
     uint16_t *out = out0 + (size_t)(oy - oya) * M;
     for (int b = 0; b < NB; b++) {
+      if (MX) {
+        const uint16_t *hr = hs + (size_t)(oy - oya) * HW + 32 * b;
+        __m512i rs = _mm512_loadu_si512((const void *)hr);
+        for (int t = 1; t < P; t++) rs = _mm512_add_epi16(rs, _mm512_loadu_si512((const void *)(hr + (size_t)t * HW)));
+        acc[b] = _mm512_sub_epi16(_mm512_sub_epi16(_mm512_add_epi16(acc[b], acc[b]), rs), as);
+      }
       int left = nx - 32 * b;
       __mmask32 k = left >= 32 ? (__mmask32)0xffffffffu : (__mmask32)((1u << left) - 1u);
       _mm512_mask_storeu_epi16(out + 32 * b, k, acc[b]);
@@ -820,13 +846,14 @@ __attribute__((target("avx512f,avx512bw"))) static void sad_avx512(const uint8_t
 /* the default 5x5 patch as a constant: its 25 pixels' loops unrolled */
 #define NB_CASE(k) \
   case 2 * k: \
-    if (P == 5) sad_avx512_nb(q0, q1, w, x, y, 5, oxa, oya, oyb, nx, out0, M, mm, k, 0); \
-    else sad_avx512_nb(q0, q1, w, x, y, P, oxa, oya, oyb, nx, out0, M, mm, k, 0); \
+    if (P == 5) sad_avx512_nb(q0, q1, w, x, y, 5, oxa, oya, oyb, nx, out0, M, mm, k, 0, 0); \
+    else sad_avx512_nb(q0, q1, w, x, y, P, oxa, oya, oyb, nx, out0, M, mm, k, 0, 0); \
     break;
 #define NB_COL(k) \
   case 2 * k + 1: \
-    if (P == 5) sad_avx512_nb(q0, q1, w, x, y, 5, oxa, oya, oyb, nx - 1, out0, M, mm, k - 1, 1); \
-    else sad_avx512_nb(q0, q1, w, x, y, P, oxa, oya, oyb, nx - 1, out0, M, mm, k - 1, 1); \
+    if (P == 5 && sad_mx) sad_avx512_nb(q0, q1, w, x, y, 5, oxa, oya, oyb, nx - 1, out0, M, mm, k - 1, 1, 1); \
+    else if (P == 5) sad_avx512_nb(q0, q1, w, x, y, 5, oxa, oya, oyb, nx - 1, out0, M, mm, k - 1, 1, 0); \
+    else sad_avx512_nb(q0, q1, w, x, y, P, oxa, oya, oyb, nx - 1, out0, M, mm, k - 1, 1, 0); \
     break;
     NB_CASE(1) NB_CASE(2) NB_CASE(3) NB_CASE(4) NB_CASE(5) NB_COL(2) NB_COL(3) NB_COL(4) NB_COL(5)
 #undef NB_CASE
@@ -1201,6 +1228,7 @@ static int cpu_create(void **out, const lt_vcm_params *p, int w, int h)
   c->nthreads = omp_get_max_threads();
   const char *ev = getenv("LT_VCM_CPU_RUN"); /* experiment switch: 1 = a pair per task (before) */
   c->run = ev && atoi(ev) > 0 ? atoi(ev) : LT_VCM_RUN;
+  sad_mx = getenv("LT_VCM_CPU_SADMAX") && atoi(getenv("LT_VCM_CPU_SADMAX")) == 1;
   ev = getenv("LT_VCM_CPU_QP"); /* experiment switch: 2 = two points a pass (before) */
   c->qp = ev && atoi(ev) >= 1 && atoi(ev) <= LT_VCM_QP ? atoi(ev) : LT_VCM_QP;
   if (getenv("LT_VCM_CPU_DIAG")) c->diag = calloc((size_t)LT_VCM_DIAG_N * c->nthreads, sizeof *c->diag);
@@ -1369,13 +1397,16 @@ static void acc_add2(int32_t *restrict a0, int32_t *restrict a1, const uint16_t 
   }
 #define MADD_STORE(p, l, h)                                                                                      \
   if (nq > p) {                                                                                                  \
-    _mm512_storeu_si512((void *)(a[p] + o), _mm512_permutex2var_epi32(l, i0, h));                               \
-    _mm512_storeu_si512((void *)(a[p] + o + 16), _mm512_permutex2var_epi32(l, i1, h));                          \
+    __m512i v0 = _mm512_permutex2var_epi32(l, i0, h), v1 = _mm512_permutex2var_epi32(l, i1, h);                  \
+    _mm512_storeu_si512((void *)(a[p] + o), v0);                                                                 \
+    _mm512_storeu_si512((void *)(a[p] + o + 16), v1);                                                            \
+    mx##p = _mm512_max_epi32(mx##p, _mm512_max_epi32(v0, v1));                                                    \
   }
 #define MADD_AVX512_BODY(MADD)                                                                                   \
   {                                                                                                              \
     const __m512i i0 = _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);                \
     const __m512i i1 = _mm512_setr_epi32(8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31);          \
+    __m512i mx0 = _mm512_setzero_si512(), mx1 = mx0, mx2 = mx0, mx3 = mx0;                                            \
     for (int o = 0; o < m2; o += 32) {                                                                           \
       __m512i l0 = _mm512_setzero_si512(), h0 = l0, l1 = l0, h1 = l0, l2 = l0, h2 = l0, l3 = l0, h3 = l0;         \
       int k = 0;                                                                                                 \
@@ -1387,17 +1418,22 @@ static void acc_add2(int32_t *restrict a0, int32_t *restrict a1, const uint16_t 
       MADD_STORE(2, l2, h2)                                                                                      \
       MADD_STORE(3, l3, h3)                                                                                      \
     }                                                                                                            \
+    amax[0] = _mm512_reduce_max_epi32(mx0);                                                                      \
+    amax[1] = _mm512_reduce_max_epi32(mx1);                                                                      \
+    amax[2] = _mm512_reduce_max_epi32(mx2);                                                                      \
+    amax[3] = _mm512_reduce_max_epi32(mx3);                                                                      \
   }
 
 __attribute__((target("avx512f,avx512bw"))) static void madd_avx512(int32_t *const *a, const uint16_t *const *nb,
                                                                      const uint32_t *const *w, int sa, int sb, int n,
-                                                                     int m2, int nq)
+                                                                     int m2, int nq, int32_t *amax)
 MADD_AVX512_BODY(MADD_PLAIN)
 
 /* madd_avx512 with AVX-512 VNNI (vpdpwssd: one instruction per product
  * pair and sum instead of two) */
 __attribute__((target("avx512f,avx512bw,avx512vnni"))) static void
-madd_vnni(int32_t *const *a, const uint16_t *const *nb, const uint32_t *const *w, int sa, int sb, int n, int m2, int nq)
+madd_vnni(int32_t *const *a, const uint16_t *const *nb, const uint32_t *const *w, int sa, int sb, int n, int m2, int nq,
+          int32_t *amax)
 MADD_AVX512_BODY(MADD_VNNI)
 
 /* One pair of points a0 (and a1 where two) over np neighbours with AVX2,
@@ -1437,21 +1473,23 @@ static int madd_level(void);
 
 /* a[p] (p < nq) = the sums over the neighbours' maps nb[k] with the
  * packed weights w[p] (madd_avx512's layout and parts sa, sb, n) at the
- * SIMD level lv. Below AVX-512 one pair at a time: A over 0 .. sb - 1, B
+ * SIMD level lv, and with AVX-512 amax[p] their largest (of whole blocks:
+ * the maps' padding is 0), else -1. Below AVX-512 one pair at a time: A over 0 .. sb - 1, B
  * over sa .. n - 1 (each holds its points themselves, so is not empty). */
 static void acc_sums(int lv, int32_t *const *a, const uint16_t *const *nb, const uint32_t *const *w, int sa, int sb,
-                     int n, int m2, int nq)
+                     int n, int m2, int nq, int32_t *amax)
 {
 #if defined(HAVE_SAD_AVX2)
   if (lv == 3) {
-    madd_vnni(a, nb, w, sa, sb, n, m2, nq);
+    madd_vnni(a, nb, w, sa, sb, n, m2, nq, amax);
     return;
   }
   if (lv == 2) {
-    madd_avx512(a, nb, w, sa, sb, n, m2, nq);
+    madd_avx512(a, nb, w, sa, sb, n, m2, nq, amax);
     return;
   }
 #endif
+  for (int q = 0; q < LT_VCM_QP; q++) amax[q] = -1; /* not known: peak_full finds it */
   for (int g = 0; 2 * g < nq; g++) {
     int k0 = g ? sa : 0, np = (g ? n : sb) - k0, two = nq > 2 * g + 1;
     const uint16_t *const *b = nb + k0;
@@ -1577,11 +1615,12 @@ static int acc_peak(const int32_t *restrict acc, int side, int32_t lo, float den
  * acc[o] within ~2^-21 of amax); only they are divided, then the peak's
  * neighbours for peak_at. The same vector and score as normalise +
  * peak_of (SIMD level 0 keeps those: test_vcm compares the two). */
-static void peak_full(const cpu_ctx *c, const int32_t *acc, float *map, int32_t full, float *bv, float *dx, float *dy)
+static void peak_full(const cpu_ctx *c, const int32_t *acc, int32_t amax, float *map, int32_t full, float *bv,
+                      float *dx, float *dy)
 {
   int M = c->side;
   float den = (float)(full * LT_VCM_SIM_ONE);
-  int32_t amax = acc_max(acc, M * M);
+  if (amax < 0) amax = acc_max(acc, M * M);
   int best = acc_peak(acc, M, amax - (amax >> 16) - 1, den, bv), bx = best % M, by = best / M;
   for (int y = by > 0 ? by - 1 : 0; y <= by + 1 && y < M; y++)
     for (int x = bx > 0 ? bx - 1 : 0; x <= bx + 1 && x < M; x++) map[y * M + x] = (float)acc[y * M + x] / den;
@@ -1590,14 +1629,14 @@ static void peak_full(const cpu_ctx *c, const int32_t *acc, float *map, int32_t 
 
 /* The end of point i's VCM from its sums acc (weights' sum sw, support
  * full + cnt): normalisation into map, temporal prior, peak, evidence. */
-static void vcm_finish(const cpu_ctx *c, int i, const int32_t *acc, float *map, const int32_t *cnt, int32_t sw,
+static void vcm_finish(const cpu_ctx *c, int i, const int32_t *acc, int32_t amax, float *map, const int32_t *cnt, int32_t sw,
                        int32_t full, lt_vcm_vector *out)
 {
   int M = c->side, m2 = M * M, S2 = c->p.search / 2;
   float lam = c->p.temporal_weight, vx, vy, norm = 1.0f, bv, dx, dy, v;
   int prior = lam > 0.0f && temporal_predict(c, c->px[i], c->py[i], &vx, &vy);
   if (!prior && cnt == c->zero && full == sw && full > 0 && simd_max >= 1) {
-    peak_full(c, acc, map, full, &v, &dx, &dy); /* no division per offset */
+    peak_full(c, acc, amax, map, full, &v, &dx, &dy); /* no division per offset */
     goto found;
   }
   bv = normalise(acc, map, cnt, m2, sw, full);
@@ -1710,9 +1749,10 @@ static void vcm_points(const cpu_ctx *c, int i, int np, int32_t *acc, float *map
     a[q] = acc + (size_t)q * m2p;
     w[q] = wl + (size_t)q * wl_n;
   }
-  acc_sums(madd_level(), a, nbl, w, sa, sb, n, m2, np); /* n >= 2: i itself */
+  int32_t amax[LT_VCM_QP];
+  acc_sums(madd_level(), a, nbl, w, sa, sb, n, m2, np, amax); /* n >= 2: i itself */
   for (int k = 0; k < np; k++)
-    vcm_finish(c, i + k, a[k], map, partial[k] ? cnt + (size_t)k * m2 : c->zero, sw[k], full[k], out + k);
+    vcm_finish(c, i + k, a[k], amax[k], map, partial[k] ? cnt + (size_t)k * m2 : c->zero, sw[k], full[k], out + k);
 }
 
 /* cpu_run's work, one stream of tasks per pair that the threads take in
