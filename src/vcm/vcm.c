@@ -796,15 +796,18 @@ sad_avx512_nb(const uint8_t *q0, const uint8_t *q1, int w, int x, int y, int P, 
       for (int kx = -hp; kx <= hp; kx++) asum += q0[(size_t)(y + ky) * w + x + kx];
   }
   const __m512i as = _mm512_set1_epi16((short)asum);
+  uint32_t pw[LT_VCM_MAX_PATCH * LT_VCM_MAX_PATCH]; /* the patch's pixels, each in both halves */
+  for (int ky = -hp; ky <= hp; ky++)
+    for (int kx = -hp; kx <= hp; kx++) pw[(ky + hp) * P + kx + hp] = q0[(size_t)(y + ky) * w + x + kx] * 0x10001u;
   __m512i mn = _mm512_set1_epi16(-1), mx = _mm512_setzero_si512(); /* the SADs' smallest and largest */
   for (int oy = oya; oy <= oyb; oy++) {
     __m512i acc[5];
     for (int b = 0; b < NB; b++) acc[b] = _mm512_setzero_si512();
     for (int ky = -hp; ky <= hp; ky++) {
-      const uint8_t *a = q0 + (size_t)(y + ky) * w + x;
+      const uint32_t *a = pw + (ky + hp) * P + hp;
       const uint16_t *row = win + (size_t)(oy - oya + ky + hp) * WW + hp;
       for (int kx = -hp; kx <= hp; kx++) {
-        __m512i v = _mm512_set1_epi16(a[kx]);
+        __m512i v = _mm512_set1_epi32((int)a[kx]); /* a 32-bit broadcast from memory: a load, no shuffle */
         for (int b = 0; b < NB; b++) {
           __m512i r = _mm512_loadu_si512((const void *)(row + kx + 32 * b));
           if (MX) acc[b] = _mm512_add_epi16(acc[b], _mm512_max_epu16(r, v));
