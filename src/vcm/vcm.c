@@ -758,6 +758,30 @@ sad_column(const uint16_t *win, int WW, int c0, const uint8_t *a0, int w, int P,
   }
 }
 
+/* The SAD sums of NR (1 or 2) rows of offsets from window row r0 on
+ * (sad_avx512_nb's window and broadcast pixels pw) into acc[5 q + b]: two
+ * rows share the patch pixel's broadcast and, once unrolled, the loads of
+ * the window rows they both read. MX: sums of max(r, a) (sad_avx512_nb). */
+__attribute__((target("avx512f,avx512bw"), always_inline)) static inline void
+sad_rows(const uint16_t *win, int WW, const uint32_t *pw, int P, int r0, const int NB, const int MX, const int NR,
+         __m512i *acc)
+{
+  for (int q = 0; q < NR; q++)
+    for (int b = 0; b < NB; b++) acc[5 * q + b] = _mm512_setzero_si512();
+  for (int ky = 0; ky < P; ky++) {
+    const uint16_t *row = win + (size_t)(r0 + ky) * WW;
+    for (int kx = 0; kx < P; kx++) {
+      __m512i v = _mm512_set1_epi32((int)pw[ky * P + kx]); /* a 32-bit broadcast from memory: a load, no shuffle */
+      for (int q = 0; q < NR; q++)
+        for (int b = 0; b < NB; b++) {
+          __m512i r = _mm512_loadu_si512((const void *)(row + (size_t)q * WW + kx + 32 * b));
+          if (MX) acc[5 * q + b] = _mm512_add_epi16(acc[5 * q + b], _mm512_max_epu16(r, v));
+          else acc[5 * q + b] = _mm512_add_epi16(acc[5 * q + b], _mm512_abs_epi16(_mm512_sub_epi16(r, v)));
+        }
+    }
+  }
+}
+
 /* The same SADs with AVX-512BW: 32 lanes of 16 bits per register (NB
  * registers per row of offsets), written straight into the NCM rows by
  * masked stores (no scratch rows, no lane past the rectangle written).
@@ -800,34 +824,27 @@ sad_avx512_nb(const uint8_t *q0, const uint8_t *q1, int w, int x, int y, int P, 
   for (int ky = -hp; ky <= hp; ky++)
     for (int kx = -hp; kx <= hp; kx++) pw[(ky + hp) * P + kx + hp] = q0[(size_t)(y + ky) * w + x + kx] * 0x10001u;
   __m512i mn = _mm512_set1_epi16(-1), mx = _mm512_setzero_si512(); /* the SADs' smallest and largest */
-  for (int oy = oya; oy <= oyb; oy++) {
-    __m512i acc[5];
-    for (int b = 0; b < NB; b++) acc[b] = _mm512_setzero_si512();
-    for (int ky = -hp; ky <= hp; ky++) {
-      const uint32_t *a = pw + (ky + hp) * P + hp;
-      const uint16_t *row = win + (size_t)(oy - oya + ky + hp) * WW + hp;
-      for (int kx = -hp; kx <= hp; kx++) {
-        __m512i v = _mm512_set1_epi32((int)a[kx]); /* a 32-bit broadcast from memory: a load, no shuffle */
-        for (int b = 0; b < NB; b++) {
-          __m512i r = _mm512_loadu_si512((const void *)(row + kx + 32 * b));
-          if (MX) acc[b] = _mm512_add_epi16(acc[b], _mm512_max_epu16(r, v));
-          else acc[b] = _mm512_add_epi16(acc[b], _mm512_abs_epi16(_mm512_sub_epi16(r, v)));
+  for (int oy = oya; oy <= oyb; oy += 2) {
+    __m512i acc[10]; /* rows of offsets oy (acc[b]) and oy + 1 (acc[5 + b]) */
+    int nrow = oy < oyb ? 2 : 1;
+    if (nrow == 2) sad_rows(win, WW, pw, P, oy - oya, NB, MX, 2, acc);
+    else sad_rows(win, WW, pw, P, oy - oya, NB, MX, 1, acc);
+    for (int q = 0; q < nrow; q++) {
+      uint16_t *out = out0 + (size_t)(oy + q - oya) * M;
+      for (int b = 0; b < NB; b++) {
+        __m512i sad = acc[5 * q + b];
+        if (MX) {
+          const uint16_t *hr = hs + (size_t)(oy + q - oya) * HW + 32 * b;
+          __m512i rs = _mm512_loadu_si512((const void *)hr);
+          for (int t = 1; t < P; t++) rs = _mm512_add_epi16(rs, _mm512_loadu_si512((const void *)(hr + (size_t)t * HW)));
+          sad = _mm512_sub_epi16(_mm512_sub_epi16(_mm512_add_epi16(sad, sad), rs), as);
         }
+        int left = nx - 32 * b;
+        __mmask32 k = left >= 32 ? (__mmask32)0xffffffffu : (__mmask32)((1u << left) - 1u);
+        _mm512_mask_storeu_epi16(out + 32 * b, k, sad);
+        mn = _mm512_mask_min_epu16(mn, k, mn, sad);
+        mx = _mm512_mask_max_epu16(mx, k, mx, sad);
       }
-    }
-    uint16_t *out = out0 + (size_t)(oy - oya) * M;
-    for (int b = 0; b < NB; b++) {
-      if (MX) {
-        const uint16_t *hr = hs + (size_t)(oy - oya) * HW + 32 * b;
-        __m512i rs = _mm512_loadu_si512((const void *)hr);
-        for (int t = 1; t < P; t++) rs = _mm512_add_epi16(rs, _mm512_loadu_si512((const void *)(hr + (size_t)t * HW)));
-        acc[b] = _mm512_sub_epi16(_mm512_sub_epi16(_mm512_add_epi16(acc[b], acc[b]), rs), as);
-      }
-      int left = nx - 32 * b;
-      __mmask32 k = left >= 32 ? (__mmask32)0xffffffffu : (__mmask32)((1u << left) - 1u);
-      _mm512_mask_storeu_epi16(out + 32 * b, k, acc[b]);
-      mn = _mm512_mask_min_epu16(mn, k, mn, acc[b]);
-      mx = _mm512_mask_max_epu16(mx, k, mx, acc[b]);
     }
   }
   if (COL) { /* the offsets' last column, x offset oxa + 32 NB, for all rows of offsets at once */
