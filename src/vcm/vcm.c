@@ -108,7 +108,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "error.h"
 #include "log.h"
@@ -688,7 +687,6 @@ void lt_vcm_round8(const float *src, size_t n, float *rf, uint8_t *q)
  * the NB accumulators of a row of offsets in registers. Lanes past the
  * rectangle read up to 15 bytes beyond it (LT_VCM_PAD8 covers the last
  * row) and are not used. */
-static int sad_mx; /* experiment: LT_VCM_CPU_SADMAX=1, sad_avx512_nb's MX at 5x5 */
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 #define HAVE_SAD_AVX2 1
@@ -761,10 +759,9 @@ sad_column(const uint16_t *win, int WW, int c0, const uint8_t *a0, int w, int P,
 /* The SAD sums of NR (1 or 2) rows of offsets from window row r0 on
  * (sad_avx512_nb's window and broadcast pixels pw) into acc[5 q + b]: two
  * rows share the patch pixel's broadcast and, once unrolled, the loads of
- * the window rows they both read. MX: sums of max(r, a) (sad_avx512_nb). */
+ * the window rows they both read. */
 __attribute__((target("avx512f,avx512bw"), always_inline)) static inline void
-sad_rows(const uint16_t *win, int WW, const uint32_t *pw, int P, int r0, const int NB, const int MX, const int NR,
-         __m512i *acc)
+sad_rows(const uint16_t *win, int WW, const uint32_t *pw, int P, int r0, const int NB, const int NR, __m512i *acc)
 {
   for (int q = 0; q < NR; q++)
     for (int b = 0; b < NB; b++) acc[5 * q + b] = _mm512_setzero_si512();
@@ -775,8 +772,7 @@ sad_rows(const uint16_t *win, int WW, const uint32_t *pw, int P, int r0, const i
       for (int q = 0; q < NR; q++)
         for (int b = 0; b < NB; b++) {
           __m512i r = _mm512_loadu_si512((const void *)(row + (size_t)q * WW + kx + 32 * b));
-          if (MX) acc[5 * q + b] = _mm512_add_epi16(acc[5 * q + b], _mm512_max_epu16(r, v));
-          else acc[5 * q + b] = _mm512_add_epi16(acc[5 * q + b], _mm512_abs_epi16(_mm512_sub_epi16(r, v)));
+          acc[5 * q + b] = _mm512_add_epi16(acc[5 * q + b], _mm512_abs_epi16(_mm512_sub_epi16(r, v)));
         }
     }
   }
@@ -788,7 +784,7 @@ sad_rows(const uint16_t *win, int WW, const uint32_t *pw, int P, int r0, const i
  * Loads read up to 31 bytes beyond the rectangle (LT_VCM_PAD8). */
 __attribute__((target("avx512f,avx512bw"), always_inline)) static inline void
 sad_avx512_nb(const uint8_t *q0, const uint8_t *q1, int w, int x, int y, int P, int oxa, int oya, int oyb, int nx,
-              uint16_t *out0, int M, int *mm, const int NB, const int COL, const int MX)
+              uint16_t *out0, int M, int *mm, const int NB, const int COL)
 {
   int hp = P / 2, WW = 32 * NB + 32, nr = oyb - oya + P;
   /* frame t+1's window under the search rectangle widened to 16 bits once
@@ -802,24 +798,6 @@ sad_avx512_nb(const uint8_t *q0, const uint8_t *q1, int w, int x, int y, int P, 
       _mm512_storeu_si512((void *)(win + (size_t)rr * WW + c),
                           _mm512_cvtepu8_epi16(_mm256_loadu_si256((const __m256i *)(src + c))));
   }
-  /* MX: SAD = sum |r - a| = 2 sum max(r, a) - sum r - sum a, exact in
-   * 16-bit lanes (the SAD < 2^16, so the sums may wrap): the window's sums
-   * over P columns once (hs), over P of those rows per row of offsets, the
-   * patch's sum once; then 2 operations per pixel and lane instead of 3 */
-  static _Thread_local uint16_t hs[(LT_VCM_MAX_SEARCH + 16) * 5 * 32];
-  int HW = 32 * NB, asum = 0;
-  if (MX) {
-    for (int rr = 0; rr < nr; rr++)
-      for (int b = 0; b < NB; b++) {
-        const uint16_t *src = win + (size_t)rr * WW + 32 * b;
-        __m512i t = _mm512_loadu_si512((const void *)src);
-        for (int kx = 1; kx < P; kx++) t = _mm512_add_epi16(t, _mm512_loadu_si512((const void *)(src + kx)));
-        _mm512_storeu_si512((void *)(hs + (size_t)rr * HW + 32 * b), t);
-      }
-    for (int ky = -hp; ky <= hp; ky++)
-      for (int kx = -hp; kx <= hp; kx++) asum += q0[(size_t)(y + ky) * w + x + kx];
-  }
-  const __m512i as = _mm512_set1_epi16((short)asum);
   uint32_t pw[LT_VCM_MAX_PATCH * LT_VCM_MAX_PATCH]; /* the patch's pixels, each in both halves */
   for (int ky = -hp; ky <= hp; ky++)
     for (int kx = -hp; kx <= hp; kx++) pw[(ky + hp) * P + kx + hp] = q0[(size_t)(y + ky) * w + x + kx] * 0x10001u;
@@ -827,18 +805,12 @@ sad_avx512_nb(const uint8_t *q0, const uint8_t *q1, int w, int x, int y, int P, 
   for (int oy = oya; oy <= oyb; oy += 2) {
     __m512i acc[10]; /* rows of offsets oy (acc[b]) and oy + 1 (acc[5 + b]) */
     int nrow = oy < oyb ? 2 : 1;
-    if (nrow == 2) sad_rows(win, WW, pw, P, oy - oya, NB, MX, 2, acc);
-    else sad_rows(win, WW, pw, P, oy - oya, NB, MX, 1, acc);
+    if (nrow == 2) sad_rows(win, WW, pw, P, oy - oya, NB, 2, acc);
+    else sad_rows(win, WW, pw, P, oy - oya, NB, 1, acc);
     for (int q = 0; q < nrow; q++) {
       uint16_t *out = out0 + (size_t)(oy + q - oya) * M;
       for (int b = 0; b < NB; b++) {
         __m512i sad = acc[5 * q + b];
-        if (MX) {
-          const uint16_t *hr = hs + (size_t)(oy + q - oya) * HW + 32 * b;
-          __m512i rs = _mm512_loadu_si512((const void *)hr);
-          for (int t = 1; t < P; t++) rs = _mm512_add_epi16(rs, _mm512_loadu_si512((const void *)(hr + (size_t)t * HW)));
-          sad = _mm512_sub_epi16(_mm512_sub_epi16(_mm512_add_epi16(sad, sad), rs), as);
-        }
         int left = nx - 32 * b;
         __mmask32 k = left >= 32 ? (__mmask32)0xffffffffu : (__mmask32)((1u << left) - 1u);
         _mm512_mask_storeu_epi16(out + 32 * b, k, sad);
@@ -867,14 +839,13 @@ __attribute__((target("avx512f,avx512bw"))) static void sad_avx512(const uint8_t
 /* the default 5x5 patch as a constant: its 25 pixels' loops unrolled */
 #define NB_CASE(k) \
   case 2 * k: \
-    if (P == 5) sad_avx512_nb(q0, q1, w, x, y, 5, oxa, oya, oyb, nx, out0, M, mm, k, 0, 0); \
-    else sad_avx512_nb(q0, q1, w, x, y, P, oxa, oya, oyb, nx, out0, M, mm, k, 0, 0); \
+    if (P == 5) sad_avx512_nb(q0, q1, w, x, y, 5, oxa, oya, oyb, nx, out0, M, mm, k, 0); \
+    else sad_avx512_nb(q0, q1, w, x, y, P, oxa, oya, oyb, nx, out0, M, mm, k, 0); \
     break;
 #define NB_COL(k) \
   case 2 * k + 1: \
-    if (P == 5 && sad_mx) sad_avx512_nb(q0, q1, w, x, y, 5, oxa, oya, oyb, nx - 1, out0, M, mm, k - 1, 1, 1); \
-    else if (P == 5) sad_avx512_nb(q0, q1, w, x, y, 5, oxa, oya, oyb, nx - 1, out0, M, mm, k - 1, 1, 0); \
-    else sad_avx512_nb(q0, q1, w, x, y, P, oxa, oya, oyb, nx - 1, out0, M, mm, k - 1, 1, 0); \
+    if (P == 5) sad_avx512_nb(q0, q1, w, x, y, 5, oxa, oya, oyb, nx - 1, out0, M, mm, k - 1, 1); \
+    else sad_avx512_nb(q0, q1, w, x, y, P, oxa, oya, oyb, nx - 1, out0, M, mm, k - 1, 1); \
     break;
     NB_CASE(1) NB_CASE(2) NB_CASE(3) NB_CASE(4) NB_CASE(5) NB_COL(2) NB_COL(3) NB_COL(4) NB_COL(5)
 #undef NB_CASE
@@ -1072,8 +1043,6 @@ float lt_vcm_peak(const float *map, int side, int subpixel, float *dx, float *dy
  * after the NCM tasks 0 .. need - 1 */
 typedef struct cpu_task {
   int begin, end, need;
-  int cx;  /* >= 0: sub-window column cx, rows begin .. end - 1 (build_tasks' bands) instead of points */
-  int ncm; /* 1: NCMs (the need-th NCM task), 0: VCMs */
 } cpu_task;
 
 typedef struct cpu_worker { /* a pool thread's context and number (pool_main) */
@@ -1107,8 +1076,6 @@ typedef struct cpu_ctx {
   int gen;          /* pairs run */
   int run;          /* pairs of points per VCM task at most (LT_VCM_RUN; LT_VCM_CPU_RUN) */
   int qp;           /* points per vcm_points at most (LT_VCM_QP; LT_VCM_CPU_QP 1 .. 4) */
-  int band;         /* sub-window rows per band of VCM tasks (build_tasks): -1 auto, 0 none (LT_VCM_CPU_BAND) */
-  int band_l2;      /* auto at one thread: the rows whose neighbours' maps fit the L2 cache (band_rows) */
   double *diag;     /* LT_VCM_CPU_DIAG: per thread LT_VCM_DIAG_N sums (cpu_destroy prints them) */
   double *tct;      /* per thread the last pair's correlation and accumulation seconds (cpu_team) */
   /* the pair's team kept across pairs with LT_VCM_CPU_POOL=1 (pool_start;
@@ -1136,7 +1103,6 @@ typedef struct cpu_ctx {
 #define LT_VCM_PF 128     /* the accumulation's prefetch distance: 4 blocks of 32 offsets */
 
 #define SAD_LANES 144 /* (LT_VCM_MAX_SEARCH + 1) rounded up to 16 */
-#define LT_VCM_BAND_L2 0.8 /* share of the L2 cache for a column's maps (band_rows) */
 #define LT_VCM_QP 4       /* points per pass of the accumulation (vcm_points) at most */
 #define LT_VCM_NBL(n) ((size_t)(n) + 4) /* a thread's list of maps: n neighbours at most, 3 parts padded */
 #define LT_VCM_WL(n) ((size_t)(n) / 2 + 3) /* and its pairs of weights per point */
@@ -1239,24 +1205,6 @@ static int pool_start(cpu_ctx *c)
   return 0;
 }
 
-/* Sub-window rows per band of VCM tasks at one thread (build_tasks): as
- * many as let the maps of the sub-windows that a column of the band reads
- * (its rows and the radius's around them, the columns the radius reaches)
- * fit the L2 cache, so that going down a column and on to the next reads
- * each map from L3 about once per band instead of once per sub-window row
- * that needs it. 0 (rows, as with several threads) where fewer than 2. */
-static int band_rows(const lt_vcm_params *p, int w, int h)
-{
-  long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
-  if (l2 <= 0) l2 = 1L << 20;
-  double cw = (double)w / p->grid_x, ch = (double)h / p->grid_y, R = p->coherence_radius;
-  /* the columns a column reads, and the next one, its NCMs made ahead; the rows the band reads besides its own */
-  int side = lt_vcm_map_side(p), cols = (int)ceil((cw + 2 * R) / cw) + 2, rows = (int)ceil((ch + 2 * R) / ch) + 1;
-  double cell = (double)p->points_per_cell * LT_VCM_M2P((size_t)side * side) * sizeof(uint16_t);
-  int b = (int)(LT_VCM_BAND_L2 * (double)l2 / (cols * cell)) - (rows - 1);
-  return b < 2 ? 0 : b > p->grid_y ? p->grid_y : b;
-}
-
 static int cpu_create(void **out, const lt_vcm_params *p, int w, int h)
 {
   *out = NULL;
@@ -1272,10 +1220,6 @@ static int cpu_create(void **out, const lt_vcm_params *p, int w, int h)
   c->nthreads = omp_get_max_threads();
   const char *ev = getenv("LT_VCM_CPU_RUN"); /* experiment switch: 1 = a pair per task (before) */
   c->run = ev && atoi(ev) > 0 ? atoi(ev) : LT_VCM_RUN;
-  sad_mx = getenv("LT_VCM_CPU_SADMAX") && atoi(getenv("LT_VCM_CPU_SADMAX")) == 1;
-  ev = getenv("LT_VCM_CPU_BAND"); /* experiment switch: rows per band, 0 = rows as with several threads */
-  c->band = ev && atoi(ev) >= 0 ? atoi(ev) : -1;
-  c->band_l2 = band_rows(p, w, h);
   ev = getenv("LT_VCM_CPU_QP"); /* experiment switch: 2 = two points a pass (before) */
   c->qp = ev && atoi(ev) >= 1 && atoi(ev) <= LT_VCM_QP ? atoi(ev) : LT_VCM_QP;
   if (getenv("LT_VCM_CPU_DIAG")) c->diag = calloc((size_t)LT_VCM_DIAG_N * c->nthreads, sizeof *c->diag);
@@ -1306,12 +1250,10 @@ static int cpu_create(void **out, const lt_vcm_params *p, int w, int h)
   c->px = malloc((size_t)c->maxpts * sizeof *c->px);
   c->cstart = malloc(((size_t)p->grid_x * p->grid_y + 1) * sizeof *c->cstart);
   c->py = malloc((size_t)c->maxpts * sizeof *c->py);
-  /* NCM tasks <= maxpts / LT_VCM_NCM_TASK + 1 (rows) or grid_x grid_y (bands), VCM tasks <= maxpts / 2 +
-   * grid_y (rows) or grid_x grid_y (bands) */
-  size_t ntask = (size_t)c->maxpts / LT_VCM_NCM_TASK + (size_t)c->maxpts / 2 + 2 * (size_t)p->grid_x * p->grid_y +
-                 p->grid_y + 2;
+  /* NCM tasks <= maxpts / LT_VCM_NCM_TASK + 1, VCM tasks <= maxpts / 2 + grid_y */
+  size_t ntask = (size_t)c->maxpts / LT_VCM_NCM_TASK + (size_t)c->maxpts / 2 + p->grid_y + 2;
   c->task = malloc(ntask * sizeof *c->task);
-  c->done = calloc((size_t)c->maxpts / LT_VCM_NCM_TASK + (size_t)p->grid_x * p->grid_y + 2, sizeof *c->done);
+  c->done = calloc((size_t)c->maxpts / LT_VCM_NCM_TASK + 2, sizeof *c->done);
   c->prev = malloc((size_t)c->maxpts * sizeof *c->prev);
   c->cur = malloc((size_t)c->maxpts * sizeof *c->cur);
   if (!c->mag || !c->pscratch || !c->ncm || !c->acc || !c->map || !c->nbl || !c->wl || !c->jl || !c->cnt || !c->zero || !c->sad || !c->wt || !c->wq || !c->rf[0] ||
@@ -1718,19 +1660,19 @@ found:
  * with their weights packed in wl + p wl_n (0 for a j beyond point p's
  * radius), then their sums by acc_sums, each NCM read once for all the
  * points that use it. */
-static void vcm_points(const cpu_ctx *c, const int *ix, int np, int32_t *acc, float *map, int32_t *cnt,
-                       const uint16_t **nbl, uint32_t *wl, size_t wl_n, int *jl, lt_vcm_vector *out)
+static void vcm_points(const cpu_ctx *c, int i, int np, int32_t *acc, float *map, int32_t *cnt, const uint16_t **nbl,
+                       uint32_t *wl, size_t wl_n, int *jl, lt_vcm_vector *out)
 {
   int R = c->p.coherence_radius, M = c->side, m2 = M * M, S2 = c->p.search / 2, gx = c->p.grid_x;
   int32_t sw[LT_VCM_QP] = {0}, full[LT_VCM_QP] = {0};
   int nc = 0, part[4] = {0, 0, 0, 0}, partial[LT_VCM_QP] = {0}; /* candidates kept, per part; cnt[k] set (else C(o) = full: c->zero) */
   size_t m2p = LT_VCM_M2P(m2);
-  int xlo = c->px[ix[0]], xhi = xlo, ylo = c->py[ix[0]], yhi = ylo;
+  int xlo = c->px[i], xhi = xlo, ylo = c->py[i], yhi = ylo;
   for (int k = 1; k < np; k++) {
-    xlo = c->px[ix[k]] < xlo ? c->px[ix[k]] : xlo;
-    xhi = c->px[ix[k]] > xhi ? c->px[ix[k]] : xhi;
-    ylo = c->py[ix[k]] < ylo ? c->py[ix[k]] : ylo;
-    yhi = c->py[ix[k]] > yhi ? c->py[ix[k]] : yhi;
+    xlo = c->px[i + k] < xlo ? c->px[i + k] : xlo;
+    xhi = c->px[i + k] > xhi ? c->px[i + k] : xhi;
+    ylo = c->py[i + k] < ylo ? c->py[i + k] : ylo;
+    yhi = c->py[i + k] > yhi ? c->py[i + k] : yhi;
   }
   int cx0 = cell_of(xlo - R > 0 ? xlo - R : 0, c->w, gx), cx1 = cell_of(xhi + R, c->w, gx);
   int cy0 = cell_of(ylo - R > 0 ? ylo - R : 0, c->h, c->p.grid_y), cy1 = cell_of(yhi + R, c->h, c->p.grid_y);
@@ -1738,7 +1680,7 @@ static void vcm_points(const cpu_ctx *c, const int *ix, int np, int32_t *acc, fl
     for (int j = c->cstart[cy * gx + cx0]; j < c->cstart[cy * gx + cx1 + 1]; j++) {
       int d2[LT_VCM_QP], near[LT_VCM_QP], g = 0;
       for (int k = 0; k < np; k++) {
-        int ex = c->px[j] - c->px[ix[k]], ey = c->py[j] - c->py[ix[k]];
+        int ex = c->px[j] - c->px[i + k], ey = c->py[j] - c->py[i + k];
         d2[k] = ex * ex + ey * ey;
         near[k] = d2[k] <= R * R;
         if (near[k]) g |= k < 2 ? 1 : 2;
@@ -1783,7 +1725,7 @@ static void vcm_points(const cpu_ctx *c, const int *ix, int np, int32_t *acc, fl
     for (int q = 0; q < LT_VCM_QP; q++) {
       uint32_t wv = 0;
       if (q < np) {
-        int ex = c->px[j] - c->px[ix[q]], ey = c->py[j] - c->py[ix[q]], d2 = ex * ex + ey * ey;
+        int ex = c->px[j] - c->px[i + q], ey = c->py[j] - c->py[i + q], d2 = ex * ex + ey * ey;
         wv = d2 <= R * R ? (uint32_t)c->wq[d2] : 0u;
       }
       uint32_t *wp = wl + (size_t)q * wl_n + k / 2;
@@ -1799,10 +1741,9 @@ static void vcm_points(const cpu_ctx *c, const int *ix, int np, int32_t *acc, fl
     w[q] = wl + (size_t)q * wl_n;
   }
   int32_t amax[LT_VCM_QP];
-  acc_sums(madd_level(), a, nbl, w, sa, sb, n, m2, np, amax); /* n >= 2: ix[0] itself */
+  acc_sums(madd_level(), a, nbl, w, sa, sb, n, m2, np, amax); /* n >= 2: i itself */
   for (int k = 0; k < np; k++)
-    vcm_finish(c, ix[k], a[k], amax[k], map, partial[k] ? cnt + (size_t)k * m2 : c->zero, sw[k], full[k],
-               &out[ix[k]]);
+    vcm_finish(c, i + k, a[k], amax[k], map, partial[k] ? cnt + (size_t)k * m2 : c->zero, sw[k], full[k], out + k);
 }
 
 /* cpu_run's work, one stream of tasks per pair that the threads take in
@@ -1818,36 +1759,6 @@ static void vcm_points(const cpu_ctx *c, const int *ix, int np, int32_t *acc, fl
 static int build_tasks(cpu_ctx *c, int n, int nthreads)
 {
   int gx = c->p.grid_x, gy = c->p.grid_y, h = c->h, nt = 0, made = 0, nn = 0;
-  int band = c->band >= 0 ? c->band : nthreads == 1 ? c->band_l2 : 0;
-  if (band > 0) {
-    /* bands of sub-window rows; in each, column by column: the NCMs of the
-     * rows the band reads that earlier bands did not make, dc columns
-     * ahead of the VCMs down the column (dc: the most columns that the
-     * radius reaches to the right of one), so that a map is read while it
-     * is still in the cache that made it, and kept there down the column
-     * and across the next ones */
-    int dc = 0, ra = 0; /* rows ra.. have no NCMs yet */
-    for (int v = 0; v < gx; v++) {
-      int d = cell_of((int)((long long)(v + 1) * c->w / gx) - 1 + c->p.coherence_radius, c->w, gx) - v;
-      dc = d > dc ? d : dc;
-    }
-    for (int cy0 = 0; cy0 < gy; cy0 += band) {
-      int cy1 = cy0 + band < gy ? cy0 + band : gy; /* rows cy0 .. cy1 - 1 */
-      int rb = cell_of((int)((long long)cy1 * h / gy) - 1 + c->p.coherence_radius, h, gy) + 1;
-      for (int cx = 0; cx < gx + dc; cx++) {
-        if (cx < gx && ra < rb) {
-          c->task[nt] = (cpu_task){ra, rb, nn++, cx, 1};
-          nt++;
-        }
-        if (cx >= dc) { /* after every NCM task listed so far */
-          c->task[nt] = (cpu_task){cy0, cy1, nn, cx - dc, 0};
-          nt++;
-        }
-      }
-      ra = rb > ra ? rb : ra;
-    }
-    return nt;
-  }
   for (int cy = 0; cy < gy; cy++) {
     /* the NCMs that the VCMs of rows cy and cy + 1 read (one row ahead, so
      * that a VCM task seldom waits for an NCM task still running) */
@@ -1857,7 +1768,9 @@ static int build_tasks(cpu_ctx *c, int n, int nthreads)
       int nr = c->cstart[(cell_of(ylast + c->p.coherence_radius, h, gy) + 1) * gx];
       if (r == cy) need = (nr + LT_VCM_NCM_TASK - 1) / LT_VCM_NCM_TASK; /* the NCM tasks row cy waits for */
       for (; made < nr; made += LT_VCM_NCM_TASK, nn++, nt++) {
-        c->task[nt] = (cpu_task){made, made + LT_VCM_NCM_TASK < n ? made + LT_VCM_NCM_TASK : n, nn, -1, 1};
+        c->task[nt].begin = -made - 1;
+        c->task[nt].end = made + LT_VCM_NCM_TASK < n ? made + LT_VCM_NCM_TASK : n;
+        c->task[nt].need = nn;
       }
     }
     int i0 = c->cstart[cy * gx], i1 = c->cstart[(cy + 1) * gx];
@@ -1866,7 +1779,9 @@ static int build_tasks(cpu_ctx *c, int n, int nthreads)
        * are left, so that the threads end together */
       run = (n - i) / (8 * nthreads);
       run = run < 1 ? 1 : run > c->run ? c->run : run;
-      c->task[nt] = (cpu_task){i, i + 2 * run < i1 ? i + 2 * run : i1, need, -1, 0};
+      c->task[nt].begin = i;
+      c->task[nt].end = i + 2 * run < i1 ? i + 2 * run : i1;
+      c->task[nt].need = need;
     }
   }
   return nt;
@@ -2006,35 +1921,18 @@ static void cpu_team(cpu_ctx *c, cpu_job *j, int tid, int nt)
   for (int k; (k = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED)) < ntask;) {
     const cpu_task *tk = &c->task[k];
     double ts = lt_now();
-    if (tk->ncm) {
-      int gx = c->p.grid_x, r0 = tk->cx < 0 ? 0 : tk->begin, r1 = tk->cx < 0 ? 1 : tk->end;
-      for (int r = r0; r < r1; r++) /* the points begin .. end - 1, or those of column cx's rows */
-        for (int i = tk->cx < 0 ? tk->begin : c->cstart[r * gx + tk->cx],
-                 e = tk->cx < 0 ? tk->end : c->cstart[r * gx + tk->cx + 1]; i < e; i++)
-          lt_vcm_ncm8(c->q[0], c->q[1], c->rf[0], c->rf[1], w, h, c->px[i], c->py[i], &c->p, sad,
-                      c->ncm + (size_t)i * m2p);
+    if (tk->begin < 0) {
+      for (int i = -tk->begin - 1; i < tk->end; i++)
+        lt_vcm_ncm8(c->q[0], c->q[1], c->rf[0], c->rf[1], w, h, c->px[i], c->py[i], &c->p, sad,
+                    c->ncm + (size_t)i * m2p);
       __atomic_store_n(&c->done[tk->need], gen, __ATOMIC_RELEASE);
       tc += lt_now() - ts;
     } else {
       wait_ncm(c->done, tk->need, gen, &known);
       if (dg) dg[2] += lt_now() - ts;
-      int ix[LT_VCM_QP], np = 0;
-      if (tk->cx < 0)
-        for (int i = tk->begin; i < tk->end; i += np) {
-          np = tk->end - i < c->qp ? tk->end - i : c->qp;
-          for (int q = 0; q < np; q++) ix[q] = i + q;
-          vcm_points(c, ix, np, acc, map, cnt, nbl, wl, wl_n, jl, c->cur);
-        }
-      else { /* down the column: the points of its sub-windows, c->qp at a time */
-        for (int cy = tk->begin; cy < tk->end; cy++)
-          for (int i = c->cstart[cy * c->p.grid_x + tk->cx]; i < c->cstart[cy * c->p.grid_x + tk->cx + 1]; i++) {
-            ix[np++] = i;
-            if (np == c->qp) {
-              vcm_points(c, ix, np, acc, map, cnt, nbl, wl, wl_n, jl, c->cur);
-              np = 0;
-            }
-          }
-        if (np) vcm_points(c, ix, np, acc, map, cnt, nbl, wl, wl_n, jl, c->cur);
+      for (int i = tk->begin, np; i < tk->end; i += np) {
+        np = tk->end - i < c->qp ? tk->end - i : c->qp;
+        vcm_points(c, i, np, acc, map, cnt, nbl, wl, wl_n, jl, &c->cur[i]);
       }
       tv += lt_now() - ts;
     }
