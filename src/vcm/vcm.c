@@ -85,10 +85,18 @@
  * waking) holds up only the work it has taken. Consecutive pairs of a row
  * share most neighbours, so a run reads most of its maps from the
  * thread's L2, and the accumulation prefetches each map 4 blocks ahead
- * (~40 streams a pair: more than the hardware prefetchers follow). A
- * point whose neighbours' search rectangles are all whole finds its peak
- * on the integer sums (peak_full: one divisor, so only the sums next to
- * the largest are divided). The buffers' pages are mapped at create
+ * (~40 streams a pair: more than the hardware prefetchers follow). It
+ * sums 4 points a pass (vcm_points: two pairs; their neighbours listed as
+ * the first pair's alone, both pairs', the second pair's alone, so each
+ * map is read once for all the points that use it) and keeps each
+ * point's largest sum. Each NCM starts on a 64-byte boundary, LT_VCM_M2P
+ * offsets apart, so that the accumulation's 64-byte loads never straddle
+ * two cache lines (640x480 with 8192 points, 1 thread, dev VM: 20 % of
+ * the accumulation). The SADs (AVX-512) take two rows of offsets a pass
+ * (sad_rows), each patch pixel broadcast once from a 32-bit word in
+ * memory. A point whose neighbours' search rectangles are all whole finds
+ * its peak on the integer sums (peak_full: one divisor, so only the sums
+ * next to the largest are divided). The buffers' pages are mapped at create
  * (touch_pages), not in the first pair by every thread. The support of
  * neighbours whose search rectangle is clamped is summed as row
  * differences (two rows per neighbour, then one pass down the columns).
@@ -610,7 +618,12 @@ static void ncm_similarity(uint16_t *ncm, const int32_t *sad, const int *mm, con
   /* the SIMD paths: lt_vcm_sim_q's min-max expressions, one loop per kind
    * so that they vectorise (test_vcm holds them to the reference) */
   float fmax = (float)dmax;
-  for (int oy = r[2]; oy <= r[3]; oy++) {
+  int nrow = r[3] - r[2] + 1;
+  if (nx == M) { /* whole rows: one run of nrow M offsets (no tail per row) */
+    nx *= nrow;
+    nrow = 1;
+  }
+  for (int oy = r[2]; oy < r[2] + nrow; oy++) {
     uint16_t *c = ncm + (size_t)(oy + R) * M + R + r[0];
     if (sim == LT_VCM_SIM_MINMAX2)
       for (int l = 0; l < nx; l++) {
@@ -751,6 +764,28 @@ sad_column(const uint16_t *win, int WW, int c0, const uint8_t *a0, int w, int P,
   }
 }
 
+/* The SAD sums of NR (1 or 2) rows of offsets from window row r0 on
+ * (sad_avx512_nb's window and broadcast pixels pw) into acc[5 q + b]: two
+ * rows share the patch pixel's broadcast and, once unrolled, the loads of
+ * the window rows they both read. */
+__attribute__((target("avx512f,avx512bw"), always_inline)) static inline void
+sad_rows(const uint16_t *win, int WW, const uint32_t *pw, int P, int r0, const int NB, const int NR, __m512i *acc)
+{
+  for (int q = 0; q < NR; q++)
+    for (int b = 0; b < NB; b++) acc[5 * q + b] = _mm512_setzero_si512();
+  for (int ky = 0; ky < P; ky++) {
+    const uint16_t *row = win + (size_t)(r0 + ky) * WW;
+    for (int kx = 0; kx < P; kx++) {
+      __m512i v = _mm512_set1_epi32((int)pw[ky * P + kx]); /* a 32-bit broadcast from memory: a load, no shuffle */
+      for (int q = 0; q < NR; q++)
+        for (int b = 0; b < NB; b++) {
+          __m512i r = _mm512_loadu_si512((const void *)(row + (size_t)q * WW + kx + 32 * b));
+          acc[5 * q + b] = _mm512_add_epi16(acc[5 * q + b], _mm512_abs_epi16(_mm512_sub_epi16(r, v)));
+        }
+    }
+  }
+}
+
 /* The same SADs with AVX-512BW: 32 lanes of 16 bits per register (NB
  * registers per row of offsets), written straight into the NCM rows by
  * masked stores (no scratch rows, no lane past the rectangle written).
@@ -771,28 +806,25 @@ sad_avx512_nb(const uint8_t *q0, const uint8_t *q1, int w, int x, int y, int P, 
       _mm512_storeu_si512((void *)(win + (size_t)rr * WW + c),
                           _mm512_cvtepu8_epi16(_mm256_loadu_si256((const __m256i *)(src + c))));
   }
+  uint32_t pw[LT_VCM_MAX_PATCH * LT_VCM_MAX_PATCH]; /* the patch's pixels, each in both halves */
+  for (int ky = -hp; ky <= hp; ky++)
+    for (int kx = -hp; kx <= hp; kx++) pw[(ky + hp) * P + kx + hp] = q0[(size_t)(y + ky) * w + x + kx] * 0x10001u;
   __m512i mn = _mm512_set1_epi16(-1), mx = _mm512_setzero_si512(); /* the SADs' smallest and largest */
-  for (int oy = oya; oy <= oyb; oy++) {
-    __m512i acc[5];
-    for (int b = 0; b < NB; b++) acc[b] = _mm512_setzero_si512();
-    for (int ky = -hp; ky <= hp; ky++) {
-      const uint8_t *a = q0 + (size_t)(y + ky) * w + x;
-      const uint16_t *row = win + (size_t)(oy - oya + ky + hp) * WW + hp;
-      for (int kx = -hp; kx <= hp; kx++) {
-        __m512i v = _mm512_set1_epi16(a[kx]);
-        for (int b = 0; b < NB; b++) {
-          __m512i r = _mm512_loadu_si512((const void *)(row + kx + 32 * b));
-          acc[b] = _mm512_add_epi16(acc[b], _mm512_abs_epi16(_mm512_sub_epi16(r, v)));
-        }
+  for (int oy = oya; oy <= oyb; oy += 2) {
+    __m512i acc[10]; /* rows of offsets oy (acc[b]) and oy + 1 (acc[5 + b]) */
+    int nrow = oy < oyb ? 2 : 1;
+    if (nrow == 2) sad_rows(win, WW, pw, P, oy - oya, NB, 2, acc);
+    else sad_rows(win, WW, pw, P, oy - oya, NB, 1, acc);
+    for (int q = 0; q < nrow; q++) {
+      uint16_t *out = out0 + (size_t)(oy + q - oya) * M;
+      for (int b = 0; b < NB; b++) {
+        __m512i sad = acc[5 * q + b];
+        int left = nx - 32 * b;
+        __mmask32 k = left >= 32 ? (__mmask32)0xffffffffu : (__mmask32)((1u << left) - 1u);
+        _mm512_mask_storeu_epi16(out + 32 * b, k, sad);
+        mn = _mm512_mask_min_epu16(mn, k, mn, sad);
+        mx = _mm512_mask_max_epu16(mx, k, mx, sad);
       }
-    }
-    uint16_t *out = out0 + (size_t)(oy - oya) * M;
-    for (int b = 0; b < NB; b++) {
-      int left = nx - 32 * b;
-      __mmask32 k = left >= 32 ? (__mmask32)0xffffffffu : (__mmask32)((1u << left) - 1u);
-      _mm512_mask_storeu_epi16(out + 32 * b, k, acc[b]);
-      mn = _mm512_mask_min_epu16(mn, k, mn, acc[b]);
-      mx = _mm512_mask_max_epu16(mx, k, mx, acc[b]);
     }
   }
   if (COL) { /* the offsets' last column, x offset oxa + 32 NB, for all rows of offsets at once */
@@ -1030,15 +1062,16 @@ typedef struct cpu_ctx {
   lt_vcm_params p;
   int w, h, maxpts, side, nthreads;
   float *mag, *map, *wt; /* map: per thread a VCM as floats (vcm_finish) */
-  uint16_t *ncm;    /* the NCMs, LT_VCM_SIM_ONE = 1 */
-  int32_t *acc;     /* per thread two points' integer sums */
-  const uint16_t **nbl; /* per thread the neighbours' maps of vcm_points (maxpts) */
-  uint32_t *wl;     /* and their weights, packed in pairs, per point (2 (maxpts / 2 + 1)) */
+  uint16_t *ncm;    /* the NCMs, LT_VCM_SIM_ONE = 1, LT_VCM_M2P(m2) apart from a 64-byte boundary */
+  int32_t *acc;     /* per thread LT_VCM_QP points' integer sums */
+  const uint16_t **nbl; /* per thread the neighbours' maps of vcm_points (LT_VCM_NBL(maxpts)) */
+  uint32_t *wl;     /* and their weights, packed in pairs, per point (LT_VCM_QP LT_VCM_WL(maxpts)) */
+  int *jl;          /* per thread vcm_points' neighbours and their parts (2 maxpts) */
   void *pscratch;   /* per thread lt_vcm_points scratch */
   float *rf[2];     /* the pair's frames rounded (lt_vcm_round8), as floats */
   uint8_t *q[2];    /* and as bytes */
   uint16_t *sad;    /* per thread SAD rows (lt_vcm_ncm8) */
-  int32_t *cnt;     /* per thread support C(o) (integer weights) */
+  int32_t *cnt;     /* per thread LT_VCM_QP points' support C(o) (integer weights) */
   int32_t *zero;    /* m2 zeros: the support of a point without clamped neighbours */
   int32_t *wq;      /* integer weight table (lt_vcm_weight_q) */
   const float *last_I1; /* the last pair's I1 (its rounded copy is rf[1], q[1]; vcm.h) */
@@ -1050,6 +1083,7 @@ typedef struct cpu_ctx {
   int *done;        /* NCM task k of pair gen is done: done[k] == gen */
   int gen;          /* pairs run */
   int run;          /* pairs of points per VCM task at most (LT_VCM_RUN; LT_VCM_CPU_RUN) */
+  int qp;           /* points per vcm_points at most (LT_VCM_QP; LT_VCM_CPU_QP 1 .. 4) */
   double *diag;     /* LT_VCM_CPU_DIAG: per thread LT_VCM_DIAG_N sums (cpu_destroy prints them) */
   double *tct;      /* per thread the last pair's correlation and accumulation seconds (cpu_team) */
   /* the pair's team kept across pairs with LT_VCM_CPU_POOL=1 (pool_start;
@@ -1077,8 +1111,10 @@ typedef struct cpu_ctx {
 #define LT_VCM_PF 128     /* the accumulation's prefetch distance: 4 blocks of 32 offsets */
 
 #define SAD_LANES 144 /* (LT_VCM_MAX_SEARCH + 1) rounded up to 16 */
-#define LT_VCM_NCM_PAD 32 /* uint16 past the last NCM (acc_pair's loads) */
-#define LT_VCM_M2P(m2) (((size_t)(m2) + 31) & ~(size_t)31) /* a point's sums: whole blocks of acc_pair */
+#define LT_VCM_QP 4       /* points per pass of the accumulation (vcm_points) at most */
+#define LT_VCM_NBL(n) ((size_t)(n) + 4) /* a thread's list of maps: n neighbours at most, 3 parts padded */
+#define LT_VCM_WL(n) ((size_t)(n) / 2 + 3) /* and its pairs of weights per point */
+#define LT_VCM_M2P(m2) (((size_t)(m2) + 31) & ~(size_t)31) /* a point's NCM and sums: whole blocks of acc_sums */
 
 static void *pool_main(void *arg);
 static void pool_run(cpu_ctx *c, struct cpu_job *j, int quit);
@@ -1116,6 +1152,7 @@ static void cpu_destroy(void *vctx)
   free(c->map);
   free(c->nbl);
   free(c->wl);
+  free(c->jl);
   free(c->cnt);
   free(c->zero);
   free(c->wt);
@@ -1191,18 +1228,25 @@ static int cpu_create(void **out, const lt_vcm_params *p, int w, int h)
   c->nthreads = omp_get_max_threads();
   const char *ev = getenv("LT_VCM_CPU_RUN"); /* experiment switch: 1 = a pair per task (before) */
   c->run = ev && atoi(ev) > 0 ? atoi(ev) : LT_VCM_RUN;
+  ev = getenv("LT_VCM_CPU_QP"); /* experiment switch: 2 = two points a pass (before) */
+  c->qp = ev && atoi(ev) >= 1 && atoi(ev) <= LT_VCM_QP ? atoi(ev) : LT_VCM_QP;
   if (getenv("LT_VCM_CPU_DIAG")) c->diag = calloc((size_t)LT_VCM_DIAG_N * c->nthreads, sizeof *c->diag);
   c->tct = calloc((size_t)2 * c->nthreads, sizeof *c->tct);
   size_t npx = (size_t)w * h, m2 = (size_t)c->side * c->side;
   size_t r2 = (size_t)p->coherence_radius * p->coherence_radius + 1;
   c->mag = malloc(npx * sizeof *c->mag);
   c->pscratch = malloc((size_t)c->nthreads * lt_vcm_points_scratch(p, w));
-  c->ncm = calloc((size_t)c->maxpts * m2 + LT_VCM_NCM_PAD, sizeof *c->ncm);
-  c->acc = malloc((size_t)c->nthreads * 2 * LT_VCM_M2P(m2) * sizeof *c->acc); /* two points at a time */
+  /* each NCM on its own cache lines (4225 offsets: 133 lines instead of
+   * 133 loads across two lines each in acc_sums; -20 % accumulation at 1
+   * thread, 640x480 with 8192 points on the dev VM) */
+  size_t ncm_bytes = (size_t)c->maxpts * LT_VCM_M2P(m2) * sizeof *c->ncm;
+  if (posix_memalign((void **)&c->ncm, 64, ncm_bytes)) c->ncm = NULL;
+  c->acc = malloc((size_t)c->nthreads * LT_VCM_QP * LT_VCM_M2P(m2) * sizeof *c->acc);
   c->map = malloc((size_t)c->nthreads * m2 * sizeof *c->map);
-  c->nbl = malloc((size_t)c->nthreads * c->maxpts * sizeof *c->nbl);
-  c->wl = malloc((size_t)c->nthreads * 2 * ((size_t)c->maxpts / 2 + 1) * sizeof *c->wl);
-  c->cnt = malloc((size_t)c->nthreads * 2 * m2 * sizeof *c->cnt);
+  c->nbl = malloc((size_t)c->nthreads * LT_VCM_NBL(c->maxpts) * sizeof *c->nbl);
+  c->wl = malloc((size_t)c->nthreads * LT_VCM_QP * LT_VCM_WL(c->maxpts) * sizeof *c->wl);
+  c->jl = malloc((size_t)c->nthreads * 2 * c->maxpts * sizeof *c->jl);
+  c->cnt = malloc((size_t)c->nthreads * LT_VCM_QP * m2 * sizeof *c->cnt);
   c->zero = calloc(m2, sizeof *c->zero);
   c->sad = malloc((size_t)c->nthreads * c->side * SAD_LANES * sizeof *c->sad);
   c->wt = malloc(r2 * sizeof *c->wt);
@@ -1220,17 +1264,17 @@ static int cpu_create(void **out, const lt_vcm_params *p, int w, int h)
   c->done = calloc((size_t)c->maxpts / LT_VCM_NCM_TASK + 2, sizeof *c->done);
   c->prev = malloc((size_t)c->maxpts * sizeof *c->prev);
   c->cur = malloc((size_t)c->maxpts * sizeof *c->cur);
-  if (!c->mag || !c->pscratch || !c->ncm || !c->acc || !c->map || !c->nbl || !c->wl || !c->cnt || !c->zero || !c->sad || !c->wt || !c->wq || !c->rf[0] ||
+  if (!c->mag || !c->pscratch || !c->ncm || !c->acc || !c->map || !c->nbl || !c->wl || !c->jl || !c->cnt || !c->zero || !c->sad || !c->wt || !c->wq || !c->rf[0] ||
       !c->rf[1] || !c->q[0] || !c->q[1] || !c->px || !c->py || !c->prev || !c->cur ||
       !c->cstart || !c->task || !c->done || !c->tct)
     goto nomem;
   lt_vcm_weight_table(p, c->wt);
   if (!lt_vcm_weight_q(p, w, h, c->wq)) goto nomem;
-  touch_pages(c->ncm, ((size_t)c->maxpts * m2 + LT_VCM_NCM_PAD) * sizeof *c->ncm);
+  memset(c->ncm, 0, ncm_bytes); /* the pages mapped here (touch_pages), the padding's sums finite */
   touch_pages(c->mag, npx * sizeof *c->mag);
-  touch_pages(c->acc, (size_t)c->nthreads * 2 * LT_VCM_M2P(m2) * sizeof *c->acc);
+  touch_pages(c->acc, (size_t)c->nthreads * LT_VCM_QP * LT_VCM_M2P(m2) * sizeof *c->acc);
   touch_pages(c->map, (size_t)c->nthreads * m2 * sizeof *c->map);
-  touch_pages(c->cnt, (size_t)c->nthreads * 2 * m2 * sizeof *c->cnt);
+  touch_pages(c->cnt, (size_t)c->nthreads * LT_VCM_QP * m2 * sizeof *c->cnt);
   for (int k = 0; k < 2; k++) {
     touch_pages(c->rf[k], npx * sizeof *c->rf[k]);
     touch_pages(c->q[k], npx + LT_VCM_PAD8);
@@ -1299,64 +1343,100 @@ static void acc_add2(int32_t *restrict a0, int32_t *restrict a1, const uint16_t 
     }
 }
 
-/* The sums of two points a0 (and a1 where two) over np neighbours' maps
- * nb[k] in blocks of 32 offsets (AVX-512BW) or 16 (AVX2), each block's sums
- * in registers while every neighbour is added: neighbours in pairs (k, k +
- * 1), one multiply-add per pair of 16-bit lanes (vpmaddwd: w_k s_k(o) +
- * w_k+1 s_k+1(o) into 32 bits; similarities <= 32767 and weights <= 255 fit
- * its signed lanes), the weights packed per pair in w0[k / 2] (point 0) and
- * w1[k / 2] (low half k, high half k + 1; a last odd neighbour pairs with
- * itself at weight 0). vpunpck{l,h}wd leave a block's sums in lane order;
- * they are put back in offset order when stored. Loads read up to a block
- * past the map (the NCM buffer has LT_VCM_NCM_PAD to spare); a0 and a1
- * have whole blocks (LT_VCM_M2P), sums past m2 are not used. */
+/* The sums of up to four points over n neighbours' maps nb[k] in blocks of
+ * 32 offsets (AVX-512BW) or 16 (AVX2), each block's sums in registers while
+ * every neighbour is added: neighbours in pairs (k, k + 1), one
+ * multiply-add per pair of 16-bit lanes (vpmaddwd: w_k s_k(o) + w_k+1
+ * s_k+1(o) into 32 bits; similarities <= 32767 and weights <= 255 fit its
+ * signed lanes), the weights of point p packed per pair in w[p][k / 2] (low
+ * half k, high half k + 1). The points are two pairs, A (0, 1) and B (2,
+ * 3); the list holds the neighbours of A alone (0 .. sa - 1), of both (sa
+ * .. sb - 1) and of B alone (sb .. n - 1), each part of even length (a
+ * neighbour of weight 0 fills an odd one; the weights of a pair in a part
+ * not its own are 0 too). A map is read once for the points that use it:
+ * 4 multiply-adds per pair of neighbours in the middle part. vpunpck{l,h}wd
+ * leave a block's sums in lane order; they are put back in offset order
+ * when stored (a[p], p < nq). The maps and a[p] have whole blocks
+ * (LT_VCM_M2P), aligned: sums past m2 are not used. */
 #if defined(HAVE_SAD_AVX2)
 /* acc + the pairs' products of x and W: vpmaddwd + vpaddd, or vpdpwssd
  * (AVX-512 VNNI) in one instruction, exact in int32 either way */
 #define MADD_PLAIN(acc, x, W) _mm512_add_epi32(acc, _mm512_madd_epi16(x, W))
-#define MADD_VNNI(acc, x, W) _mm512_dpwssd_epi32(acc, x, W)
+/* (in asm: GCC 12 copies every sum to another register and back around
+ * the builtin's tied operand, 16 moves per pair of neighbours) */
+#define MADD_VNNI(acc, x, W)                                                                                     \
+  ({                                                                                                             \
+    __m512i acc_ = (acc);                                                                                        \
+    __asm__("vpdpwssd %2, %1, %0" : "+v"(acc_) : "v"(x), "v"(W));                                               \
+    acc_;                                                                                                        \
+  })
+/* point p's sums l, h + neighbours k, k + 1 (lo, hi) */
+#define MADD_W(MADD, p, l, h)                                                                                    \
+  {                                                                                                              \
+    __m512i W = _mm512_set1_epi32((int)w[p][k / 2]);                                                            \
+    l = MADD(l, lo, W);                                                                                          \
+    h = MADD(h, hi, W);                                                                                          \
+  }
+/* neighbours k, k + 1 of block o into pair A's sums (AP) and B's (BP) */
+#define MADD_PAIR(MADD, AP, BP)                                                                                  \
+  {                                                                                                              \
+    const uint16_t *sa_ = nb[k] + o, *sb_ = nb[k + 1] + o;                                                       \
+    _mm_prefetch((const char *)(sa_ + LT_VCM_PF), _MM_HINT_T0);                                                  \
+    _mm_prefetch((const char *)(sb_ + LT_VCM_PF), _MM_HINT_T0);                                                  \
+    __m512i A = _mm512_loadu_si512((const void *)sa_), B = _mm512_loadu_si512((const void *)sb_);               \
+    __m512i lo = _mm512_unpacklo_epi16(A, B), hi = _mm512_unpackhi_epi16(A, B);                                  \
+    if (AP) {                                                                                                    \
+      MADD_W(MADD, 0, l0, h0)                                                                                    \
+      MADD_W(MADD, 1, l1, h1)                                                                                    \
+    }                                                                                                            \
+    if (BP) {                                                                                                    \
+      MADD_W(MADD, 2, l2, h2)                                                                                    \
+      MADD_W(MADD, 3, l3, h3)                                                                                    \
+    }                                                                                                            \
+  }
+#define MADD_STORE(p, l, h)                                                                                      \
+  if (nq > p) {                                                                                                  \
+    __m512i v0 = _mm512_permutex2var_epi32(l, i0, h), v1 = _mm512_permutex2var_epi32(l, i1, h);                  \
+    _mm512_storeu_si512((void *)(a[p] + o), v0);                                                                 \
+    _mm512_storeu_si512((void *)(a[p] + o + 16), v1);                                                            \
+    mx##p = _mm512_max_epi32(mx##p, _mm512_max_epi32(v0, v1));                                                    \
+  }
 #define MADD_AVX512_BODY(MADD)                                                                                   \
   {                                                                                                              \
     const __m512i i0 = _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);                \
     const __m512i i1 = _mm512_setr_epi32(8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31);          \
+    __m512i mx0 = _mm512_setzero_si512(), mx1 = mx0, mx2 = mx0, mx3 = mx0;                                            \
     for (int o = 0; o < m2; o += 32) {                                                                           \
-      __m512i l0 = _mm512_setzero_si512(), h0 = l0, l1 = l0, h1 = l0;                                            \
-      for (int k = 0; k < np; k += 2) {                                                                          \
-        const uint16_t *sb = nb[k + 1 < np ? k + 1 : k];                                                         \
-        _mm_prefetch((const char *)(nb[k] + o + LT_VCM_PF), _MM_HINT_T0);                                        \
-        _mm_prefetch((const char *)(sb + o + LT_VCM_PF), _MM_HINT_T0);                                           \
-        __m512i A = _mm512_loadu_si512((const void *)(nb[k] + o)), B = _mm512_loadu_si512((const void *)(sb + o)); \
-        __m512i lo = _mm512_unpacklo_epi16(A, B), hi = _mm512_unpackhi_epi16(A, B);                              \
-        __m512i W0 = _mm512_set1_epi32((int)w0[k / 2]);                                                          \
-        l0 = MADD(l0, lo, W0);                                                                                   \
-        h0 = MADD(h0, hi, W0);                                                                                   \
-        if (two) {                                                                                               \
-          __m512i W1 = _mm512_set1_epi32((int)w1[k / 2]);                                                        \
-          l1 = MADD(l1, lo, W1);                                                                                 \
-          h1 = MADD(h1, hi, W1);                                                                                 \
-        }                                                                                                        \
-      }                                                                                                          \
-      _mm512_storeu_si512((void *)(a0 + o), _mm512_permutex2var_epi32(l0, i0, h0));                             \
-      _mm512_storeu_si512((void *)(a0 + o + 16), _mm512_permutex2var_epi32(l0, i1, h0));                        \
-      if (two) {                                                                                                 \
-        _mm512_storeu_si512((void *)(a1 + o), _mm512_permutex2var_epi32(l1, i0, h1));                           \
-        _mm512_storeu_si512((void *)(a1 + o + 16), _mm512_permutex2var_epi32(l1, i1, h1));                      \
-      }                                                                                                          \
+      __m512i l0 = _mm512_setzero_si512(), h0 = l0, l1 = l0, h1 = l0, l2 = l0, h2 = l0, l3 = l0, h3 = l0;         \
+      int k = 0;                                                                                                 \
+      for (; k < sa; k += 2) MADD_PAIR(MADD, 1, 0)                                                               \
+      for (; k < sb; k += 2) MADD_PAIR(MADD, 1, 1)                                                               \
+      for (; k < n; k += 2) MADD_PAIR(MADD, 0, 1)                                                                \
+      MADD_STORE(0, l0, h0)                                                                                      \
+      MADD_STORE(1, l1, h1)                                                                                      \
+      MADD_STORE(2, l2, h2)                                                                                      \
+      MADD_STORE(3, l3, h3)                                                                                      \
     }                                                                                                            \
+    amax[0] = _mm512_reduce_max_epi32(mx0);                                                                      \
+    amax[1] = _mm512_reduce_max_epi32(mx1);                                                                      \
+    amax[2] = _mm512_reduce_max_epi32(mx2);                                                                      \
+    amax[3] = _mm512_reduce_max_epi32(mx3);                                                                      \
   }
 
-__attribute__((target("avx512f,avx512bw"))) static void madd_avx512(int32_t *restrict a0, int32_t *restrict a1,
-                                                                     const uint16_t *const *nb, const uint32_t *w0,
-                                                                     const uint32_t *w1, int np, int m2, int two)
+__attribute__((target("avx512f,avx512bw"))) static void madd_avx512(int32_t *const *a, const uint16_t *const *nb,
+                                                                     const uint32_t *const *w, int sa, int sb, int n,
+                                                                     int m2, int nq, int32_t *amax)
 MADD_AVX512_BODY(MADD_PLAIN)
 
 /* madd_avx512 with AVX-512 VNNI (vpdpwssd: one instruction per product
  * pair and sum instead of two) */
 __attribute__((target("avx512f,avx512bw,avx512vnni"))) static void
-madd_vnni(int32_t *restrict a0, int32_t *restrict a1, const uint16_t *const *nb, const uint32_t *w0,
-          const uint32_t *w1, int np, int m2, int two)
+madd_vnni(int32_t *const *a, const uint16_t *const *nb, const uint32_t *const *w, int sa, int sb, int n, int m2, int nq,
+          int32_t *amax)
 MADD_AVX512_BODY(MADD_VNNI)
 
+/* One pair of points a0 (and a1 where two) over np neighbours with AVX2,
+ * 16 offsets a block (madd_avx512's layout; np even) */
 __attribute__((target("avx2"))) static void madd_avx2(int32_t *restrict a0, int32_t *restrict a1,
                                                       const uint16_t *const *nb, const uint32_t *w0,
                                                       const uint32_t *w1, int np, int m2, int two)
@@ -1390,32 +1470,43 @@ __attribute__((target("avx2"))) static void madd_avx2(int32_t *restrict a0, int3
  * AVX-512BW, 1 AVX2, 0 plain C (capped by lt_vcm_set_simd). */
 static int madd_level(void);
 
-/* a0 (and a1 where two) = the sums over the np neighbours' maps nb[k]
- * with the packed weights w0, w1 (madd_avx512's layout) at the SIMD level
- * lv; np >= 1 */
-static void acc_sums(int lv, int32_t *a0, int32_t *a1, const uint16_t *const *nb, const uint32_t *w0,
-                     const uint32_t *w1, int np, int m2, int two)
+/* a[p] (p < nq) = the sums over the neighbours' maps nb[k] with the
+ * packed weights w[p] (madd_avx512's layout and parts sa, sb, n) at the
+ * SIMD level lv, and with AVX-512 amax[p] their largest (of whole blocks:
+ * the maps' padding is 0), else -1. Below AVX-512 one pair at a time: A over 0 .. sb - 1, B
+ * over sa .. n - 1 (each holds its points themselves, so is not empty). */
+static void acc_sums(int lv, int32_t *const *a, const uint16_t *const *nb, const uint32_t *const *w, int sa, int sb,
+                     int n, int m2, int nq, int32_t *amax)
 {
 #if defined(HAVE_SAD_AVX2)
   if (lv == 3) {
-    madd_vnni(a0, a1, nb, w0, w1, np, m2, two);
+    madd_vnni(a, nb, w, sa, sb, n, m2, nq, amax);
     return;
   }
   if (lv == 2) {
-    madd_avx512(a0, a1, nb, w0, w1, np, m2, two);
-    return;
-  }
-  if (lv == 1) {
-    madd_avx2(a0, a1, nb, w0, w1, np, m2, two);
+    madd_avx512(a, nb, w, sa, sb, n, m2, nq, amax);
     return;
   }
 #endif
-  for (int k = 0; k < np; k++) {
-    int32_t wa = (int32_t)(w0[k / 2] >> (k % 2 * 16) & 0xffffu), wb = (int32_t)(w1[k / 2] >> (k % 2 * 16) & 0xffffu);
-    if (two)
-      acc_add2(a0, a1, nb[k], wa, wb, m2, k == 0);
-    else
-      acc_add(a0, nb[k], wa, m2, k == 0);
+  for (int q = 0; q < LT_VCM_QP; q++) amax[q] = -1; /* not known: peak_full finds it */
+  for (int g = 0; 2 * g < nq; g++) {
+    int k0 = g ? sa : 0, np = (g ? n : sb) - k0, two = nq > 2 * g + 1;
+    const uint16_t *const *b = nb + k0;
+    const uint32_t *w0 = w[2 * g] + k0 / 2, *w1 = w[2 * g + 1] + k0 / 2;
+    int32_t *a0 = a[2 * g], *a1 = a[2 * g + 1];
+#if defined(HAVE_SAD_AVX2)
+    if (lv == 1) {
+      madd_avx2(a0, a1, b, w0, w1, np, m2, two);
+      continue;
+    }
+#endif
+    for (int k = 0; k < np; k++) {
+      int32_t wa = (int32_t)(w0[k / 2] >> (k % 2 * 16) & 0xffffu), wb = (int32_t)(w1[k / 2] >> (k % 2 * 16) & 0xffffu);
+      if (two)
+        acc_add2(a0, a1, b[k], wa, wb, m2, k == 0);
+      else
+        acc_add(a0, b[k], wa, m2, k == 0);
+    }
   }
 }
 
@@ -1523,11 +1614,12 @@ static int acc_peak(const int32_t *restrict acc, int side, int32_t lo, float den
  * acc[o] within ~2^-21 of amax); only they are divided, then the peak's
  * neighbours for peak_at. The same vector and score as normalise +
  * peak_of (SIMD level 0 keeps those: test_vcm compares the two). */
-static void peak_full(const cpu_ctx *c, const int32_t *acc, float *map, int32_t full, float *bv, float *dx, float *dy)
+static void peak_full(const cpu_ctx *c, const int32_t *acc, int32_t amax, float *map, int32_t full, float *bv,
+                      float *dx, float *dy)
 {
   int M = c->side;
   float den = (float)(full * LT_VCM_SIM_ONE);
-  int32_t amax = acc_max(acc, M * M);
+  if (amax < 0) amax = acc_max(acc, M * M);
   int best = acc_peak(acc, M, amax - (amax >> 16) - 1, den, bv), bx = best % M, by = best / M;
   for (int y = by > 0 ? by - 1 : 0; y <= by + 1 && y < M; y++)
     for (int x = bx > 0 ? bx - 1 : 0; x <= bx + 1 && x < M; x++) map[y * M + x] = (float)acc[y * M + x] / den;
@@ -1536,14 +1628,14 @@ static void peak_full(const cpu_ctx *c, const int32_t *acc, float *map, int32_t 
 
 /* The end of point i's VCM from its sums acc (weights' sum sw, support
  * full + cnt): normalisation into map, temporal prior, peak, evidence. */
-static void vcm_finish(const cpu_ctx *c, int i, const int32_t *acc, float *map, const int32_t *cnt, int32_t sw,
+static void vcm_finish(const cpu_ctx *c, int i, const int32_t *acc, int32_t amax, float *map, const int32_t *cnt, int32_t sw,
                        int32_t full, lt_vcm_vector *out)
 {
   int M = c->side, m2 = M * M, S2 = c->p.search / 2;
   float lam = c->p.temporal_weight, vx, vy, norm = 1.0f, bv, dx, dy, v;
   int prior = lam > 0.0f && temporal_predict(c, c->px[i], c->py[i], &vx, &vy);
   if (!prior && cnt == c->zero && full == sw && full > 0 && simd_max >= 1) {
-    peak_full(c, acc, map, full, &v, &dx, &dy); /* no division per offset */
+    peak_full(c, acc, amax, map, full, &v, &dx, &dy); /* no division per offset */
     goto found;
   }
   bv = normalise(acc, map, cnt, m2, sw, full);
@@ -1567,47 +1659,45 @@ found:
   out->evidence = lt_vcm_evidence(c->q[0], c->q[1], c->w, c->h, out);
 }
 
-/* The VCMs of points i .. i + np - 1 (np 1 or 2; two consecutive points
- * are in the same or neighbouring sub-windows and share most neighbours),
- * each into its own acc / cnt (whole blocks apart): the neighbours j of the
- * sub-windows the radius reaches around any of them listed in nbl with
- * their weights packed in wl0, wl1 (0 for a j beyond one point's radius),
- * then their sums by acc_sums, each NCM read once for both points. */
+/* The VCMs of points i .. i + np - 1 (np 1 .. LT_VCM_QP: consecutive
+ * points, in the same or neighbouring sub-windows of a row, which share
+ * most neighbours), each into its own acc / cnt (whole blocks apart): the
+ * neighbours j of the sub-windows the radius reaches around any of them,
+ * first gathered in jl with their part (bit 1: near point 0 or 1, bit 2:
+ * near point 2 or 3), then listed in nbl by part (acc_sums' A, both, B)
+ * with their weights packed in wl + p wl_n (0 for a j beyond point p's
+ * radius), then their sums by acc_sums, each NCM read once for all the
+ * points that use it. */
 static void vcm_points(const cpu_ctx *c, int i, int np, int32_t *acc, float *map, int32_t *cnt, const uint16_t **nbl,
-                       uint32_t *wl0, uint32_t *wl1, lt_vcm_vector *out)
+                       uint32_t *wl, size_t wl_n, int *jl, lt_vcm_vector *out)
 {
   int R = c->p.coherence_radius, M = c->side, m2 = M * M, S2 = c->p.search / 2, gx = c->p.grid_x;
-  int32_t sw[2] = {0, 0}, full[2] = {0, 0};
-  int nn = 0, partial[2] = {0, 0}; /* neighbours so far; cnt[k] set (else C(o) = full: c->zero) */
-  int m2p = (int)LT_VCM_M2P(m2);
+  int32_t sw[LT_VCM_QP] = {0}, full[LT_VCM_QP] = {0};
+  int nc = 0, part[4] = {0, 0, 0, 0}, partial[LT_VCM_QP] = {0}; /* candidates kept, per part; cnt[k] set (else C(o) = full: c->zero) */
+  size_t m2p = LT_VCM_M2P(m2);
   int xlo = c->px[i], xhi = xlo, ylo = c->py[i], yhi = ylo;
-  if (np == 2) {
-    xlo = c->px[i + 1] < xlo ? c->px[i + 1] : xlo;
-    xhi = c->px[i + 1] > xhi ? c->px[i + 1] : xhi;
-    ylo = c->py[i + 1] < ylo ? c->py[i + 1] : ylo;
-    yhi = c->py[i + 1] > yhi ? c->py[i + 1] : yhi;
+  for (int k = 1; k < np; k++) {
+    xlo = c->px[i + k] < xlo ? c->px[i + k] : xlo;
+    xhi = c->px[i + k] > xhi ? c->px[i + k] : xhi;
+    ylo = c->py[i + k] < ylo ? c->py[i + k] : ylo;
+    yhi = c->py[i + k] > yhi ? c->py[i + k] : yhi;
   }
   int cx0 = cell_of(xlo - R > 0 ? xlo - R : 0, c->w, gx), cx1 = cell_of(xhi + R, c->w, gx);
   int cy0 = cell_of(ylo - R > 0 ? ylo - R : 0, c->h, c->p.grid_y), cy1 = cell_of(yhi + R, c->h, c->p.grid_y);
   for (int cy = cy0; cy <= cy1; cy++)
     for (int j = c->cstart[cy * gx + cx0]; j < c->cstart[cy * gx + cx1 + 1]; j++) {
-      int d2[2], near[2] = {0, 0};
+      int d2[LT_VCM_QP], near[LT_VCM_QP], g = 0;
       for (int k = 0; k < np; k++) {
         int ex = c->px[j] - c->px[i + k], ey = c->py[j] - c->py[i + k];
         d2[k] = ex * ex + ey * ey;
         near[k] = d2[k] <= R * R;
+        if (near[k]) g |= k < 2 ? 1 : 2;
       }
-      if (!near[0] && !(np == 2 && near[1])) continue;
-      uint32_t w0 = near[0] ? (uint32_t)c->wq[d2[0]] : 0u, w1 = np == 2 && near[1] ? (uint32_t)c->wq[d2[1]] : 0u;
-      nbl[nn] = c->ncm + (size_t)j * m2;
-      if (nn % 2 == 0) {
-        wl0[nn / 2] = w0;
-        wl1[nn / 2] = w1;
-      } else {
-        wl0[nn / 2] |= w0 << 16;
-        wl1[nn / 2] |= w1 << 16;
-      }
-      nn++;
+      if (!g) continue;
+      jl[2 * nc] = j;
+      jl[2 * nc + 1] = g;
+      nc++;
+      part[g]++;
       int r[4];
       lt_vcm_search_rect(&c->p, c->w, c->h, c->px[j], c->py[j], r);
       int isfull = r[0] == -S2 && r[1] == S2 && r[2] == -S2 && r[3] == S2;
@@ -1631,10 +1721,37 @@ static void vcm_points(const cpu_ctx *c, int i, int np, int32_t *acc, float *map
     }
   for (int k = 0; k < np; k++)
     if (partial[k]) rows_sum(cnt + (size_t)k * m2, M);
-  acc_sums(madd_level(), acc, acc + m2p, nbl, wl0, wl1, nn, m2, np == 2); /* nn >= 1: i itself */
+  /* the list: A's alone, both, B's alone, each of even length */
+  int at[4];
+  at[1] = 0;
+  at[3] = (part[1] + 1) & ~1;
+  at[2] = at[3] + ((part[3] + 1) & ~1);
+  int sa = at[3], sb = at[2], n = sb + ((part[2] + 1) & ~1);
+  for (int e = 0; e < nc; e++) {
+    int j = jl[2 * e], k = at[jl[2 * e + 1]]++;
+    nbl[k] = c->ncm + (size_t)j * m2p;
+    for (int q = 0; q < LT_VCM_QP; q++) {
+      uint32_t wv = 0;
+      if (q < np) {
+        int ex = c->px[j] - c->px[i + q], ey = c->py[j] - c->py[i + q], d2 = ex * ex + ey * ey;
+        wv = d2 <= R * R ? (uint32_t)c->wq[d2] : 0u;
+      }
+      uint32_t *wp = wl + (size_t)q * wl_n + k / 2;
+      *wp = k % 2 ? *wp | wv << 16 : wv;
+    }
+  }
+  for (int g = 1; g < 4; g++) /* an odd part: its last map again, at weight 0 (the pair's high half) */
+    if (part[g] % 2) nbl[at[g]] = nbl[at[g] - 1];
+  int32_t *a[LT_VCM_QP];
+  const uint32_t *w[LT_VCM_QP];
+  for (int q = 0; q < LT_VCM_QP; q++) {
+    a[q] = acc + (size_t)q * m2p;
+    w[q] = wl + (size_t)q * wl_n;
+  }
+  int32_t amax[LT_VCM_QP];
+  acc_sums(madd_level(), a, nbl, w, sa, sb, n, m2, np, amax); /* n >= 2: i itself */
   for (int k = 0; k < np; k++)
-    vcm_finish(c, i + k, acc + (size_t)k * m2p, map, partial[k] ? cnt + (size_t)k * m2 : c->zero, sw[k], full[k],
-               out + k);
+    vcm_finish(c, i + k, a[k], amax[k], map, partial[k] ? cnt + (size_t)k * m2 : c->zero, sw[k], full[k], out + k);
 }
 
 /* cpu_run's work, one stream of tasks per pair that the threads take in
@@ -1799,28 +1916,32 @@ static void cpu_team(cpu_ctx *c, cpu_job *j, int tid, int nt)
     wait_count(&j->ready, 1);
   int ntask = j->ntask;
   uint16_t *sad = c->sad + (size_t)tid * M * SAD_LANES;
-  int32_t *acc = c->acc + (size_t)tid * 2 * LT_VCM_M2P(m2);
+  int32_t *acc = c->acc + (size_t)tid * LT_VCM_QP * LT_VCM_M2P(m2);
   float *map = c->map + (size_t)tid * m2;
-  size_t wl_n = (size_t)c->maxpts / 2 + 1; /* a thread's neighbour list: maps and packed weights */
-  const uint16_t **nbl = c->nbl + (size_t)tid * c->maxpts;
-  uint32_t *wl = c->wl + (size_t)tid * 2 * wl_n;
-  int32_t *cnt = c->cnt + (size_t)tid * 2 * m2;
+  size_t wl_n = LT_VCM_WL(c->maxpts); /* a thread's neighbour list: maps and packed weights */
+  const uint16_t **nbl = c->nbl + (size_t)tid * LT_VCM_NBL(c->maxpts);
+  uint32_t *wl = c->wl + (size_t)tid * LT_VCM_QP * wl_n;
+  int *jl = c->jl + (size_t)tid * 2 * c->maxpts;
+  int32_t *cnt = c->cnt + (size_t)tid * LT_VCM_QP * m2;
   int known = 0;
   if (dg) dg[5] += lt_now() - j->t0;
+  size_t m2p = LT_VCM_M2P(m2);
   for (int k; (k = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED)) < ntask;) {
     const cpu_task *tk = &c->task[k];
     double ts = lt_now();
     if (tk->begin < 0) {
       for (int i = -tk->begin - 1; i < tk->end; i++)
         lt_vcm_ncm8(c->q[0], c->q[1], c->rf[0], c->rf[1], w, h, c->px[i], c->py[i], &c->p, sad,
-                    c->ncm + (size_t)i * m2);
+                    c->ncm + (size_t)i * m2p);
       __atomic_store_n(&c->done[tk->need], gen, __ATOMIC_RELEASE);
       tc += lt_now() - ts;
     } else {
       wait_ncm(c->done, tk->need, gen, &known);
       if (dg) dg[2] += lt_now() - ts;
-      for (int i = tk->begin; i < tk->end; i += 2)
-        vcm_points(c, i, tk->end - i < 2 ? tk->end - i : 2, acc, map, cnt, nbl, wl, wl + wl_n, &c->cur[i]);
+      for (int i = tk->begin, np; i < tk->end; i += np) {
+        np = tk->end - i < c->qp ? tk->end - i : c->qp;
+        vcm_points(c, i, np, acc, map, cnt, nbl, wl, wl_n, jl, &c->cur[i]);
+      }
       tv += lt_now() - ts;
     }
     if (dg) dg[3] += 1.0;
