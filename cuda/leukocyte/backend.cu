@@ -777,7 +777,17 @@ static int detect_start(lt_cu_ctx *c, const lt_rect *roi, int ahead)
   c->spec_taken = 0;
   const int spec = c->spec_band == 2; /* made ahead for this frame (not the next one's, 1) */
   if (spec) c->spec_band = 0;
-  if (ahead) {
+  /* the whole entry ROI (the pipeline's detection every detect_every
+   * frames, split like a band's: it reads the frame only) is refined ahead
+   * too, but never made ahead (spec_issue skips those frames) and is not the
+   * next frame's band, unless the entry ROI is too small for bands and so is
+   * the band (entry_bands in pipeline.c: a band is 2 (rmax + 2) + 1 + search
+   * deep) */
+  const lt_rect *e = &c->p.entry_roi;
+  const int depth = 2 * (c->p.rmax + 2) + 1 + c->p.search;
+  const int entry = roi->x == e->x && roi->y == e->y && roi->w == e->w && roi->h == e->h && e->w >= 2 * depth &&
+                    e->h >= 2 * depth;
+  if (ahead && !entry) {
     if (spec && c->spec_roi.x == roi->x && c->spec_roi.y == roi->y && c->spec_roi.w == roi->w &&
         c->spec_roi.h == roi->h) { /* made ahead on this frame (spec_issue): its buffers become the detection's */
       lt_cu_dset d = c->ds;
