@@ -307,8 +307,8 @@ static void cu_destroy(void *vctx)
   if (c->stream) cudaStreamSynchronize(c->stream);
   if (c->tm.on) {
     lt_cuda_timer_print(&c->tm);
-    fprintf(stderr, "cuda timing: %ld refinements looked up ahead, %ld refine calls missed them (refined after)\n",
-            c->ahead_hits, c->ahead_misses);
+    fprintf(stderr, "cuda timing: %ld refinements looked up ahead (of %ld made ahead), %ld refine calls missed them "
+            "(refined after)\n", c->ahead_hits, c->ahead_jobs, c->ahead_misses);
     fprintf(stderr, "cuda timing: %ld band detections made ahead on the next frame (not timed), %ld made beside "
             "the tracking; of those made ahead %ld still ran when the frame's tracking was launched, %ld when "
             "detect_end came\n", c->spec_hits, c->spec_misses, c->spec_late_track, c->spec_late_end);
@@ -763,7 +763,7 @@ static int detect_issue(lt_cu_ctx *c)
   return 0;
 }
 
-static int detect_start(lt_cu_ctx *c, const lt_rect *roi, int ahead)
+static int detect_start(lt_cu_ctx *c, const lt_rect *roi, int ahead, double lo)
 {
   c->ahead_n = -1; /* a new detection: the last one's refinements are gone */
   if (roi->x < 0 || roi->y < 0 || roi->w < 1 || roi->h < 1 || roi->x + roi->w > c->fw || roi->y + roi->h > c->fh) {
@@ -772,6 +772,7 @@ static int detect_start(lt_cu_ctx *c, const lt_rect *roi, int ahead)
   }
   int err = 0;
   c->pending_roi = *roi;
+  c->pending_lo = lo > c->ahead_lo ? lo : c->ahead_lo;
   c->have_pending = 1;
   c->ahead_queued = ahead && c->ahead_mode && !c->one_stream;
   c->spec_taken = 0;
@@ -823,7 +824,7 @@ static int ahead_issue(lt_cu_ctx *c)
   if (!c->ahead_queued) return 0;
   c->ahead_queued = 0;
   lt_cuda_timer_tic(&c->tm, T_AHEAD, c->dstream);
-  int err = lt_cu_refine_ahead_launch(c, &c->pending_roi, c->dstream);
+  int err = lt_cu_refine_ahead_launch(c, &c->pending_roi, c->pending_lo, c->dstream);
   if (err) return err;
   LT_CU(cudaMemcpyAsync(c->ds.h_ahead, c->ds.ahead, 16 + sizeof(lt_cu_refine_ahead) * AHEAD_PREFIX,
                         cudaMemcpyDeviceToHost, c->dstream),
@@ -846,6 +847,7 @@ static int ahead_collect(lt_cu_ctx *c)
   if (!c->ahead_pending) return 0;
   c->ahead_pending = 0;
   int n = c->ds.h_ahead[0];
+  c->ahead_jobs += n;
   if (n > c->ahead_cap) return 0; /* too many: refine does its own */
   lt_cu_refine_ahead *list = (lt_cu_refine_ahead *)(c->ds.h_ahead + 4);
   if (n > AHEAD_PREFIX)
@@ -859,7 +861,13 @@ static int ahead_collect(lt_cu_ctx *c)
   return 0;
 }
 
-static int cu_detect_start(void *vctx, const lt_rect *roi) { return detect_start((lt_cu_ctx *)vctx, roi, 1); }
+/* lo: the pipeline refines only maxima over it (its threshold of new cells,
+ * known before a band's detection; 0 for the entry ROI's, whose threshold
+ * adapts to its maxima): fewer refinements ahead than over ahead_lo */
+static int cu_detect_start(void *vctx, const lt_rect *roi, double lo)
+{
+  return detect_start((lt_cu_ctx *)vctx, roi, 1, lo);
+}
 
 static int cu_detect_end(void *vctx, lt_leuk_max *out, int cap, int *n)
 {
@@ -916,7 +924,7 @@ static int cu_detect_end(void *vctx, lt_leuk_max *out, int cap, int *n)
 static int cu_detect(void *vctx, const lt_rect *roi, lt_leuk_max *out, int cap, int *n)
 {
   *n = 0;
-  int err = detect_start((lt_cu_ctx *)vctx, roi, 0); /* refine follows at once: nothing to gain ahead */
+  int err = detect_start((lt_cu_ctx *)vctx, roi, 0, 0); /* refine follows at once: nothing to gain ahead */
   return err ? err : cu_detect_end(vctx, out, cap, n);
 }
 
@@ -993,7 +1001,8 @@ static int spec_band_enqueue(lt_cu_ctx *c)
   int err = detect_enqueue(c, &c->spec_roi);
   if (err) return err;
   if (c->ahead_mode) {
-    if ((err = lt_cu_refine_ahead_launch(c, &c->spec_roi, c->stream))) return err;
+    /* the caller's threshold for the next frame is not known yet: the lowest */
+    if ((err = lt_cu_refine_ahead_launch(c, &c->spec_roi, c->ahead_lo, c->stream))) return err;
     LT_CU(cudaMemcpyAsync(c->ds.h_ahead, c->ds.ahead, 16 + sizeof(lt_cu_refine_ahead) * AHEAD_PREFIX,
                           cudaMemcpyDeviceToHost, c->stream),
           "copying the refinements back");

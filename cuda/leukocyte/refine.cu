@@ -215,12 +215,12 @@ int lt_cu_refine_launch(lt_cu_ctx *c, int n)
   return 0;
 }
 
-int lt_cu_refine_ahead_launch(lt_cu_ctx *c, const lt_rect *roi, cudaStream_t st)
+int lt_cu_refine_ahead_launch(lt_cu_ctx *c, const lt_rect *roi, double lo, cudaStream_t st)
 {
   LT_CU(cudaMemsetAsync(c->ds.ahead, 0, sizeof(int), st), "clearing the refinement list");
   const int blocks = 2 * (c->sms > 0 ? c->sms : 1);
   refine_kernel<<<blocks, 32 * WARPS, 0, st>>>(c->ds.gx, c->ds.gy, roi->w, roi->h, NULL, 0, c->ds.maxbuf,
-                                               (int)c->max_cap, c->ahead_lo, c->p.snake_delta, c->p.snake_dt,
+                                               (int)c->max_cap, lo, c->p.snake_delta, c->p.snake_dt,
                                                c->p.snake_iter, c->p.border, roi->x, roi->y, c->fw, c->fh, NULL,
                                                c->ds.ahead, c->ahead_cap);
   LT_CU(cudaGetLastError(), "the refinement-ahead kernel launch");

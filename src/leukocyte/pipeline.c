@@ -737,7 +737,9 @@ static int step(void *m, lt_loop *L, const lt_frame *f, const lt_frame *prev)
       split = 1;
     }
     double t1 = lt_now();
-    if (split && (err = R->be->detect_start(R->ctx, &band[0]))) return err;
+    /* take_maxima refines only maxima over the threshold: a band's is
+     * R->thr, the entry ROI's adapts to its maxima (not known yet) */
+    if (split && (err = R->be->detect_start(R->ctx, &band[0], full ? 0.0 : R->thr))) return err;
     double t2 = lt_now();
     lt_loop_time(L, ST_DETECT, t2 - t1);
     for (int i = 0; i < R->ncells; i++) {
