@@ -18,13 +18,15 @@
  *              maxima count and list (a second only for > 4096 maxima);
  *              also in two halves (detect_start, detect_end) so that the
  *              pipeline queues the tracking between them: the entry band's
- *              detection then runs on its own stream beside the tracking,
- *              no round trip of its own (launched by cu_track right after
- *              the tracking's kernels);
+ *              detection, and every detect_every frames the whole entry
+ *              ROI's, then runs on its own stream beside the tracking, no
+ *              round trip of its own (launched by cu_track right after the
+ *              tracking's kernels);
  *   refine     1 kernel, 1 H2D + 1 D2H; after a split detection none: its
- *              maxima were refined ahead on the detection's stream during
- *              the tracking (refine.cu) and refine looks its jobs up in
- *              that list (LT_CUDA_AHEAD=0: off);
+ *              maxima over the pipeline's threshold (detect_start's lo) were
+ *              refined ahead on the detection's stream during the tracking
+ *              (refine.cu) and refine looks its jobs up in that list
+ *              (LT_CUDA_AHEAD=0: off);
  *   track      1 H2D + 1 D2H of the cell states and, on Hopper, 3 kernels for
  *              all cells (window, cluster MGVF, snake; track.cu), else 1;
  *              LT_CUDA_MGVF=block forces the 1-kernel path, LT_CUDA_CLUSTER=N

@@ -12,8 +12,10 @@
  *
  * The same kernel also refines ahead (issue 15): right after a split
  * detection (detect_start) it takes its jobs from the detection's maxima list
- * on the device, every maximum whose |GICOV| exceeds the lowest threshold the
- * pipeline can apply, on the detection's stream beside the tracking, and
+ * on the device, every maximum whose |GICOV| exceeds the threshold the
+ * pipeline will apply (a band's: detect_start's lo) or else the lowest it can
+ * apply (the entry ROI's, the next frame's band made ahead), on the
+ * detection's stream beside the tracking, and
  * appends each result with its ROI index to a list (order by an atomic
  * counter; the host sorts it by index). A job's arithmetic does not depend on
  * where it came from or on the other jobs, so the pipeline's later refine of
