@@ -263,7 +263,11 @@ static void run_set(const char *set, const lt_leuk_backend *cuda, const float *f
       const int is8 = to_bytes(img, b8[t & 1], (size_t)w * h);
       A.be->set_frame(A.ctx, img, NULL);
       B.be->set_frame(B.ctx, img, is8 ? b8[t & 1] : NULL);
-      if (split) err = B.be->detect_start(B.ctx, &band);
+      /* the threshold the pipeline refines over, handed to detect_start:
+       * the lowest it can apply on even frames, gicov_threshold on odd ones
+       * (fewer refinements ahead; those over it must all be there) */
+      const double lo_t = t % 2 ? p.gicov_threshold : fmin(p.gicov_threshold, p.adapt_floor);
+      if (split) err = B.be->detect_start(B.ctx, &band, lo_t);
       if (is8 && t < nframes && B.be->prefetch) {
         next(imgn, w, h, t + 1, u);
         if (to_bytes(imgn, b8[(t + 1) & 1], (size_t)w * h)) B.be->prefetch(B.ctx, imgn, b8[(t + 1) & 1]);
@@ -278,9 +282,9 @@ static void run_set(const char *set, const lt_leuk_backend *cuda, const float *f
           bmism += A.m[i].x != B.m[i].x || A.m[i].y != B.m[i].y || A.m[i].radius != B.m[i].radius;
           dbg = fmax(dbg, fabs(A.m[i].gicov - B.m[i].gicov));
         }
-        int nb = 0; /* the lowest threshold the pipeline applies (all of them refined ahead) */
+        int nb = 0; /* over detect_start's threshold (all of them refined ahead) */
         for (int i = 0; i < B.n; i++)
-          if (fabsf(B.m[i].gicov) > fmin(p.gicov_threshold, p.adapt_floor)) B.m[nb++] = B.m[i];
+          if (fabsf(B.m[i].gicov) > lo_t) B.m[nb++] = B.m[i];
         A.be->refine(A.ctx, B.m, nb, A.d);
         if (!err) err = B.be->refine(B.ctx, B.m, nb, B.d);
         int nplain = 0;

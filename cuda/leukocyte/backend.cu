@@ -18,13 +18,15 @@
  *              maxima count and list (a second only for > 4096 maxima);
  *              also in two halves (detect_start, detect_end) so that the
  *              pipeline queues the tracking between them: the entry band's
- *              detection then runs on its own stream beside the tracking,
- *              no round trip of its own (launched by cu_track right after
- *              the tracking's kernels);
+ *              detection, and every detect_every frames the whole entry
+ *              ROI's, then runs on its own stream beside the tracking, no
+ *              round trip of its own (launched by cu_track right after the
+ *              tracking's kernels);
  *   refine     1 kernel, 1 H2D + 1 D2H; after a split detection none: its
- *              maxima were refined ahead on the detection's stream during
- *              the tracking (refine.cu) and refine looks its jobs up in
- *              that list (LT_CUDA_AHEAD=0: off);
+ *              maxima over the pipeline's threshold (detect_start's lo) were
+ *              refined ahead on the detection's stream during the tracking
+ *              (refine.cu) and refine looks its jobs up in that list
+ *              (LT_CUDA_AHEAD=0: off);
  *   track      1 H2D + 1 D2H of the cell states and, on Hopper, 3 kernels for
  *              all cells (window, cluster MGVF, snake; track.cu), else 1;
  *              LT_CUDA_MGVF=block forces the 1-kernel path, LT_CUDA_CLUSTER=N
@@ -307,8 +309,8 @@ static void cu_destroy(void *vctx)
   if (c->stream) cudaStreamSynchronize(c->stream);
   if (c->tm.on) {
     lt_cuda_timer_print(&c->tm);
-    fprintf(stderr, "cuda timing: %ld refinements looked up ahead, %ld refine calls missed them (refined after)\n",
-            c->ahead_hits, c->ahead_misses);
+    fprintf(stderr, "cuda timing: %ld refinements looked up ahead (of %ld made ahead), %ld refine calls missed them "
+            "(refined after)\n", c->ahead_hits, c->ahead_jobs, c->ahead_misses);
     fprintf(stderr, "cuda timing: %ld band detections made ahead on the next frame (not timed), %ld made beside "
             "the tracking; of those made ahead %ld still ran when the frame's tracking was launched, %ld when "
             "detect_end came\n", c->spec_hits, c->spec_misses, c->spec_late_track, c->spec_late_end);
@@ -763,7 +765,7 @@ static int detect_issue(lt_cu_ctx *c)
   return 0;
 }
 
-static int detect_start(lt_cu_ctx *c, const lt_rect *roi, int ahead)
+static int detect_start(lt_cu_ctx *c, const lt_rect *roi, int ahead, double lo)
 {
   c->ahead_n = -1; /* a new detection: the last one's refinements are gone */
   if (roi->x < 0 || roi->y < 0 || roi->w < 1 || roi->h < 1 || roi->x + roi->w > c->fw || roi->y + roi->h > c->fh) {
@@ -772,12 +774,23 @@ static int detect_start(lt_cu_ctx *c, const lt_rect *roi, int ahead)
   }
   int err = 0;
   c->pending_roi = *roi;
+  c->pending_lo = lo > c->ahead_lo ? lo : c->ahead_lo;
   c->have_pending = 1;
   c->ahead_queued = ahead && c->ahead_mode && !c->one_stream;
   c->spec_taken = 0;
   const int spec = c->spec_band == 2; /* made ahead for this frame (not the next one's, 1) */
   if (spec) c->spec_band = 0;
-  if (ahead) {
+  /* the whole entry ROI (the pipeline's detection every detect_every
+   * frames, split like a band's: it reads the frame only) is refined ahead
+   * too, but never made ahead (spec_issue skips those frames) and is not the
+   * next frame's band, unless the entry ROI is too small for bands and so is
+   * the band (entry_bands in pipeline.c: a band is 2 (rmax + 2) + 1 + search
+   * deep) */
+  const lt_rect *e = &c->p.entry_roi;
+  const int depth = 2 * (c->p.rmax + 2) + 1 + c->p.search;
+  const int entry = roi->x == e->x && roi->y == e->y && roi->w == e->w && roi->h == e->h && e->w >= 2 * depth &&
+                    e->h >= 2 * depth;
+  if (ahead && !entry) {
     if (spec && c->spec_roi.x == roi->x && c->spec_roi.y == roi->y && c->spec_roi.w == roi->w &&
         c->spec_roi.h == roi->h) { /* made ahead on this frame (spec_issue): its buffers become the detection's */
       lt_cu_dset d = c->ds;
@@ -813,7 +826,7 @@ static int ahead_issue(lt_cu_ctx *c)
   if (!c->ahead_queued) return 0;
   c->ahead_queued = 0;
   lt_cuda_timer_tic(&c->tm, T_AHEAD, c->dstream);
-  int err = lt_cu_refine_ahead_launch(c, &c->pending_roi, c->dstream);
+  int err = lt_cu_refine_ahead_launch(c, &c->pending_roi, c->pending_lo, c->dstream);
   if (err) return err;
   LT_CU(cudaMemcpyAsync(c->ds.h_ahead, c->ds.ahead, 16 + sizeof(lt_cu_refine_ahead) * AHEAD_PREFIX,
                         cudaMemcpyDeviceToHost, c->dstream),
@@ -836,6 +849,7 @@ static int ahead_collect(lt_cu_ctx *c)
   if (!c->ahead_pending) return 0;
   c->ahead_pending = 0;
   int n = c->ds.h_ahead[0];
+  c->ahead_jobs += n;
   if (n > c->ahead_cap) return 0; /* too many: refine does its own */
   lt_cu_refine_ahead *list = (lt_cu_refine_ahead *)(c->ds.h_ahead + 4);
   if (n > AHEAD_PREFIX)
@@ -849,7 +863,13 @@ static int ahead_collect(lt_cu_ctx *c)
   return 0;
 }
 
-static int cu_detect_start(void *vctx, const lt_rect *roi) { return detect_start((lt_cu_ctx *)vctx, roi, 1); }
+/* lo: the pipeline refines only maxima over it (its threshold of new cells,
+ * known before a band's detection; 0 for the entry ROI's, whose threshold
+ * adapts to its maxima): fewer refinements ahead than over ahead_lo */
+static int cu_detect_start(void *vctx, const lt_rect *roi, double lo)
+{
+  return detect_start((lt_cu_ctx *)vctx, roi, 1, lo);
+}
 
 static int cu_detect_end(void *vctx, lt_leuk_max *out, int cap, int *n)
 {
@@ -906,7 +926,7 @@ static int cu_detect_end(void *vctx, lt_leuk_max *out, int cap, int *n)
 static int cu_detect(void *vctx, const lt_rect *roi, lt_leuk_max *out, int cap, int *n)
 {
   *n = 0;
-  int err = detect_start((lt_cu_ctx *)vctx, roi, 0); /* refine follows at once: nothing to gain ahead */
+  int err = detect_start((lt_cu_ctx *)vctx, roi, 0, 0); /* refine follows at once: nothing to gain ahead */
   return err ? err : cu_detect_end(vctx, out, cap, n);
 }
 
@@ -983,7 +1003,8 @@ static int spec_band_enqueue(lt_cu_ctx *c)
   int err = detect_enqueue(c, &c->spec_roi);
   if (err) return err;
   if (c->ahead_mode) {
-    if ((err = lt_cu_refine_ahead_launch(c, &c->spec_roi, c->stream))) return err;
+    /* the caller's threshold for the next frame is not known yet: the lowest */
+    if ((err = lt_cu_refine_ahead_launch(c, &c->spec_roi, c->ahead_lo, c->stream))) return err;
     LT_CU(cudaMemcpyAsync(c->ds.h_ahead, c->ds.ahead, 16 + sizeof(lt_cu_refine_ahead) * AHEAD_PREFIX,
                           cudaMemcpyDeviceToHost, c->stream),
           "copying the refinements back");

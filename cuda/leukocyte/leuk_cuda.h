@@ -175,9 +175,11 @@ typedef struct lt_cu_ctx {
   lt_cu_refine_out *d_rout, *h_rout;
   int refine_cap;
   /* refinement ahead (refine.cu): a split detection's maxima over ahead_lo
-   * (the lowest threshold the pipeline can apply), refined on its stream */
+   * (the lowest threshold the pipeline can apply), or over the higher one
+   * detect_start was given (pending_lo), refined on its stream */
   int ahead_mode;       /* LT_CUDA_AHEAD: 1 (default) on, 0 off, 2 on and a refine it misses is an error (tests) */
   double ahead_lo;
+  double pending_lo;    /* detect_start's: max(ahead_lo, the caller's lo) */
   int ahead_cap;        /* entries of d_ahead / h_ahead */
   int detect_queued;    /* detect_start recorded the frame; the detection's launches still to issue */
   int late_off;         /* LT_CUDA_LATE=0: a split detection (and its refinement ahead) launched at detect_start */
@@ -187,6 +189,7 @@ typedef struct lt_cu_ctx {
   int ahead_pending;    /* ... queued, results not read yet (detect_end reads them) */
   int ahead_n;          /* h_ahead holds ahead_n results of the last detection, sorted by index; -1: none */
   long ahead_hits, ahead_misses; /* jobs looked up, refine calls that missed (LT_CUDA_TIMING) */
+  long ahead_jobs;               /* jobs refined ahead (LT_CUDA_TIMING) */
   /* the next frame ahead (backend.cu, spec_issue): once the tracking's
    * kernels are done, its conversion and gradient (into d_frame_next,
    * d_grad_next) and the entry band's detection and refinement ahead (into
@@ -257,7 +260,7 @@ int lt_cu_detect_launch(lt_cu_ctx *c, const lt_rect *roi);
 int lt_cu_dilate_launch(lt_cu_ctx *c, const lt_rect *roi);
 int lt_cu_refine_init(void);
 int lt_cu_refine_launch(lt_cu_ctx *c, int n);
-int lt_cu_refine_ahead_launch(lt_cu_ctx *c, const lt_rect *roi, cudaStream_t st);
+int lt_cu_refine_ahead_launch(lt_cu_ctx *c, const lt_rect *roi, double lo, cudaStream_t st);
 int lt_cu_track_setup(lt_cu_ctx *c);
 int lt_cu_track_launch(lt_cu_ctx *c, int n);
 int lt_cu_track_split_launch(lt_cu_ctx *c, int n);

@@ -12,8 +12,10 @@
  *
  * The same kernel also refines ahead (issue 15): right after a split
  * detection (detect_start) it takes its jobs from the detection's maxima list
- * on the device, every maximum whose |GICOV| exceeds the lowest threshold the
- * pipeline can apply, on the detection's stream beside the tracking, and
+ * on the device, every maximum whose |GICOV| exceeds the threshold the
+ * pipeline will apply (a band's: detect_start's lo) or else the lowest it can
+ * apply (the entry ROI's, the next frame's band made ahead), on the
+ * detection's stream beside the tracking, and
  * appends each result with its ROI index to a list (order by an atomic
  * counter; the host sorts it by index). A job's arithmetic does not depend on
  * where it came from or on the other jobs, so the pipeline's later refine of
@@ -215,12 +217,12 @@ int lt_cu_refine_launch(lt_cu_ctx *c, int n)
   return 0;
 }
 
-int lt_cu_refine_ahead_launch(lt_cu_ctx *c, const lt_rect *roi, cudaStream_t st)
+int lt_cu_refine_ahead_launch(lt_cu_ctx *c, const lt_rect *roi, double lo, cudaStream_t st)
 {
   LT_CU(cudaMemsetAsync(c->ds.ahead, 0, sizeof(int), st), "clearing the refinement list");
   const int blocks = 2 * (c->sms > 0 ? c->sms : 1);
   refine_kernel<<<blocks, 32 * WARPS, 0, st>>>(c->ds.gx, c->ds.gy, roi->w, roi->h, NULL, 0, c->ds.maxbuf,
-                                               (int)c->max_cap, c->ahead_lo, c->p.snake_delta, c->p.snake_dt,
+                                               (int)c->max_cap, lo, c->p.snake_delta, c->p.snake_dt,
                                                c->p.snake_iter, c->p.border, roi->x, roi->y, c->fw, c->fh, NULL,
                                                c->ds.ahead, c->ahead_cap);
   LT_CU(cudaGetLastError(), "the refinement-ahead kernel launch");

@@ -720,16 +720,26 @@ static int step(void *m, lt_loop *L, const lt_frame *f, const lt_frame *prev)
     R->thr_m = R->thr;
   } else {
     /* the entry bands of this frame, chosen before the tracking (from the
-     * flow of the last frame); a backend that detects in two halves runs a
-     * single band's detection together with the tracking */
+     * flow of the last frame), or the whole entry ROI every detect_every
+     * frames; a backend that detects in two halves runs a single band's or
+     * the entry ROI's detection together with the tracking (the detection
+     * reads the frame only: the same maxima as after it) */
     lt_rect band[4];
+    const int full = (f->index - R->first) % R->p.detect_every == 0;
+    const int halves = R->be->detect_start && R->be->detect_end;
     int nband = 0, split = 0;
-    if ((f->index - R->first) % R->p.detect_every != 0 && R->p.entry_band) {
+    if (!full && R->p.entry_band) {
       nband = entry_bands(R, band);
-      split = nband == 1 && R->be->detect_start && R->be->detect_end;
+      split = nband == 1 && halves;
+    }
+    if (full && halves) {
+      band[0] = R->p.entry_roi;
+      split = 1;
     }
     double t1 = lt_now();
-    if (split && (err = R->be->detect_start(R->ctx, &band[0]))) return err;
+    /* take_maxima refines only maxima over the threshold: a band's is
+     * R->thr, the entry ROI's adapts to its maxima (not known yet) */
+    if (split && (err = R->be->detect_start(R->ctx, &band[0], full ? 0.0 : R->thr))) return err;
     double t2 = lt_now();
     lt_loop_time(L, ST_DETECT, t2 - t1);
     for (int i = 0; i < R->ncells; i++) {
@@ -756,18 +766,19 @@ static int step(void *m, lt_loop *L, const lt_frame *f, const lt_frame *prev)
       t1 = lt_now();
       if ((err = R->be->detect_end(R->ctx, R->maxima, MAX_MAXIMA, &nm))) return err;
       lt_loop_time(L, ST_DETECT, lt_now() - t1);
+      if (full) R->thr = adapt_threshold(R, nm); /* as detect_new(entry ROI, full) */
       if ((err = take_maxima(R, &band[0], nm, 0))) return err;
-    } else if ((f->index - R->first) % R->p.detect_every == 0) {
+    } else if (full) {
       if ((err = detect_new(R, &R->p.entry_roi, 1, 0))) return err;
     } else { /* nband is 0 with --entry-band 0 */
       for (int k = 0; k < nband; k++)
         if ((err = detect_new(R, &band[k], 0, 0))) return err;
     }
     if (lt_leuk_motion_ready(&R->mo)) { /* the same on the frame less the background; the whole entry ROI the first time */
-      int full = (f->index - R->first) % R->p.detect_every == 0 || !R->mo_full;
-      err = full ? detect_moving(R, &R->p.entry_roi, 1, 1) : detect_moving(R, band, nband, 0);
+      const int mfull = full || !R->mo_full;
+      err = mfull ? detect_moving(R, &R->p.entry_roi, 1, 1) : detect_moving(R, band, nband, 0);
       if (err) return err;
-      R->mo_full |= full;
+      R->mo_full |= mfull;
     }
   }
   lt_leuk_motion_keep(&R->mo); /* a copy every motion frames */
