@@ -168,6 +168,22 @@ static float pixel(const lt_frame *f, int fw, int x, int y)
   return f->grey8 ? (float)f->grey8[i] : f->grey[i];
 }
 
+/* The frame's square of half side m around (ix, iy), clipped to the frame,
+ * into R->win as floats (w x h from (x0, y0)); 0 when under 3 x 3 px. */
+static int copy_window(run *R, const lt_frame *f, int ix, int iy, int m, int *x0, int *y0, int *w, int *h)
+{
+  int xa = ix - m > 0 ? ix - m : 0, ya = iy - m > 0 ? iy - m : 0;
+  int xb = ix + m < R->fw - 1 ? ix + m : R->fw - 1, yb = iy + m < R->fh - 1 ? iy + m : R->fh - 1;
+  *x0 = xa;
+  *y0 = ya;
+  *w = xb - xa + 1;
+  *h = yb - ya + 1;
+  if (*w < 3 || *h < 3) return 0;
+  for (int y = 0; y < *h; y++)
+    for (int x = 0; x < *w; x++) R->win[(size_t)y * *w + x] = pixel(f, R->fw, xa + x, ya + y);
+  return 1;
+}
+
 /* A found track whose tracking put it more than recheck * rmin px off its
  * prediction (the change of its velocity) is checked there: the best
  * circle of the cell's sign (any radius) within recheck_search px of the
@@ -185,16 +201,8 @@ static void recheck(run *R, const lt_frame *f)
       continue;
     double ox = c->xc - c->vx, oy = c->yc - c->vy; /* where it was */
     double px = ox + R->pv[2 * i], py = oy + R->pv[2 * i + 1];
-    int ix = (int)lround(px), iy = (int)lround(py);
-    int x0 = ix - m, y0 = iy - m, x1 = ix + m, y1 = iy + m;
-    if (x0 < 0) x0 = 0;
-    if (y0 < 0) y0 = 0;
-    if (x1 > R->fw - 1) x1 = R->fw - 1;
-    if (y1 > R->fh - 1) y1 = R->fh - 1;
-    int w = x1 - x0 + 1, h = y1 - y0 + 1;
-    if (w < 3 || h < 3) continue;
-    for (int y = 0; y < h; y++)
-      for (int x = 0; x < w; x++) R->win[(size_t)y * w + x] = pixel(f, R->fw, x0 + x, y0 + y);
+    int ix = (int)lround(px), iy = (int)lround(py), x0, y0, w, h;
+    if (!copy_window(R, f, ix, iy, m, &x0, &y0, &w, &h)) continue;
     double best = 0;
     int bx = 0, by = 0, bk = -1;
     for (int dy = -s; dy <= s; dy++)
@@ -233,16 +241,8 @@ static void recheck(run *R, const lt_frame *f)
 static double frame_score(run *R, double x, double y, int k, int sign)
 {
   const lt_stencil *st = &R->stencil;
-  int m = R->p.rmax + 3, ix = (int)lround(x), iy = (int)lround(y);
-  int x0 = ix - m, y0 = iy - m, x1 = ix + m, y1 = iy + m;
-  if (x0 < 0) x0 = 0;
-  if (y0 < 0) y0 = 0;
-  if (x1 > R->fw - 1) x1 = R->fw - 1;
-  if (y1 > R->fh - 1) y1 = R->fh - 1;
-  int w = x1 - x0 + 1, h = y1 - y0 + 1;
-  if (w < 3 || h < 3) return 0;
-  for (int yy = 0; yy < h; yy++)
-    for (int xx = 0; xx < w; xx++) R->win[(size_t)yy * w + xx] = pixel(R->f, R->fw, x0 + xx, y0 + yy);
+  int ix = (int)lround(x), iy = (int)lround(y), x0, y0, w, h;
+  if (!copy_window(R, R->f, ix, iy, R->p.rmax + 3, &x0, &y0, &w, &h)) return 0;
   double best = 0;
   for (int dy = -1; dy <= 1; dy++)
     for (int dx = -1; dx <= 1; dx++) {
