@@ -29,13 +29,6 @@ extern "C" int lt_cuda_probe(int *count, const char **why)
   if (!done) {
     int n = 0;
     const double t0 = lt_now();
-    /* Streams share the device's hardware queues (the driver's default: 8);
-     * a stream waiting on an event holds up the others on its queue. With
-     * several videos in flight (4 streams each) ask for the most there are,
-     * before the context is made (CUDA_DEVICE_MAX_CONNECTIONS set by the
-     * user is kept; =8 gives the driver's default back). */
-    const char *mc = getenv("CUDA_DEVICE_MAX_CONNECTIONS");
-    if (!mc) setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 0);
     cudaError_t e = cudaGetDeviceCount(&n); /* initialises the driver */
     if (e == cudaErrorInsufficientDriver || e == cudaErrorNoDevice || e != cudaSuccess) {
       if (e == cudaErrorInsufficientDriver) cached_why = "no CUDA driver (or too old for this build)";
@@ -56,8 +49,7 @@ extern "C" int lt_cuda_probe(int *count, const char **why)
      * still addresses the runtime's device N). */
     cached = usable;
     done = 1;
-    lt_debug("cuda: driver probed in %.1f ms: %d usable device(s), %s hardware queues%s", 1e3 * (lt_now() - t0),
-             usable, getenv("CUDA_DEVICE_MAX_CONNECTIONS"), mc ? " (CUDA_DEVICE_MAX_CONNECTIONS)" : "");
+    lt_debug("cuda: driver probed in %.1f ms: %d usable device(s)", 1e3 * (lt_now() - t0), usable);
   }
   *count = cached;
   if (why && cached == 0) *why = cached_why;
