@@ -43,8 +43,8 @@ static void test_reference(int every)
   int kept[64], nk = 0, ready_ok = 1, ref_ok = 1, same = 1, outside_ok = 1, bytes_ok = 1;
   const lt_rect r = {3, 5, 30, 17};
   for (int t = 0; ok && t < nf; t++) {
-    lt_leuk_motion_frame(&A, t, NULL, fr8 + n * t);
-    lt_leuk_motion_frame(&B, t, fr + n * t, NULL);
+    lt_leuk_motion_frame(&A, NULL, fr8 + n * t);
+    lt_leuk_motion_frame(&B, fr + n * t, NULL);
     ready_ok &= lt_leuk_motion_ready(&A) == (nk >= 3) && lt_leuk_motion_ready(&B) == (nk >= 3);
     if (nk >= 3) {
       const unsigned char *b8a = NULL, *b8b = (const unsigned char *)&r;
@@ -109,7 +109,7 @@ static void test_scene(void)
         size_t i = (size_t)y * fw + x;
         f[i] = (x - cx) * (x - cx) + (y - cy) * (y - cy) <= 36 ? 20.0f : tex[i];
       }
-    lt_leuk_motion_frame(&M, t, f, NULL);
+    lt_leuk_motion_frame(&M, f, NULL);
     if (lt_leuk_motion_ready(&M)) {
       const unsigned char *b8;
       lt_leuk_motion_diff(&M, &all, &b8);

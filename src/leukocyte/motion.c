@@ -22,7 +22,6 @@ int lt_leuk_motion_init(lt_leuk_motion *M, int fw, int fh, int every)
   M->fw = fw;
   M->fh = fh;
   M->every = every;
-  M->frame = -1;
   M->all8 = 1;
   if (every <= 0) return 0;
   const size_t n = (size_t)fw * fh;
@@ -52,9 +51,8 @@ void lt_leuk_motion_free(lt_leuk_motion *M)
   M->diff8 = NULL;
 }
 
-void lt_leuk_motion_frame(lt_leuk_motion *M, int index, const float *cur, const unsigned char *cur8)
+void lt_leuk_motion_frame(lt_leuk_motion *M, const float *cur, const unsigned char *cur8)
 {
-  M->frame = index;
   M->cur = cur;
   M->cur8 = cur8;
 }

@@ -17,7 +17,7 @@ typedef struct lt_leuk_motion {
   int all8;                   /* every copy kept did */
   float *diff;                /* the frame less the background, + 128 (inside the rects asked for) */
   unsigned char *diff8;       /* ... as bytes (when the frame and every copy are 8-bit) */
-  int frame;                  /* the frame being processed: index, pixels (cur8 NULL unless 8-bit) */
+  /* the frame being processed (cur8 NULL unless 8-bit) */
   const float *cur;
   const unsigned char *cur8;
 } lt_leuk_motion;
@@ -27,7 +27,7 @@ typedef struct lt_leuk_motion {
 int lt_leuk_motion_init(lt_leuk_motion *M, int fw, int fh, int every);
 void lt_leuk_motion_free(lt_leuk_motion *M);
 /* The frame the next calls work on (cur, or NULL and cur8). */
-void lt_leuk_motion_frame(lt_leuk_motion *M, int index, const float *cur, const unsigned char *cur8);
+void lt_leuk_motion_frame(lt_leuk_motion *M, const float *cur, const unsigned char *cur8);
 /* Whether enough copies are kept for a background (3, so that the median
  * drops a cell that was in one or two of them). */
 int lt_leuk_motion_ready(const lt_leuk_motion *M);

@@ -706,7 +706,7 @@ static int step(void *m, lt_loop *L, const lt_frame *f, const lt_frame *prev)
   int err;
   R->frame = f->index;
   lt_leuk_static_frame(&R->st, f->index, f->grey, f->grey8);
-  lt_leuk_motion_frame(&R->mo, f->index, f->grey, f->grey8);
+  lt_leuk_motion_frame(&R->mo, f->grey, f->grey8);
   R->f = f;
   double tu = lt_now();
   if ((err = R->be->set_frame(R->ctx, f->grey, f->grey8))) return err;
