@@ -23,9 +23,6 @@ typedef struct cpu_ctx {
   int nthreads;
   float *work; /* per-thread tracking work */
   size_t work_size;
-  float *kept; /* the kept MGVF fields (mgvf_warm), keep_size floats per slot */
-  size_t keep_size;
-  int kept_slots;
 } cpu_ctx;
 
 static void cpu_destroy(void *vctx)
@@ -44,7 +41,6 @@ static void cpu_destroy(void *vctx)
   free(c->mx);
   free(c->my);
   free(c->work);
-  free(c->kept);
   free(c);
 }
 
@@ -74,7 +70,6 @@ static int cpu_create(void **out, const lt_leuk_params *p, int width, int height
   c->nthreads = omp_get_max_threads();
   c->work_size = lt_leuk_track_work_size(p);
   c->work = malloc(sizeof(float) * c->work_size * c->nthreads);
-  c->keep_size = lt_leuk_keep_size(p);
   if (!c->crop || !c->gx || !c->gy || !c->gicov || !c->mg || !c->dil || !c->scratch || !c->ridx ||
       !c->mx || !c->my || !c->work)
     goto nomem;
@@ -136,37 +131,13 @@ static int cpu_refine(void *vctx, const lt_leuk_max *m, int n, lt_leuk_det *out)
   return 0;
 }
 
-/* The store of kept MGVF fields grown to hold slot `need` - 1 (doubling;
- * the pipeline hands out the lowest free slots, so it stays near the most
- * cells tracked at once). */
-static int keep_grow(cpu_ctx *c, int need)
-{
-  if (need <= c->kept_slots) return 0;
-  int ns = c->kept_slots ? c->kept_slots : 64;
-  while (ns < need) ns *= 2;
-  float *k = realloc(c->kept, sizeof(float) * c->keep_size * ns);
-  if (!k) {
-    lt_error("out of memory (kept MGVF fields of %d cells)", ns);
-    return LT_ERR_NOMEM;
-  }
-  c->kept = k;
-  c->kept_slots = ns;
-  return 0;
-}
-
 static int cpu_track(void *vctx, lt_leuk_cell *cells, int n)
 {
   cpu_ctx *c = vctx;
-  int need = 0;
-  for (int i = 0; c->p.mgvf_warm && i < n; i++)
-    if (cells[i].keep > need) need = cells[i].keep;
-  int err = keep_grow(c, need);
-  if (err) return err;
 #pragma omp parallel for schedule(dynamic)
   for (int i = 0; i < n; i++) {
     float *work = c->work + c->work_size * omp_get_thread_num();
-    float *kept = c->p.mgvf_warm && cells[i].keep > 0 ? c->kept + c->keep_size * (cells[i].keep - 1) : NULL;
-    lt_leuk_track_cell(c->frame, c->fw, c->fh, &c->st, &c->p, &cells[i], work, kept);
+    lt_leuk_track_cell(c->frame, c->fw, c->fh, &c->st, &c->p, &cells[i], work);
   }
   return 0;
 }

@@ -84,8 +84,6 @@ typedef struct lt_leuk_params {
                               other sign there) */
   double hold_gicov;       /* 1.6 (a clean adherent cell scores >= 3.9, a static
                               structure of real vessel texture up to 2.9) */
-  int mgvf_warm;           /* 1: a tracked cell's MGVF starts from its F of the last frame
-                              (lt_leuk_track_cell); 0: from E every frame (the reference) */
   int reference_geometry;  /* tests only: the reference's GICOV angle table (pi = 3.14159)
                               and its common border rmax+2 for all radii */
 } lt_leuk_params;
@@ -133,13 +131,6 @@ typedef struct lt_leuk_cell {
   int sign;                       /* +1 bright-inside / -1: sign of the detection GICOV */
   int status;                     /* LT_CELL_* after the track stage */
   int mgvf_iter, evolve_iter;     /* work done in the last frame (stats) */
-  /* MGVF warm start (params.mgvf_warm): keep = 1 + the cell's slot in the
-   * backend's store of kept fields (0: none, cold start every frame; the
-   * caller hands out slots, distinct among the cells of one track call);
-   * kx, ky, kw, kh: the frame window whose converged F the slot holds
-   * (kw = 0: none kept, the next MGVF starts from E) */
-  int keep;
-  int kx, ky, kw, kh;
 } lt_leuk_cell;
 
 enum { LT_MAP_GICOV = 0, LT_MAP_DILATED = 1 };
@@ -252,15 +243,6 @@ void lt_spline_tables(double basis[4][4], double dbasis[4][4],
  * Returns the number of iterations. */
 int lt_mgvf(const float *E, int w, int h, float *F, float *tmp, double mu, double lambda,
             double tol, int max_iter);
-/* The same from the start field already in F (lt_mgvf: F = E first). */
-int lt_mgvf_from(const float *E, int w, int h, float *F, float *tmp, double mu, double lambda,
-                 double tol, int max_iter);
-/* The MGVF's start field F (w x h window at frame (x0, y0)): the field kept
- * in `kept` for the window (kx, ky, kw, kh) where it covers the window
- * (same size required: kw == w, kh == h), E elsewhere; returns 1 when the
- * kept field was used, 0 for E alone (nothing kept, or another size). */
-int lt_mgvf_start(const float *E, int w, int h, int x0, int y0, const float *kept, int kx, int ky, int kw, int kh,
-                  float *F);
 
 /* Normalise E in place: (E - min) / (max - min + 2^-52). */
 void lt_normalise(float *E, int n);
@@ -276,15 +258,8 @@ int lt_evolve(const float *F, int w, int h, float *fx, float *fy, double *xc, do
  * MGVF, evolution, new GICOV and status. work: lt_leuk_track_work_size()
  * floats. */
 size_t lt_leuk_track_work_size(const lt_leuk_params *p);
-/* kept: NULL (cold start), or the cell's slot of the store of kept fields
- * (lt_leuk_keep_size() floats; p->mgvf_warm and c->keep > 0), read as the
- * start field when it holds the last window's F (c->kw > 0) and rewritten
- * with this frame's F (c->kx.. updated; kw = 0 when the cell is not ACTIVE
- * after the step: a lost cell's field is not kept). */
 void lt_leuk_track_cell(const float *img, int fw, int fh, const lt_stencil *s,
-                        const lt_leuk_params *p, lt_leuk_cell *c, float *work, float *kept);
-/* Floats of one slot of the store of kept MGVF fields: the largest window. */
-size_t lt_leuk_keep_size(const lt_leuk_params *p);
+                        const lt_leuk_params *p, lt_leuk_cell *c, float *work);
 
 /* A new track's state from a refined detection: centre, all radii and the
  * size prior R (the winning GICOV circle), sign of its GICOV, no velocity. */

@@ -71,32 +71,12 @@ static void row_interior(const float *restrict ru, const float *restrict rc, con
   }
 }
 
-int lt_mgvf_start(const float *E, int w, int h, int x0, int y0, const float *kept, int kx, int ky, int kw, int kh,
-                  float *F)
-{
-  const size_t n = (size_t)w * h;
-  memcpy(F, E, sizeof(float) * n);
-  if (!kept || kw != w || kh != h) return 0;
-  /* frame pixel (x0 + j, y0 + i) is (j + x0 - kx, i + y0 - ky) of the kept window */
-  const int dx = x0 - kx, dy = y0 - ky;
-  const int ja = dx < 0 ? -dx : 0, jb = dx > 0 ? w - dx : w, ia = dy < 0 ? -dy : 0, ib = dy > 0 ? h - dy : h;
-  for (int i = ia; i < ib; i++)
-    if (jb > ja) memcpy(F + (size_t)i * w + ja, kept + (size_t)(i + dy) * w + ja + dx, sizeof(float) * (jb - ja));
-  return 1;
-}
-
 int lt_mgvf(const float *E, int w, int h, float *F, float *tmp, double mu, double lambda,
             double tol, int max_iter)
 {
-  memcpy(F, E, sizeof(float) * (size_t)w * h);
-  return lt_mgvf_from(E, w, h, F, tmp, mu, lambda, tol, max_iter);
-}
-
-int lt_mgvf_from(const float *E, int w, int h, float *F, float *tmp, double mu, double lambda,
-                 double tol, int max_iter)
-{
   const float ml = (float)(mu / lambda), il = (float)(1.0 / lambda);
   const size_t n = (size_t)w * h;
+  memcpy(F, E, sizeof(float) * n);
   float *cur = F, *nxt = tmp;
   float ad[4096];
   if (w > 4096) return 0; /* windows are at most 8*rmax+3 wide; the CLI bounds rmax */

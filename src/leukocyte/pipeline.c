@@ -85,21 +85,7 @@ typedef struct run {
   float *win;            /* its window of the frame, as floats */
   long cell_frames, mgvf_iters, evolve_iters, mgvf_frame_max_sum, evolve_frame_max_sum, track_frames;
   int warned_full;
-  unsigned char *slot_used; /* the backend's slots of kept MGVF fields in use (mgvf_warm), MAX_CELLS */
 } run;
-
-/* Cell c gets the lowest free slot of kept MGVF fields (none without
- * mgvf_warm): a new track starts from E. */
-static void slot_take(run *R, lt_leuk_cell *c)
-{
-  c->keep = 0;
-  for (int k = 0; R->p.mgvf_warm && k < MAX_CELLS; k++)
-    if (!R->slot_used[k]) {
-      R->slot_used[k] = 1;
-      c->keep = k + 1;
-      return;
-    }
-}
 
 /* Judges held track t (--hold): static background when its last position
  * is within hold_move * rmin px of its first (the net displacement: a track
@@ -135,8 +121,6 @@ static int finish_track(run *R, int i, int end)
   }
   R->act[i].end = end;
   R->done[R->ndone++] = R->act[i];
-  if (R->cells[i].keep > 0) R->slot_used[R->cells[i].keep - 1] = 0;
-  R->cells[i].keep = 0;
   return R->act[i].hold == 1 ? judge(R, &R->done[R->ndone - 1]) : 0; /* ended while held */
 }
 
@@ -247,7 +231,6 @@ static void recheck(run *R, const lt_frame *f)
     for (int j = 0; j < LT_LEUK_SNAXELS; j++) c->r[j] = rad;
     c->gicov = (float)(c->sign * best);
     c->status = LT_CELL_ACTIVE;
-    c->kw = 0; /* moved elsewhere: the next MGVF starts from E */
   }
 }
 
@@ -440,7 +423,6 @@ static int grown(const run *R, int j, double rad, float g)
 static void start_track(run *R, int i, const lt_leuk_det *d, double rad, int have_flow, double fvx, double fvy)
 {
   lt_leuk_cell_init(&R->cells[i], d, rad);
-  slot_take(R, &R->cells[i]);
   if (have_flow) {
     R->cells[i].vx = fvx;
     R->cells[i].vy = fvy;
@@ -450,19 +432,6 @@ static void start_track(run *R, int i, const lt_leuk_det *d, double rad, int hav
   memset(t, 0, sizeof *t);
   t->id = R->next_id++;
   t->hold = R->p.hold > 0;
-}
-
-/* Track j continues from detection d (circle radius rad): its velocity
- * and slot are kept; its next MGVF starts from E. */
-static void restart_track(run *R, int j, const lt_leuk_det *d, double rad)
-{
-  lt_leuk_cell *c = &R->cells[j];
-  double vx = c->vx, vy = c->vy;
-  int keep = c->keep;
-  lt_leuk_cell_init(c, d, rad);
-  c->vx = vx;
-  c->vy = vy;
-  c->keep = keep;
 }
 
 /* The nm maxima of a detect over roi: those above the threshold that are
@@ -503,12 +472,20 @@ static int take_maxima(run *R, const lt_rect *roi, int nm, int motion)
       d = &dm;
     }
     if (dup >= first_new) { /* two detections of one cell: keep the stronger */
-      if (fabsf(d->gicov) > fabsf(R->cells[dup].gicov)) restart_track(R, dup, d, rad);
+      if (fabsf(d->gicov) > fabsf(R->cells[dup].gicov)) {
+        double vx = R->cells[dup].vx, vy = R->cells[dup].vy;
+        lt_leuk_cell_init(&R->cells[dup], d, rad);
+        R->cells[dup].vx = vx;
+        R->cells[dup].vy = vy;
+      }
       continue;
     }
     if (dup >= 0 && R->miss[dup] && (d->gicov >= 0 ? 1 : -1) == R->cells[dup].sign) {
       /* a lost track's cell found again: the track continues from here */
-      restart_track(R, dup, d, R->cells[dup].R);
+      double vx = R->cells[dup].vx, vy = R->cells[dup].vy;
+      lt_leuk_cell_init(&R->cells[dup], d, R->cells[dup].R);
+      R->cells[dup].vx = vx;
+      R->cells[dup].vy = vy;
       R->miss[dup] = 0;
       continue;
     }
@@ -522,7 +499,10 @@ static int take_maxima(run *R, const lt_rect *roi, int nm, int motion)
     }
     if (dup >= 0 && !R->miss[dup] && grown(R, dup, rad, d->gicov)) {
       /* the whole cell: its track continues with its centre, radius and sign */
-      restart_track(R, dup, d, rad);
+      double vx = R->cells[dup].vx, vy = R->cells[dup].vy;
+      lt_leuk_cell_init(&R->cells[dup], d, rad);
+      R->cells[dup].vx = vx;
+      R->cells[dup].vy = vy;
       continue;
     }
     if (dup >= 0 || (R->p.static_span > 0 && lt_leuk_static_unchanged(&R->st, d->x, d->y, rad))) continue;
@@ -692,11 +672,6 @@ static int begin(void *m, lt_loop *L, const lt_source_info *in)
   R->pv = calloc(2 * MAX_CELLS, sizeof *R->pv);
   R->gone = calloc(MAX_CELLS, sizeof *R->gone);
   R->gone_frame = calloc(MAX_CELLS, sizeof *R->gone_frame);
-  R->slot_used = calloc(MAX_CELLS, 1);
-  {
-    const char *wv = getenv("LT_MGVF_WARM"); /* experiment */
-    if (wv) R->p.mgvf_warm = atoi(wv);
-  }
   R->maxima = malloc(sizeof *R->maxima * MAX_MAXIMA);
   R->dets = malloc(sizeof *R->dets * MAX_MAXIMA);
   R->absg = malloc(sizeof *R->absg * MAX_MAXIMA);
@@ -706,7 +681,7 @@ static int begin(void *m, lt_loop *L, const lt_source_info *in)
   R->win = host_gicov ? malloc(sizeof *R->win * ws * ws) : NULL;
   if ((err = lt_leuk_static_init(&R->st, R->fw, R->fh, &R->p.roi, R->p.static_span, R->p.static_ratio))) return err;
   if ((err = lt_leuk_motion_init(&R->mo, R->fw, R->fh, R->p.motion))) return err;
-  if (!R->cells || !R->act || !R->miss || !R->was_lost || !R->pv || !R->gone || !R->gone_frame || !R->slot_used || !R->maxima || !R->dets ||
+  if (!R->cells || !R->act || !R->miss || !R->was_lost || !R->pv || !R->gone || !R->gone_frame || !R->maxima || !R->dets ||
       !R->absg || (host_gicov && !R->win)) {
     lt_error("out of memory");
     return LT_ERR_NOMEM;
@@ -892,7 +867,6 @@ int lt_leuk_run(const lt_settings *s, const void *opts)
   free(R.pv);
   free(R.gone);
   free(R.gone_frame);
-  free(R.slot_used);
   free(R.maxima);
   free(R.dets);
   free(R.absg);

@@ -37,8 +37,6 @@ size_t lt_leuk_track_work_size(const lt_leuk_params *p)
   return 5 * wx * wy;
 }
 
-size_t lt_leuk_keep_size(const lt_leuk_params *p) { return lt_leuk_track_work_size(p) / 5; }
-
 /* Best radius index near R (all radii when R <= 0) and the signed GICOV
  * (largest with the cell's sign) at integer (x, y). */
 static double best_gicov(const float *img, int fw, int fh, int x, int y, const lt_stencil *s,
@@ -76,7 +74,7 @@ void lt_gicov_subpixel(const float *img, int w, int h, int x, int y, const lt_st
 }
 
 void lt_leuk_track_cell(const float *img, int fw, int fh, const lt_stencil *s,
-                        const lt_leuk_params *p, lt_leuk_cell *c, float *work, float *kept)
+                        const lt_leuk_params *p, lt_leuk_cell *c, float *work)
 {
   const lt_rect *roi = &p->roi;
   const double R = c->R;
@@ -110,7 +108,6 @@ void lt_leuk_track_cell(const float *img, int fw, int fh, const lt_stencil *s,
   double oldx = c->xc, oldy = c->yc;
   if (w < 3 || h < 3) {
     c->status = LT_CELL_LEFT;
-    c->kw = 0;
     return;
   }
   size_t n = (size_t)w * h;
@@ -120,19 +117,7 @@ void lt_leuk_track_cell(const float *img, int fw, int fh, const lt_stencil *s,
   lt_gradient(tmp, w, h, fx, fy);
   for (size_t i = 0; i < n; i++) E[i] = sqrtf(fx[i] * fx[i] + fy[i] * fy[i]);
   lt_normalise(E, (int)n);
-  if (p->mgvf_warm == 2 && c->kw) { /* experiment: registered to the cell (the window), not the frame */
-    c->kx = u1;
-    c->ky = v1;
-  }
-  lt_mgvf_start(E, w, h, u1, v1, c->kw ? kept : NULL, c->kx, c->ky, c->kw, c->kh, F);
-  c->mgvf_iter = lt_mgvf_from(E, w, h, F, tmp, p->mgvf_mu, p->mgvf_lambda, p->mgvf_tol, p->mgvf_max_iter);
-  if (kept) {
-    memcpy(kept, F, sizeof(float) * n);
-    c->kx = u1;
-    c->ky = v1;
-    c->kw = w;
-    c->kh = h;
-  }
+  c->mgvf_iter = lt_mgvf(E, w, h, F, tmp, p->mgvf_mu, p->mgvf_lambda, p->mgvf_tol, p->mgvf_max_iter);
 
   /* 5. snake */
   double xc = qx - u1, yc = qy - v1;
@@ -164,5 +149,4 @@ void lt_leuk_track_cell(const float *img, int fw, int fh, const lt_stencil *s,
     c->status = edge < R + p->rstep + 1 ? LT_CELL_LEFT : LT_CELL_LOST;
   else
     c->status = LT_CELL_ACTIVE;
-  if (c->status != LT_CELL_ACTIVE) c->kw = 0;
 }
