@@ -25,6 +25,8 @@
  * iteration (leuktrack's choice, see leuk.h; the reference tests every
  * iteration). */
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "leuk.h"
@@ -71,12 +73,130 @@ static void row_interior(const float *restrict ru, const float *restrict rc, con
   }
 }
 
+/* EXPERIMENT (issue 18, branch mgvfsolve): other orderings of the same
+ * update, chosen by LT_MGVF_SOLVER in the environment (unset: Jacobi, the
+ * code below). "rb": red-black, colour (i + j) % 2, the red pass reads the
+ * old F, the black pass the red pixels' new values and its own colour's
+ * (the diagonals') old ones; "c4": four colours (i % 2, j % 2), each pass
+ * reads the neighbours of the colours done before it in this sweep new, the
+ * rest old (Gauss-Seidel for the 9-point stencil). LT_MGVF_OMEGA: the
+ * relaxation factor of the change (1). LT_MGVF_COARSE=1: start from the
+ * MGVF of E downsampled 2x (2x2 means), upsampled (nearest). Two explicit
+ * buffers: the result does not depend on the order within a pass. */
+static int colour_of(int colours, int i, int j)
+{
+  return colours == 1 ? 0 : colours == 2 ? (i + j) & 1 : ((i & 1) << 1) | (j & 1);
+}
+
+static int mgvf_gs(const float *E, int w, int h, float *F, float *tmp, float ml, float il, double tol, int max_iter,
+                   int colours, float omega)
+{
+  const char *lv = getenv("LT_MGVF_LOCAL");
+  const int local = lv && atoi(lv);
+  const size_t n = (size_t)w * h;
+  float *cur = F, *nxt = tmp;
+  int it = 0;
+  while (it < max_iter) {
+    const int check = (it + 1) % LT_MGVF_CHECK_EVERY == 0 || it + 1 == max_iter;
+    double diff = 0.0;
+    for (int k = 0; k < colours; k++)
+      for (int i = 0; i < h; i++)
+        for (int j = 0; j < w; j++) {
+          if (colour_of(colours, i, j) != k) continue;
+          float v[3][3];
+          for (int di = -1; di <= 1; di++)
+            for (int dj = -1; dj <= 1; dj++) {
+              int ii = i + di < 0 ? 0 : i + di >= h ? h - 1 : i + di;
+              int jj = j + dj < 0 ? 0 : j + dj >= w ? w - 1 : j + dj;
+              const float *src = colour_of(colours, ii, jj) < k ? nxt : cur;
+              v[di + 1][dj + 1] = src[(size_t)ii * w + jj];
+            }
+          const float c = v[1][1];
+          float fn = pixel(c, E[(size_t)i * w + j], v[0][1], v[2][1], v[1][0], v[1][2], v[0][2], v[2][2], v[0][0],
+                           v[2][0], ml, il);
+          if (local) { /* the pixel's own equation solved for the active neighbours of now */
+            const float e = E[(size_t)i * w + j];
+            const float u = v[0][1], d = v[2][1], l = v[1][0], r = v[1][2], ur = v[0][2], dr = v[2][2], ul = v[0][0],
+                        dl = v[2][0];
+            float W = 1.0f, S = 0.5f * (ur + dl); /* UR and DL: always 0.5 */
+            if (u < c) W += 1.0f, S += u;
+            if (d > c) W += 1.0f, S += d;
+            if (l < c) W += 1.0f, S += l;
+            if (r > c) W += 1.0f, S += r;
+            if (dr > c) W += 1.0f, S += dr;
+            if (ul < c) W += 1.0f, S += ul;
+            const float a = 1.0f - il * e, den = il * e + ml * a * W;
+            if (den > 1e-6f) fn = (ml * a * S + il * e * e) / den;
+          }
+          if (omega != 1.0f) fn = c + omega * (fn - c);
+          nxt[(size_t)i * w + j] = fn;
+          if (check) diff += fabsf(fn - c);
+        }
+    it++;
+    float *t = cur;
+    cur = nxt;
+    nxt = t;
+    if (check && diff / (double)n <= tol) break;
+  }
+  if (cur != F) memcpy(F, cur, sizeof(float) * n);
+  return it;
+}
+
+static int mgvf_jacobi(const float *E, int w, int h, float *F, float *tmp, float ml, float il, double tol,
+                       int max_iter);
+
 int lt_mgvf(const float *E, int w, int h, float *F, float *tmp, double mu, double lambda,
             double tol, int max_iter)
 {
   const float ml = (float)(mu / lambda), il = (float)(1.0 / lambda);
   const size_t n = (size_t)w * h;
+  const char *sv = getenv("LT_MGVF_SOLVER"), *ov = getenv("LT_MGVF_OMEGA"), *cv = getenv("LT_MGVF_COARSE");
+  const int colours = !sv ? 1 : !strcmp(sv, "rb") ? 2 : !strcmp(sv, "c4") ? 4 : 1;
+  const float omega = ov ? (float)atof(ov) : 1.0f;
   memcpy(F, E, sizeof(float) * n);
+  const char *dv = getenv("LT_MGVF_DUMP"); /* experiment: append w, h, E (one thread only) */
+  if (dv) {
+    FILE *df = fopen(dv, "ab");
+    if (df) {
+      fwrite(&w, sizeof w, 1, df);
+      fwrite(&h, sizeof h, 1, df);
+      fwrite(E, sizeof(float), n, df);
+      fclose(df);
+    }
+  }
+  int extra = 0;
+  if (cv && atoi(cv) && w >= 6 && h >= 6) {
+    const int w2 = w / 2, h2 = h / 2; /* an odd last row/column joins the one before */
+    const size_t n2 = (size_t)w2 * h2;
+    float *E2 = malloc(sizeof(float) * 3 * n2);
+    if (E2) {
+      float *F2 = E2 + n2, *T2 = F2 + n2;
+      for (int i = 0; i < h2; i++)
+        for (int j = 0; j < w2; j++) {
+          const float *a = E + (size_t)(2 * i) * w + 2 * j;
+          E2[(size_t)i * w2 + j] = 0.25f * (a[0] + a[1] + a[w] + a[w + 1]);
+        }
+      memcpy(F2, E2, sizeof(float) * n2);
+      int it2 = colours == 1 && omega == 1.0f ? mgvf_jacobi(E2, w2, h2, F2, T2, ml, il, tol, max_iter)
+                                             : mgvf_gs(E2, w2, h2, F2, T2, ml, il, tol, max_iter, colours, omega);
+      for (int i = 0; i < h; i++)
+        for (int j = 0; j < w; j++) {
+          int i2 = i / 2 < h2 ? i / 2 : h2 - 1, j2 = j / 2 < w2 ? j / 2 : w2 - 1;
+          F[(size_t)i * w + j] = F2[(size_t)i2 * w2 + j2];
+        }
+      extra = (int)(((long)it2 * (long)n2 + (long)n / 2) / (long)n); /* coarse updates in fine sweeps */
+      free(E2);
+    }
+  }
+  if (colours != 1 || omega != 1.0f) return extra + mgvf_gs(E, w, h, F, tmp, ml, il, tol, max_iter, colours, omega);
+  return extra + mgvf_jacobi(E, w, h, F, tmp, ml, il, tol, max_iter);
+}
+
+/* Jacobi from the start field in F */
+static int mgvf_jacobi(const float *E, int w, int h, float *F, float *tmp, float ml, float il, double tol,
+                       int max_iter)
+{
+  const size_t n = (size_t)w * h;
   float *cur = F, *nxt = tmp;
   float ad[4096];
   if (w > 4096) return 0; /* windows are at most 8*rmax+3 wide; the CLI bounds rmax */
