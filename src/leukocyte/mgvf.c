@@ -85,7 +85,7 @@ static void row_interior(const float *restrict ru, const float *restrict rc, con
  * buffers: the result does not depend on the order within a pass. */
 static int colour_of(int colours, int i, int j)
 {
-  return colours == 1 ? 0 : colours == 2 ? (i + j) & 1 : ((i & 1) << 1) | (j & 1);
+  return colours == 1 ? 0 : colours == 2 ? (i + j) & 1 : colours == 3 ? j & 1 : colours == 5 ? i & 1 : ((i & 1) << 1) | (j & 1);
 }
 
 static int mgvf_gs(const float *E, int w, int h, float *F, float *tmp, float ml, float il, double tol, int max_iter,
@@ -99,7 +99,7 @@ static int mgvf_gs(const float *E, int w, int h, float *F, float *tmp, float ml,
   while (it < max_iter) {
     const int check = (it + 1) % LT_MGVF_CHECK_EVERY == 0 || it + 1 == max_iter;
     double diff = 0.0;
-    for (int k = 0; k < colours; k++)
+    for (int k = 0; k < (colours == 4 ? 4 : colours == 1 ? 1 : 2); k++)
       for (int i = 0; i < h; i++)
         for (int j = 0; j < w; j++) {
           if (colour_of(colours, i, j) != k) continue;
@@ -145,13 +145,66 @@ static int mgvf_gs(const float *E, int w, int h, float *F, float *tmp, float ml,
 static int mgvf_jacobi(const float *E, int w, int h, float *F, float *tmp, float ml, float il, double tol,
                        int max_iter);
 
+/* The pixel's own equation solved for its active neighbours of now (the
+ * fixed point of pixel() with the neighbours held), or pixel()'s value
+ * where it has none to solve with. */
+static inline float pixel_local(float c, float e, float u, float d, float l, float r, float ur, float dr, float ul,
+                                float dl, float ml, float il)
+{
+  float W = 1.0f, S = 0.5f * (ur + dl); /* UR and DL: always 0.5 */
+  if (u < c) W += 1.0f, S += u;
+  if (d > c) W += 1.0f, S += d;
+  if (l < c) W += 1.0f, S += l;
+  if (r > c) W += 1.0f, S += r;
+  if (dr > c) W += 1.0f, S += dr;
+  if (ul < c) W += 1.0f, S += ul;
+  const float a = 1.0f - il * e, den = il * e + ml * a * W;
+  return den > 1e-6f ? (ml * a * S + il * e * e) / den : pixel(c, e, u, d, l, r, ur, dr, ul, dl, ml, il);
+}
+
+/* Four-colour sweeps in place: colour (i % 2, j % 2) in the order (0,0),
+ * (0,1), (1,0), (1,1); no two pixels of one colour are neighbours, so the
+ * result does not depend on the order within a colour (the two-buffer
+ * mgvf_gs with colours = 4 gives the same bits). */
+static int mgvf_c4(const float *E, int w, int h, float *F, float ml, float il, double tol, int max_iter, float omega,
+                   int local)
+{
+  const size_t n = (size_t)w * h;
+  int it = 0;
+  while (it < max_iter) {
+    const int check = (it + 1) % LT_MGVF_CHECK_EVERY == 0 || it + 1 == max_iter;
+    double diff = 0.0;
+    for (int k = 0; k < 4; k++)
+      for (int i = k >> 1; i < h; i += 2) {
+        float *rc = F + (size_t)i * w;
+        const float *ru = F + (size_t)(i > 0 ? i - 1 : 0) * w;
+        const float *rd = F + (size_t)(i < h - 1 ? i + 1 : h - 1) * w;
+        const float *re = E + (size_t)i * w;
+        double a0 = 0.0;
+        for (int j = k & 1; j < w; j += 2) {
+          const int jl = j > 0 ? j - 1 : 0, jr = j < w - 1 ? j + 1 : w - 1;
+          const float c = rc[j];
+          float fn = local ? pixel_local(c, re[j], ru[j], rd[j], rc[jl], rc[jr], ru[jr], rd[jr], ru[jl], rd[jl], ml, il)
+                           : pixel(c, re[j], ru[j], rd[j], rc[jl], rc[jr], ru[jr], rd[jr], ru[jl], rd[jl], ml, il);
+          if (omega != 1.0f) fn = c + omega * (fn - c);
+          rc[j] = fn;
+          a0 += fabsf(fn - c);
+        }
+        if (check) diff += a0;
+      }
+    it++;
+    if (check && diff / (double)n <= tol) break;
+  }
+  return it;
+}
+
 int lt_mgvf(const float *E, int w, int h, float *F, float *tmp, double mu, double lambda,
             double tol, int max_iter)
 {
   const float ml = (float)(mu / lambda), il = (float)(1.0 / lambda);
   const size_t n = (size_t)w * h;
   const char *sv = getenv("LT_MGVF_SOLVER"), *ov = getenv("LT_MGVF_OMEGA"), *cv = getenv("LT_MGVF_COARSE");
-  const int colours = !sv ? 1 : !strcmp(sv, "rb") ? 2 : !strcmp(sv, "c4") ? 4 : 1;
+  const int colours = !sv ? 1 : !strcmp(sv, "rb") ? 2 : !strcmp(sv, "c4") ? 4 : !strcmp(sv, "col") ? 3 : !strcmp(sv, "row") ? 5 : 1;
   const float omega = ov ? (float)atof(ov) : 1.0f;
   memcpy(F, E, sizeof(float) * n);
   const char *dv = getenv("LT_MGVF_DUMP"); /* experiment: append w, h, E (one thread only) */
@@ -188,6 +241,9 @@ int lt_mgvf(const float *E, int w, int h, float *F, float *tmp, double mu, doubl
       free(E2);
     }
   }
+  const char *fv = getenv("LT_MGVF_FAST");
+  if (colours == 4 && (!fv || atoi(fv)))
+    return extra + mgvf_c4(E, w, h, F, ml, il, tol, max_iter, omega, getenv("LT_MGVF_LOCAL") && atoi(getenv("LT_MGVF_LOCAL")));
   if (colours != 1 || omega != 1.0f) return extra + mgvf_gs(E, w, h, F, tmp, ml, il, tol, max_iter, colours, omega);
   return extra + mgvf_jacobi(E, w, h, F, tmp, ml, il, tol, max_iter);
 }
