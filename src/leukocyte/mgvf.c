@@ -166,10 +166,28 @@ static inline float pixel_local(float c, float e, float u, float d, float l, flo
  * (0,1), (1,0), (1,1); no two pixels of one colour are neighbours, so the
  * result does not depend on the order within a colour (the two-buffer
  * mgvf_gs with colours = 4 gives the same bits). */
+/* Row i's pixels j0, j0 + 2, ... (m of them, all interior: 1 <= j <= w - 2)
+ * into ro[0..m), compact; ru, rc, rd, re point at pixel j0 of their rows. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+static void row_colour(const float *restrict ru, const float *restrict rc, const float *restrict rd,
+                       const float *restrict re, float *restrict ro, int m, float ml, float il, float omega)
+{
+  for (int q = 0; q < m; q++) {
+    const int j = 2 * q;
+    const float c = rc[j];
+    const float fn = pixel(c, re[j], ru[j], rd[j], rc[j - 1], rc[j + 1], ru[j + 1], rd[j + 1], ru[j - 1], rd[j - 1],
+                           ml, il);
+    ro[q] = c + omega * (fn - c);
+  }
+}
+
 static int mgvf_c4(const float *E, int w, int h, float *F, float ml, float il, double tol, int max_iter, float omega,
                    int local)
 {
   const size_t n = (size_t)w * h;
+  float ro[2048];
   int it = 0;
   while (it < max_iter) {
     const int check = (it + 1) % LT_MGVF_CHECK_EVERY == 0 || it + 1 == max_iter;
@@ -180,15 +198,26 @@ static int mgvf_c4(const float *E, int w, int h, float *F, float ml, float il, d
         const float *ru = F + (size_t)(i > 0 ? i - 1 : 0) * w;
         const float *rd = F + (size_t)(i < h - 1 ? i + 1 : h - 1) * w;
         const float *re = E + (size_t)i * w;
+        /* interior pixels of this colour: j = ja, ja + 2, ... <= w - 2 */
+        const int ja = (k & 1) ? 1 : 2, m = w - 2 >= ja ? (w - 2 - ja) / 2 + 1 : 0;
         double a0 = 0.0;
+        if (!local && m > 0) {
+          row_colour(ru + ja, rc + ja, rd + ja, re + ja, ro, m, ml, il, omega);
+          for (int q = 0; q < m; q++) {
+            const int j = ja + 2 * q;
+            if (check) a0 += fabsf(ro[q] - rc[j]);
+            rc[j] = ro[q];
+          }
+        }
         for (int j = k & 1; j < w; j += 2) {
+          if (!local && j >= 1 && j <= w - 2) continue; /* done above */
           const int jl = j > 0 ? j - 1 : 0, jr = j < w - 1 ? j + 1 : w - 1;
           const float c = rc[j];
           float fn = local ? pixel_local(c, re[j], ru[j], rd[j], rc[jl], rc[jr], ru[jr], rd[jr], ru[jl], rd[jl], ml, il)
                            : pixel(c, re[j], ru[j], rd[j], rc[jl], rc[jr], ru[jr], rd[jr], ru[jl], rd[jl], ml, il);
-          if (omega != 1.0f) fn = c + omega * (fn - c);
+          fn = c + omega * (fn - c);
           rc[j] = fn;
-          a0 += fabsf(fn - c);
+          if (check) a0 += fabsf(fn - c);
         }
         if (check) diff += a0;
       }
@@ -248,7 +277,6 @@ int lt_mgvf(const float *E, int w, int h, float *F, float *tmp, double mu, doubl
   return extra + mgvf_jacobi(E, w, h, F, tmp, ml, il, tol, max_iter);
 }
 
-/* Jacobi from the start field in F */
 static int mgvf_jacobi(const float *E, int w, int h, float *F, float *tmp, float ml, float il, double tol,
                        int max_iter)
 {
