@@ -13,9 +13,7 @@
  * the strips need; edge maps random, with flat runs (equal neighbours: the
  * Heaviside's zero differences) and from a disc. Convergence as in the
  * tracking (tol 1e-5, at most 500 iterations) and a cap that is not a
- * multiple of the check interval with tol 0. Each also with the four-colour
- * SOR MGVF (params.mgvf_sor = 2, LT_MGVF_SOR) against lt_mgvf_sor, plus the
- * one-block path's MGVF kernel (LT_CUDA_MGVF=block), Jacobi and SOR. Every check is SKIPped when
+ * multiple of the check interval with tol 0. Every check is SKIPped when
  * the binary has no CUDA or no device is usable; before Hopper (no split
  * path, no dense kernel) the test access runs the one-block MGVF kernel,
  * compared the same way. */
@@ -30,15 +28,14 @@
 #include "test.h"
 
 typedef struct variant {
-  const char *name, *threads, *rows, *occ, *mode;
+  const char *name, *threads, *rows, *occ;
 } variant;
 
 static const variant variants[] = {
-    {"transposed 512", "512", "0", "2", "dense"},
-    {"transposed 256", "256", "0", "2", "dense"},
-    {"transposed 512 occ3", "512", "0", "3", "dense"},
-    {"rows 512", "512", "1", "2", "dense"},
-    {"one-block kernel", "512", "0", "2", "block"},
+    {"transposed 512", "512", "0", "2"},
+    {"transposed 256", "256", "0", "2"},
+    {"transposed 512 occ3", "512", "0", "3"},
+    {"rows 512", "512", "1", "2"},
 };
 
 typedef struct shape {
@@ -111,12 +108,9 @@ int main(void)
     setenv("LT_CUDA_DENSE_THREADS", V->threads, 1);
     setenv("LT_CUDA_DENSE_ROWS", V->rows, 1);
     setenv("LT_CUDA_DENSE_OCC", V->occ, 1);
-    setenv("LT_CUDA_MGVF", V->mode, 1);
-    for (int cs = 0; cs < 4; cs++) {
-      const int cap = cs & 1, sor = cs >> 1;
+    for (int cap = 0; cap < 2; cap++) {
       lt_leuk_params p;
       lt_leuk_params_default(&p);
-      if (sor) p.mgvf_sor = 2.0;
       if (cap) { /* run to a cap that is not a multiple of LT_MGVF_CHECK_EVERY */
         p.mgvf_tol = 0.0;
         p.mgvf_max_iter = 4 * 9 + 3;
@@ -127,7 +121,7 @@ int main(void)
       void *ctx = NULL;
       char name[160];
       err = cuda->create(&ctx, &p, 640, 480, 16);
-      snprintf(name, sizeof name, "mgvf_dense %s%s%s create", V->name, sor ? " sor" : "", cap ? " capped" : "");
+      snprintf(name, sizeof name, "mgvf_dense %s%s create", V->name, cap ? " capped" : "");
       T_CHECK(name, err == 0, "create returned %d", err);
       if (err) continue;
       int bad = 0, fails = 0, tested = 0;
@@ -136,7 +130,7 @@ int main(void)
           const int w = shapes[s].w, h = shapes[s].h;
           const size_t n = (size_t)w * h;
           edge_map(E, w, h, k);
-          const int ic_ = lt_leuk_mgvf(&p, E, w, h, Fc, tmp);
+          const int ic_ = lt_mgvf(E, w, h, Fc, tmp, p.mgvf_mu, p.mgvf_lambda, p.mgvf_tol, p.mgvf_max_iter);
           int ig = -1;
           memset(Fg, 0xff, sizeof(float) * n);
           if (cuda->mgvf(ctx, E, w, h, Fg, &ig)) {
@@ -148,12 +142,12 @@ int main(void)
           tested++;
           if (nd || ic_ != ig) {
             if (bad < 5)
-              printf("info %s%s: %dx%d edge map %d: %zu of %zu pixels differ, iterations cpu %d cuda %d\n", V->name,
-                     sor ? " sor" : "", w, h, k, nd, n, ic_, ig);
+              printf("info %s: %dx%d edge map %d: %zu of %zu pixels differ, iterations cpu %d cuda %d\n", V->name, w,
+                     h, k, nd, n, ic_, ig);
             bad++;
           }
         }
-      snprintf(name, sizeof name, "mgvf_dense %s%s%s = cpu", V->name, sor ? " sor" : "", cap ? " capped" : "");
+      snprintf(name, sizeof name, "mgvf_dense %s%s = cpu", V->name, cap ? " capped" : "");
       T_CHECK(name, fails == 0 && bad == 0 && tested > 0, "%d windows differ, %d failed to run, %d tested", bad, fails,
               tested);
       cuda->destroy(ctx);

@@ -101,89 +101,11 @@ static __device__ __forceinline__ float mgvf_pixel(const float *ru, const float 
   return mgvf_update(rc[j], ru[j], rd[j], rc[jl], rc[jr], ru[jr], rd[jr], ru[jl], rd[jl], e, ml, il);
 }
 
-/* One colour k of a four-colour SOR sweep (lt_mgvf_sor, mgvf.c) in place
- * on F: the colour's pixels (i % 2, j % 2) = (k >> 1, k & 1), thread t of
- * T taking pixels t, t + T, ... in the colour's row-major order; TR: F and
- * E transposed (pixel (i, j) at j * h + i), else row-major. A colour's
- * pixels read only other colours' pixels (the earlier ones new, the later
- * ones old) or, clamped at a border, their own: no races within a colour,
- * and the same bits as the CPU's sweep whatever the order. |change| summed
- * when CHECK. The caller synchronises the block between colours. */
-template <bool TR, bool CHECK>
-static __device__ __forceinline__ double sor_colour(float *F, const float *E, int w, int h, int k, int t, int T,
-                                                    float ml, float il, float om)
-{
-  const int ri = k >> 1, cj = k & 1, nc = (w - cj + 1) >> 1, nr = (h - ri + 1) >> 1;
-  double acc = 0.0;
-  if (nc <= 0 || nr <= 0) return acc;
-  const int da = T / nc, db = T - da * nc;
-  int a = t / nc, b = t - a * nc;
-  for (; a < nr;) {
-    const int i = ri + 2 * a, j = cj + 2 * b;
-    const int iu = i > 0 ? i - 1 : 0, id = i < h - 1 ? i + 1 : h - 1, jl = j > 0 ? j - 1 : 0, jr = j < w - 1 ? j + 1 : w - 1;
-#define SOR_AT(y, x) (TR ? (x) * h + (y) : (y) * w + (x))
-    const int o = SOR_AT(i, j);
-    const float c = F[o];
-    const float fn = mgvf_update(c, F[SOR_AT(iu, j)], F[SOR_AT(id, j)], F[SOR_AT(i, jl)], F[SOR_AT(i, jr)],
-                                 F[SOR_AT(iu, jr)], F[SOR_AT(id, jr)], F[SOR_AT(iu, jl)], F[SOR_AT(id, jl)], E[o], ml,
-                                 il);
-#undef SOR_AT
-    const float fs = __fadd_rn(c, __fmul_rn(om, __fsub_rn(fn, c)));
-    F[o] = fs;
-    if (CHECK) acc += (double)fabsf(fs - c);
-    a += da;
-    b += db;
-    if (b >= nc) {
-      b -= nc;
-      a++;
-    }
-  }
-  return acc;
-}
-
-/* The four-colour SOR MGVF (lt_mgvf_sor) of E on the block, in place on F
- * (E on entry); red: per-warp partial sums [2][T / 32]. Returns the number
- * of sweeps. Same stopping rule as the Jacobi loops. */
-template <bool TR, int T>
-static __device__ int mgvf_sor_block(const float *E, float *F, int w, int h, const lt_cu_params &P, double (*red)[T / 32])
-{
-  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  const float ml = P.mgvf_ml, il = P.mgvf_il, om = P.mgvf_om;
-  const double n = (double)w * h;
-  int it = 0, par = 0;
-  while (it < P.mgvf_max_iter) {
-    const bool check = (it + 1) % LT_MGVF_CHECK_EVERY == 0 || it + 1 == P.mgvf_max_iter;
-    double acc = 0.0;
-    for (int k = 0; k < 4; k++) {
-      acc += check ? sor_colour<TR, true>(F, E, w, h, k, tid, T, ml, il, om)
-                   : sor_colour<TR, false>(F, E, w, h, k, tid, T, ml, il, om);
-      if (k < 3) __syncthreads();
-    }
-    if (check) {
-#pragma unroll
-      for (int o = 16; o > 0; o >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, o);
-      if (lane == 0) red[par][warp] = acc;
-    }
-    __syncthreads();
-    double diff = 0.0;
-    if (check)
-      for (int q = 0; q < T / 32; q++) diff += red[par][q];
-    it++;
-    par ^= 1;
-    if (check && diff / n <= P.mgvf_tol) break;
-  }
-  return it;
-}
-
 /* MGVF of E (w x h) with the block; F0 holds E on entry. Returns the number
  * of iterations; *res = the buffer with the result (F0 or F1). */
 static __device__ int mgvf_block(const float *E, float *F0, float *F1, int w, int h, const lt_cu_params &P,
                                  double (*red)[NW], float **res)
 {
-  if (P.mgvf_om > 0.0f) { /* LT_MGVF_SOR */
-    *res = F0;
-    return mgvf_sor_block<false, NT>(E, F0, w, h, P, red);
-  }
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const float ml = P.mgvf_ml, il = P.mgvf_il;
   const double n = (double)w * h;
@@ -1346,38 +1268,6 @@ __global__ void __launch_bounds__(DT, BPS) mgvf_dense_kernel(float *gwin, const 
   if (P.prof && tid == 0) atomicAdd(&P.prof[17], (unsigned long long)it);
 }
 
-/* The dense path's four-colour SOR MGVF (LT_MGVF_SOR; lt_mgvf_sor): one
- * block of DENSE_THREADS per cell, E and F (in place) in shared memory,
- * transposed (TR) or row-major (LT_CUDA_DENSE_ROWS=1). The cluster path's
- * cells come here too while the SOR is on (lt_cu_track_setup). */
-template <bool TR>
-__global__ void __launch_bounds__(DENSE_THREADS, 2) mgvf_dense_sor_kernel(float *gwin, const lt_cu_win *info,
-                                                                          lt_leuk_cell *cells, lt_cu_params P,
-                                                                          int win_max)
-{
-  extern __shared__ __align__(16) float dsm[];
-  __shared__ double red[2][DENSE_THREADS / 32];
-  const int ci = blockIdx.x, tid = threadIdx.x;
-  const lt_cu_win I = info[ci];
-  if (I.skip) return;
-  const int w = I.w, h = I.h, n = w * h;
-  float *E = dsm, *F = dsm + n;
-  float *g = gwin + (size_t)ci * win_max;
-  for (int t = tid; t < n; t += DENSE_THREADS) {
-    const int o = dense_at<TR>(t, w, h);
-    const float v = g[t];
-    E[o] = v;
-    F[o] = v;
-  }
-  long long tp = clock64();
-  __syncthreads();
-  const int it = mgvf_sor_block<TR, DENSE_THREADS>(E, F, w, h, P, red);
-  for (int t = tid; t < n; t += DENSE_THREADS) g[t] = F[dense_at<TR>(t, w, h)];
-  if (tid == 0) cells[ci].mgvf_iter = it;
-  LT_CU_PROF(P, 16, 0, tp);
-  if (P.prof && tid == 0) atomicAdd(&P.prof[17], (unsigned long long)it);
-}
-
 /* MGVF of one window (test access): E in win[0..w*h), F out in win[win_max..]. */
 template <bool SH>
 __global__ void __launch_bounds__(NT, 1) mgvf_kernel(float *win, int w, int h, int win_max, lt_cu_params P,
@@ -1411,7 +1301,6 @@ static size_t mgvf_cluster_smem(const lt_cu_ctx *c, int *rows_cap, int *wcap)
 typedef void (*dense_kernel_fn)(float *, const lt_cu_win *, lt_leuk_cell *, lt_cu_params, int);
 static dense_kernel_fn dense_fn(const lt_cu_ctx *c)
 {
-  if (c->kp.mgvf_om > 0.0f) return c->dense_rows ? mgvf_dense_sor_kernel<false> : mgvf_dense_sor_kernel<true>;
   if (c->dense_threads == 256) return c->dense_rows ? mgvf_dense_kernel<256, 4, false> : mgvf_dense_kernel<256, 4, true>;
   if (c->dense_rows) return mgvf_dense_kernel<DENSE_THREADS, 2, false>;
   return c->dense_occ3 ? mgvf_dense_kernel<DENSE_THREADS, 3, true> : mgvf_dense_kernel<DENSE_THREADS, 2, true>;
@@ -1495,7 +1384,6 @@ int lt_cu_track_setup(lt_cu_ctx *c)
      * (LT_CUDA_DENSE_THREADS=256, LT_CUDA_DENSE_SNAKE=256|1024: experiments) */
     const char *dt = getenv("LT_CUDA_DENSE_THREADS"), *snt = getenv("LT_CUDA_DENSE_SNAKE");
     c->dense_threads = dt && atoi(dt) == 256 ? 256 : DENSE_THREADS;
-    if (c->kp.mgvf_om > 0.0f) c->dense_threads = DENSE_THREADS; /* the SOR kernel's block size */
     c->dense_snake = snt && (atoi(snt) == 256 || atoi(snt) == 1024) ? atoi(snt) : NT / 2;
     /* LT_CUDA_DENSE_ROWS=1: the row-major layout (mgvf_dense_kernel), an experiment */
     const char *dr = getenv("LT_CUDA_DENSE_ROWS");
@@ -1508,13 +1396,6 @@ int lt_cu_track_setup(lt_cu_ctx *c)
       LT_CU(cudaFuncSetAttribute(dense_fn(c), cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dsmem),
             "raising the dense MGVF kernel's shared memory");
     c->mgvf_mode = mv && !strcmp(mv, "cluster") ? 1 : mv && !strcmp(mv, "dense") && c->dense_ok ? 2 : 0;
-    if (c->kp.mgvf_om > 0.0f) { /* LT_MGVF_SOR: no cluster kernel for it; every cell on the dense one */
-      if (!c->dense_ok) {
-        lt_error("LT_MGVF_SOR: this GPU's shared memory cannot hold the dense MGVF's window");
-        return LT_ERR_GPU;
-      }
-      c->mgvf_mode = 2;
-    }
     c->sms = sms;
     lt_info("cuda: tracking split over clusters (window %d, MGVF %d blocks per cell%s)", c->wcluster, c->cluster,
             c->mgvf_mode == 1 ? "" : c->mgvf_mode == 2 ? "; dense MGVF forced" : "; dense MGVF with several videos");

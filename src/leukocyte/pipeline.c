@@ -672,6 +672,10 @@ static int begin(void *m, lt_loop *L, const lt_source_info *in)
                sor);
       return LT_ERR_USAGE;
     }
+    if (R->be != &lt_leuk_backend_cpu) {
+      lt_error("LT_MGVF_SOR: the four-colour MGVF exists on the CPU backend only (--backend cpu)");
+      return LT_ERR_USAGE;
+    }
   }
   /* a GPU backend reads the bytes of 8-bit frames; floats only for overlays */
   if (R->be->bytes_ok && !R->s->overlay_dir && !R->o.overlay_video) lt_loop_bytes_only(L);
