@@ -145,7 +145,8 @@ static int dense_auto(void)
  * other videos' work runs) for its blocks (blk_alloc: one device, one
  * pinned) and the few buffers sized later (the MGVF windows). The last context
  * frees them all (in leuktrack itself it keeps them: bufs_keep), and so does
- * an allocation that fails (videos of other sizes). At most SPARE_MAX buffers and SPARE_BYTES bytes are kept.
+ * an allocation that fails (videos of other sizes). At most SPARE_MAX
+ * buffers and SPARE_BYTES bytes are kept.
  * LT_CUDA_KEEP=0: every context frees its own (an experiment). */
 #define SPARE_MAX 1024
 #define SPARE_BYTES ((size_t)4 << 30)
@@ -213,8 +214,9 @@ int lt_cu_buf_get(lt_cu_ctx *c, void **p, size_t bytes, int host, const char *wh
  * freed: while other contexts live, and, when the process ends after its
  * run (lt_cuda_exit_reclaims: leuktrack's main unless LT_CUDA_FREE=1),
  * also after the last one: the next video takes them, and what is left at
- * the end is the driver's to reclaim with the process (freeing 2 blocks
- * per video of the last wave waits for the device each time). */
+ * the end is the driver's to reclaim with the process (freeing them, 2
+ * blocks and the windows per video of the last wave, took 13 ms at the end
+ * of 32 videos, H100 2026-11-24; each cudaFree waits for the device). */
 static int bufs_keep(void)
 {
   const char *kv = getenv("LT_CUDA_KEEP");
