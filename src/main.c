@@ -26,7 +26,7 @@
  * gone: the driver tears the context down when the last of them closes,
  * after the caller has seen this process end. The child keeps no other
  * file open (a pipe reading our stdout sees its end with ours) and runs
- * nothing but system calls. When fork fails: an ordinary exit. */
+ * nothing but async-signal-safe system calls. When fork fails: an ordinary exit. */
 static void hand_over_and_exit(int status)
 {
   fflush(stdout);
@@ -39,8 +39,14 @@ static void hand_over_and_exit(int status)
       if (null >= 0 && null != fd) dup2(null, fd);
     if (null > 2) close(null);
     for (int fd = 3; fd < 4096; fd++) {
-      char path[64], target[32];
-      snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+      /* "/proc/self/fd/<fd>" by hand: after fork() in a threaded process
+       * only async-signal-safe calls may run (no stdio) */
+      char path[32] = "/proc/self/fd/", target[32];
+      char *p = path + 14, dig[8];
+      int nd = 0;
+      for (int v = fd; v > 0 || nd == 0; v /= 10) dig[nd++] = (char)('0' + v % 10);
+      while (nd > 0) *p++ = dig[--nd];
+      *p = 0;
       const ssize_t n = readlink(path, target, sizeof target - 1);
       if (n < 0) continue;
       target[n] = 0;
