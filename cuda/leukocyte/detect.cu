@@ -190,19 +190,26 @@ __global__ void __launch_bounds__(1024)
   float *gk = (float *)(shs + nr * BW);
   double sc[NP], mean[NP], var[NP];
   float g[NP];
-  bool fit[NP], all = true;
+  bool fit[NP];
   const int b = P.border_all ? P.border_all : P.radius[k] + 1;
+  const bool yfit = !(y < b || y >= h - b); /* the same for the warp (one radius, one row) */
 #pragma unroll
   for (int q = 0; q < NP; q++) {
     const int x = x0 + 32 * q;
-    fit[q] = x < w && !(x < b || x >= w - b || y < b || y >= h - b);
-    all = all && fit[q];
+    fit[q] = x < w && yfit && !(x < b || x >= w - b);
     sc[q] = 0.0;
     g[q] = 0.0f;
   }
-  if (all) {
+  if (yfit && x0 + 32 * (NP - 1) < w) {
+    /* all NP pixels, also those within b of the ROI's left or right border
+     * (their sums are thrown away), so that the lanes of a warp take one path
+     * (ncu, H100 2026-11-24: the border lanes' one-at-a-time path beside it
+     * cost 15-20 % more FP64 instructions over a 640-px ROI). Their samples
+     * stay in the frame's gradient: rows within the ROI (yfit), a column
+     * off a row's end lands on the next or previous row (at most radius
+     * px, and rows y - radius >= 1 and y + radius <= h - 2 exist). */
     circle_stats_n<NF, NP>(roi, x0, y, k, P, T, mean, var);
-  } else { /* near the ROI's borders: the pixels whose circle fits, one at a time */
+  } else { /* the last columns: the pixels whose circle fits, one at a time */
 #pragma unroll
     for (int q = 0; q < NP; q++) {
       mean[q] = var[q] = 0.0;
@@ -266,19 +273,23 @@ __global__ void __launch_bounds__(256) gicov_task_kernel(lt_rect roi, lt_cu_para
   if (t >= B.start[nr]) return;
   int k = 0;
   while (t >= B.start[k + 1]) k++;
+  static_assert(NP == 1 || NP == 2, "one or two pixels a task");
   const int b = B.b[k], nx = w - 2 * b, nt = (nx + NP - 1) / NP, loc = t - B.start[k];
-  const int y = b + loc / nt, x = b + loc % nt * NP, np = nx - (x - b) < NP ? nx - (x - b) : NP;
-  double mean[NP], var[NP];
-  if (np == NP) {
-    circle_stats_n<NF, NP, 1>(roi, x, y, k, P, T, mean, var);
-  } else { /* a row's last pixels */
-#pragma unroll
-    for (int q = 0; q < NP; q++)
-      if (q < np) circle_stats_n<NF, 1, 1>(roi, x + q, y, k, P, T, &mean[q], &var[q]);
+  int y = b + loc / nt, x = b + loc % nt * NP, q0 = 0;
+  /* a row's odd last pixel: the pair that ends with it (the first one's
+   * sums thrown away; with nx = 1 the pixel left of the border, whose
+   * samples are still in the frame: the circle has radius <= b - 1), so
+   * that no lane of a warp takes another path (ncu, H100 2026-11-24: a
+   * one-pixel path beside the pair cost 1.5x the FP64 instructions) */
+  if (NP == 2 && x == w - b - 1 && nx % 2) {
+    x--;
+    q0 = 1;
   }
+  double mean[NP], var[NP];
+  circle_stats_n<NF, NP, 1>(roi, x, y, k, P, T, mean, var);
 #pragma unroll
   for (int q = 0; q < NP; q++) {
-    if (q >= np) break;
+    if (q < q0) continue;
     double sc = 0.0;
     float gv = 0.0f;
     if (var[q] > 0.0) {
