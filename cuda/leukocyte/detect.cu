@@ -20,14 +20,18 @@
  *                   larger than band_cap pixels; LT_CUDA_GICOV=pixel
  *                   selects gicov_kernel);
  *  gicov_task_kernel + gicov_pick_kernel  the same map of a narrow ROI (the
- *                   entry band): only the circles that fit, then the winner.
+ *                   entry band): only the circles that fit (two pixels side
+ *                   by side a thread), then the winner.
  *  dilate_max_kernel 32x32 output tile + disc halo in shared memory; each
  *                   output is the max over the disc's row runs (half-widths
  *                   computed as dilate.c does); out-of-image = 0, which is
  *                   the CPU's "skip, floor 0" since MG >= 0. A pixel with
  *                   MG != 0 and DIL == MG is appended to the maxima list
  *                   with an atomic counter; the host sorts the (few) entries
- *                   by index, which gives the CPU's scan order exactly. */
+ *                   by index, which gives the CPU's scan order exactly. A
+ *                   band's detection lists only the maxima over its caller's
+ *                   threshold (detect_start's lo; the others are never used)
+ *                   and tests only those pixels. */
 #include <cuda_runtime.h>
 
 extern "C" {
