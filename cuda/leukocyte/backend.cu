@@ -413,6 +413,9 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
   c->one_stream = dv && strcmp(dv, "0") == 0;
   const char *gv = getenv("LT_CUDA_GICOV"); /* experiment: pixel = one thread per pixel */
   c->gicov_per_pixel = gv && strcmp(gv, "pixel") == 0;
+  const char *bnv = getenv("LT_CUDA_BAND_NP"), *gnv = getenv("LT_CUDA_GICOV_NP"); /* experiments */
+  c->band_np = bnv && strcmp(bnv, "1") == 0 ? 1 : 2;
+  c->gicov_np = gnv && strcmp(gnv, "4") == 0 ? 4 : 2;
   const char *av = getenv("LT_CUDA_AHEAD"); /* experiment: 0 = no refinement ahead; 2 = tests: a miss is an error */
   c->ahead_mode = av && !strcmp(av, "0") ? 0 : av && !strcmp(av, "2") ? 2 : 1;
   /* the pipeline's threshold for new cells is never below this
@@ -754,11 +757,12 @@ static int cmp_max(const void *a, const void *b)
   return (x > y) - (x < y);
 }
 
-/* The detection's launches and the copy of the maxima, into c->stream. */
-static int detect_enqueue(lt_cu_ctx *c, const lt_rect *roi)
+/* The detection's launches and the copy of the maxima (those over lo > 0
+ * only), into c->stream. */
+static int detect_enqueue(lt_cu_ctx *c, const lt_rect *roi, double lo)
 {
   lt_cu_tic(c, T_DETECT);
-  int err = lt_cu_detect_launch(c, roi);
+  int err = lt_cu_detect_launch(c, roi, lo);
   if (err) return err;
   size_t pre = c->max_prefix;
   LT_CU(cudaMemcpyAsync(c->ds.h_maxbuf, c->ds.maxbuf, 16 + sizeof(lt_cu_max) * pre, cudaMemcpyDeviceToHost, c->stream),
@@ -788,7 +792,7 @@ static int detect_issue(lt_cu_ctx *c)
   LT_CU(cudaStreamWaitEvent(c->dstream, c->ev_frame, 0), "ordering the detection");
   cudaStream_t main_stream = c->stream;
   c->stream = c->dstream; /* the launchers and timers use c->stream */
-  int err = detect_enqueue(c, &c->pending_roi);
+  int err = detect_enqueue(c, &c->pending_roi, c->list_lo);
   c->stream = main_stream;
   if (err || (err = ahead_issue(c))) return err;
   LT_CU(cudaEventRecord(c->ds.done, c->dstream), "ordering the detection");
@@ -820,9 +824,13 @@ static int detect_start(lt_cu_ctx *c, const lt_rect *roi, int ahead, double lo)
   const int depth = 2 * (c->p.rmax + 2) + 1 + c->p.search;
   const int entry = roi->x == e->x && roi->y == e->y && roi->w == e->w && roi->h == e->h && e->w >= 2 * depth &&
                     e->h >= 2 * depth;
+  /* a band's list holds only the maxima the caller takes (over its lo);
+   * the entry ROI's all of them (its threshold adapts to their median) */
+  c->list_lo = ahead && !entry && lo > 0 ? lo : 0.0;
   if (ahead && !entry) {
     if (spec && c->spec_roi.x == roi->x && c->spec_roi.y == roi->y && c->spec_roi.w == roi->w &&
-        c->spec_roi.h == roi->h) { /* made ahead on this frame (spec_issue): its buffers become the detection's */
+        c->spec_roi.h == roi->h && lo >= c->ahead_lo) {
+      /* made ahead on this frame (spec_issue, its list over ahead_lo): its buffers become the detection's */
       lt_cu_dset d = c->ds;
       c->ds = c->ds_next;
       c->ds_next = d;
@@ -840,7 +848,7 @@ static int detect_start(lt_cu_ctx *c, const lt_rect *roi, int ahead, double lo)
     c->have_band = 1;
   }
   if (c->one_stream) {
-    err = detect_enqueue(c, roi);
+    err = detect_enqueue(c, roi, c->list_lo);
   } else {
     LT_CU(cudaEventRecord(c->ev_frame, c->stream), "ordering the detection");
     c->detect_queued = 1;
@@ -1030,7 +1038,9 @@ static int cu_refine(void *vctx, const lt_leuk_max *m, int n, lt_leuk_det *out)
  * detection buffers and stream, so these are swapped around them. */
 static int spec_band_enqueue(lt_cu_ctx *c)
 {
-  int err = detect_enqueue(c, &c->spec_roi);
+  /* the maxima over the lowest threshold the caller can give (detect_start
+   * takes it when its lo is not lower) */
+  int err = detect_enqueue(c, &c->spec_roi, c->ahead_lo);
   if (err) return err;
   if (c->ahead_mode) {
     /* the caller's threshold for the next frame is not known yet: the lowest */
