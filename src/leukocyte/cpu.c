@@ -155,7 +155,7 @@ static int cpu_mgvf(void *vctx, const float *E, int w, int h, float *F, int *ite
   cpu_ctx *c = vctx;
   float *tmp = malloc(sizeof(float) * (size_t)w * h);
   if (!tmp) return LT_ERR_NOMEM;
-  *iters = lt_mgvf(E, w, h, F, tmp, c->p.mgvf_mu, c->p.mgvf_lambda, c->p.mgvf_tol, c->p.mgvf_max_iter);
+  *iters = lt_leuk_mgvf(&c->p, E, w, h, F, tmp);
   free(tmp);
   return 0;
 }

@@ -73,6 +73,13 @@ void lt_gicov_subpixel(const float *img, int w, int h, int x, int y, const lt_st
   if (cyv < 0) *qy += fmax(-0.5, fmin(0.5, 0.5 * (su - sd) / cyv));
 }
 
+int lt_leuk_mgvf(const lt_leuk_params *p, const float *E, int w, int h, float *F, float *tmp)
+{
+  if (p->mgvf_sor > 0)
+    return lt_mgvf_sor(E, w, h, F, p->mgvf_mu, p->mgvf_lambda, p->mgvf_sor, p->mgvf_tol, p->mgvf_max_iter);
+  return lt_mgvf(E, w, h, F, tmp, p->mgvf_mu, p->mgvf_lambda, p->mgvf_tol, p->mgvf_max_iter);
+}
+
 void lt_leuk_track_cell(const float *img, int fw, int fh, const lt_stencil *s,
                         const lt_leuk_params *p, lt_leuk_cell *c, float *work)
 {
@@ -117,7 +124,7 @@ void lt_leuk_track_cell(const float *img, int fw, int fh, const lt_stencil *s,
   lt_gradient(tmp, w, h, fx, fy);
   for (size_t i = 0; i < n; i++) E[i] = sqrtf(fx[i] * fx[i] + fy[i] * fy[i]);
   lt_normalise(E, (int)n);
-  c->mgvf_iter = lt_mgvf(E, w, h, F, tmp, p->mgvf_mu, p->mgvf_lambda, p->mgvf_tol, p->mgvf_max_iter);
+  c->mgvf_iter = lt_leuk_mgvf(p, E, w, h, F, tmp);
 
   /* 5. snake */
   double xc = qx - u1, yc = qy - v1;
