@@ -398,7 +398,9 @@ static void cu_destroy(void *vctx)
   if (c->ds_next.done) cudaEventDestroy(c->ds_next.done);
   if (c->ds.maxed) cudaEventDestroy(c->ds.maxed);
   if (c->ds_next.maxed) cudaEventDestroy(c->ds_next.maxed);
-  if (c->gexec) cudaGraphExecDestroy(c->gexec);
+  if (c->ev_cells) cudaEventDestroy(c->ev_cells);
+  for (int i = 0; i < LT_CU_GRAPHS; i++)
+    if (c->gexec[i]) cudaGraphExecDestroy(c->gexec[i]);
   cudaFree(c->d_work);
   free(c->h_maxall);
   if (c->stream) cudaStreamDestroy(c->stream);
@@ -437,8 +439,11 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
   c->ahead_cap = AHEAD_CAP;
   const char *ev = getenv("LT_CUDA_ENDWAIT"); /* experiment: all = detect_end waits for the refinement ahead */
   c->end_all = ev && strcmp(ev, "all") == 0;
-  const char *grv = getenv("LT_CUDA_GRAPH"); /* experiment: 0 = a split detection's launches one by one */
-  c->graph_off = grv && strcmp(grv, "0") == 0;
+  const char *grv = getenv("LT_CUDA_GRAPH"); /* experiment: 1 = a split detection's launches as a graph */
+  c->graph_on = grv && strcmp(grv, "1") == 0;
+  c->det_after = dv && strcmp(dv, "after") == 0; /* experiment: the detection after the tracking, its stream */
+  const char *abv = getenv("LT_CUDA_AHEAD_BLOCKS"); /* experiment: blocks of a band's refinement ahead */
+  c->ahead_blocks = abv && atoi(abv) > 0 ? atoi(abv) : 0;
   const char *wv = getenv("LT_CUDA_WAITS"); /* 1: the host's time in the calls and waits, printed at destroy */
   c->waits_on = wv && strcmp(wv, "1") == 0;
   const char *lv = getenv("LT_CUDA_LATE"); /* experiment: 0 = a split detection launched at detect_start */
@@ -449,7 +454,7 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
    * also with several videos in flight (--jobs K > 1), where by default it
    * is not (the GPU is kept busy by the other videos) */
   const char *xv = getenv("LT_CUDA_SPEC");
-  c->spec_off = (xv ? strcmp(xv, "0") == 0 : lt_spin_inflight() > 1) || c->no_prefetch || c->one_stream ||
+  c->spec_off = (xv ? strcmp(xv, "0") == 0 : lt_spin_inflight() > 1) || c->no_prefetch || c->one_stream || c->det_after ||
                 c->late_off || c->dil_full;
   c->spec_early = xv && strcmp(xv, "early") == 0; /* experiment: beside this frame's tracking, not after it */
   c->ahead_n = -1;
@@ -542,6 +547,7 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
     goto fail;
   }
   if ((e = cudaEventCreateWithFlags(&c->ev_frame, cudaEventDisableTiming)) != cudaSuccess ||
+      (e = cudaEventCreateWithFlags(&c->ev_cells, cudaEventDisableTiming)) != cudaSuccess ||
       (e = cudaEventCreateWithFlags(&c->ev_tracked, cudaEventDisableTiming)) != cudaSuccess ||
       (e = cudaEventCreateWithFlags(&c->ev_spec_frame, cudaEventDisableTiming)) != cudaSuccess ||
       (e = cudaStreamCreateWithPriority(&c->dstream, cudaStreamNonBlocking, prio_low)) != cudaSuccess ||
@@ -549,6 +555,7 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
     err = lt_cuda_fail(e, "creating the detection stream");
     goto fail;
   }
+  c->dq = c->det_after ? c->stream : c->dstream;
   if ((err = lt_cuda_timer_init(&c->tm, tnames, T_N))) goto fail;
   /* stencils: the CPU's own tables, so the geometry is identical */
   if ((e = cudaMemcpy(c->d_cos, st.cosv, sizeof(double) * N, cudaMemcpyHostToDevice)) != cudaSuccess ||
@@ -815,28 +822,27 @@ static int detect_enqueue(lt_cu_ctx *c, const lt_rect *roi, double lo)
  * (LT_CUDA_LATE=0: at detect_start). */
 static int ahead_issue(lt_cu_ctx *c);
 
-/* The detection's launches and its copy of the maxima on dstream, then,
+/* The detection's launches and its copy of the maxima on dq, then,
  * when a refinement ahead follows and detect_end waits for the maxima
  * alone (end_maxed), their event, then the refinement ahead. rec_flags:
  * cudaEventRecordExternal while captured into a graph. */
 static int detect_enqueue_all(lt_cu_ctx *c, unsigned rec_flags)
 {
   cudaStream_t main_stream = c->stream;
-  c->stream = c->dstream; /* the launchers and timers use c->stream */
+  c->stream = c->dq; /* the launchers and timers use c->stream */
   int err = detect_enqueue(c, &c->pending_roi, c->list_lo);
   c->stream = main_stream;
   if (err) return err;
-  if (c->end_maxed) LT_CU(cudaEventRecordWithFlags(c->ds.maxed, c->dstream, rec_flags), "ordering the detection");
+  if (c->end_maxed) LT_CU(cudaEventRecordWithFlags(c->ds.maxed, c->dq, rec_flags), "ordering the detection");
   return ahead_issue(c);
 }
 
-/* The same work as one CUDA graph on dstream: one launch from the host
- * instead of 5 launches, 2 copies and an event. The graph is captured
- * again (and its instance updated) when what its launches' arguments come
- * from changes: the ROI, the thresholds, whether a refinement ahead
- * follows, the buffers (ds and the frame swap when the next frame is made
- * ahead). A capture that fails turns the graphs off for the context (the
- * launches one by one, as with LT_CUDA_GRAPH=0). */
+/* The same work as one CUDA graph (LT_CUDA_GRAPH=1, an experiment): one
+ * launch from the host instead of 5 launches, 2 copies and an event. One
+ * instance per key (the ROI, the thresholds, whether a refinement ahead
+ * follows, the buffers), LT_CU_GRAPHS of them, the least recently used
+ * replaced (a band's and the entry ROI's alternate every detect_every
+ * frames). A capture that fails turns the graphs off for the context. */
 static int detect_graph(lt_cu_ctx *c)
 {
   struct {
@@ -845,7 +851,7 @@ static int detect_graph(lt_cu_ctx *c)
     int ahead, maxed;
     const void *ds, *frame, *grad;
   } key;
-  static_assert(sizeof key <= sizeof c->gkey, "gkey too small");
+  static_assert(sizeof key <= sizeof c->gkey[0], "gkey too small");
   memset(&key, 0, sizeof key);
   key.roi = c->pending_roi;
   key.list_lo = c->list_lo;
@@ -855,38 +861,39 @@ static int detect_graph(lt_cu_ctx *c)
   key.ds = c->ds.maxbuf;
   key.frame = c->d_frame;
   key.grad = c->kp.grad;
-  if (!c->gkey_valid || memcmp(c->gkey, &key, sizeof key)) {
-    c->gkey_valid = 0;
-    cudaGraph_t g = NULL;
-    cudaError_t e = cudaStreamBeginCapture(c->dstream, cudaStreamCaptureModeThreadLocal);
-    int err = e == cudaSuccess ? detect_enqueue_all(c, cudaEventRecordExternal) : 0;
-    if (e == cudaSuccess) e = cudaStreamEndCapture(c->dstream, &g);
-    if (!err && e == cudaSuccess && c->gexec) {
-      cudaGraphExecUpdateResultInfo info;
-      if (cudaGraphExecUpdate(c->gexec, g, &info) != cudaSuccess) { /* another shape: a new instance */
-        (void)cudaGetLastError();
-        cudaGraphExecDestroy(c->gexec);
-        c->gexec = NULL;
-      }
+  const long use = ++c->graph_launches;
+  int k = 0;
+  for (int i = 0; i < LT_CU_GRAPHS; i++) {
+    if (c->gexec[i] && !memcmp(c->gkey[i], &key, sizeof key)) {
+      k = i;
+      break;
     }
-    if (!err && e == cudaSuccess && !c->gexec) e = cudaGraphInstantiate(&c->gexec, g, 0);
+    if (c->guse[i] < c->guse[k]) k = i;
+  }
+  if (!c->gexec[k] || memcmp(c->gkey[k], &key, sizeof key)) {
+    if (c->gexec[k]) cudaGraphExecDestroy(c->gexec[k]);
+    c->gexec[k] = NULL;
+    cudaGraph_t g = NULL;
+    cudaError_t e = cudaStreamBeginCapture(c->dq, cudaStreamCaptureModeThreadLocal);
+    int err = e == cudaSuccess ? detect_enqueue_all(c, cudaEventRecordExternal) : 0;
+    if (e == cudaSuccess) e = cudaStreamEndCapture(c->dq, &g);
+    if (!err && e == cudaSuccess) e = cudaGraphInstantiate(&c->gexec[k], g, 0);
     if (g) cudaGraphDestroy(g);
     if (err || e != cudaSuccess) { /* launched one by one from now on */
       lt_debug("cuda: the detection's graph: %s; launches one by one", cudaGetErrorString(e));
       (void)cudaGetLastError();
-      if (c->gexec) cudaGraphExecDestroy(c->gexec);
-      c->gexec = NULL;
-      c->graph_off = 1;
+      if (c->gexec[k]) cudaGraphExecDestroy(c->gexec[k]);
+      c->gexec[k] = NULL;
+      c->graph_on = 0;
       c->ahead_queued = key.ahead;
       c->ahead_pending = 0;
       return detect_enqueue_all(c, cudaEventRecordDefault);
     }
-    memcpy(c->gkey, &key, sizeof key);
-    c->gkey_valid = 1;
+    memcpy(c->gkey[k], &key, sizeof key);
     c->graph_captures++;
   }
-  LT_CU(cudaGraphLaunch(c->gexec, c->dstream), "the detection's launch");
-  c->graph_launches++;
+  c->guse[k] = use;
+  LT_CU(cudaGraphLaunch(c->gexec[k], c->dq), "the detection's launch");
   c->dil_valid = c->dil_full; /* what the captured launches set */
   c->ahead_queued = 0;
   c->ahead_pending = key.ahead;
@@ -898,13 +905,13 @@ static int detect_issue(lt_cu_ctx *c)
   if (!c->detect_queued) return 0;
   c->detect_queued = 0;
   const double t0 = c->waits_on ? lt_now() : 0;
-  LT_CU(cudaStreamWaitEvent(c->dstream, c->ev_frame, 0), "ordering the detection");
+  if (!c->det_after) LT_CU(cudaStreamWaitEvent(c->dstream, c->ev_frame, 0), "ordering the detection");
   /* detect_end waits for the maxima alone when a refinement ahead follows
    * (refine waits for that when it has jobs) */
   c->end_maxed = c->ahead_queued && !c->end_all && !c->tm.on;
-  int err = !c->graph_off && !c->tm.on ? detect_graph(c) : detect_enqueue_all(c, cudaEventRecordDefault);
+  int err = c->graph_on && !c->tm.on ? detect_graph(c) : detect_enqueue_all(c, cudaEventRecordDefault);
   if (err) return err;
-  LT_CU(cudaEventRecord(c->ds.done, c->dstream), "ordering the detection");
+  LT_CU(cudaEventRecord(c->ds.done, c->dq), "ordering the detection");
   if (c->waits_on) c->w_band += lt_now() - t0;
   return 0;
 }
@@ -962,7 +969,7 @@ static int detect_start(lt_cu_ctx *c, const lt_rect *roi, int ahead, double lo)
   if (c->one_stream) {
     err = detect_enqueue(c, roi, c->list_lo);
   } else {
-    LT_CU(cudaEventRecord(c->ev_frame, c->stream), "ordering the detection");
+    if (!c->det_after) LT_CU(cudaEventRecord(c->ev_frame, c->stream), "ordering the detection");
     c->detect_queued = 1;
     if (!ahead || c->late_off) err = detect_issue(c);
   }
@@ -975,13 +982,13 @@ static int ahead_issue(lt_cu_ctx *c)
 {
   if (!c->ahead_queued) return 0;
   c->ahead_queued = 0;
-  lt_cuda_timer_tic(&c->tm, T_AHEAD, c->dstream);
-  int err = lt_cu_refine_ahead_launch(c, &c->pending_roi, c->pending_lo, c->dstream);
+  lt_cuda_timer_tic(&c->tm, T_AHEAD, c->dq);
+  int err = lt_cu_refine_ahead_launch(c, &c->pending_roi, c->pending_lo, c->dq);
   if (err) return err;
   LT_CU(cudaMemcpyAsync(c->ds.h_ahead, c->ds.ahead, 16 + sizeof(lt_cu_refine_ahead) * AHEAD_PREFIX,
-                        cudaMemcpyDeviceToHost, c->dstream),
+                        cudaMemcpyDeviceToHost, c->dq),
         "copying the refinements back");
-  lt_cuda_timer_toc(&c->tm, T_AHEAD, c->dstream);
+  lt_cuda_timer_toc(&c->tm, T_AHEAD, c->dq);
   c->ahead_pending = 1;
   return 0;
 }
@@ -1286,13 +1293,18 @@ static int cu_track(void *vctx, lt_leuk_cell *cells, int n)
   if (err) return err;
   LT_CU(cudaMemcpyAsync(c->h_err, c->d_err, sizeof *cells * (n + 1), cudaMemcpyDeviceToHost, c->stream),
         "copying the cell states back");
+  const int after = c->det_after && c->detect_queued; /* the detection follows in this stream */
+  if (after) LT_CU(cudaEventRecord(c->ev_cells, c->stream), "copying the cell states back");
   if ((err = detect_issue(c))) return err; /* the band's detection beside the tracking */
   const double tp = c->waits_on ? lt_now() : 0;
   if ((err = prefetch_issue(c))) return err; /* the next frame goes up while these kernels run */
   if ((err = spec_issue(c))) return err;     /* and is made ready once they are done */
   lt_cu_toc(c, T_TRACK);
   const double ts = c->waits_on ? lt_now() : 0;
-  LT_CU(cudaStreamSynchronize(c->stream), "the tracking kernel");
+  if (after)
+    LT_CU(cudaEventSynchronize(c->ev_cells), "the tracking kernel");
+  else
+    LT_CU(cudaStreamSynchronize(c->stream), "the tracking kernel");
   if (c->waits_on) {
     c->w_pref += ts - tp;
     c->w_launch += ts - t0;
