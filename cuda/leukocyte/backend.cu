@@ -26,7 +26,9 @@
  *              maxima over the pipeline's threshold (detect_start's lo) were
  *              refined ahead on the detection's stream during the tracking
  *              (refine.cu) and refine looks its jobs up in that list
- *              (LT_CUDA_AHEAD=0: off);
+ *              (LT_CUDA_AHEAD=0: off; off by default with several videos in
+ *              flight, leuktrack --jobs K > 1; detect_end then waits for the
+ *              maxima only, refine for the refinements ahead when it has jobs);
  *   track      1 H2D + 1 D2H of the cell states and, on Hopper, 3 kernels for
  *              all cells (window, cluster MGVF, snake; track.cu), else 1;
  *              LT_CUDA_MGVF=block forces the 1-kernel path, LT_CUDA_CLUSTER=N
@@ -398,7 +400,6 @@ static void cu_destroy(void *vctx)
   if (c->ds_next.done) cudaEventDestroy(c->ds_next.done);
   if (c->ds.maxed) cudaEventDestroy(c->ds.maxed);
   if (c->ds_next.maxed) cudaEventDestroy(c->ds_next.maxed);
-  if (c->ev_cells) cudaEventDestroy(c->ev_cells);
   for (int i = 0; i < LT_CU_GRAPHS; i++)
     if (c->gexec[i]) cudaGraphExecDestroy(c->gexec[i]);
   cudaFree(c->d_work);
@@ -431,8 +432,14 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
   const char *bnv = getenv("LT_CUDA_BAND_NP"), *gnv = getenv("LT_CUDA_GICOV_NP"); /* experiments */
   c->band_np = bnv && strcmp(bnv, "1") == 0 ? 1 : 2;
   c->gicov_np = gnv && strcmp(gnv, "4") == 0 ? 4 : 2;
-  const char *av = getenv("LT_CUDA_AHEAD"); /* experiment: 0 = no refinement ahead; 2 = tests: a miss is an error */
-  c->ahead_mode = av && !strcmp(av, "0") ? 0 : av && !strcmp(av, "2") ? 2 : 1;
+  /* LT_CUDA_AHEAD: 0 = no refinement ahead, 1 = on, 2 = tests: a miss is an
+   * error; by default on for one video in flight and off with several
+   * (leuktrack --jobs K > 1): there the refinements ahead, ~16 a band of
+   * which the pipeline looks up ~1, took the SMs of the other videos'
+   * tracking (H100 2026-11-24: --jobs 16 +8-10 % without them,
+   * docs/PERFORMANCE.md) */
+  const char *av = getenv("LT_CUDA_AHEAD");
+  c->ahead_mode = av && !strcmp(av, "0") ? 0 : av && !strcmp(av, "2") ? 2 : av ? 1 : lt_spin_inflight() > 1 ? 0 : 1;
   /* the pipeline's threshold for new cells is never below this
    * (adapt_threshold in pipeline.c: min(gicov_threshold, max(adapt_floor, ...))) */
   c->ahead_lo = p->gicov_adapt > 0 ? fmin(p->gicov_threshold, p->adapt_floor) : p->gicov_threshold;
@@ -441,9 +448,6 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
   c->end_all = ev && strcmp(ev, "all") == 0;
   const char *grv = getenv("LT_CUDA_GRAPH"); /* experiment: 1 = a split detection's launches as a graph */
   c->graph_on = grv && strcmp(grv, "1") == 0;
-  c->det_after = dv && strcmp(dv, "after") == 0; /* experiment: the detection after the tracking, its stream */
-  const char *abv = getenv("LT_CUDA_AHEAD_BLOCKS"); /* experiment: blocks of a band's refinement ahead */
-  c->ahead_blocks = abv && atoi(abv) > 0 ? atoi(abv) : 0;
   const char *wv = getenv("LT_CUDA_WAITS"); /* 1: the host's time in the calls and waits, printed at destroy */
   c->waits_on = wv && strcmp(wv, "1") == 0;
   const char *lv = getenv("LT_CUDA_LATE"); /* experiment: 0 = a split detection launched at detect_start */
@@ -454,7 +458,7 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
    * also with several videos in flight (--jobs K > 1), where by default it
    * is not (the GPU is kept busy by the other videos) */
   const char *xv = getenv("LT_CUDA_SPEC");
-  c->spec_off = (xv ? strcmp(xv, "0") == 0 : lt_spin_inflight() > 1) || c->no_prefetch || c->one_stream || c->det_after ||
+  c->spec_off = (xv ? strcmp(xv, "0") == 0 : lt_spin_inflight() > 1) || c->no_prefetch || c->one_stream ||
                 c->late_off || c->dil_full;
   c->spec_early = xv && strcmp(xv, "early") == 0; /* experiment: beside this frame's tracking, not after it */
   c->ahead_n = -1;
@@ -547,7 +551,6 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
     goto fail;
   }
   if ((e = cudaEventCreateWithFlags(&c->ev_frame, cudaEventDisableTiming)) != cudaSuccess ||
-      (e = cudaEventCreateWithFlags(&c->ev_cells, cudaEventDisableTiming)) != cudaSuccess ||
       (e = cudaEventCreateWithFlags(&c->ev_tracked, cudaEventDisableTiming)) != cudaSuccess ||
       (e = cudaEventCreateWithFlags(&c->ev_spec_frame, cudaEventDisableTiming)) != cudaSuccess ||
       (e = cudaStreamCreateWithPriority(&c->dstream, cudaStreamNonBlocking, prio_low)) != cudaSuccess ||
@@ -555,7 +558,6 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
     err = lt_cuda_fail(e, "creating the detection stream");
     goto fail;
   }
-  c->dq = c->det_after ? c->stream : c->dstream;
   if ((err = lt_cuda_timer_init(&c->tm, tnames, T_N))) goto fail;
   /* stencils: the CPU's own tables, so the geometry is identical */
   if ((e = cudaMemcpy(c->d_cos, st.cosv, sizeof(double) * N, cudaMemcpyHostToDevice)) != cudaSuccess ||
@@ -822,18 +824,18 @@ static int detect_enqueue(lt_cu_ctx *c, const lt_rect *roi, double lo)
  * (LT_CUDA_LATE=0: at detect_start). */
 static int ahead_issue(lt_cu_ctx *c);
 
-/* The detection's launches and its copy of the maxima on dq, then,
+/* The detection's launches and its copy of the maxima on dstream, then,
  * when a refinement ahead follows and detect_end waits for the maxima
  * alone (end_maxed), their event, then the refinement ahead. rec_flags:
  * cudaEventRecordExternal while captured into a graph. */
 static int detect_enqueue_all(lt_cu_ctx *c, unsigned rec_flags)
 {
   cudaStream_t main_stream = c->stream;
-  c->stream = c->dq; /* the launchers and timers use c->stream */
+  c->stream = c->dstream; /* the launchers and timers use c->stream */
   int err = detect_enqueue(c, &c->pending_roi, c->list_lo);
   c->stream = main_stream;
   if (err) return err;
-  if (c->end_maxed) LT_CU(cudaEventRecordWithFlags(c->ds.maxed, c->dq, rec_flags), "ordering the detection");
+  if (c->end_maxed) LT_CU(cudaEventRecordWithFlags(c->ds.maxed, c->dstream, rec_flags), "ordering the detection");
   return ahead_issue(c);
 }
 
@@ -874,9 +876,9 @@ static int detect_graph(lt_cu_ctx *c)
     if (c->gexec[k]) cudaGraphExecDestroy(c->gexec[k]);
     c->gexec[k] = NULL;
     cudaGraph_t g = NULL;
-    cudaError_t e = cudaStreamBeginCapture(c->dq, cudaStreamCaptureModeThreadLocal);
+    cudaError_t e = cudaStreamBeginCapture(c->dstream, cudaStreamCaptureModeThreadLocal);
     int err = e == cudaSuccess ? detect_enqueue_all(c, cudaEventRecordExternal) : 0;
-    if (e == cudaSuccess) e = cudaStreamEndCapture(c->dq, &g);
+    if (e == cudaSuccess) e = cudaStreamEndCapture(c->dstream, &g);
     if (!err && e == cudaSuccess) e = cudaGraphInstantiate(&c->gexec[k], g, 0);
     if (g) cudaGraphDestroy(g);
     if (err || e != cudaSuccess) { /* launched one by one from now on */
@@ -893,7 +895,7 @@ static int detect_graph(lt_cu_ctx *c)
     c->graph_captures++;
   }
   c->guse[k] = use;
-  LT_CU(cudaGraphLaunch(c->gexec[k], c->dq), "the detection's launch");
+  LT_CU(cudaGraphLaunch(c->gexec[k], c->dstream), "the detection's launch");
   c->dil_valid = c->dil_full; /* what the captured launches set */
   c->ahead_queued = 0;
   c->ahead_pending = key.ahead;
@@ -905,13 +907,13 @@ static int detect_issue(lt_cu_ctx *c)
   if (!c->detect_queued) return 0;
   c->detect_queued = 0;
   const double t0 = c->waits_on ? lt_now() : 0;
-  if (!c->det_after) LT_CU(cudaStreamWaitEvent(c->dstream, c->ev_frame, 0), "ordering the detection");
+  LT_CU(cudaStreamWaitEvent(c->dstream, c->ev_frame, 0), "ordering the detection");
   /* detect_end waits for the maxima alone when a refinement ahead follows
    * (refine waits for that when it has jobs) */
   c->end_maxed = c->ahead_queued && !c->end_all && !c->tm.on;
   int err = c->graph_on && !c->tm.on ? detect_graph(c) : detect_enqueue_all(c, cudaEventRecordDefault);
   if (err) return err;
-  LT_CU(cudaEventRecord(c->ds.done, c->dq), "ordering the detection");
+  LT_CU(cudaEventRecord(c->ds.done, c->dstream), "ordering the detection");
   if (c->waits_on) c->w_band += lt_now() - t0;
   return 0;
 }
@@ -969,7 +971,7 @@ static int detect_start(lt_cu_ctx *c, const lt_rect *roi, int ahead, double lo)
   if (c->one_stream) {
     err = detect_enqueue(c, roi, c->list_lo);
   } else {
-    if (!c->det_after) LT_CU(cudaEventRecord(c->ev_frame, c->stream), "ordering the detection");
+    LT_CU(cudaEventRecord(c->ev_frame, c->stream), "ordering the detection");
     c->detect_queued = 1;
     if (!ahead || c->late_off) err = detect_issue(c);
   }
@@ -982,13 +984,13 @@ static int ahead_issue(lt_cu_ctx *c)
 {
   if (!c->ahead_queued) return 0;
   c->ahead_queued = 0;
-  lt_cuda_timer_tic(&c->tm, T_AHEAD, c->dq);
-  int err = lt_cu_refine_ahead_launch(c, &c->pending_roi, c->pending_lo, c->dq);
+  lt_cuda_timer_tic(&c->tm, T_AHEAD, c->dstream);
+  int err = lt_cu_refine_ahead_launch(c, &c->pending_roi, c->pending_lo, c->dstream);
   if (err) return err;
   LT_CU(cudaMemcpyAsync(c->ds.h_ahead, c->ds.ahead, 16 + sizeof(lt_cu_refine_ahead) * AHEAD_PREFIX,
-                        cudaMemcpyDeviceToHost, c->dq),
+                        cudaMemcpyDeviceToHost, c->dstream),
         "copying the refinements back");
-  lt_cuda_timer_toc(&c->tm, T_AHEAD, c->dq);
+  lt_cuda_timer_toc(&c->tm, T_AHEAD, c->dstream);
   c->ahead_pending = 1;
   return 0;
 }
@@ -1293,18 +1295,13 @@ static int cu_track(void *vctx, lt_leuk_cell *cells, int n)
   if (err) return err;
   LT_CU(cudaMemcpyAsync(c->h_err, c->d_err, sizeof *cells * (n + 1), cudaMemcpyDeviceToHost, c->stream),
         "copying the cell states back");
-  const int after = c->det_after && c->detect_queued; /* the detection follows in this stream */
-  if (after) LT_CU(cudaEventRecord(c->ev_cells, c->stream), "copying the cell states back");
   if ((err = detect_issue(c))) return err; /* the band's detection beside the tracking */
   const double tp = c->waits_on ? lt_now() : 0;
   if ((err = prefetch_issue(c))) return err; /* the next frame goes up while these kernels run */
   if ((err = spec_issue(c))) return err;     /* and is made ready once they are done */
   lt_cu_toc(c, T_TRACK);
   const double ts = c->waits_on ? lt_now() : 0;
-  if (after)
-    LT_CU(cudaEventSynchronize(c->ev_cells), "the tracking kernel");
-  else
-    LT_CU(cudaStreamSynchronize(c->stream), "the tracking kernel");
+  LT_CU(cudaStreamSynchronize(c->stream), "the tracking kernel");
   if (c->waits_on) {
     c->w_pref += ts - tp;
     c->w_launch += ts - t0;

@@ -180,7 +180,8 @@ typedef struct lt_cu_ctx {
   /* refinement ahead (refine.cu): a split detection's maxima over ahead_lo
    * (the lowest threshold the pipeline can apply), or over the higher one
    * detect_start was given (pending_lo), refined on its stream */
-  int ahead_mode;       /* LT_CUDA_AHEAD: 1 (default) on, 0 off, 2 on and a refine it misses is an error (tests) */
+  int ahead_mode;       /* LT_CUDA_AHEAD: 1 on (default for one video in flight), 0 off (default with several
+                         * in flight: leuktrack --jobs K > 1), 2 on and a refine it misses is an error (tests) */
   double ahead_lo;
   double pending_lo;    /* detect_start's: max(ahead_lo, the caller's lo) */
   double list_lo;       /* ... and the caller's lo for a band (0: the entry ROI's, detect's), the
@@ -203,13 +204,6 @@ typedef struct lt_cu_ctx {
   unsigned char gkey[LT_CU_GRAPHS][96]; /* what each was captured for */
   long guse[LT_CU_GRAPHS];               /* its last use (the least recent is replaced) */
   long graph_captures, graph_launches;
-  /* LT_CUDA_DSTREAM=after (an experiment): a split detection in the
-   * tracking's stream after the tracking's copy back (ev_cells), so no second
-   * stream and no wait between streams; dq: the detection's stream */
-  int det_after;
-  cudaStream_t dq;
-  cudaEvent_t ev_cells;
-  int ahead_blocks;     /* LT_CUDA_AHEAD_BLOCKS=N: blocks of a band's refinement ahead (default 2 per SM) */
   /* LT_CUDA_WAITS=1: the host's seconds in the backend's calls and waits,
    * one line at destroy (docs/PERFORMANCE.md, many videos) */
   int waits_on;

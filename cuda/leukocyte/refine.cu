@@ -221,10 +221,7 @@ int lt_cu_refine_launch(lt_cu_ctx *c, int n)
  * gradient kernel cleared the list's count (one launch less than a memset). */
 int lt_cu_refine_ahead_launch(lt_cu_ctx *c, const lt_rect *roi, double lo, cudaStream_t st)
 {
-  /* a band's list holds the maxima over its threshold only, a few:
-   * LT_CUDA_AHEAD_BLOCKS=N blocks for it (an experiment) */
-  const int band = c->ahead_blocks > 0 && (size_t)roi->w * roi->h <= c->band_cap;
-  const int blocks = band ? c->ahead_blocks : 2 * (c->sms > 0 ? c->sms : 1);
+  const int blocks = 2 * (c->sms > 0 ? c->sms : 1);
   refine_kernel<<<blocks, 32 * WARPS, 0, st>>>(c->ds.gx, c->ds.gy, roi->w, roi->h, NULL, 0, c->ds.maxbuf,
                                                (int)c->max_cap, lo, c->p.snake_delta, c->p.snake_dt,
                                                c->p.snake_iter, c->p.border, roi->x, roi->y, c->fw, c->fh, NULL,
