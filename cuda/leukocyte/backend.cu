@@ -26,7 +26,9 @@
  *              maxima over the pipeline's threshold (detect_start's lo) were
  *              refined ahead on the detection's stream during the tracking
  *              (refine.cu) and refine looks its jobs up in that list
- *              (LT_CUDA_AHEAD=0: off);
+ *              (LT_CUDA_AHEAD=0: off; off by default with several videos in
+ *              flight, leuktrack --jobs K > 1; detect_end then waits for the
+ *              maxima only, refine for the refinements ahead when it has jobs);
  *   track      1 H2D + 1 D2H of the cell states and, on Hopper, 3 kernels for
  *              all cells (window, cluster MGVF, snake; track.cu), else 1;
  *              LT_CUDA_MGVF=block forces the 1-kernel path, LT_CUDA_CLUSTER=N
@@ -325,7 +327,8 @@ static int dset_init(lt_cu_ctx *c, lt_cu_dset *d)
   if ((e = cudaMemset(d->maxbuf, 0, 16 + sizeof(lt_cu_max) * c->max_cap)) != cudaSuccess ||
       (e = cudaMemset(d->ahead, 0, 16 + sizeof(lt_cu_refine_ahead) * AHEAD_CAP)) != cudaSuccess)
     return lt_cuda_fail(e, "clearing the maxima list");
-  if ((e = cudaEventCreateWithFlags(&d->done, cudaEventDisableTiming)) != cudaSuccess)
+  if ((e = cudaEventCreateWithFlags(&d->done, cudaEventDisableTiming)) != cudaSuccess ||
+      (e = cudaEventCreateWithFlags(&d->maxed, cudaEventDisableTiming)) != cudaSuccess)
     return lt_cuda_fail(e, "creating events");
   return 0;
 }
@@ -362,6 +365,15 @@ static void cu_destroy(void *vctx)
     }
     cudaFree(c->d_prof);
   }
+  if (c->waits_on && c->n_track) {
+    const double f = 1e6 / c->n_track;
+    fprintf(stderr, "cuda waits: %ld frames, us per frame: set_frame %.1f, track's launches %.1f (of them the "
+            "detection's %.1f, the next frame's upload %.1f), tracking wait %.1f, detect_end %.1f (%ld calls, "
+            "%ld not done when the tracking was), refine's wait for the refinements ahead %.1f (%ld), refine "
+            "%.1f (%ld calls with jobs); graph captures %ld, launches %ld\n", c->n_track, f * c->w_set,
+            f * c->w_launch, f * c->w_band, f * c->w_pref, f * c->w_sync, f * c->w_end, c->n_end, c->n_end_late,
+            f * c->w_ahead, c->n_ahead_wait, f * c->w_refine, c->n_refine, c->graph_captures, c->graph_launches);
+  }
   lt_cuda_timer_free(&c->tm);
   /* no copy or kernel may still use a buffer handed to the next context */
   if (c->ustream) cudaStreamSynchronize(c->ustream);
@@ -386,6 +398,10 @@ static void cu_destroy(void *vctx)
   if (c->ev_spec_frame) cudaEventDestroy(c->ev_spec_frame);
   if (c->ds.done) cudaEventDestroy(c->ds.done);
   if (c->ds_next.done) cudaEventDestroy(c->ds_next.done);
+  if (c->ds.maxed) cudaEventDestroy(c->ds.maxed);
+  if (c->ds_next.maxed) cudaEventDestroy(c->ds_next.maxed);
+  for (int i = 0; i < LT_CU_GRAPHS; i++)
+    if (c->gexec[i]) cudaGraphExecDestroy(c->gexec[i]);
   cudaFree(c->d_work);
   free(c->h_maxall);
   if (c->stream) cudaStreamDestroy(c->stream);
@@ -416,12 +432,24 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
   const char *bnv = getenv("LT_CUDA_BAND_NP"), *gnv = getenv("LT_CUDA_GICOV_NP"); /* experiments */
   c->band_np = bnv && strcmp(bnv, "1") == 0 ? 1 : 2;
   c->gicov_np = gnv && strcmp(gnv, "4") == 0 ? 4 : 2;
-  const char *av = getenv("LT_CUDA_AHEAD"); /* experiment: 0 = no refinement ahead; 2 = tests: a miss is an error */
-  c->ahead_mode = av && !strcmp(av, "0") ? 0 : av && !strcmp(av, "2") ? 2 : 1;
+  /* LT_CUDA_AHEAD: 0 = no refinement ahead, 1 = on, 2 = tests: a miss is an
+   * error; by default on for one video in flight and off with several
+   * (leuktrack --jobs K > 1): there the refinements ahead, ~16 a band of
+   * which the pipeline looks up ~1, took the SMs of the other videos'
+   * tracking (H100 2026-11-24: --jobs 16 +8-10 % without them,
+   * docs/PERFORMANCE.md) */
+  const char *av = getenv("LT_CUDA_AHEAD");
+  c->ahead_mode = av && !strcmp(av, "0") ? 0 : av && !strcmp(av, "2") ? 2 : av ? 1 : lt_spin_inflight() > 1 ? 0 : 1;
   /* the pipeline's threshold for new cells is never below this
    * (adapt_threshold in pipeline.c: min(gicov_threshold, max(adapt_floor, ...))) */
   c->ahead_lo = p->gicov_adapt > 0 ? fmin(p->gicov_threshold, p->adapt_floor) : p->gicov_threshold;
   c->ahead_cap = AHEAD_CAP;
+  const char *ev = getenv("LT_CUDA_ENDWAIT"); /* experiment: all = detect_end waits for the refinement ahead */
+  c->end_all = ev && strcmp(ev, "all") == 0;
+  const char *grv = getenv("LT_CUDA_GRAPH"); /* experiment: 1 = a split detection's launches as a graph */
+  c->graph_on = grv && strcmp(grv, "1") == 0;
+  const char *wv = getenv("LT_CUDA_WAITS"); /* 1: the host's time in the calls and waits, printed at destroy */
+  c->waits_on = wv && strcmp(wv, "1") == 0;
   const char *lv = getenv("LT_CUDA_LATE"); /* experiment: 0 = a split detection launched at detect_start */
   c->late_off = lv && strcmp(lv, "0") == 0;
   const char *mv = getenv("LT_CUDA_DILMAP"); /* experiment: 1 = the dilated map at every detection */
@@ -654,9 +682,19 @@ static int pack8(const float *frame, unsigned char *h8, size_t n)
   return bad;
 }
 
+static int set_frame(lt_cu_ctx *c, const float *frame, const unsigned char *frame8);
 static int cu_set_frame(void *vctx, const float *frame, const unsigned char *frame8)
 {
   lt_cu_ctx *c = (lt_cu_ctx *)vctx;
+  if (!c->waits_on) return set_frame(c, frame, frame8);
+  const double t0 = lt_now();
+  const int err = set_frame(c, frame, frame8);
+  c->w_set += lt_now() - t0;
+  return err;
+}
+
+static int set_frame(lt_cu_ctx *c, const float *frame, const unsigned char *frame8)
+{
   const size_t n = (size_t)c->fw * c->fh;
   const int i = c->stage_i;
   c->stage_i ^= 1;
@@ -785,23 +823,106 @@ static int detect_enqueue(lt_cu_ctx *c, const lt_rect *roi, double lo)
  * before it), detect_end when no tracking came in between
  * (LT_CUDA_LATE=0: at detect_start). */
 static int ahead_issue(lt_cu_ctx *c);
-static int detect_issue(lt_cu_ctx *c)
+
+/* The detection's launches and its copy of the maxima on dstream, then,
+ * when a refinement ahead follows and detect_end waits for the maxima
+ * alone (end_maxed), their event, then the refinement ahead. rec_flags:
+ * cudaEventRecordExternal while captured into a graph. */
+static int detect_enqueue_all(lt_cu_ctx *c, unsigned rec_flags)
 {
-  if (!c->detect_queued) return 0;
-  c->detect_queued = 0;
-  LT_CU(cudaStreamWaitEvent(c->dstream, c->ev_frame, 0), "ordering the detection");
   cudaStream_t main_stream = c->stream;
   c->stream = c->dstream; /* the launchers and timers use c->stream */
   int err = detect_enqueue(c, &c->pending_roi, c->list_lo);
   c->stream = main_stream;
-  if (err || (err = ahead_issue(c))) return err;
+  if (err) return err;
+  if (c->end_maxed) LT_CU(cudaEventRecordWithFlags(c->ds.maxed, c->dstream, rec_flags), "ordering the detection");
+  return ahead_issue(c);
+}
+
+/* The same work as one CUDA graph (LT_CUDA_GRAPH=1, an experiment): one
+ * launch from the host instead of 5 launches, 2 copies and an event. One
+ * instance per key (the ROI, the thresholds, whether a refinement ahead
+ * follows, the buffers), LT_CU_GRAPHS of them, the least recently used
+ * replaced (a band's and the entry ROI's alternate every detect_every
+ * frames). A capture that fails turns the graphs off for the context. */
+static int detect_graph(lt_cu_ctx *c)
+{
+  struct {
+    lt_rect roi;
+    double list_lo, pending_lo;
+    int ahead, maxed;
+    const void *ds, *frame, *grad;
+  } key;
+  static_assert(sizeof key <= sizeof c->gkey[0], "gkey too small");
+  memset(&key, 0, sizeof key);
+  key.roi = c->pending_roi;
+  key.list_lo = c->list_lo;
+  key.pending_lo = c->pending_lo;
+  key.ahead = c->ahead_queued;
+  key.maxed = c->end_maxed;
+  key.ds = c->ds.maxbuf;
+  key.frame = c->d_frame;
+  key.grad = c->kp.grad;
+  const long use = ++c->graph_launches;
+  int k = 0;
+  for (int i = 0; i < LT_CU_GRAPHS; i++) {
+    if (c->gexec[i] && !memcmp(c->gkey[i], &key, sizeof key)) {
+      k = i;
+      break;
+    }
+    if (c->guse[i] < c->guse[k]) k = i;
+  }
+  if (!c->gexec[k] || memcmp(c->gkey[k], &key, sizeof key)) {
+    if (c->gexec[k]) cudaGraphExecDestroy(c->gexec[k]);
+    c->gexec[k] = NULL;
+    cudaGraph_t g = NULL;
+    cudaError_t e = cudaStreamBeginCapture(c->dstream, cudaStreamCaptureModeThreadLocal);
+    int err = e == cudaSuccess ? detect_enqueue_all(c, cudaEventRecordExternal) : 0;
+    if (e == cudaSuccess) e = cudaStreamEndCapture(c->dstream, &g);
+    if (!err && e == cudaSuccess) e = cudaGraphInstantiate(&c->gexec[k], g, 0);
+    if (g) cudaGraphDestroy(g);
+    if (err || e != cudaSuccess) { /* launched one by one from now on */
+      lt_debug("cuda: the detection's graph: %s; launches one by one", cudaGetErrorString(e));
+      (void)cudaGetLastError();
+      if (c->gexec[k]) cudaGraphExecDestroy(c->gexec[k]);
+      c->gexec[k] = NULL;
+      c->graph_on = 0;
+      c->ahead_queued = key.ahead;
+      c->ahead_pending = 0;
+      return detect_enqueue_all(c, cudaEventRecordDefault);
+    }
+    memcpy(c->gkey[k], &key, sizeof key);
+    c->graph_captures++;
+  }
+  c->guse[k] = use;
+  LT_CU(cudaGraphLaunch(c->gexec[k], c->dstream), "the detection's launch");
+  c->dil_valid = c->dil_full; /* what the captured launches set */
+  c->ahead_queued = 0;
+  c->ahead_pending = key.ahead;
+  return 0;
+}
+
+static int detect_issue(lt_cu_ctx *c)
+{
+  if (!c->detect_queued) return 0;
+  c->detect_queued = 0;
+  const double t0 = c->waits_on ? lt_now() : 0;
+  LT_CU(cudaStreamWaitEvent(c->dstream, c->ev_frame, 0), "ordering the detection");
+  /* detect_end waits for the maxima alone when a refinement ahead follows
+   * (refine waits for that when it has jobs) */
+  c->end_maxed = c->ahead_queued && !c->end_all && !c->tm.on;
+  int err = c->graph_on && !c->tm.on ? detect_graph(c) : detect_enqueue_all(c, cudaEventRecordDefault);
+  if (err) return err;
   LT_CU(cudaEventRecord(c->ds.done, c->dstream), "ordering the detection");
+  if (c->waits_on) c->w_band += lt_now() - t0;
   return 0;
 }
 
 static int detect_start(lt_cu_ctx *c, const lt_rect *roi, int ahead, double lo)
 {
   c->ahead_n = -1; /* a new detection: the last one's refinements are gone */
+  c->ahead_pending = 0;
+  c->end_maxed = 0;
   if (roi->x < 0 || roi->y < 0 || roi->w < 1 || roi->h < 1 || roi->x + roi->w > c->fw || roi->y + roi->h > c->fh) {
     lt_error("detect: ROI %d,%d,%d,%d outside the %dx%d frame", roi->x, roi->y, roi->w, roi->h, c->fw, c->fh);
     return LT_ERR_USAGE;
@@ -926,11 +1047,18 @@ static int cu_detect_end(void *vctx, lt_leuk_max *out, int cap, int *n)
     c->spec_late_end += cudaEventQuery(c->ds.done) == cudaErrorNotReady;
     (void)cudaGetLastError();
   }
+  const double t0 = c->waits_on ? lt_now() : 0;
+  if (c->waits_on) {
+    c->n_end++;
+    c->n_end_late += cudaEventQuery(c->end_maxed ? c->ds.maxed : c->ds.done) == cudaErrorNotReady;
+    (void)cudaGetLastError();
+  }
   if (c->one_stream)
     LT_CU(cudaStreamSynchronize(c->stream), "the detection kernels");
   else
-    LT_CU(cudaEventSynchronize(c->ds.done), "the detection kernels");
-  if ((err = ahead_collect(c))) return err;
+    LT_CU(cudaEventSynchronize(c->end_maxed ? c->ds.maxed : c->ds.done), "the detection kernels");
+  if (c->waits_on) c->w_end += lt_now() - t0;
+  if (!c->end_maxed && (err = ahead_collect(c))) return err; /* else refine collects them when it has jobs */
   int cnt = c->ds.h_maxbuf[0];
   if (cnt > (int)c->max_cap) cnt = (int)c->max_cap;
   lt_cu_max *list = (lt_cu_max *)(c->ds.h_maxbuf + 4);
@@ -977,6 +1105,16 @@ static int cu_refine(void *vctx, const lt_leuk_max *m, int n, lt_leuk_det *out)
     return LT_ERR_INTERNAL;
   }
   const lt_rect *roi = &c->last_roi;
+  if (c->ahead_pending) { /* detect_end waited for the maxima only: now the refinements ahead */
+    const double t0 = c->waits_on ? lt_now() : 0;
+    LT_CU(cudaEventSynchronize(c->ds.done), "the refinement ahead");
+    if (c->waits_on) {
+      c->w_ahead += lt_now() - t0;
+      c->n_ahead_wait++;
+    }
+    int err = ahead_collect(c);
+    if (err) return err;
+  }
   if (c->ahead_n >= 0) { /* look the jobs up among the refinements ahead */
     const lt_cu_refine_ahead *list = (const lt_cu_refine_ahead *)(c->ds.h_ahead + 4);
     int i = 0;
@@ -1001,6 +1139,7 @@ static int cu_refine(void *vctx, const lt_leuk_max *m, int n, lt_leuk_det *out)
       return LT_ERR_INTERNAL;
     }
   }
+  const double t0 = c->waits_on ? lt_now() : 0;
   for (int b = 0; b < n; b += c->refine_cap) {
     int k = n - b < c->refine_cap ? n - b : c->refine_cap;
     for (int i = 0; i < k; i++) {
@@ -1029,6 +1168,10 @@ static int cu_refine(void *vctx, const lt_leuk_max *m, int n, lt_leuk_det *out)
       out[b + i].gicov = m[b + i].gicov;
       out[b + i].ok = c->h_rout[i].ok;
     }
+  }
+  if (c->waits_on) {
+    c->w_refine += lt_now() - t0;
+    c->n_refine++;
   }
   return 0;
 }
@@ -1081,6 +1224,9 @@ static int spec_issue(lt_cu_ctx *c)
   c->spec_band = 0;
   if (!c->have_band || c->frames % c->p.detect_every == 0) return 0; /* c->frames: the next frame's index */
   c->spec_roi = c->band_roi;
+  /* ds_next's last detection may still refine ahead (detect_end waited for
+   * its maxima only) */
+  LT_CU(cudaStreamWaitEvent(c->sstream, c->ds_next.done, 0), "ordering the next frame");
   cudaStream_t st = c->stream;
   float *f = c->d_frame;
   double2 *g = c->d_grad;
@@ -1133,6 +1279,7 @@ static int cu_track(void *vctx, lt_leuk_cell *cells, int n)
     (void)cudaGetLastError();
   }
   c->dense = c->dense_ok && (c->mgvf_mode == 2 || (c->mgvf_mode == 0 && dense_auto()));
+  const double t0 = c->waits_on ? lt_now() : 0;
   lt_cu_tic(c, T_TRACK);
   /* The device keeps the states of the last step (and a clear flag); they
    * go up again only when the host changed them (new or dropped cells). */
@@ -1149,10 +1296,18 @@ static int cu_track(void *vctx, lt_leuk_cell *cells, int n)
   LT_CU(cudaMemcpyAsync(c->h_err, c->d_err, sizeof *cells * (n + 1), cudaMemcpyDeviceToHost, c->stream),
         "copying the cell states back");
   if ((err = detect_issue(c))) return err; /* the band's detection beside the tracking */
+  const double tp = c->waits_on ? lt_now() : 0;
   if ((err = prefetch_issue(c))) return err; /* the next frame goes up while these kernels run */
   if ((err = spec_issue(c))) return err;     /* and is made ready once they are done */
   lt_cu_toc(c, T_TRACK);
+  const double ts = c->waits_on ? lt_now() : 0;
   LT_CU(cudaStreamSynchronize(c->stream), "the tracking kernel");
+  if (c->waits_on) {
+    c->w_pref += ts - tp;
+    c->w_launch += ts - t0;
+    c->w_sync += lt_now() - ts;
+    c->n_track++;
+  }
   static const int ks[] = {T_UPLOAD, T_TRACK, T_TWIN, T_TMGVF, T_TSNAKE};
   timing_collect(c, ks, c->cluster ? 5 : 2);
   if (*c->h_err) {

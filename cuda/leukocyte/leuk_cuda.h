@@ -92,6 +92,7 @@ typedef struct lt_cu_dset {
   int *h_maxbuf;        /* pinned: the count and the first max_prefix entries */
   int *ahead, *h_ahead; /* [0] = count, [4..] = lt_cu_refine_ahead entries; pinned copy */
   cudaEvent_t done;
+  cudaEvent_t maxed;    /* after the maxima's copy back, before the refinement ahead (detect_end waits for it) */
 } lt_cu_dset;
 
 /* The window of one cell between the split tracking kernels. */
@@ -179,7 +180,8 @@ typedef struct lt_cu_ctx {
   /* refinement ahead (refine.cu): a split detection's maxima over ahead_lo
    * (the lowest threshold the pipeline can apply), or over the higher one
    * detect_start was given (pending_lo), refined on its stream */
-  int ahead_mode;       /* LT_CUDA_AHEAD: 1 (default) on, 0 off, 2 on and a refine it misses is an error (tests) */
+  int ahead_mode;       /* LT_CUDA_AHEAD: 1 on (default for one video in flight), 0 off (default with several
+                         * in flight: leuktrack --jobs K > 1), 2 on and a refine it misses is an error (tests) */
   double ahead_lo;
   double pending_lo;    /* detect_start's: max(ahead_lo, the caller's lo) */
   double list_lo;       /* ... and the caller's lo for a band (0: the entry ROI's, detect's), the
@@ -190,7 +192,23 @@ typedef struct lt_cu_ctx {
   int dil_full;         /* LT_CUDA_DILMAP=1: every detection writes the dilated map (else get_map makes it) */
   int dil_valid;        /* d_dil holds the last detection's dilated map */
   int ahead_queued;     /* detect_start queued a detection whose refinement ahead is not queued yet */
-  int ahead_pending;    /* ... queued, results not read yet (detect_end reads them) */
+  int ahead_pending;    /* ... queued, results not read yet (refine waits for them and reads them when it
+                         * has jobs; detect_end when it waits for the whole detection) */
+  int end_all;          /* LT_CUDA_ENDWAIT=all: detect_end waits for the refinement ahead too (as before) */
+  int end_maxed;        /* the pending detection's maxima have their own event (ds.maxed) */
+  /* LT_CUDA_GRAPH=1 (an experiment): a split detection's launches as one
+   * CUDA graph, one instance per ROI, thresholds and buffers (detect_graph) */
+  int graph_on;
+#define LT_CU_GRAPHS 4
+  cudaGraphExec_t gexec[LT_CU_GRAPHS];
+  unsigned char gkey[LT_CU_GRAPHS][96]; /* what each was captured for */
+  long guse[LT_CU_GRAPHS];               /* its last use (the least recent is replaced) */
+  long graph_captures, graph_launches;
+  /* LT_CUDA_WAITS=1: the host's seconds in the backend's calls and waits,
+   * one line at destroy (docs/PERFORMANCE.md, many videos) */
+  int waits_on;
+  double w_set, w_launch, w_band, w_pref, w_sync, w_end, w_ahead, w_refine;
+  long n_track, n_end, n_end_late, n_ahead_wait, n_refine;
   int ahead_n;          /* h_ahead holds ahead_n results of the last detection, sorted by index; -1: none */
   long ahead_hits, ahead_misses; /* jobs looked up, refine calls that missed (LT_CUDA_TIMING) */
   long ahead_jobs;               /* jobs refined ahead (LT_CUDA_TIMING) */
