@@ -120,6 +120,13 @@ void lt_leuk_motion_diff(lt_leuk_motion *M, const lt_rect *r, const unsigned cha
   *bytes = b8 ? M->diff8 : NULL;
 }
 
+void lt_leuk_motion_background(const lt_leuk_motion *M, const lt_rect *r, float *out)
+{
+  for (int y = 0; y < r->h; y++)
+    for (int x = 0; x < r->w; x++)
+      out[(size_t)y * r->w + x] = lower_median(M, M->nkeys, (size_t)(r->y + y) * M->fw + r->x + x);
+}
+
 void lt_leuk_motion_keep(lt_leuk_motion *M)
 {
   if (M->every <= 0 || M->seen++ % M->every != 0) return;

@@ -36,6 +36,10 @@ int lt_leuk_motion_ready(const lt_leuk_motion *M);
  * 128 + pixel - the lower median of the copies' pixels, clamped to 0..255
  * (GICOV does not see the offset). Pixels outside r keep what they held. */
 void lt_leuk_motion_diff(lt_leuk_motion *M, const lt_rect *r, const unsigned char **bytes);
+/* The background itself inside r (ready only), row by row into out (r->w
+ * x r->h floats): where a cell sat while the copies were kept it holds the
+ * cell, so the difference shows the cell's ghost there (pipeline.c). */
+void lt_leuk_motion_background(const lt_leuk_motion *M, const lt_rect *r, float *out);
 /* After the frame's work: keeps a copy of it every `every` frames. */
 void lt_leuk_motion_keep(lt_leuk_motion *M);
 

@@ -41,6 +41,8 @@
 #include "static.h"
 #include "tracks.h"
 
+static double tune_ghost, tune_edge;
+static int tune_k;
 #define MAX_CELLS 4096
 #define MAX_MAXIMA 65536
 
@@ -103,6 +105,7 @@ static int judge(run *R, lt_track_info *t)
   if (t->end == LT_END_VIDEO && t->last - t->first + 1 < R->p.hold) /* the video ended: fewer frames to move in */
     need *= (double)(t->last - t->first + 1) / R->p.hold;
   int bg = moved < need && t->hold_gicov < R->p.hold_gicov * R->p.gicov_threshold;
+  bg |= t->motion_lost && 2 * t->motion_seen <= t->nframes; /* left its cell for static texture (motion_check) */
   t->hold = bg ? -1 : 0;
   return bg ? lt_report_hide(&R->rep, t->id) : 0;
 }
@@ -160,27 +163,34 @@ static int ends_on(const run *R, int i, int j)
   return R->act[j].id < R->act[i].id;
 }
 
-/* The frame's pixel at (x, y): the bytes of an 8-bit frame when there
- * (a GPU backend gets only those), else the floats (the same values). */
-static float pixel(const lt_frame *f, int fw, int x, int y)
-{
-  size_t i = (size_t)y * fw + x;
-  return f->grey8 ? (float)f->grey8[i] : f->grey[i];
-}
-
-/* The frame's square of half side m around (ix, iy), clipped to the frame,
- * into R->win as floats (w x h from (x0, y0)); 0 when under 3 x 3 px. */
-static int copy_window(run *R, const lt_frame *f, int ix, int iy, int m, int *x0, int *y0, int *w, int *h)
+/* The square of half side m around (ix, iy), clipped to the frame, as a
+ * rect (x0, y0, w, h); 0 when under 3 x 3 px. */
+static int window_rect(const run *R, int ix, int iy, int m, lt_rect *r)
 {
   int xa = ix - m > 0 ? ix - m : 0, ya = iy - m > 0 ? iy - m : 0;
   int xb = ix + m < R->fw - 1 ? ix + m : R->fw - 1, yb = iy + m < R->fh - 1 ? iy + m : R->fh - 1;
-  *x0 = xa;
-  *y0 = ya;
-  *w = xb - xa + 1;
-  *h = yb - ya + 1;
-  if (*w < 3 || *h < 3) return 0;
-  for (int y = 0; y < *h; y++)
-    for (int x = 0; x < *w; x++) R->win[(size_t)y * *w + x] = pixel(f, R->fw, xa + x, ya + y);
+  *r = (lt_rect){xa, ya, xb - xa + 1, yb - ya + 1};
+  return r->w >= 3 && r->h >= 3;
+}
+
+/* An image's square of half side m around (ix, iy), clipped to the frame,
+ * into R->win as floats (w x h from (x0, y0)); 0 when under 3 x 3 px. The
+ * image is g8's bytes when there (an 8-bit frame: a GPU backend gets only
+ * those), else g's floats (the same values). */
+static int copy_window(run *R, const float *g, const unsigned char *g8, int ix, int iy, int m, int *x0, int *y0,
+                       int *w, int *h)
+{
+  lt_rect r;
+  if (!window_rect(R, ix, iy, m, &r)) return 0;
+  *x0 = r.x;
+  *y0 = r.y;
+  *w = r.w;
+  *h = r.h;
+  for (int y = 0; y < r.h; y++)
+    for (int x = 0; x < r.w; x++) {
+      const size_t i = (size_t)(r.y + y) * R->fw + r.x + x;
+      R->win[(size_t)y * r.w + x] = g8 ? (float)g8[i] : g[i];
+    }
   return 1;
 }
 
@@ -202,7 +212,7 @@ static void recheck(run *R, const lt_frame *f)
     double ox = c->xc - c->vx, oy = c->yc - c->vy; /* where it was */
     double px = ox + R->pv[2 * i], py = oy + R->pv[2 * i + 1];
     int ix = (int)lround(px), iy = (int)lround(py), x0, y0, w, h;
-    if (!copy_window(R, f, ix, iy, m, &x0, &y0, &w, &h)) continue;
+    if (!copy_window(R, f->grey, f->grey8, ix, iy, m, &x0, &y0, &w, &h)) continue;
     double best = 0;
     int bx = 0, by = 0, bk = -1;
     for (int dy = -s; dy <= s; dy++)
@@ -234,22 +244,73 @@ static void recheck(run *R, const lt_frame *f)
   }
 }
 
-/* The best |GICOV| of sign `sign` of circle k (radius index) on the frame
- * itself within 1 px of (x, y): what a detection on the frame less the
- * background scores where it is (the cell there, or 0 or the other sign
- * where a cell was and the background has it). Host side, both backends. */
-static double frame_score(run *R, double x, double y, int k, int sign)
+/* The best GICOV of sign `sign` (times the sign) of circle k (radius
+ * index) within 1 px of (ix, iy) on the window r held in R->win. */
+static double near_score(const run *R, const lt_rect *r, int ix, int iy, int k, int sign)
 {
-  const lt_stencil *st = &R->stencil;
-  int ix = (int)lround(x), iy = (int)lround(y), x0, y0, w, h;
-  if (!copy_window(R, R->f, ix, iy, R->p.rmax + 3, &x0, &y0, &w, &h)) return 0;
   double best = 0;
   for (int dy = -1; dy <= 1; dy++)
     for (int dx = -1; dx <= 1; dx++) {
-      double g = sign * lt_gicov_at(R->win, w, h, ix + dx - x0, iy + dy - y0, st, k);
+      double g = sign * lt_gicov_at(R->win, r->w, r->h, ix + dx - r->x, iy + dy - r->y, &R->stencil, k);
       if (g > best) best = g;
     }
   return best;
+}
+
+/* The motion cue's host-side scores of circle k (radius index) of sign
+ * `sign` within 1 px of (x, y), on the window of half side rmax + 3 around
+ * it: on the frame itself (what a detection on the frame less the
+ * background scores where it is: the cell there, or 0 or the other sign
+ * where a cell was and the background has it), on that difference (a cell
+ * that moves shows there, static texture does not), or on the background
+ * (a cell that sat still while its copies were kept is in it). Host side,
+ * both backends. */
+enum { ON_FRAME, ON_DIFF, ON_BACKGROUND };
+static double motion_score(run *R, int on, double x, double y, int k, int sign)
+{
+  int ix = (int)lround(x), iy = (int)lround(y);
+  lt_rect r;
+  if (!window_rect(R, ix, iy, R->p.rmax + 3, &r)) return 0;
+  const unsigned char *b8;
+  if (on == ON_DIFF) lt_leuk_motion_diff(&R->mo, &r, &b8);
+  if (on == ON_BACKGROUND)
+    lt_leuk_motion_background(&R->mo, &r, R->win);
+  else
+    copy_window(R, on == ON_FRAME ? R->f->grey : R->mo.diff, on == ON_FRAME ? R->f->grey8 : NULL, ix, iy,
+                R->p.rmax + 3, &r.x, &r.y, &r.w, &r.h);
+  return near_score(R, &r, ix, iy, k, sign);
+}
+
+/* A track that the motion cue found and that scores under the threshold
+ * for new cells on the frame (the frame alone would not have started it)
+ * must go on showing on the frame less the background: its tracking, on
+ * the frame, can leave a faint cell for static texture, where the
+ * difference is flat. After tune_k frames in a row without it (|GICOV| of
+ * its sign under motion_gate within 1 px) the track is lost: it coasts and
+ * a detection can continue it on its cell. */
+static void motion_check(run *R)
+{
+  for (int i = 0; i < R->ncells; i++) {
+    lt_leuk_cell *c = &R->cells[i];
+    lt_track_info *t = &R->act[i];
+    if (t->motion_miss < 0 || c->status != LT_CELL_ACTIVE || R->miss[i]) continue;
+    if (fabsf(c->gicov) >= R->thr) {
+      t->motion_miss = 0;
+      continue;
+    }
+    int k = (int)lround((c->R - R->p.rmin) / R->p.rstep);
+    k = k < 0 ? 0 : k >= R->stencil.nradii ? R->stencil.nradii - 1 : k;
+    double ds = motion_score(R, ON_DIFF, c->xc, c->yc, k, c->sign);
+    if (getenv("LT_T_DBG")) fprintf(stderr, "DBG f%d id%d (%.1f,%.1f) g%.2f diff %.2f miss %d\n", R->frame, R->act[i].id, c->xc, c->yc, c->gicov, ds, t->motion_miss);
+    if (ds >= R->p.motion_gate) {
+      t->motion_miss = 0;
+      t->motion_seen++;
+    } else if (++t->motion_miss >= tune_k) {
+      c->status = LT_CELL_LOST;
+      R->miss[i] = R->p.link_gap; /* ends now (compact) */
+      t->motion_lost = 1;
+    }
+  }
 }
 
 /* Remove ended cells, keeping the order: LEFT ends the track; LOST ends it
@@ -417,10 +478,23 @@ static int grown(const run *R, int j, double rad, float g)
   return rad >= R->cells[j].R + 2 && fabsf(g) > fabsf(R->cells[j].gicov);
 }
 
+/* Track t's cell was found again by a detection, on the frame less the
+ * background (motion) or on the frame. */
+static void motion_found(lt_track_info *t, int motion)
+{
+  if (!motion) {
+    t->motion_miss = -1;
+  } else {
+    t->motion_miss = 0;
+    t->motion_seen++;
+  }
+}
+
 /* A new track in slot i for detection d (circle radius rad); with the
  * flow's velocity when known (a new cell moves with the flow until it has
  * its own). */
-static void start_track(run *R, int i, const lt_leuk_det *d, double rad, int have_flow, double fvx, double fvy)
+static void start_track(run *R, int i, const lt_leuk_det *d, double rad, int have_flow, double fvx, double fvy,
+                        int motion)
 {
   lt_leuk_cell_init(&R->cells[i], d, rad);
   if (have_flow) {
@@ -430,6 +504,8 @@ static void start_track(run *R, int i, const lt_leuk_det *d, double rad, int hav
   R->miss[i] = 0;
   lt_track_info *t = &R->act[i];
   memset(t, 0, sizeof *t);
+  t->motion_miss = motion ? 0 : -1;
+  t->motion_seen = motion;
   t->id = R->next_id++;
   t->hold = R->p.hold > 0;
 }
@@ -465,8 +541,15 @@ static int take_maxima(run *R, const lt_rect *roi, int nm, int motion)
     if (motion) { /* on a found cell, or not a cell on the frame itself: nothing; else its score there */
       const int sg = d->gicov >= 0 ? 1 : -1;
       if (dup >= 0 && dup < first_new && !R->miss[dup]) continue;
-      double fs = frame_score(R, d->x, d->y, (R->maxima[i].radius - R->p.rmin) / R->p.rstep, sg);
+      const int k = (R->maxima[i].radius - R->p.rmin) / R->p.rstep;
+      double fs = motion_score(R, ON_FRAME, d->x, d->y, k, sg);
       if (fs < R->p.motion_gate) continue;
+      if (tune_ghost && motion_score(R, ON_BACKGROUND, d->x, d->y, k, -sg) > tune_ghost * fs) continue;
+      if (tune_edge > 0 && fs < R->thr) {
+        const lt_rect *o = &R->p.roi;
+        double gap = fmin(fmin(d->x - o->x, o->x + o->w - 1 - d->x), fmin(d->y - o->y, o->y + o->h - 1 - d->y)) - rad;
+        if (gap < tune_edge) continue;
+      }
       dm = *d;
       dm.gicov = (float)(sg * fs);
       d = &dm;
@@ -477,6 +560,7 @@ static int take_maxima(run *R, const lt_rect *roi, int nm, int motion)
         lt_leuk_cell_init(&R->cells[dup], d, rad);
         R->cells[dup].vx = vx;
         R->cells[dup].vy = vy;
+        motion_found(&R->act[dup], motion);
       }
       continue;
     }
@@ -487,6 +571,7 @@ static int take_maxima(run *R, const lt_rect *roi, int nm, int motion)
       R->cells[dup].vx = vx;
       R->cells[dup].vy = vy;
       R->miss[dup] = 0;
+      motion_found(&R->act[dup], motion);
       continue;
     }
     if (dup >= 0 && !R->miss[dup] && R->act[dup].hold < 0 && grown(R, dup, rad, d->gicov)) {
@@ -494,7 +579,7 @@ static int take_maxima(run *R, const lt_rect *roi, int nm, int motion)
        * track, else it would be followed unseen; the structure's track ends */
       if (R->p.static_span > 0 && lt_leuk_static_unchanged(&R->st, d->x, d->y, rad)) continue;
       if ((err = finish_track(R, dup, LT_END_LOST))) return err;
-      start_track(R, dup, d, rad, have_flow, fvx, fvy);
+      start_track(R, dup, d, rad, have_flow, fvx, fvy, motion);
       continue;
     }
     if (dup >= 0 && !R->miss[dup] && grown(R, dup, rad, d->gicov)) {
@@ -503,6 +588,7 @@ static int take_maxima(run *R, const lt_rect *roi, int nm, int motion)
       lt_leuk_cell_init(&R->cells[dup], d, rad);
       R->cells[dup].vx = vx;
       R->cells[dup].vy = vy;
+      R->act[dup].motion_miss = -1; /* seen on the frame (motion detections skip found cells) */
       continue;
     }
     if (dup >= 0 || (R->p.static_span > 0 && lt_leuk_static_unchanged(&R->st, d->x, d->y, rad))) continue;
@@ -511,7 +597,7 @@ static int take_maxima(run *R, const lt_rect *roi, int nm, int motion)
       R->warned_full = 1;
       break;
     }
-    start_track(R, R->ncells++, d, rad, have_flow, fvx, fvy);
+    start_track(R, R->ncells++, d, rad, have_flow, fvx, fvy, motion);
   }
   return 0;
 }
@@ -669,6 +755,9 @@ static int begin(void *m, lt_loop *L, const lt_source_info *in)
   R->act = calloc(MAX_CELLS, sizeof *R->act);
   R->miss = calloc(MAX_CELLS, sizeof *R->miss);
   R->was_lost = calloc(MAX_CELLS, sizeof *R->was_lost);
+  tune_ghost = getenv("LT_T_GHOST") ? atof(getenv("LT_T_GHOST")) : 0;
+  tune_edge = getenv("LT_T_EDGE") ? atof(getenv("LT_T_EDGE")) : 0;
+  tune_k = getenv("LT_T_K") ? atoi(getenv("LT_T_K")) : 0;
   R->pv = calloc(2 * MAX_CELLS, sizeof *R->pv);
   R->gone = calloc(MAX_CELLS, sizeof *R->gone);
   R->gone_frame = calloc(MAX_CELLS, sizeof *R->gone_frame);
@@ -760,6 +849,7 @@ static int step(void *m, lt_loop *L, const lt_frame *f, const lt_frame *prev)
     R->track_frames++;
     R->cell_frames += R->ncells;
     if (R->p.recheck > 0) recheck(R, f);
+    if (tune_k > 0 && lt_leuk_motion_ready(&R->mo)) motion_check(R);
     if ((err = compact(R))) return err;
     if (split) {
       int nm = 0;
