@@ -69,8 +69,8 @@ static void test_reference(int every)
           same &= A.diff[i] == B.diff[i];
         }
     }
-    lt_leuk_motion_keep(&A);
-    lt_leuk_motion_keep(&B);
+    lt_leuk_motion_keep(&A, NULL, 0);
+    lt_leuk_motion_keep(&B, NULL, 0);
     if (t % every == 0) kept[nk++] = t;
   }
   char name[160];
@@ -119,7 +119,7 @@ static void test_scene(void)
           if (abs(y - cy) > 7) flat &= M.diff[(size_t)y * fw + x] == 128.0f; /* never under the disc */
       shows &= M.diff[(size_t)cy * fw + cx] < 128.0f - 30;
     }
-    lt_leuk_motion_keep(&M);
+    lt_leuk_motion_keep(&M, NULL, 0);
   }
   T_CHECK("motion cue scene: flat (128) on static texture, the moving disc below it at its centre (15 frames)",
           ok && tested == 15 && flat && shows, "tested %d flat %d shows %d", tested, flat, shows);

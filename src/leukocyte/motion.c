@@ -9,6 +9,7 @@
  * frame alone). The difference is made on the host, once, and handed to
  * the backend as a frame (set_frame), so both backends detect on the same
  * bytes. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,7 +30,8 @@ int lt_leuk_motion_init(lt_leuk_motion *M, int fw, int fh, int every)
   for (int k = 0; k < LT_MOTION_KEYS; k++) bad |= !(M->key[k] = malloc(sizeof(float) * n));
   M->diff = malloc(sizeof(float) * n);
   M->diff8 = malloc(n);
-  if (bad || !M->diff || !M->diff8) {
+  M->mask = calloc(n, 1);
+  if (bad || !M->diff || !M->diff8 || !M->mask) {
     lt_error("out of memory (frame copies of the motion cue)");
     lt_leuk_motion_free(M);
     return LT_ERR_NOMEM;
@@ -47,8 +49,10 @@ void lt_leuk_motion_free(lt_leuk_motion *M)
   }
   free(M->diff);
   free(M->diff8);
+  free(M->mask);
   M->diff = NULL;
   M->diff8 = NULL;
+  M->mask = NULL;
 }
 
 void lt_leuk_motion_frame(lt_leuk_motion *M, const float *cur, const unsigned char *cur8)
@@ -69,27 +73,15 @@ int lt_leuk_motion_ready(const lt_leuk_motion *M) { return M->every > 0 && M->nk
     b = hi_;                         \
   } while (0)
 
-/* The lower median of the n (3..5) values of pixel i of the copies: a
- * sorting network, the same value as sorting them. */
-static inline float lower_median(const lt_leuk_motion *M, int n, size_t i)
+/* The lower median of the values of pixel i of the n (1..5) copies that
+ * hold one there (not LT_MOTION_NONE: a tracked cell's disc), fb when none
+ * does: a sorting network (the same order as sorting them; NONE sorts
+ * last), then the ((v - 1) / 2)-th of the v values held. */
+static inline float lower_median(const lt_leuk_motion *M, int n, size_t i, float fb)
 {
-  float a = M->key[0][i], b = M->key[1][i], c = M->key[2][i], d, e;
-  if (n == 3) {
-    CX(a, b);
-    CX(b, c);
-    CX(a, b);
-    return b;
-  }
-  d = M->key[3][i];
-  if (n == 4) {
-    CX(a, b);
-    CX(c, d);
-    CX(a, c);
-    CX(b, d);
-    CX(b, c);
-    return b;
-  }
-  e = M->key[4][i];
+  const float N = LT_MOTION_NONE;
+  float a = M->key[0][i], b = n > 1 ? M->key[1][i] : N, c = n > 2 ? M->key[2][i] : N;
+  float d = n > 3 ? M->key[3][i] : N, e = n > 4 ? M->key[4][i] : N;
   CX(a, b);
   CX(d, e);
   CX(c, e);
@@ -99,7 +91,8 @@ static inline float lower_median(const lt_leuk_motion *M, int n, size_t i)
   CX(a, c);
   CX(b, d);
   CX(b, c);
-  return c;
+  const int v = (a < N) + (b < N) + (c < N) + (d < N) + (e < N);
+  return v >= 5 ? c : v >= 3 ? b : v >= 1 ? a : fb;
 }
 
 void lt_leuk_motion_diff(lt_leuk_motion *M, const lt_rect *r, const unsigned char **bytes)
@@ -109,7 +102,8 @@ void lt_leuk_motion_diff(lt_leuk_motion *M, const lt_rect *r, const unsigned cha
     const size_t i0 = (size_t)y * M->fw;
     for (int x = r->x; x < r->x + r->w; x++) {
       const size_t i = i0 + x;
-      float d = 128.0f + ((M->cur8 ? (float)M->cur8[i] : M->cur[i]) - lower_median(M, n, i));
+      const float p = M->cur8 ? (float)M->cur8[i] : M->cur[i];
+      float d = 128.0f + (p - lower_median(M, n, i, p));
       d = d < 0.0f ? 0.0f : d;
       d = d > 255.0f ? 255.0f : d;
       M->diff[i] = d;
@@ -120,22 +114,30 @@ void lt_leuk_motion_diff(lt_leuk_motion *M, const lt_rect *r, const unsigned cha
   *bytes = b8 ? M->diff8 : NULL;
 }
 
-void lt_leuk_motion_background(const lt_leuk_motion *M, const lt_rect *r, float *out)
-{
-  for (int y = 0; y < r->h; y++)
-    for (int x = 0; x < r->w; x++)
-      out[(size_t)y * r->w + x] = lower_median(M, M->nkeys, (size_t)(r->y + y) * M->fw + r->x + x);
-}
-
-void lt_leuk_motion_keep(lt_leuk_motion *M)
+void lt_leuk_motion_keep(lt_leuk_motion *M, const double *disc, int ndisc)
 {
   if (M->every <= 0 || M->seen++ % M->every != 0) return;
   const size_t n = (size_t)M->fw * M->fh;
   float *k = M->key[M->next];
-  if (M->cur8)
-    for (size_t i = 0; i < n; i++) k[i] = M->cur8[i];
-  else
-    memcpy(k, M->cur, sizeof(float) * n);
+  for (int c = 0; c < ndisc; c++) { /* the tracked cells' discs */
+    const double cx = disc[3 * c], cy = disc[3 * c + 1], r = disc[3 * c + 2];
+    int x0 = (int)floor(cx - r), x1 = (int)ceil(cx + r), y0 = (int)floor(cy - r), y1 = (int)ceil(cy + r);
+    x0 = x0 < 0 ? 0 : x0;
+    y0 = y0 < 0 ? 0 : y0;
+    x1 = x1 > M->fw - 1 ? M->fw - 1 : x1;
+    y1 = y1 > M->fh - 1 ? M->fh - 1 : y1;
+    for (int y = y0; y <= y1; y++)
+      for (int x = x0; x <= x1; x++)
+        if ((x - cx) * (x - cx) + (y - cy) * (y - cy) <= r * r) M->mask[(size_t)y * M->fw + x] = 1;
+  }
+  for (size_t i = 0; i < n; i++) {
+    if (M->mask[i]) {
+      k[i] = LT_MOTION_NONE;
+      M->mask[i] = 0;
+    } else {
+      k[i] = M->cur8 ? (float)M->cur8[i] : M->cur[i];
+    }
+  }
   M->is8[M->next] = M->cur8 != NULL;
   M->next = (M->next + 1) % LT_MOTION_KEYS;
   if (M->nkeys < LT_MOTION_KEYS) M->nkeys++;

@@ -7,6 +7,7 @@
 #include "leuk.h"
 
 #define LT_MOTION_KEYS 5 /* earlier frames kept; the background is their median */
+#define LT_MOTION_NONE 1e30f /* a copy's pixel in a tracked cell's disc: not part of the median */
 
 typedef struct lt_leuk_motion {
   int fw, fh, every;
@@ -17,6 +18,7 @@ typedef struct lt_leuk_motion {
   int all8;                   /* every copy kept did */
   float *diff;                /* the frame less the background, + 128 (inside the rects asked for) */
   unsigned char *diff8;       /* ... as bytes (when the frame and every copy are 8-bit) */
+  unsigned char *mask;        /* scratch of lt_leuk_motion_keep (all 0 between calls) */
   /* the frame being processed (cur8 NULL unless 8-bit) */
   const float *cur;
   const unsigned char *cur8;
@@ -36,11 +38,12 @@ int lt_leuk_motion_ready(const lt_leuk_motion *M);
  * 128 + pixel - the lower median of the copies' pixels, clamped to 0..255
  * (GICOV does not see the offset). Pixels outside r keep what they held. */
 void lt_leuk_motion_diff(lt_leuk_motion *M, const lt_rect *r, const unsigned char **bytes);
-/* The background itself inside r (ready only), row by row into out (r->w
- * x r->h floats): where a cell sat while the copies were kept it holds the
- * cell, so the difference shows the cell's ghost there (pipeline.c). */
-void lt_leuk_motion_background(const lt_leuk_motion *M, const lt_rect *r, float *out);
-/* After the frame's work: keeps a copy of it every `every` frames. */
-void lt_leuk_motion_keep(lt_leuk_motion *M);
+/* After the frame's work: keeps a copy of it every `every` frames, except
+ * inside the ndisc discs (x, y, radius triples in disc): there the copy
+ * holds nothing (LT_MOTION_NONE; the median is that of the other copies,
+ * the frame itself where none holds a value), so that a cell being
+ * tracked does not enter the background (where it sat still, the
+ * difference would show its ghost, of the other sign, once it moves on). */
+void lt_leuk_motion_keep(lt_leuk_motion *M, const double *disc, int ndisc);
 
 #endif

@@ -41,8 +41,6 @@
 #include "static.h"
 #include "tracks.h"
 
-static double tune_ghost, tune_edge;
-static int tune_k;
 #define MAX_CELLS 4096
 #define MAX_MAXIMA 65536
 
@@ -85,6 +83,7 @@ typedef struct run {
   const lt_frame *f;     /* the frame being processed */
   lt_stencil stencil;    /* circles of the host-side checks (recheck, motion_gate) */
   float *win;            /* its window of the frame, as floats */
+  double *disc;          /* discs of the cells followed (x, y, radius; motion_keep) */
   long cell_frames, mgvf_iters, evolve_iters, mgvf_frame_max_sum, evolve_frame_max_sum, track_frames;
   int warned_full;
 } run;
@@ -261,11 +260,10 @@ static double near_score(const run *R, const lt_rect *r, int ix, int iy, int k, 
  * `sign` within 1 px of (x, y), on the window of half side rmax + 3 around
  * it: on the frame itself (what a detection on the frame less the
  * background scores where it is: the cell there, or 0 or the other sign
- * where a cell was and the background has it), on that difference (a cell
- * that moves shows there, static texture does not), or on the background
- * (a cell that sat still while its copies were kept is in it). Host side,
- * both backends. */
-enum { ON_FRAME, ON_DIFF, ON_BACKGROUND };
+ * where a cell was and the background has it), or on that difference (a
+ * cell that moves shows there, static texture does not). Host side, both
+ * backends. */
+enum { ON_FRAME, ON_DIFF };
 static double motion_score(run *R, int on, double x, double y, int k, int sign)
 {
   int ix = (int)lround(x), iy = (int)lround(y);
@@ -273,11 +271,8 @@ static double motion_score(run *R, int on, double x, double y, int k, int sign)
   if (!window_rect(R, ix, iy, R->p.rmax + 3, &r)) return 0;
   const unsigned char *b8;
   if (on == ON_DIFF) lt_leuk_motion_diff(&R->mo, &r, &b8);
-  if (on == ON_BACKGROUND)
-    lt_leuk_motion_background(&R->mo, &r, R->win);
-  else
-    copy_window(R, on == ON_FRAME ? R->f->grey : R->mo.diff, on == ON_FRAME ? R->f->grey8 : NULL, ix, iy,
-                R->p.rmax + 3, &r.x, &r.y, &r.w, &r.h);
+  copy_window(R, on == ON_FRAME ? R->f->grey : R->mo.diff, on == ON_FRAME ? R->f->grey8 : NULL, ix, iy,
+              R->p.rmax + 3, &r.x, &r.y, &r.w, &r.h);
   return near_score(R, &r, ix, iy, k, sign);
 }
 
@@ -285,7 +280,7 @@ static double motion_score(run *R, int on, double x, double y, int k, int sign)
  * for new cells on the frame (the frame alone would not have started it)
  * must go on showing on the frame less the background: its tracking, on
  * the frame, can leave a faint cell for static texture, where the
- * difference is flat. After tune_k frames in a row without it (|GICOV| of
+ * difference is flat. After motion_miss frames in a row without it (|GICOV| of
  * its sign under motion_gate within 1 px) the track is lost: it coasts and
  * a detection can continue it on its cell. */
 static void motion_check(run *R)
@@ -300,12 +295,10 @@ static void motion_check(run *R)
     }
     int k = (int)lround((c->R - R->p.rmin) / R->p.rstep);
     k = k < 0 ? 0 : k >= R->stencil.nradii ? R->stencil.nradii - 1 : k;
-    double ds = motion_score(R, ON_DIFF, c->xc, c->yc, k, c->sign);
-    if (getenv("LT_T_DBG")) fprintf(stderr, "DBG f%d id%d (%.1f,%.1f) g%.2f diff %.2f miss %d\n", R->frame, R->act[i].id, c->xc, c->yc, c->gicov, ds, t->motion_miss);
-    if (ds >= R->p.motion_gate) {
+    if (motion_score(R, ON_DIFF, c->xc, c->yc, k, c->sign) >= R->p.motion_gate) {
       t->motion_miss = 0;
       t->motion_seen++;
-    } else if (++t->motion_miss >= tune_k) {
+    } else if (++t->motion_miss >= R->p.motion_miss) {
       c->status = LT_CELL_LOST;
       R->miss[i] = R->p.link_gap; /* ends now (compact) */
       t->motion_lost = 1;
@@ -544,11 +537,10 @@ static int take_maxima(run *R, const lt_rect *roi, int nm, int motion)
       const int k = (R->maxima[i].radius - R->p.rmin) / R->p.rstep;
       double fs = motion_score(R, ON_FRAME, d->x, d->y, k, sg);
       if (fs < R->p.motion_gate) continue;
-      if (tune_ghost && motion_score(R, ON_BACKGROUND, d->x, d->y, k, -sg) > tune_ghost * fs) continue;
-      if (tune_edge > 0 && fs < R->thr) {
+      if (fs < R->thr) { /* faint on the frame: not while its circle is near the ROI's edge */
         const lt_rect *o = &R->p.roi;
         double gap = fmin(fmin(d->x - o->x, o->x + o->w - 1 - d->x), fmin(d->y - o->y, o->y + o->h - 1 - d->y)) - rad;
-        if (gap < tune_edge) continue;
+        if (gap < R->p.motion_edge) continue;
       }
       dm = *d;
       dm.gicov = (float)(sg * fs);
@@ -644,6 +636,21 @@ static int detect_moving(run *R, const lt_rect *rects, int n, int full)
   for (int k = 0; k < n; k++)
     if ((err = detect_new(R, &rects[k], full, 1))) return err;
   return 0;
+}
+
+/* The motion cue's copy of the frame (every motion frames), without the
+ * discs of the cells being followed (found, not hidden as static
+ * background): a cell never enters the background, so it leaves no ghost. */
+static void motion_keep(run *R)
+{
+  int n = 0;
+  for (int i = 0; R->disc && i < R->ncells; i++)
+    if (!R->miss[i] && R->act[i].hold >= 0) {
+      R->disc[3 * n] = R->cells[i].xc;
+      R->disc[3 * n + 1] = R->cells[i].yc;
+      R->disc[3 * n++ + 2] = R->cells[i].R;
+    }
+  lt_leuk_motion_keep(&R->mo, R->disc, n);
 }
 
 /* The band(s) of the entry ROI that cells enter through, into b[0..3]:
@@ -755,9 +762,6 @@ static int begin(void *m, lt_loop *L, const lt_source_info *in)
   R->act = calloc(MAX_CELLS, sizeof *R->act);
   R->miss = calloc(MAX_CELLS, sizeof *R->miss);
   R->was_lost = calloc(MAX_CELLS, sizeof *R->was_lost);
-  tune_ghost = getenv("LT_T_GHOST") ? atof(getenv("LT_T_GHOST")) : 0;
-  tune_edge = getenv("LT_T_EDGE") ? atof(getenv("LT_T_EDGE")) : 0;
-  tune_k = getenv("LT_T_K") ? atoi(getenv("LT_T_K")) : 0;
   R->pv = calloc(2 * MAX_CELLS, sizeof *R->pv);
   R->gone = calloc(MAX_CELLS, sizeof *R->gone);
   R->gone_frame = calloc(MAX_CELLS, sizeof *R->gone_frame);
@@ -768,10 +772,11 @@ static int begin(void *m, lt_loop *L, const lt_source_info *in)
   const size_t ws = 2 * (size_t)(R->p.rmax + 3 + R->p.recheck_search) + 1; /* recheck()'s window side */
   const int host_gicov = R->p.recheck > 0 || R->p.motion > 0; /* recheck() or frame_score() */
   R->win = host_gicov ? malloc(sizeof *R->win * ws * ws) : NULL;
+  R->disc = R->p.motion > 0 ? malloc(sizeof *R->disc * 3 * MAX_CELLS) : NULL;
   if ((err = lt_leuk_static_init(&R->st, R->fw, R->fh, &R->p.roi, R->p.static_span, R->p.static_ratio))) return err;
   if ((err = lt_leuk_motion_init(&R->mo, R->fw, R->fh, R->p.motion))) return err;
   if (!R->cells || !R->act || !R->miss || !R->was_lost || !R->pv || !R->gone || !R->gone_frame || !R->maxima || !R->dets ||
-      !R->absg || (host_gicov && !R->win)) {
+      !R->absg || (host_gicov && !R->win) || (R->p.motion > 0 && !R->disc)) {
     lt_error("out of memory");
     return LT_ERR_NOMEM;
   }
@@ -849,7 +854,7 @@ static int step(void *m, lt_loop *L, const lt_frame *f, const lt_frame *prev)
     R->track_frames++;
     R->cell_frames += R->ncells;
     if (R->p.recheck > 0) recheck(R, f);
-    if (tune_k > 0 && lt_leuk_motion_ready(&R->mo)) motion_check(R);
+    if (lt_leuk_motion_ready(&R->mo)) motion_check(R);
     if ((err = compact(R))) return err;
     if (split) {
       int nm = 0;
@@ -871,7 +876,7 @@ static int step(void *m, lt_loop *L, const lt_frame *f, const lt_frame *prev)
       R->mo_full |= mfull;
     }
   }
-  lt_leuk_motion_keep(&R->mo); /* a copy every motion frames */
+  motion_keep(R); /* a copy every motion frames */
   lt_leuk_static_keep(&R->st); /* a copy every static_span frames */
   order_shown(R);
   double t2 = lt_now();
@@ -964,5 +969,6 @@ int lt_leuk_run(const lt_settings *s, const void *opts)
   lt_leuk_motion_free(&R.mo);
   lt_stencil_free(&R.stencil);
   free(R.win);
+  free(R.disc);
   return err;
 }
