@@ -4,7 +4,9 @@
  * from the texture of the frame stands out in the frame less a background
  * made of earlier frames. The background is the per-pixel (lower) median of
  * the last LT_MOTION_KEYS copies, one kept every `every` frames: a cell that
- * was on a pixel in fewer than half of them is not in it. Causal: before 3
+ * was on a pixel in fewer than half of them is not in it, and a cell being
+ * tracked is in none (the pipeline hands its disc to the copy, which holds
+ * no value there: a cell that sat still leaves no ghost). Causal: before 3
  * copies are kept there is no background (the pipeline then detects on the
  * frame alone). The difference is made on the host, once, and handed to
  * the backend as a frame (set_frame), so both backends detect on the same

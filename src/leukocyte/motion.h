@@ -35,7 +35,8 @@ void lt_leuk_motion_frame(lt_leuk_motion *M, const float *cur, const unsigned ch
 int lt_leuk_motion_ready(const lt_leuk_motion *M);
 /* The frame less the background inside r into M->diff (and M->diff8 when
  * the frame and the copies are 8-bit: then *bytes = M->diff8, else NULL):
- * 128 + pixel - the lower median of the copies' pixels, clamped to 0..255
+ * 128 + pixel - the lower median of the copies' pixels (those held; the
+ * pixel itself where no copy holds one), clamped to 0..255
  * (GICOV does not see the offset). Pixels outside r keep what they held. */
 void lt_leuk_motion_diff(lt_leuk_motion *M, const lt_rect *r, const unsigned char **bytes);
 /* After the frame's work: keeps a copy of it every `every` frames, except

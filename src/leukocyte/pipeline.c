@@ -18,8 +18,10 @@
  * prediction is checked there, on the host (--recheck: a stronger circle
  * near the prediction is the cell); with --motion the same detections run
  * again on the frame less a background of earlier frames (motion.c; made
- * here, handed to the backend as its frame), for faint cells that move over
- * static texture; of two tracks on one cell, the one that
+ * here, handed to the backend as its frame; the tracked cells kept out of
+ * its background), for faint cells that move over static texture, and a
+ * track so found that stops showing there has left its cell (motion_check);
+ * of two tracks on one cell, the one that
  * jumped off its prediction ends. A new track's rows are held back for --hold frames
  * (report.c): one that stayed put and never scored clearly in them is static
  * background and is never written (judge()); a cell that passes over such
