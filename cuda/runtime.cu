@@ -5,6 +5,7 @@
  * Devices under compute capability 8.0 are not counted (the binary carries
  * sm_80 and sm_90 code and compute_90 PTX). */
 #include <cuda_runtime.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,38 +23,45 @@ int lt_cuda_fail(cudaError_t e, const char *what)
   return LT_ERR_GPU;
 }
 
+static int probe_count;
+static const char *probe_why = "no CUDA device";
+static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
+static int context_made; /* a CUDA context was made in this process (atomic) */
+static int exit_reclaims; /* lt_cuda_set_exit_reclaims */
+
+static void probe(void)
+{
+  int n = 0;
+  const double t0 = lt_now();
+  cudaError_t e = cudaGetDeviceCount(&n); /* initialises the driver */
+  if (e == cudaErrorInsufficientDriver || e == cudaErrorNoDevice || e != cudaSuccess) {
+    if (e == cudaErrorInsufficientDriver) probe_why = "no CUDA driver (or too old for this build)";
+    else if (e == cudaErrorNoDevice) probe_why = "no CUDA device";
+    else probe_why = cudaGetErrorString(e);
+    (void)cudaGetLastError();
+    n = 0;
+  }
+  int usable = 0;
+  for (int d = 0; d < n; d++) {
+    int major = 0;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, d) == cudaSuccess && major >= 8)
+      usable++;
+  }
+  if (n > 0 && usable == 0) probe_why = "CUDA devices present but none of compute capability 8.0 or newer";
+  /* Device indices stay the runtime's: a mixed machine with an older
+   * device reports fewer usable devices than indices (rare; --device N
+   * still addresses the runtime's device N). */
+  probe_count = usable;
+  lt_debug("cuda: driver probed in %.1f ms (done at +%.1f ms): %d usable device(s)", 1e3 * (lt_now() - t0),
+           lt_since_start_ms(), usable);
+}
+
 extern "C" int lt_cuda_probe(int *count, const char **why)
 {
-  static int done = 0, cached = 0;
-  static const char *cached_why = "no CUDA device";
-  if (!done) {
-    int n = 0;
-    const double t0 = lt_now();
-    cudaError_t e = cudaGetDeviceCount(&n); /* initialises the driver */
-    if (e == cudaErrorInsufficientDriver || e == cudaErrorNoDevice || e != cudaSuccess) {
-      if (e == cudaErrorInsufficientDriver) cached_why = "no CUDA driver (or too old for this build)";
-      else if (e == cudaErrorNoDevice) cached_why = "no CUDA device";
-      else cached_why = cudaGetErrorString(e);
-      (void)cudaGetLastError();
-      n = 0;
-    }
-    int usable = 0;
-    for (int d = 0; d < n; d++) {
-      int major = 0;
-      if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, d) == cudaSuccess && major >= 8)
-        usable++;
-    }
-    if (n > 0 && usable == 0) cached_why = "CUDA devices present but none of compute capability 8.0 or newer";
-    /* Device indices stay the runtime's: a mixed machine with an older
-     * device reports fewer usable devices than indices (rare; --device N
-     * still addresses the runtime's device N). */
-    cached = usable;
-    done = 1;
-    lt_debug("cuda: driver probed in %.1f ms: %d usable device(s)", 1e3 * (lt_now() - t0), usable);
-  }
-  *count = cached;
-  if (why && cached == 0) *why = cached_why;
-  return cached > 0 ? 0 : LT_ERR_GPU;
+  pthread_once(&probe_once, probe); /* once per process, whichever thread asks first; the others wait */
+  *count = probe_count;
+  if (why && probe_count == 0) *why = probe_why;
+  return probe_count > 0 ? 0 : LT_ERR_GPU;
 }
 
 extern "C" int lt_cuda_select(int device)
@@ -69,9 +77,31 @@ extern "C" int lt_cuda_select(int device)
     lt_error("CUDA error creating the context on device %d: %s", device, cudaGetErrorString(e));
     return LT_ERR_GPU;
   }
-  lt_debug("cuda: context on device %d created in %.1f ms", device, 1e3 * (lt_now() - t0));
+  __atomic_store_n(&context_made, 1, __ATOMIC_RELAXED);
+  lt_debug("cuda: context on device %d created in %.1f ms (ready at +%.1f ms)", device, 1e3 * (lt_now() - t0),
+           lt_since_start_ms());
   return 0;
 }
+
+extern "C" void lt_cuda_warm(int device)
+{
+  int n = 0;
+  if (lt_cuda_probe(&n, NULL) != 0 || device < 0 || device >= n) return;
+  const double t0 = lt_now();
+  if (cudaSetDevice(device) != cudaSuccess || cudaFree(0) != cudaSuccess) {
+    (void)cudaGetLastError(); /* quiet: lt_cuda_select, when the run gets there, says what failed */
+    return;
+  }
+  __atomic_store_n(&context_made, 1, __ATOMIC_RELAXED);
+  lt_debug("cuda: context on device %d made ahead in %.1f ms (ready at +%.1f ms)", device, 1e3 * (lt_now() - t0),
+           lt_since_start_ms());
+}
+
+extern "C" int lt_cuda_context_made(void) { return __atomic_load_n(&context_made, __ATOMIC_RELAXED); }
+
+extern "C" void lt_cuda_set_exit_reclaims(int on) { __atomic_store_n(&exit_reclaims, on, __ATOMIC_RELAXED); }
+
+extern "C" int lt_cuda_exit_reclaims(void) { return __atomic_load_n(&exit_reclaims, __ATOMIC_RELAXED); }
 
 int lt_cuda_alloc(void **p, size_t bytes, const char *what)
 {

@@ -19,6 +19,22 @@ int lt_cuda_probe(int *count, const char **why);
  * LT_ERR_GPU after one lt_error. */
 int lt_cuda_select(int device);
 
+/* The probe and lt_cuda_select's context made ahead, quietly (a failure
+ * says nothing: lt_cuda_select reports it when the run gets there). For a
+ * thread started at the top of main (backend.c: lt_backend_warm), so that
+ * the driver's start-up overlaps the inputs' opening. */
+void lt_cuda_warm(int device);
+
+/* 1 once a CUDA context was made in this process (lt_cuda_select or
+ * lt_cuda_warm succeeded). */
+int lt_cuda_context_made(void);
+
+/* On (leuktrack's main, not the tests): the process ends after its run, so
+ * the last CUDA buffers need not be freed one by one: the driver reclaims
+ * them with the process (backend.cu keeps its spares to the end). */
+void lt_cuda_set_exit_reclaims(int on);
+int lt_cuda_exit_reclaims(void);
+
 #ifdef __cplusplus
 }
 #endif

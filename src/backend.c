@@ -2,6 +2,8 @@
  * The CUDA stage table of each mode that has one is one row of cuda_tables. */
 #include "backend.h"
 
+#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "error.h"
@@ -12,6 +14,9 @@
 /* cuda/runtime.cu */
 int lt_cuda_probe(int *count, const char **why);
 int lt_cuda_select(int device);
+void lt_cuda_warm(int device);
+int lt_cuda_context_made(void);
+void lt_cuda_set_exit_reclaims(int on);
 /* cuda/MODE/: one stage table per mode (declared in the mode's header) */
 #include "flow/clg.h"
 #include "leuk.h"
@@ -103,4 +108,50 @@ int lt_backend_stages(const char *mode, int choice, int device, const void *cpu,
   lt_info("backend: cuda (device %d)", device);
 #endif
   return 0;
+}
+
+/* lt_backend_warm's thread (one per process) */
+static pthread_t warm_thread;
+static int warm_started, warm_device;
+
+static void *warm_main(void *arg)
+{
+  (void)arg;
+#ifdef LT_HAVE_CUDA
+  lt_cuda_warm(warm_device);
+#endif
+  return NULL;
+}
+
+static int env_is(const char *name, const char *value)
+{
+  const char *v = getenv(name);
+  return v && !strcmp(v, value);
+}
+
+void lt_backend_warm(const char *mode, int choice, int device)
+{
+  if (choice == LT_BACKEND_CPU || !lt_have_cuda() || !cuda_table(mode) || warm_started) return;
+#ifdef LT_HAVE_CUDA
+  if (!env_is("LT_CUDA_FREE", "1")) lt_cuda_set_exit_reclaims(1);
+#endif
+  if (env_is("LT_CUDA_EARLY", "0")) return;
+  warm_device = device;
+  /* no thread: the run makes the context itself, as without this */
+  if (pthread_create(&warm_thread, NULL, warm_main, NULL) == 0) warm_started = 1;
+}
+
+void lt_backend_warm_wait(void)
+{
+  if (warm_started) pthread_join(warm_thread, NULL);
+  warm_started = 0;
+}
+
+int lt_backend_quick_exit(void)
+{
+#ifdef LT_HAVE_CUDA
+  return lt_cuda_context_made() && !env_is("LT_CUDA_FREE", "1") && !env_is("LT_CUDA_QUICK_EXIT", "0");
+#else
+  return 0;
+#endif
 }

@@ -77,6 +77,12 @@ double lt_now(void)
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+static double t_start; /* lt_log_mark_start */
+
+void lt_log_mark_start(void) { t_start = lt_now(); }
+
+double lt_since_start_ms(void) { return 1e3 * (lt_now() - t_start); }
+
 static int spin_inflight = 1; /* videos in flight in this process (lt_spin_set_inflight) */
 
 void lt_spin_set_inflight(int k)

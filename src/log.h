@@ -25,6 +25,10 @@ void lt_log_set_thread_tag(const char *tag);
 
 /* Monotonic wall clock in seconds. */
 double lt_now(void);
+/* Milliseconds since lt_log_mark_start (main's first line), for the -v -v
+ * time line of a process (start-up, contexts, exit: docs/PERFORMANCE.md). */
+void lt_log_mark_start(void);
+double lt_since_start_ms(void);
 
 /* For a hand-over between threads that would otherwise sleep and wake per
  * frame: spins (pause instructions) until ready(arg) is non-zero or the

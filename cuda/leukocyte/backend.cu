@@ -121,6 +121,22 @@ static cudaError_t upload_cs(double2 *d_cs, const lt_stencil *st)
  * cells instead of giving each cell a cluster for the lowest latency. */
 static int live_contexts;
 
+/* The automatic MGVF choice: dense while more than LT_CUDA_DENSE_MIN
+ * contexts live (default 1: whenever another video is in flight); a larger
+ * N gives the last videos of a batch, when few are left, the cluster MGVF's
+ * lower latency (an experiment; same results). */
+static int dense_auto(void)
+{
+  static int min_live = -1; /* read once (a benign race: every thread reads the same) */
+  int m = __atomic_load_n(&min_live, __ATOMIC_RELAXED);
+  if (m < 0) {
+    const char *v = getenv("LT_CUDA_DENSE_MIN");
+    m = v && atoi(v) >= 1 ? atoi(v) : 1;
+    __atomic_store_n(&min_live, m, __ATOMIC_RELAXED);
+  }
+  return __atomic_load_n(&live_contexts, __ATOMIC_RELAXED) > m;
+}
+
 /* Spare buffers (leuktrack --jobs K): a context released while others live
  * hands its device and pinned host buffers to the next context of the
  * process instead of freeing them, and the next video of the same frame
@@ -128,8 +144,9 @@ static int live_contexts;
  * and no cudaFree/cudaFreeHost (which wait for the whole device, where the
  * other videos' work runs) for its blocks (blk_alloc: one device, one
  * pinned) and the few buffers sized later (the MGVF windows). The last context
- * frees them all, and so does an allocation that fails (videos of other
- * sizes). At most SPARE_MAX buffers and SPARE_BYTES bytes are kept.
+ * frees them all (in leuktrack itself it keeps them: bufs_keep), and so does
+ * an allocation that fails (videos of other sizes). At most SPARE_MAX
+ * buffers and SPARE_BYTES bytes are kept.
  * LT_CUDA_KEEP=0: every context frees its own (an experiment). */
 #define SPARE_MAX 1024
 #define SPARE_BYTES ((size_t)4 << 30)
@@ -193,12 +210,25 @@ int lt_cu_buf_get(lt_cu_ctx *c, void **p, size_t bytes, int host, const char *wh
   return 0;
 }
 
-/* c's buffers to the spares while other contexts live (its streams are
- * idle), else freed, and with the last context the spares too. */
-static void bufs_release(lt_cu_ctx *c)
+/* 1 when a released context's buffers are kept as spares rather than
+ * freed: while other contexts live, and, when the process ends after its
+ * run (lt_cuda_exit_reclaims: leuktrack's main unless LT_CUDA_FREE=1),
+ * also after the last one: the next video takes them, and what is left at
+ * the end is the driver's to reclaim with the process (freeing them, 2
+ * blocks and the windows per video of the last wave, took 13 ms at the end
+ * of 32 videos, H100 2026-11-24; each cudaFree waits for the device). */
+static int bufs_keep(void)
 {
   const char *kv = getenv("LT_CUDA_KEEP");
-  const int keep = !(kv && !strcmp(kv, "0")) && __atomic_load_n(&live_contexts, __ATOMIC_RELAXED) > 0;
+  if (kv && !strcmp(kv, "0")) return 0;
+  return lt_cuda_exit_reclaims() || __atomic_load_n(&live_contexts, __ATOMIC_RELAXED) > 0;
+}
+
+/* c's buffers to the spares when bufs_keep says so (its streams are idle),
+ * else freed, and with the last context the spares too. */
+static void bufs_release(lt_cu_ctx *c)
+{
+  const int keep = bufs_keep();
   int i = 0;
   if (keep) {
     pthread_mutex_lock(&spare_mu);
@@ -212,7 +242,7 @@ static void bufs_release(lt_cu_ctx *c)
   c->nbufs = 0;
   /* (read again: the last other context may have gone while these were
    * added, after its own look at the spares) */
-  if (!keep || __atomic_load_n(&live_contexts, __ATOMIC_RELAXED) == 0) spares_free();
+  if (!keep || !bufs_keep()) spares_free();
 }
 
 /* A context's buffers carved from one device block and one pinned host
@@ -361,7 +391,7 @@ static void cu_destroy(void *vctx)
   if (c->stream) cudaStreamDestroy(c->stream);
   (void)cudaGetLastError();
   free(c);
-  lt_debug("cuda: context released in %.1f ms", 1e3 * (lt_now() - t0));
+  lt_debug("cuda: context released in %.1f ms (at +%.1f ms)", 1e3 * (lt_now() - t0), lt_since_start_ms());
 }
 
 static int cu_create(void **out, const lt_leuk_params *p, int width, int height, int max_cells)
@@ -383,6 +413,9 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
   c->one_stream = dv && strcmp(dv, "0") == 0;
   const char *gv = getenv("LT_CUDA_GICOV"); /* experiment: pixel = one thread per pixel */
   c->gicov_per_pixel = gv && strcmp(gv, "pixel") == 0;
+  const char *bnv = getenv("LT_CUDA_BAND_NP"), *gnv = getenv("LT_CUDA_GICOV_NP"); /* experiments */
+  c->band_np = bnv && strcmp(bnv, "1") == 0 ? 1 : 2;
+  c->gicov_np = gnv && strcmp(gnv, "4") == 0 ? 4 : 2;
   const char *av = getenv("LT_CUDA_AHEAD"); /* experiment: 0 = no refinement ahead; 2 = tests: a miss is an error */
   c->ahead_mode = av && !strcmp(av, "0") ? 0 : av && !strcmp(av, "2") ? 2 : 1;
   /* the pipeline's threshold for new cells is never below this
@@ -580,8 +613,8 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
   lt_info("cuda: %dx%d frames, %d cells max, tracking windows in %s memory (%zu KB per block)", width, height,
           max_cells, c->track_in_shared ? "shared" : "global", c->track_smem / 1024);
   lt_debug("cuda: buffers, tables and kernel attributes set up in %.1f ms (buffers %.1f, streams, events and "
-           "tables %.1f, kernel set-up %.1f)", 1e3 * (lt_now() - t0), 1e3 * (t_bufs - t0), 1e3 * (t_setup - t_bufs),
-           1e3 * (t_setup_end - t_setup));
+           "tables %.1f, kernel set-up %.1f; ready at +%.1f ms)", 1e3 * (lt_now() - t0), 1e3 * (t_bufs - t0),
+           1e3 * (t_setup - t_bufs), 1e3 * (t_setup_end - t_setup), lt_since_start_ms());
   *out = c;
   return 0;
 fail:
@@ -724,11 +757,12 @@ static int cmp_max(const void *a, const void *b)
   return (x > y) - (x < y);
 }
 
-/* The detection's launches and the copy of the maxima, into c->stream. */
-static int detect_enqueue(lt_cu_ctx *c, const lt_rect *roi)
+/* The detection's launches and the copy of the maxima (those over lo > 0
+ * only), into c->stream. */
+static int detect_enqueue(lt_cu_ctx *c, const lt_rect *roi, double lo)
 {
   lt_cu_tic(c, T_DETECT);
-  int err = lt_cu_detect_launch(c, roi);
+  int err = lt_cu_detect_launch(c, roi, lo);
   if (err) return err;
   size_t pre = c->max_prefix;
   LT_CU(cudaMemcpyAsync(c->ds.h_maxbuf, c->ds.maxbuf, 16 + sizeof(lt_cu_max) * pre, cudaMemcpyDeviceToHost, c->stream),
@@ -758,7 +792,7 @@ static int detect_issue(lt_cu_ctx *c)
   LT_CU(cudaStreamWaitEvent(c->dstream, c->ev_frame, 0), "ordering the detection");
   cudaStream_t main_stream = c->stream;
   c->stream = c->dstream; /* the launchers and timers use c->stream */
-  int err = detect_enqueue(c, &c->pending_roi);
+  int err = detect_enqueue(c, &c->pending_roi, c->list_lo);
   c->stream = main_stream;
   if (err || (err = ahead_issue(c))) return err;
   LT_CU(cudaEventRecord(c->ds.done, c->dstream), "ordering the detection");
@@ -790,9 +824,13 @@ static int detect_start(lt_cu_ctx *c, const lt_rect *roi, int ahead, double lo)
   const int depth = 2 * (c->p.rmax + 2) + 1 + c->p.search;
   const int entry = roi->x == e->x && roi->y == e->y && roi->w == e->w && roi->h == e->h && e->w >= 2 * depth &&
                     e->h >= 2 * depth;
+  /* a band's list holds only the maxima the caller takes (over its lo);
+   * the entry ROI's all of them (its threshold adapts to their median) */
+  c->list_lo = ahead && !entry && lo > 0 ? lo : 0.0;
   if (ahead && !entry) {
     if (spec && c->spec_roi.x == roi->x && c->spec_roi.y == roi->y && c->spec_roi.w == roi->w &&
-        c->spec_roi.h == roi->h) { /* made ahead on this frame (spec_issue): its buffers become the detection's */
+        c->spec_roi.h == roi->h && lo >= c->ahead_lo) {
+      /* made ahead on this frame (spec_issue, its list over ahead_lo): its buffers become the detection's */
       lt_cu_dset d = c->ds;
       c->ds = c->ds_next;
       c->ds_next = d;
@@ -810,7 +848,7 @@ static int detect_start(lt_cu_ctx *c, const lt_rect *roi, int ahead, double lo)
     c->have_band = 1;
   }
   if (c->one_stream) {
-    err = detect_enqueue(c, roi);
+    err = detect_enqueue(c, roi, c->list_lo);
   } else {
     LT_CU(cudaEventRecord(c->ev_frame, c->stream), "ordering the detection");
     c->detect_queued = 1;
@@ -1000,7 +1038,9 @@ static int cu_refine(void *vctx, const lt_leuk_max *m, int n, lt_leuk_det *out)
  * detection buffers and stream, so these are swapped around them. */
 static int spec_band_enqueue(lt_cu_ctx *c)
 {
-  int err = detect_enqueue(c, &c->spec_roi);
+  /* the maxima over the lowest threshold the caller can give (detect_start
+   * takes it when its lo is not lower) */
+  int err = detect_enqueue(c, &c->spec_roi, c->ahead_lo);
   if (err) return err;
   if (c->ahead_mode) {
     /* the caller's threshold for the next frame is not known yet: the lowest */
@@ -1092,7 +1132,7 @@ static int cu_track(void *vctx, lt_leuk_cell *cells, int n)
     c->spec_late_track += cudaEventQuery(c->ds.done) == cudaErrorNotReady;
     (void)cudaGetLastError();
   }
-  c->dense = c->dense_ok && (c->mgvf_mode == 2 || (c->mgvf_mode == 0 && __atomic_load_n(&live_contexts, __ATOMIC_RELAXED) > 1));
+  c->dense = c->dense_ok && (c->mgvf_mode == 2 || (c->mgvf_mode == 0 && dense_auto()));
   lt_cu_tic(c, T_TRACK);
   /* The device keeps the states of the last step (and a clear flag); they
    * go up again only when the host changed them (new or dropped cells). */

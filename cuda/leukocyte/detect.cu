@@ -20,14 +20,18 @@
  *                   larger than band_cap pixels; LT_CUDA_GICOV=pixel
  *                   selects gicov_kernel);
  *  gicov_task_kernel + gicov_pick_kernel  the same map of a narrow ROI (the
- *                   entry band): only the circles that fit, then the winner.
+ *                   entry band): only the circles that fit (two pixels side
+ *                   by side a thread), then the winner.
  *  dilate_max_kernel 32x32 output tile + disc halo in shared memory; each
  *                   output is the max over the disc's row runs (half-widths
  *                   computed as dilate.c does); out-of-image = 0, which is
  *                   the CPU's "skip, floor 0" since MG >= 0. A pixel with
  *                   MG != 0 and DIL == MG is appended to the maxima list
  *                   with an atomic counter; the host sorts the (few) entries
- *                   by index, which gives the CPU's scan order exactly. */
+ *                   by index, which gives the CPU's scan order exactly. A
+ *                   band's detection lists only the maxima over its caller's
+ *                   threshold (detect_start's lo; the others are never used)
+ *                   and tests only those pixels. */
 #include <cuda_runtime.h>
 
 extern "C" {
@@ -42,10 +46,13 @@ extern "C" {
 #define DIL_MAXR 63 /* dilate.c's cap on the disc radius */
 
 __global__ void gradient_kernel(const float *__restrict__ frame, int fw, lt_rect roi, float *gx, float *gy,
-                                int *count)
+                                int *count, int *acount)
 {
   int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
-  if (x == 0 && y == 0) *count = 0;
+  if (x == 0 && y == 0) {
+    *count = 0;
+    *acount = 0; /* the refinement ahead's list (refine.cu), made after this detection on its stream */
+  }
   int w = roi.w, h = roi.h;
   if (x >= w || y >= h) return;
   const float *row = frame + (size_t)(roi.y + y) * fw + roi.x;
@@ -78,14 +85,14 @@ __global__ void gradient_kernel(const float *__restrict__ frame, int fw, lt_rect
  * reads its factor from the constant bank, the offsets two per load and
  * each sample's address one 32-bit add and one wide multiply-add from the
  * pixel's index (not 64-bit pointer arithmetic), and NP pixels per thread,
- * x, x + 32, ... (circle_stats_n; the offsets, constants and addresses
+ * x, x + S, ... (S = 32, or 1 for the band's tasks; circle_stats_n; the offsets, constants and addresses
  * shared, the next pixel's sample at an immediate offset): about 9
  * instructions per sample instead of 18 (ncu, H100 2026-11-24: the
  * whole-ROI map was 128 M warp instructions, a fifth of a frame's). The
  * same operations in the same order per pixel, so the same bits. NF = 0:
  * any npoints, the tables from global memory (LT_CUDA_GICOV_TRIG=0 forces
  * it), one pixel. */
-template <int NF, int NP>
+template <int NF, int NP, int S = 32>
 __device__ __forceinline__ void circle_stats_n(const lt_rect &roi, int x, int y, int k, const lt_cu_params &P,
                                                const lt_cu_trig &T, double *mean, double *var)
 {
@@ -109,7 +116,7 @@ __device__ __forceinline__ void circle_stats_n(const lt_rect &roi, int x, int y,
       const double2 *a0 = P.grad + (pix + o.x), *a1 = P.grad + (pix + o.y);
 #pragma unroll
       for (int q = 0; q < NP; q++) {
-        const double2 g0 = __ldg(a0 + 32 * q), g1 = __ldg(a1 + 32 * q);
+        const double2 g0 = __ldg(a0 + S * q), g1 = __ldg(a1 + S * q);
         add(q, g0, T.c[t], T.s[t]);
         add(q, g1, T.c[t + 1], T.s[t + 1]);
       }
@@ -187,19 +194,26 @@ __global__ void __launch_bounds__(1024)
   float *gk = (float *)(shs + nr * BW);
   double sc[NP], mean[NP], var[NP];
   float g[NP];
-  bool fit[NP], all = true;
+  bool fit[NP];
   const int b = P.border_all ? P.border_all : P.radius[k] + 1;
+  const bool yfit = !(y < b || y >= h - b); /* the same for the warp (one radius, one row) */
 #pragma unroll
   for (int q = 0; q < NP; q++) {
     const int x = x0 + 32 * q;
-    fit[q] = x < w && !(x < b || x >= w - b || y < b || y >= h - b);
-    all = all && fit[q];
+    fit[q] = x < w && yfit && !(x < b || x >= w - b);
     sc[q] = 0.0;
     g[q] = 0.0f;
   }
-  if (all) {
+  if (yfit && x0 + 32 * (NP - 1) < w) {
+    /* all NP pixels, also those within b of the ROI's left or right border
+     * (their sums are thrown away), so that the lanes of a warp take one path
+     * (ncu, H100 2026-11-24: the border lanes' one-at-a-time path beside it
+     * cost 15-20 % more FP64 instructions over a 640-px ROI). Their samples
+     * stay in the frame's gradient: rows within the ROI (yfit), a column
+     * off a row's end lands on the next or previous row (at most radius
+     * px, and rows y - radius >= 1 and y + radius <= h - 2 exist). */
     circle_stats_n<NF, NP>(roi, x0, y, k, P, T, mean, var);
-  } else { /* near the ROI's borders: the pixels whose circle fits, one at a time */
+  } else { /* the last columns: the pixels whose circle fits, one at a time */
 #pragma unroll
     for (int q = 0; q < NP; q++) {
       mean[q] = var[q] = 0.0;
@@ -239,10 +253,13 @@ __global__ void __launch_bounds__(1024)
 
 /* The GICOV map of a narrow ROI (the entry band), bit-identical to
  * gicov_radii_kernel, in two launches. gicov_task_kernel: one thread per
- * (pixel, radius) whose circle fits, and only those, packed radius by
- * radius (a 53-px band left 60 % of gicov_radii_kernel's lanes idle on the
- * border pixels of the large radii); the score and signed GICOV go to
- * score/gk[k][pixel].
+ * NP pixels side by side (x, x + 1: one task) and radius whose circle fits
+ * them, and only those, packed radius by radius (a 53-px band left 60 % of
+ * gicov_radii_kernel's lanes idle on the border pixels of the large radii);
+ * the score and signed GICOV go to score/gk[k][pixel]. NP = 2 with the
+ * fixed sample count (the second pixel's samples at the next address: the
+ * offsets, constants and address shared; a row's odd last pixel alone),
+ * LT_CUDA_BAND_NP=1 one pixel a thread.
  * gicov_pick_kernel: per pixel the winner in radius order (the same strict
  * comparison from 0). */
 typedef struct band_tasks {
@@ -252,7 +269,7 @@ typedef struct band_tasks {
 static_assert(sizeof(lt_rect) + sizeof(lt_cu_params) + sizeof(lt_cu_trig) + sizeof(band_tasks) + 64 <= 4096,
               "the GICOV kernels' parameters fit the 4 KB of a launch");
 
-template <int NF>
+template <int NF, int NP>
 __global__ void __launch_bounds__(256) gicov_task_kernel(lt_rect roi, lt_cu_params P, const __grid_constant__ lt_cu_trig T,
                                                          band_tasks B, double *score, float *gk)
 {
@@ -260,19 +277,33 @@ __global__ void __launch_bounds__(256) gicov_task_kernel(lt_rect roi, lt_cu_para
   if (t >= B.start[nr]) return;
   int k = 0;
   while (t >= B.start[k + 1]) k++;
-  const int b = B.b[k], nx = w - 2 * b, loc = t - B.start[k];
-  const int y = b + loc / nx, x = b + loc % nx;
-  double mean, var;
-  circle_stats<NF>(roi, x, y, k, P, T, &mean, &var);
-  double sc = 0.0;
-  float gv = 0.0f;
-  if (var > 0.0) {
-    sc = __dmul_rn(mean, mean) / var;
-    gv = (float)(mean / sqrt(var));
+  static_assert(NP == 1 || NP == 2, "one or two pixels a task");
+  const int b = B.b[k], nx = w - 2 * b, nt = (nx + NP - 1) / NP, loc = t - B.start[k];
+  int y = b + loc / nt, x = b + loc % nt * NP, q0 = 0;
+  /* a row's odd last pixel: the pair that ends with it (the first one's
+   * sums thrown away; with nx = 1 the pixel left of the border, whose
+   * samples are still in the frame: the circle has radius <= b - 1), so
+   * that no lane of a warp takes another path (ncu, H100 2026-11-24: a
+   * one-pixel path beside the pair cost 1.5x the FP64 instructions) */
+  if (NP == 2 && x == w - b - 1 && nx % 2) {
+    x--;
+    q0 = 1;
   }
-  const size_t i = (size_t)k * w * h + (size_t)y * w + x;
-  score[i] = sc;
-  gk[i] = gv;
+  double mean[NP], var[NP];
+  circle_stats_n<NF, NP, 1>(roi, x, y, k, P, T, mean, var);
+#pragma unroll
+  for (int q = 0; q < NP; q++) {
+    if (q < q0) continue;
+    double sc = 0.0;
+    float gv = 0.0f;
+    if (var[q] > 0.0) {
+      sc = __dmul_rn(mean[q], mean[q]) / var[q];
+      gv = (float)(mean[q] / sqrt(var[q]));
+    }
+    const size_t i = (size_t)k * w * h + (size_t)y * w + x + q;
+    score[i] = sc;
+    gk[i] = gv;
+  }
 }
 
 __global__ void gicov_pick_kernel(int w, int h, lt_cu_params P, band_tasks B, const double *__restrict__ score,
@@ -304,16 +335,36 @@ __global__ void gicov_pick_kernel(int w, int h, lt_cu_params P, band_tasks B, co
  * get_map, which dilates again, lt_cu_dilate_launch): no map, and a pixel
  * stops at the first value in its disc above its own, from the centre row
  * outwards (max is exact in any order: the same maxima as the full disc);
- * maxbuf == NULL: the map only. */
+ * maxbuf == NULL: the map only.
+ * lo > 0 (a band's detection: its caller takes only maxima with |GICOV| >
+ * lo, detect_start): only those pixels are tested and listed, and with no
+ * map a tile without one stops before loading its halo. Exact for those
+ * maxima: a pixel over lo is a maximum unless a value in its disc is
+ * larger, and such a value is over lo too, so it is in the map as before. */
 __global__ void dilate_max_kernel(const float *__restrict__ mg, const float *__restrict__ gicov,
                                   const unsigned char *__restrict__ ridx, int w, int h, int rr,
-                                  lt_cu_params P, float *dil, int *maxbuf, int cap)
+                                  lt_cu_params P, float *dil, int *maxbuf, int cap, double lo)
 {
   extern __shared__ float tile[];
   const int TW = DIL_TILE + 2 * rr;
   int *half = (int *)(tile + TW * TW);
   const int bx0 = blockIdx.x * DIL_TILE, by0 = blockIdx.y * DIL_TILE;
   const int tid = threadIdx.y * DIL_TILE + threadIdx.x, nt = DIL_TILE * DIL_ROWS;
+  const int ox = bx0 + threadIdx.x;
+  /* a pixel the list may take (the same float-to-double comparison as the
+   * pipeline's and refine_kernel's) */
+  auto over = [&](size_t i) { return lo <= 0.0 || (double)fabsf(gicov[i]) > lo; };
+  if (!dil && lo > 0.0) {
+    int any = 0;
+    for (int j = threadIdx.y; j < DIL_TILE; j += DIL_ROWS) {
+      const int oy = by0 + j;
+      if (ox < w && oy < h) {
+        const size_t i = (size_t)oy * w + ox;
+        any |= mg[i] != 0.0f && over(i);
+      }
+    }
+    if (!__syncthreads_or(any)) return; /* the whole block: no thread is past this barrier */
+  }
   for (int i = tid; i < TW * TW; i += nt) {
     int ty = i / TW, tx = i - ty * TW;
     int gyy = by0 - rr + ty, gxx = bx0 - rr + tx;
@@ -325,7 +376,6 @@ __global__ void dilate_max_kernel(const float *__restrict__ mg, const float *__r
     half[dy + rr] = hw;
   }
   __syncthreads();
-  const int ox = bx0 + threadIdx.x;
   lt_cu_max *list = maxbuf ? (lt_cu_max *)(maxbuf + 4) : NULL;
   for (int j = threadIdx.y; j < DIL_TILE; j += DIL_ROWS) {
     const int oy = by0 + j;
@@ -342,9 +392,9 @@ __global__ void dilate_max_kernel(const float *__restrict__ mg, const float *__r
         for (int dx = -hw; dx <= hw; dx++) m = fmaxf(m, row[dx]);
       }
       dil[i] = m;
-      is_max = v != 0.0f && m == v;
+      is_max = v != 0.0f && m == v && over(i);
     } else {
-      is_max = v != 0.0f;
+      is_max = v != 0.0f && over(i);
       for (int a = 0; a <= rr && is_max; a++)
         for (int s = a ? -1 : 1; s <= 1 && is_max; s += 2) {
           const int dy = s * a, hw = half[dy + rr];
@@ -369,8 +419,9 @@ __global__ void dilate_max_kernel(const float *__restrict__ mg, const float *__r
   }
 }
 
-/* The dilation's launch: the map (dil) and/or the maxima (maxbuf). */
-static int dilate_launch(lt_cu_ctx *c, int w, int h, float *dil, int *maxbuf)
+/* The dilation's launch: the map (dil) and/or the maxima (maxbuf; lo > 0:
+ * only those with |GICOV| > lo). */
+static int dilate_launch(lt_cu_ctx *c, int w, int h, float *dil, int *maxbuf, double lo)
 {
   int rr = c->p.dilate_radius < DIL_MAXR ? c->p.dilate_radius : DIL_MAXR;
   if (rr < 0) rr = 0;
@@ -384,7 +435,7 @@ static int dilate_launch(lt_cu_ctx *c, int w, int h, float *dil, int *maxbuf)
   }
   dim3 b2(DIL_TILE, DIL_ROWS), g2((w + DIL_TILE - 1) / DIL_TILE, (h + DIL_TILE - 1) / DIL_TILE);
   dilate_max_kernel<<<g2, b2, smem, c->stream>>>(c->ds.mg, c->ds.gicov, c->ds.ridx, w, h, rr, c->kp, dil, maxbuf,
-                                                 (int)c->max_cap);
+                                                 (int)c->max_cap, lo);
   LT_CU(cudaGetLastError(), "the dilation kernel launch");
   return 0;
 }
@@ -393,32 +444,35 @@ static int dilate_launch(lt_cu_ctx *c, int w, int h, float *dil, int *maxbuf)
  * for get_map when the detection made only the maxima. */
 int lt_cu_dilate_launch(lt_cu_ctx *c, const lt_rect *roi)
 {
-  int err = dilate_launch(c, roi->w, roi->h, c->d_dil, NULL);
+  int err = dilate_launch(c, roi->w, roi->h, c->d_dil, NULL, 0.0);
   if (!err) c->dil_valid = 1;
   return err;
 }
 
-int lt_cu_detect_launch(lt_cu_ctx *c, const lt_rect *roi)
+int lt_cu_detect_launch(lt_cu_ctx *c, const lt_rect *roi, double lo)
 {
   const int w = roi->w, h = roi->h;
   dim3 b(32, 8), g((w + 31) / 32, (h + 7) / 8);
   lt_cu_tic(c, T_GRAD);
-  gradient_kernel<<<g, b, 0, c->stream>>>(c->d_frame, c->fw, *roi, c->ds.gx, c->ds.gy, c->ds.maxbuf);
+  gradient_kernel<<<g, b, 0, c->stream>>>(c->d_frame, c->fw, *roi, c->ds.gx, c->ds.gy, c->ds.maxbuf,
+                                               c->ds.ahead);
   LT_CU(cudaGetLastError(), "the gradient kernel launch");
   lt_cu_toc(c, T_GRAD);
   lt_cu_tic(c, T_GICOV);
   if (!c->gicov_per_pixel && (size_t)w * h <= c->band_cap) { /* a narrow ROI: only the circles that fit */
     band_tasks B;
-    const int nr = c->kp.nradii;
+    const int nr = c->kp.nradii, np = c->gicov_fixed && c->band_np == 2 ? 2 : 1;
     B.start[0] = 0;
     for (int k = 0; k < nr; k++) {
       const int b = c->kp.border_all ? c->kp.border_all : c->kp.radius[k] + 1;
       B.b[k] = b;
       const int nx = w - 2 * b, ny = h - 2 * b;
-      B.start[k + 1] = B.start[k] + (nx > 0 && ny > 0 ? nx * ny : 0);
+      B.start[k + 1] = B.start[k] + (nx > 0 && ny > 0 ? (nx + np - 1) / np * ny : 0); /* tasks of np pixels */
     }
     if (B.start[nr] > 0) {
-      auto task = c->gicov_fixed ? gicov_task_kernel<LT_CU_TRIG_N> : gicov_task_kernel<0>;
+      auto task = !c->gicov_fixed ? gicov_task_kernel<0, 1>
+                  : np == 2       ? gicov_task_kernel<LT_CU_TRIG_N, 2>
+                                  : gicov_task_kernel<LT_CU_TRIG_N, 1>;
       task<<<(B.start[nr] + 255) / 256, 256, 0, c->stream>>>(*roi, c->kp, c->trig, B, c->ds.bscore, c->ds.bgk);
     }
     gicov_pick_kernel<<<(w * h + 255) / 256, 256, 0, c->stream>>>(w, h, c->kp, B, c->ds.bscore, c->ds.bgk,
@@ -427,10 +481,12 @@ int lt_cu_detect_launch(lt_cu_ctx *c, const lt_rect *roi)
     auto pix = c->gicov_fixed ? gicov_kernel<LT_CU_TRIG_N> : gicov_kernel<0>;
     pix<<<g, b, 0, c->stream>>>(*roi, w, h, c->kp, c->trig, c->ds.gicov, c->ds.mg, c->ds.ridx);
   } else {
-    /* fixed sample count: two pixels per thread (x, x + 32) */
-    const int nr = c->kp.nradii, np = c->gicov_fixed ? 2 : 1;
+    /* fixed sample count: two pixels per thread (x, x + 32; LT_CUDA_GICOV_NP=4: four) */
+    const int nr = c->kp.nradii, np = c->gicov_fixed ? (c->gicov_np == 4 ? 4 : 2) : 1;
     dim3 br(32, nr), gr((w + 32 * np - 1) / (32 * np), h);
-    auto radii = c->gicov_fixed ? gicov_radii_kernel<LT_CU_TRIG_N, 2> : gicov_radii_kernel<0, 1>;
+    auto radii = !c->gicov_fixed ? gicov_radii_kernel<0, 1>
+                 : np == 4       ? gicov_radii_kernel<LT_CU_TRIG_N, 4>
+                                 : gicov_radii_kernel<LT_CU_TRIG_N, 2>;
     radii<<<gr, br, (sizeof(double) + sizeof(float)) * 32 * np * nr, c->stream>>>(*roi, w, h, c->kp, c->trig,
                                                                                  c->ds.gicov, c->ds.mg, c->ds.ridx);
   }
@@ -438,7 +494,7 @@ int lt_cu_detect_launch(lt_cu_ctx *c, const lt_rect *roi)
   lt_cu_toc(c, T_GICOV);
   lt_cu_tic(c, T_DILATE);
   c->dil_valid = c->dil_full; /* LT_CUDA_DILMAP=1: the map with the maxima, as before */
-  int err = dilate_launch(c, w, h, c->dil_full ? c->d_dil : NULL, c->ds.maxbuf);
+  int err = dilate_launch(c, w, h, c->dil_full ? c->d_dil : NULL, c->ds.maxbuf, lo);
   if (err) return err;
   lt_cu_toc(c, T_DILATE);
   return 0;

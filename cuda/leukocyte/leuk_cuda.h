@@ -154,6 +154,8 @@ typedef struct lt_cu_ctx {
   int gicov_fixed;               /* npoints == LT_CU_TRIG_N: the GICOV maps' unrolled sums, cos/sin in trig
                                   * (LT_CUDA_GICOV_TRIG=0: the loop with the tables in global memory) */
   lt_cu_trig trig;
+  int band_np;                   /* pixels per thread of the band's GICOV tasks (2; LT_CUDA_BAND_NP=1) */
+  int gicov_np;                  /* ... of the whole-ROI GICOV map (2; LT_CUDA_GICOV_NP=4, an experiment) */
   cudaStream_t dstream;          /* the detection's stream (beside the tracking) */
   cudaEvent_t ev_frame;          /* the frame (upload, gradient) is ready for the detection */
   int one_stream;                /* LT_CUDA_DSTREAM=0: detection in `stream` */
@@ -180,6 +182,8 @@ typedef struct lt_cu_ctx {
   int ahead_mode;       /* LT_CUDA_AHEAD: 1 (default) on, 0 off, 2 on and a refine it misses is an error (tests) */
   double ahead_lo;
   double pending_lo;    /* detect_start's: max(ahead_lo, the caller's lo) */
+  double list_lo;       /* ... and the caller's lo for a band (0: the entry ROI's, detect's), the
+                         * maxima the pending detection lists (lt_cu_detect_launch) */
   int ahead_cap;        /* entries of d_ahead / h_ahead */
   int detect_queued;    /* detect_start recorded the frame; the detection's launches still to issue */
   int late_off;         /* LT_CUDA_LATE=0: a split detection (and its refinement ahead) launched at detect_start */
@@ -256,7 +260,9 @@ typedef struct lt_cu_ctx {
  * one lt_error. */
 int lt_cu_buf_get(lt_cu_ctx *c, void **p, size_t bytes, int host, const char *what);
 /* Launchers; each returns 0 or LT_ERR_GPU after one lt_error. */
-int lt_cu_detect_launch(lt_cu_ctx *c, const lt_rect *roi);
+/* lo > 0: the maxima list holds only the maxima with |GICOV| > lo (a band's,
+ * whose caller takes no other: detect_start), else all of them */
+int lt_cu_detect_launch(lt_cu_ctx *c, const lt_rect *roi, double lo);
 int lt_cu_dilate_launch(lt_cu_ctx *c, const lt_rect *roi);
 int lt_cu_refine_init(void);
 int lt_cu_refine_launch(lt_cu_ctx *c, int n);

@@ -217,9 +217,10 @@ int lt_cu_refine_launch(lt_cu_ctx *c, int n)
   return 0;
 }
 
+/* After the detection on st whose maxima it refines: that detection's
+ * gradient kernel cleared the list's count (one launch less than a memset). */
 int lt_cu_refine_ahead_launch(lt_cu_ctx *c, const lt_rect *roi, double lo, cudaStream_t st)
 {
-  LT_CU(cudaMemsetAsync(c->ds.ahead, 0, sizeof(int), st), "clearing the refinement list");
   const int blocks = 2 * (c->sms > 0 ? c->sms : 1);
   refine_kernel<<<blocks, 32 * WARPS, 0, st>>>(c->ds.gx, c->ds.gy, roi->w, roi->h, NULL, 0, c->ds.maxbuf,
                                                (int)c->max_cap, lo, c->p.snake_delta, c->p.snake_dt,

@@ -1,8 +1,9 @@
 /* batch.c - many inputs in one process, K at once (batch.h).
  *
  * The main thread prepares one command line per input (lt_cli_for_input:
- * parsing is not thread-safe, getopt keeps global state), creates the output
- * folder and probes CUDA once (lt_cuda_probe caches its answer in statics),
+ * parsing is not thread-safe, getopt keeps global state) and creates the
+ * output folder (CUDA's probe and context are being made meanwhile by
+ * main's lt_backend_warm thread; lt_cuda_probe runs once, whoever asks),
  * then K pthreads take inputs in order from a shared index and call the
  * mode's run on each. A run touches only its own settings, parameters,
  * outputs and backend context; what is shared is read-only after start
@@ -120,7 +121,6 @@ int lt_batch_run(const lt_cli *c)
   if (!err) err = make_dir(s->output);
   if (!err && s->overlay_dir) err = make_dir(s->overlay_dir);
   if (err) goto out;
-  if (s->backend != LT_BACKEND_CPU) (void)lt_cuda_device_count(NULL); /* probe once, before the threads */
 
   int k = s->jobs > 0 ? s->jobs : 1;
   if (k > n) k = n;
@@ -145,6 +145,7 @@ int lt_batch_run(const lt_cli *c)
     started++;
   }
   for (int t = 0; t < started; t++) pthread_join(th[t], NULL);
+  lt_debug("batch: the last input ended at +%.1f ms", lt_since_start_ms());
   free(th);
   pthread_mutex_destroy(&b.mu);
   if (err) goto out;

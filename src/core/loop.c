@@ -207,6 +207,7 @@ int lt_loop_run(const lt_settings *s, const lt_steps *st, void *m)
 
   err = lt_source_open(&L.src, s->inputs, s->ninputs, s->channel, 4);
   if (err) return err;
+  lt_debug("input opened at +%.1f ms", lt_since_start_ms());
   lt_source_info in = {lt_source_name(L.src), lt_source_width(L.src), lt_source_height(L.src),
                        s->fps > 0 ? s->fps : lt_source_fps(L.src), lt_source_um_per_px(L.src),
                        lt_source_meta_origin(L.src)};
@@ -257,7 +258,10 @@ int lt_loop_run(const lt_settings *s, const lt_steps *st, void *m)
       if ((err = st->step(m, &L, f, st->pairs ? &L.prev : NULL))) goto out;
       steps++;
       t_last = lt_now();
-      if (steps == 1) t_first = t_last;
+      if (steps == 1) {
+        t_first = t_last;
+        lt_debug("first %s done at +%.1f ms", st->pairs ? "pair" : "frame", lt_since_start_ms());
+      }
     }
     if (st->pairs && (err = copy_prev(&L, f))) goto out;
     frames++;

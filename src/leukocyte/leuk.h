@@ -175,9 +175,11 @@ typedef struct lt_leuk_backend {
    * detect. detect_start queues the work over roi; detect_end waits for it
    * and returns the maxima. Between them the caller may call track (which
    * leaves the detection's maps alone), so that a backend overlaps them or
-   * runs them without a host round trip in between. lo: the caller's next
-   * refine takes only maxima whose |GICOV| exceeds it (0: any), so a backend
-   * that refines ahead may leave the others out. */
+   * runs them without a host round trip in between. lo: the caller takes
+   * only maxima whose |GICOV| exceeds it (0: any, and all of them come
+   * back), so a backend that refines ahead may leave the others out of its
+   * refinements, and detect_end may leave them out of its maxima (the
+   * others come back in roi's scan order, as detect's). */
   int (*detect_start)(void *ctx, const lt_rect *roi, double lo);
   int (*detect_end)(void *ctx, lt_leuk_max *out, int cap, int *n);
 } lt_leuk_backend;
