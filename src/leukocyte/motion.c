@@ -39,6 +39,8 @@ int lt_leuk_motion_init(lt_leuk_motion *M, int fw, int fh, int every)
     return LT_ERR_NOMEM;
   }
   for (size_t i = 0; i < n; i++) M->diff[i] = 128.0f;
+  for (int k = 0; k < LT_MOTION_KEYS; k++) /* no copy kept yet: no value held */
+    for (size_t i = 0; i < n; i++) M->key[k][i] = LT_MOTION_NONE;
   memset(M->diff8, 128, n);
   return 0;
 }
@@ -75,15 +77,15 @@ int lt_leuk_motion_ready(const lt_leuk_motion *M) { return M->every > 0 && M->nk
     b = hi_;                         \
   } while (0)
 
-/* The lower median of the values of pixel i of the n (1..5) copies that
- * hold one there (not LT_MOTION_NONE: a tracked cell's disc), fb when none
- * does: a sorting network (the same order as sorting them; NONE sorts
- * last), then the ((v - 1) / 2)-th of the v values held. */
-static inline float lower_median(const lt_leuk_motion *M, int n, size_t i, float fb)
+/* The lower median of the values of pixel i of the copies that hold one
+ * there (not LT_MOTION_NONE: a tracked cell's disc, or a copy not kept
+ * yet), fb when none does: a sorting network (the same order as sorting
+ * them; NONE sorts last), then the ((v - 1) / 2)-th of the v values held:
+ * the 3rd when all 5 are, the 2nd when 3 or 4 are, else the 1st. */
+static inline float lower_median(const lt_leuk_motion *M, size_t i, float fb)
 {
   const float N = LT_MOTION_NONE;
-  float a = M->key[0][i], b = n > 1 ? M->key[1][i] : N, c = n > 2 ? M->key[2][i] : N;
-  float d = n > 3 ? M->key[3][i] : N, e = n > 4 ? M->key[4][i] : N;
+  float a = M->key[0][i], b = M->key[1][i], c = M->key[2][i], d = M->key[3][i], e = M->key[4][i];
   CX(a, b);
   CX(d, e);
   CX(c, e);
@@ -93,19 +95,18 @@ static inline float lower_median(const lt_leuk_motion *M, int n, size_t i, float
   CX(a, c);
   CX(b, d);
   CX(b, c);
-  const int v = (a < N) + (b < N) + (c < N) + (d < N) + (e < N);
-  return v >= 5 ? c : v >= 3 ? b : v >= 1 ? a : fb;
+  return e < N ? c : c < N ? b : a < N ? a : fb;
 }
 
 void lt_leuk_motion_diff(lt_leuk_motion *M, const lt_rect *r, const unsigned char **bytes)
 {
-  const int n = M->nkeys, b8 = M->cur8 && M->all8;
+  const int b8 = M->cur8 && M->all8;
   for (int y = r->y; y < r->y + r->h; y++) {
     const size_t i0 = (size_t)y * M->fw;
     for (int x = r->x; x < r->x + r->w; x++) {
       const size_t i = i0 + x;
       const float p = M->cur8 ? (float)M->cur8[i] : M->cur[i];
-      float d = 128.0f + (p - lower_median(M, n, i, p));
+      float d = 128.0f + (p - lower_median(M, i, p));
       d = d < 0.0f ? 0.0f : d;
       d = d > 255.0f ? 255.0f : d;
       M->diff[i] = d;
