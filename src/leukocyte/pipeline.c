@@ -259,8 +259,9 @@ static double near_score(const run *R, const lt_rect *r, int ix, int iy, int k, 
 }
 
 /* The motion cue's host-side scores of circle k (radius index) of sign
- * `sign` within 1 px of (x, y), on the window of half side rmax + 3 around
- * it: on the frame itself (what a detection on the frame less the
+ * `sign` within 1 px of (x, y), on the window of half side radius + 3
+ * around it (lt_gicov_at needs the circle and 1 px in the window, as in
+ * the frame: the same scores as on any larger window): on the frame itself (what a detection on the frame less the
  * background scores where it is: the cell there, or 0 or the other sign
  * where a cell was and the background has it), or on that difference (a
  * cell that moves shows there, static texture does not). Host side, both
@@ -268,13 +269,13 @@ static double near_score(const run *R, const lt_rect *r, int ix, int iy, int k, 
 enum { ON_FRAME, ON_DIFF };
 static double motion_score(run *R, int on, double x, double y, int k, int sign)
 {
-  int ix = (int)lround(x), iy = (int)lround(y);
+  int ix = (int)lround(x), iy = (int)lround(y), m = R->stencil.radius[k] + 3;
   lt_rect r;
-  if (!window_rect(R, ix, iy, R->p.rmax + 3, &r)) return 0;
+  if (!window_rect(R, ix, iy, m, &r)) return 0;
   const unsigned char *b8;
   if (on == ON_DIFF) lt_leuk_motion_diff(&R->mo, &r, &b8);
-  copy_window(R, on == ON_FRAME ? R->f->grey : R->mo.diff, on == ON_FRAME ? R->f->grey8 : NULL, ix, iy,
-              R->p.rmax + 3, &r.x, &r.y, &r.w, &r.h);
+  copy_window(R, on == ON_FRAME ? R->f->grey : R->mo.diff, on == ON_FRAME ? R->f->grey8 : NULL, ix, iy, m, &r.x,
+              &r.y, &r.w, &r.h);
   return near_score(R, &r, ix, iy, k, sign);
 }
 
@@ -856,7 +857,11 @@ static int step(void *m, lt_loop *L, const lt_frame *f, const lt_frame *prev)
     R->track_frames++;
     R->cell_frames += R->ncells;
     if (R->p.recheck > 0) recheck(R, f);
-    if (lt_leuk_motion_ready(&R->mo)) motion_check(R);
+    if (lt_leuk_motion_ready(&R->mo)) { /* the cue's host work counts under set_frame (as its difference) */
+      double tm = lt_now();
+      motion_check(R);
+      lt_loop_time(L, ST_UPLOAD, lt_now() - tm);
+    }
     if ((err = compact(R))) return err;
     if (split) {
       int nm = 0;
@@ -878,7 +883,9 @@ static int step(void *m, lt_loop *L, const lt_frame *f, const lt_frame *prev)
       R->mo_full |= mfull;
     }
   }
+  double tk = lt_now();
   motion_keep(R); /* a copy every motion frames */
+  if (R->p.motion > 0) lt_loop_time(L, ST_UPLOAD, lt_now() - tk);
   lt_leuk_static_keep(&R->st); /* a copy every static_span frames */
   order_shown(R);
   double t2 = lt_now();
