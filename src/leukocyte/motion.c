@@ -32,8 +32,7 @@ int lt_leuk_motion_init(lt_leuk_motion *M, int fw, int fh, int every)
   for (int k = 0; k < LT_MOTION_KEYS; k++) bad |= !(M->key[k] = malloc(sizeof(float) * n));
   M->diff = malloc(sizeof(float) * n);
   M->diff8 = malloc(n);
-  M->mask = calloc(n, 1);
-  if (bad || !M->diff || !M->diff8 || !M->mask) {
+  if (bad || !M->diff || !M->diff8) {
     lt_error("out of memory (frame copies of the motion cue)");
     lt_leuk_motion_free(M);
     return LT_ERR_NOMEM;
@@ -53,10 +52,8 @@ void lt_leuk_motion_free(lt_leuk_motion *M)
   }
   free(M->diff);
   free(M->diff8);
-  free(M->mask);
   M->diff = NULL;
   M->diff8 = NULL;
-  M->mask = NULL;
 }
 
 void lt_leuk_motion_frame(lt_leuk_motion *M, const float *cur, const unsigned char *cur8)
@@ -122,7 +119,11 @@ void lt_leuk_motion_keep(lt_leuk_motion *M, const double *disc, int ndisc)
   if (M->every <= 0 || M->seen++ % M->every != 0) return;
   const size_t n = (size_t)M->fw * M->fh;
   float *k = M->key[M->next];
-  for (int c = 0; c < ndisc; c++) { /* the tracked cells' discs */
+  if (M->cur8)
+    for (size_t i = 0; i < n; i++) k[i] = M->cur8[i];
+  else
+    memcpy(k, M->cur, sizeof(float) * n);
+  for (int c = 0; c < ndisc; c++) { /* the tracked cells' discs hold no value */
     const double cx = disc[3 * c], cy = disc[3 * c + 1], r = disc[3 * c + 2];
     int x0 = (int)floor(cx - r), x1 = (int)ceil(cx + r), y0 = (int)floor(cy - r), y1 = (int)ceil(cy + r);
     x0 = x0 < 0 ? 0 : x0;
@@ -131,15 +132,7 @@ void lt_leuk_motion_keep(lt_leuk_motion *M, const double *disc, int ndisc)
     y1 = y1 > M->fh - 1 ? M->fh - 1 : y1;
     for (int y = y0; y <= y1; y++)
       for (int x = x0; x <= x1; x++)
-        if ((x - cx) * (x - cx) + (y - cy) * (y - cy) <= r * r) M->mask[(size_t)y * M->fw + x] = 1;
-  }
-  for (size_t i = 0; i < n; i++) {
-    if (M->mask[i]) {
-      k[i] = LT_MOTION_NONE;
-      M->mask[i] = 0;
-    } else {
-      k[i] = M->cur8 ? (float)M->cur8[i] : M->cur[i];
-    }
+        if ((x - cx) * (x - cx) + (y - cy) * (y - cy) <= r * r) k[(size_t)y * M->fw + x] = LT_MOTION_NONE;
   }
   M->is8[M->next] = M->cur8 != NULL;
   M->next = (M->next + 1) % LT_MOTION_KEYS;

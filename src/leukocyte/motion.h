@@ -18,7 +18,6 @@ typedef struct lt_leuk_motion {
   int all8;                   /* every copy kept did */
   float *diff;                /* the frame less the background, + 128 (inside the rects asked for) */
   unsigned char *diff8;       /* ... as bytes (when the frame and every copy are 8-bit) */
-  unsigned char *mask;        /* scratch of lt_leuk_motion_keep (all 0 between calls) */
   /* the frame being processed (cur8 NULL unless 8-bit) */
   const float *cur;
   const unsigned char *cur8;
