@@ -259,13 +259,13 @@ static double near_score(const run *R, const lt_rect *r, int ix, int iy, int k, 
 }
 
 /* The motion cue's host-side scores of circle k (radius index) of sign
- * `sign` within 1 px of (x, y), on the window of half side radius + 3
- * around it (lt_gicov_at needs the circle and 1 px in the window, as in
- * the frame: the same scores as on any larger window): on the frame itself (what a detection on the frame less the
- * background scores where it is: the cell there, or 0 or the other sign
- * where a cell was and the background has it), or on that difference (a
- * cell that moves shows there, static texture does not). Host side, both
- * backends. */
+ * `sign` within 1 px of (x, y): on the frame itself (what a detection on
+ * the frame less the background scores where it is: the cell there, or 0
+ * or the other sign where a cell was and the background has it), or on
+ * that difference (a cell that moves shows there, static texture does
+ * not). On the window of half side radius + 3 around it: lt_gicov_at needs
+ * the circle and 1 px inside the window as inside the frame, so any larger
+ * window gives the same scores. Host side, both backends. */
 enum { ON_FRAME, ON_DIFF };
 static double motion_score(run *R, int on, double x, double y, int k, int sign)
 {
@@ -283,9 +283,11 @@ static double motion_score(run *R, int on, double x, double y, int k, int sign)
  * for new cells on the frame (the frame alone would not have started it)
  * must go on showing on the frame less the background: its tracking, on
  * the frame, can leave a faint cell for static texture, where the
- * difference is flat. After motion_miss frames in a row without it (|GICOV| of
- * its sign under motion_gate within 1 px) the track is lost: it coasts and
- * a detection can continue it on its cell. */
+ * difference is flat. After motion_miss frames in a row without it (|GICOV|
+ * of its sign under motion_gate within 1 px) the track ends (not coasting:
+ * its tracking would find the texture again); while still held (--hold)
+ * it is not written when it showed there in at most half of its frames
+ * (judge()). Its cell, when the cue finds it again, gets a new track. */
 static void motion_check(run *R)
 {
   for (int i = 0; i < R->ncells; i++) {
@@ -626,7 +628,7 @@ static int detect_new(run *R, const lt_rect *roi, int full, int motion)
 /* The motion cue (--motion): the same rects detected again on the frame
  * less the background (motion.c), made here and handed to the backend as
  * its frame; new cells only (the frame itself must show them,
- * frame_score). The backend keeps that frame until the next set_frame. */
+ * motion_score). The backend keeps that frame until the next set_frame. */
 static int detect_moving(run *R, const lt_rect *rects, int n, int full)
 {
   if (!n || !lt_leuk_motion_ready(&R->mo)) return 0;
@@ -773,7 +775,7 @@ static int begin(void *m, lt_loop *L, const lt_source_info *in)
   R->absg = malloc(sizeof *R->absg * MAX_MAXIMA);
   R->thr = R->p.gicov_threshold;
   const size_t ws = 2 * (size_t)(R->p.rmax + 3 + R->p.recheck_search) + 1; /* recheck()'s window side */
-  const int host_gicov = R->p.recheck > 0 || R->p.motion > 0; /* recheck() or frame_score() */
+  const int host_gicov = R->p.recheck > 0 || R->p.motion > 0; /* recheck() or motion_score() */
   R->win = host_gicov ? malloc(sizeof *R->win * ws * ws) : NULL;
   R->disc = R->p.motion > 0 ? malloc(sizeof *R->disc * 3 * MAX_CELLS) : NULL;
   if ((err = lt_leuk_static_init(&R->st, R->fw, R->fh, &R->p.roi, R->p.static_span, R->p.static_ratio))) return err;
@@ -784,7 +786,7 @@ static int begin(void *m, lt_loop *L, const lt_source_info *in)
     return LT_ERR_NOMEM;
   }
   if ((err = R->be->create(&R->ctx, &R->p, R->fw, R->fh, MAX_CELLS))) return err;
-  if (host_gicov && (err = lt_stencil_init(&R->stencil, &R->p))) { /* recheck()'s and frame_score()'s circles only */
+  if (host_gicov && (err = lt_stencil_init(&R->stencil, &R->p))) { /* recheck()'s and motion_score()'s circles only */
     if (err == LT_ERR_USAGE) lt_error("--radius %d:%d: no circle stencils", R->p.rmin, R->p.rmax);
     return err;
   }
