@@ -7,7 +7,7 @@
 #include "leuk.h"
 
 #define LT_MOTION_KEYS 5 /* earlier frames kept; the background is their median */
-#define LT_MOTION_NONE 1e30f /* a copy's pixel in a tracked cell's disc: not part of the median */
+#define LT_MOTION_NONE 1e30f /* a copy's pixel in a tracked cell's disc, or of a copy not kept yet: not in the median */
 
 typedef struct lt_leuk_motion {
   int fw, fh, every;
