@@ -17,7 +17,7 @@
 # --static-span and --hold remove false tracks on the real family's tuning
 # seeds, --hold only by leaving whole tracks out, and its rules of leukacc
 # hold on seeds 4-6; --recheck 0.5 and --motion 4 (options) gain what was
-# measured on the real tuning seeds.
+# measured on the real tuning seeds (--motion 4: without adding false tracks).
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -117,19 +117,22 @@ a=$(n_of "$T/rc5") b=$(n_of "$T/h20")
 check_eval "real, seeds 1-3: --recheck 0.5 follows at least 2 more cells end to end than the default (off), no more false tracks" \
   "[ -n '$a' ] && [ -n '$b' ] && [ $a -ge $((b + 2)) ] && [ $(ft_of "$T/rc5") -le $(ft_of "$T/h20") ]" \
   "got $a vs $b cells, $(ft_of "$T/rc5") vs $(ft_of "$T/h20") false tracks $(head -c 300 "$T/err")"
-# --motion 4 (off by default; leukacc3): new cells are also detected on the
-# frame less a background made of earlier frames (a copy every 4 frames, the
-# median of the last 5). Real family, tuning seeds 1-3, measured 2026-11-24:
-# recall 53.2 % with the default, 70.7 % with it (the faint cells that GICOV
-# cannot tell from the texture of the frame), 11 -> 13 cells end to end,
-# false tracks 4 -> 8 (why it is not the default: docs/ACCURACY.md)
+# --motion 4 (off by default; leukacc3, leukacc4): new cells are also
+# detected on the frame less a background made of earlier frames (a copy
+# every 4 frames, the median of the last 5, tracked cells left out), and a
+# track so found must go on showing there. Real family, tuning seeds 1-3,
+# measured 2026-11-24 (leukacc4): recall 53.2 % with the default, 70.3 % with
+# it (the faint cells that GICOV cannot tell from the texture of the frame),
+# 11 -> 14 cells end to end, false tracks 4 -> 3 (8 before leukacc4's rules;
+# why it is not the default: docs/ACCURACY.md)
 LT_ACC_CTC=0 LT_ACC_REAL=$REAL BUILD=$BUILD OMP_NUM_THREADS=1 LT_ACC_ARGS="--motion 4" bash scripts/accuracy.sh "1 2 3" real \
   >"$T/mo4" 2>>"$T/err"
 rec_of() { awk '$1 == "real" { sub("%", "", $4); print $4 + 0 }' "$1"; }
 a=$(rec_of "$T/mo4") b=$(rec_of "$T/h20")
-check_eval "real, seeds 1-3: --motion 4 raises recall by at least 10 points over the default (off), as many cells end to end or more" \
-  "[ -n '$a' ] && [ -n '$b' ] && awk 'BEGIN { exit !($a >= $b + 10) }' && [ $(n_of "$T/mo4") -ge $(n_of "$T/h20") ]" \
-  "got recall $a vs $b, $(n_of "$T/mo4") vs $(n_of "$T/h20") cells $(head -c 300 "$T/err")"
+check_eval "real, seeds 1-3: --motion 4 raises recall by at least 10 points over the default (off), at least 2 more cells end to end, no more false tracks" \
+  "[ -n '$a' ] && [ -n '$b' ] && awk 'BEGIN { exit !($a >= $b + 10) }' && [ $(n_of "$T/mo4") -ge $(($(n_of "$T/h20") + 2)) ] &&
+    [ $(ft_of "$T/mo4") -le $(ft_of "$T/h20") ]" \
+  "got recall $a vs $b, $(n_of "$T/mo4") vs $(n_of "$T/h20") cells, $(ft_of "$T/mo4") vs $(ft_of "$T/h20") false tracks $(head -c 300 "$T/err")"
 # the rows written with --hold are those of --hold 0 less whole tracks
 # (delayed, not changed), and it left some out (on this clip; elsewhere a
 # cell that passes over a hidden track's structure is written under a new

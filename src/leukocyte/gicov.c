@@ -53,6 +53,8 @@ void lt_leuk_params_default(lt_leuk_params *p)
   p->recheck_search = 6;
   p->motion = 0;
   p->motion_gate = 0.8;
+  p->motion_miss = 3;
+  p->motion_edge = 3;
 }
 
 int lt_leuk_nradii(const lt_leuk_params *p)

@@ -85,6 +85,14 @@ typedef struct lt_leuk_params {
   double motion_gate;      /* ... and such a detection needs |GICOV| >= this, of its sign,
                               on the frame itself (a cell's ghost where it was scores the
                               other sign there) */
+  int motion_miss;         /* ... a track it found that scores under the threshold on the
+                              frame ends when it has not shown on the difference (|GICOV| of
+                              its sign >= motion_gate within 1 px) for this many frames in a
+                              row (pipeline.c, motion_check): 3 */
+  double motion_edge;      /* ... and one that scores under the threshold on the frame
+                              starts no track while its circle is less than this many px
+                              from the ROI's edge (a cell still partly outside, seen as a
+                              smaller circle): 3 */
   double hold_gicov;       /* 1.6 (a clean adherent cell scores >= 3.9, a static
                               structure of real vessel texture up to 2.9) */
   int reference_geometry;  /* tests only: the reference's GICOV angle table (pi = 3.14159)

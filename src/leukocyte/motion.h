@@ -7,6 +7,7 @@
 #include "leuk.h"
 
 #define LT_MOTION_KEYS 5 /* earlier frames kept; the background is their median */
+#define LT_MOTION_NONE 1e30f /* a copy's pixel in a tracked cell's disc, or of a copy not kept yet: not in the median */
 
 typedef struct lt_leuk_motion {
   int fw, fh, every;
@@ -33,10 +34,16 @@ void lt_leuk_motion_frame(lt_leuk_motion *M, const float *cur, const unsigned ch
 int lt_leuk_motion_ready(const lt_leuk_motion *M);
 /* The frame less the background inside r into M->diff (and M->diff8 when
  * the frame and the copies are 8-bit: then *bytes = M->diff8, else NULL):
- * 128 + pixel - the lower median of the copies' pixels, clamped to 0..255
+ * 128 + pixel - the lower median of the copies' pixels (those held; the
+ * pixel itself where no copy holds one), clamped to 0..255
  * (GICOV does not see the offset). Pixels outside r keep what they held. */
 void lt_leuk_motion_diff(lt_leuk_motion *M, const lt_rect *r, const unsigned char **bytes);
-/* After the frame's work: keeps a copy of it every `every` frames. */
-void lt_leuk_motion_keep(lt_leuk_motion *M);
+/* After the frame's work: keeps a copy of it every `every` frames, except
+ * inside the ndisc discs (x, y, radius triples in disc): there the copy
+ * holds nothing (LT_MOTION_NONE; the median is that of the other copies,
+ * the frame itself where none holds a value), so that a cell being
+ * tracked does not enter the background (where it sat still, the
+ * difference would show its ghost, of the other sign, once it moves on). */
+void lt_leuk_motion_keep(lt_leuk_motion *M, const double *disc, int ndisc);
 
 #endif

@@ -18,8 +18,10 @@
  * prediction is checked there, on the host (--recheck: a stronger circle
  * near the prediction is the cell); with --motion the same detections run
  * again on the frame less a background of earlier frames (motion.c; made
- * here, handed to the backend as its frame), for faint cells that move over
- * static texture; of two tracks on one cell, the one that
+ * here, handed to the backend as its frame; the tracked cells kept out of
+ * its background), for faint cells that move over static texture, and a
+ * track so found that stops showing there has left its cell (motion_check);
+ * of two tracks on one cell, the one that
  * jumped off its prediction ends. A new track's rows are held back for --hold frames
  * (report.c): one that stayed put and never scored clearly in them is static
  * background and is never written (judge()); a cell that passes over such
@@ -83,6 +85,7 @@ typedef struct run {
   const lt_frame *f;     /* the frame being processed */
   lt_stencil stencil;    /* circles of the host-side checks (recheck, motion_gate) */
   float *win;            /* its window of the frame, as floats */
+  double *disc;          /* discs of the cells followed (x, y, radius; motion_keep) */
   long cell_frames, mgvf_iters, evolve_iters, mgvf_frame_max_sum, evolve_frame_max_sum, track_frames;
   int warned_full;
 } run;
@@ -103,6 +106,7 @@ static int judge(run *R, lt_track_info *t)
   if (t->end == LT_END_VIDEO && t->last - t->first + 1 < R->p.hold) /* the video ended: fewer frames to move in */
     need *= (double)(t->last - t->first + 1) / R->p.hold;
   int bg = moved < need && t->hold_gicov < R->p.hold_gicov * R->p.gicov_threshold;
+  bg |= t->motion_lost && 2 * t->motion_seen <= t->nframes; /* left its cell for static texture (motion_check) */
   t->hold = bg ? -1 : 0;
   return bg ? lt_report_hide(&R->rep, t->id) : 0;
 }
@@ -160,27 +164,34 @@ static int ends_on(const run *R, int i, int j)
   return R->act[j].id < R->act[i].id;
 }
 
-/* The frame's pixel at (x, y): the bytes of an 8-bit frame when there
- * (a GPU backend gets only those), else the floats (the same values). */
-static float pixel(const lt_frame *f, int fw, int x, int y)
-{
-  size_t i = (size_t)y * fw + x;
-  return f->grey8 ? (float)f->grey8[i] : f->grey[i];
-}
-
-/* The frame's square of half side m around (ix, iy), clipped to the frame,
- * into R->win as floats (w x h from (x0, y0)); 0 when under 3 x 3 px. */
-static int copy_window(run *R, const lt_frame *f, int ix, int iy, int m, int *x0, int *y0, int *w, int *h)
+/* The square of half side m around (ix, iy), clipped to the frame, as a
+ * rect (x0, y0, w, h); 0 when under 3 x 3 px. */
+static int window_rect(const run *R, int ix, int iy, int m, lt_rect *r)
 {
   int xa = ix - m > 0 ? ix - m : 0, ya = iy - m > 0 ? iy - m : 0;
   int xb = ix + m < R->fw - 1 ? ix + m : R->fw - 1, yb = iy + m < R->fh - 1 ? iy + m : R->fh - 1;
-  *x0 = xa;
-  *y0 = ya;
-  *w = xb - xa + 1;
-  *h = yb - ya + 1;
-  if (*w < 3 || *h < 3) return 0;
-  for (int y = 0; y < *h; y++)
-    for (int x = 0; x < *w; x++) R->win[(size_t)y * *w + x] = pixel(f, R->fw, xa + x, ya + y);
+  *r = (lt_rect){xa, ya, xb - xa + 1, yb - ya + 1};
+  return r->w >= 3 && r->h >= 3;
+}
+
+/* An image's square of half side m around (ix, iy), clipped to the frame,
+ * into R->win as floats (w x h from (x0, y0)); 0 when under 3 x 3 px. The
+ * image is g8's bytes when there (an 8-bit frame: a GPU backend gets only
+ * those), else g's floats (the same values). */
+static int copy_window(run *R, const float *g, const unsigned char *g8, int ix, int iy, int m, int *x0, int *y0,
+                       int *w, int *h)
+{
+  lt_rect r;
+  if (!window_rect(R, ix, iy, m, &r)) return 0;
+  *x0 = r.x;
+  *y0 = r.y;
+  *w = r.w;
+  *h = r.h;
+  for (int y = 0; y < r.h; y++)
+    for (int x = 0; x < r.w; x++) {
+      const size_t i = (size_t)(r.y + y) * R->fw + r.x + x;
+      R->win[(size_t)y * r.w + x] = g8 ? (float)g8[i] : g[i];
+    }
   return 1;
 }
 
@@ -202,7 +213,7 @@ static void recheck(run *R, const lt_frame *f)
     double ox = c->xc - c->vx, oy = c->yc - c->vy; /* where it was */
     double px = ox + R->pv[2 * i], py = oy + R->pv[2 * i + 1];
     int ix = (int)lround(px), iy = (int)lround(py), x0, y0, w, h;
-    if (!copy_window(R, f, ix, iy, m, &x0, &y0, &w, &h)) continue;
+    if (!copy_window(R, f->grey, f->grey8, ix, iy, m, &x0, &y0, &w, &h)) continue;
     double best = 0;
     int bx = 0, by = 0, bk = -1;
     for (int dy = -s; dy <= s; dy++)
@@ -234,22 +245,70 @@ static void recheck(run *R, const lt_frame *f)
   }
 }
 
-/* The best |GICOV| of sign `sign` of circle k (radius index) on the frame
- * itself within 1 px of (x, y): what a detection on the frame less the
- * background scores where it is (the cell there, or 0 or the other sign
- * where a cell was and the background has it). Host side, both backends. */
-static double frame_score(run *R, double x, double y, int k, int sign)
+/* The best GICOV of sign `sign` (times the sign) of circle k (radius
+ * index) within 1 px of (ix, iy) on the window r held in R->win. */
+static double near_score(const run *R, const lt_rect *r, int ix, int iy, int k, int sign)
 {
-  const lt_stencil *st = &R->stencil;
-  int ix = (int)lround(x), iy = (int)lround(y), x0, y0, w, h;
-  if (!copy_window(R, R->f, ix, iy, R->p.rmax + 3, &x0, &y0, &w, &h)) return 0;
   double best = 0;
   for (int dy = -1; dy <= 1; dy++)
     for (int dx = -1; dx <= 1; dx++) {
-      double g = sign * lt_gicov_at(R->win, w, h, ix + dx - x0, iy + dy - y0, st, k);
+      double g = sign * lt_gicov_at(R->win, r->w, r->h, ix + dx - r->x, iy + dy - r->y, &R->stencil, k);
       if (g > best) best = g;
     }
   return best;
+}
+
+/* The motion cue's host-side scores of circle k (radius index) of sign
+ * `sign` within 1 px of (x, y): on the frame itself (what a detection on
+ * the frame less the background scores where it is: the cell there, or 0
+ * or the other sign where a cell was and the background has it), or on
+ * that difference (a cell that moves shows there, static texture does
+ * not). On the window of half side radius + 3 around it: lt_gicov_at needs
+ * the circle and 1 px inside the window as inside the frame, so any larger
+ * window gives the same scores. Host side, both backends. */
+enum { ON_FRAME, ON_DIFF };
+static double motion_score(run *R, int on, double x, double y, int k, int sign)
+{
+  int ix = (int)lround(x), iy = (int)lround(y), m = R->stencil.radius[k] + 3;
+  lt_rect r;
+  if (!window_rect(R, ix, iy, m, &r)) return 0;
+  const unsigned char *b8;
+  if (on == ON_DIFF) lt_leuk_motion_diff(&R->mo, &r, &b8);
+  copy_window(R, on == ON_FRAME ? R->f->grey : R->mo.diff, on == ON_FRAME ? R->f->grey8 : NULL, ix, iy, m, &r.x,
+              &r.y, &r.w, &r.h);
+  return near_score(R, &r, ix, iy, k, sign);
+}
+
+/* A track that the motion cue found and that scores under the threshold
+ * for new cells on the frame (the frame alone would not have started it)
+ * must go on showing on the frame less the background: its tracking, on
+ * the frame, can leave a faint cell for static texture, where the
+ * difference is flat. After motion_miss frames in a row without it (|GICOV|
+ * of its sign under motion_gate within 1 px) the track ends (not coasting:
+ * its tracking would find the texture again); while still held (--hold)
+ * it is not written when it showed there in at most half of its frames
+ * (judge()). Its cell, when the cue finds it again, gets a new track. */
+static void motion_check(run *R)
+{
+  for (int i = 0; i < R->ncells; i++) {
+    lt_leuk_cell *c = &R->cells[i];
+    lt_track_info *t = &R->act[i];
+    if (t->motion_miss < 0 || c->status != LT_CELL_ACTIVE || R->miss[i]) continue;
+    if (fabsf(c->gicov) >= R->thr) {
+      t->motion_miss = 0;
+      continue;
+    }
+    int k = (int)lround((c->R - R->p.rmin) / R->p.rstep);
+    k = k < 0 ? 0 : k >= R->stencil.nradii ? R->stencil.nradii - 1 : k;
+    if (motion_score(R, ON_DIFF, c->xc, c->yc, k, c->sign) >= R->p.motion_gate) {
+      t->motion_miss = 0;
+      t->motion_seen++;
+    } else if (++t->motion_miss >= R->p.motion_miss) {
+      c->status = LT_CELL_LOST;
+      R->miss[i] = R->p.link_gap; /* ends now (compact) */
+      t->motion_lost = 1;
+    }
+  }
 }
 
 /* Remove ended cells, keeping the order: LEFT ends the track; LOST ends it
@@ -417,10 +476,23 @@ static int grown(const run *R, int j, double rad, float g)
   return rad >= R->cells[j].R + 2 && fabsf(g) > fabsf(R->cells[j].gicov);
 }
 
+/* Track t's cell was found again by a detection, on the frame less the
+ * background (motion) or on the frame. */
+static void motion_found(lt_track_info *t, int motion)
+{
+  if (!motion) {
+    t->motion_miss = -1;
+  } else {
+    t->motion_miss = 0;
+    t->motion_seen++;
+  }
+}
+
 /* A new track in slot i for detection d (circle radius rad); with the
  * flow's velocity when known (a new cell moves with the flow until it has
  * its own). */
-static void start_track(run *R, int i, const lt_leuk_det *d, double rad, int have_flow, double fvx, double fvy)
+static void start_track(run *R, int i, const lt_leuk_det *d, double rad, int have_flow, double fvx, double fvy,
+                        int motion)
 {
   lt_leuk_cell_init(&R->cells[i], d, rad);
   if (have_flow) {
@@ -430,6 +502,8 @@ static void start_track(run *R, int i, const lt_leuk_det *d, double rad, int hav
   R->miss[i] = 0;
   lt_track_info *t = &R->act[i];
   memset(t, 0, sizeof *t);
+  t->motion_miss = motion ? 0 : -1;
+  t->motion_seen = motion;
   t->id = R->next_id++;
   t->hold = R->p.hold > 0;
 }
@@ -465,8 +539,14 @@ static int take_maxima(run *R, const lt_rect *roi, int nm, int motion)
     if (motion) { /* on a found cell, or not a cell on the frame itself: nothing; else its score there */
       const int sg = d->gicov >= 0 ? 1 : -1;
       if (dup >= 0 && dup < first_new && !R->miss[dup]) continue;
-      double fs = frame_score(R, d->x, d->y, (R->maxima[i].radius - R->p.rmin) / R->p.rstep, sg);
+      const int k = (R->maxima[i].radius - R->p.rmin) / R->p.rstep;
+      double fs = motion_score(R, ON_FRAME, d->x, d->y, k, sg);
       if (fs < R->p.motion_gate) continue;
+      if (fs < R->thr) { /* faint on the frame: not while its circle is near the ROI's edge */
+        const lt_rect *o = &R->p.roi;
+        double gap = fmin(fmin(d->x - o->x, o->x + o->w - 1 - d->x), fmin(d->y - o->y, o->y + o->h - 1 - d->y)) - rad;
+        if (gap < R->p.motion_edge) continue;
+      }
       dm = *d;
       dm.gicov = (float)(sg * fs);
       d = &dm;
@@ -477,6 +557,7 @@ static int take_maxima(run *R, const lt_rect *roi, int nm, int motion)
         lt_leuk_cell_init(&R->cells[dup], d, rad);
         R->cells[dup].vx = vx;
         R->cells[dup].vy = vy;
+        motion_found(&R->act[dup], motion);
       }
       continue;
     }
@@ -487,6 +568,7 @@ static int take_maxima(run *R, const lt_rect *roi, int nm, int motion)
       R->cells[dup].vx = vx;
       R->cells[dup].vy = vy;
       R->miss[dup] = 0;
+      motion_found(&R->act[dup], motion);
       continue;
     }
     if (dup >= 0 && !R->miss[dup] && R->act[dup].hold < 0 && grown(R, dup, rad, d->gicov)) {
@@ -494,7 +576,7 @@ static int take_maxima(run *R, const lt_rect *roi, int nm, int motion)
        * track, else it would be followed unseen; the structure's track ends */
       if (R->p.static_span > 0 && lt_leuk_static_unchanged(&R->st, d->x, d->y, rad)) continue;
       if ((err = finish_track(R, dup, LT_END_LOST))) return err;
-      start_track(R, dup, d, rad, have_flow, fvx, fvy);
+      start_track(R, dup, d, rad, have_flow, fvx, fvy, motion);
       continue;
     }
     if (dup >= 0 && !R->miss[dup] && grown(R, dup, rad, d->gicov)) {
@@ -503,6 +585,7 @@ static int take_maxima(run *R, const lt_rect *roi, int nm, int motion)
       lt_leuk_cell_init(&R->cells[dup], d, rad);
       R->cells[dup].vx = vx;
       R->cells[dup].vy = vy;
+      R->act[dup].motion_miss = -1; /* seen on the frame (motion detections skip found cells) */
       continue;
     }
     if (dup >= 0 || (R->p.static_span > 0 && lt_leuk_static_unchanged(&R->st, d->x, d->y, rad))) continue;
@@ -511,7 +594,7 @@ static int take_maxima(run *R, const lt_rect *roi, int nm, int motion)
       R->warned_full = 1;
       break;
     }
-    start_track(R, R->ncells++, d, rad, have_flow, fvx, fvy);
+    start_track(R, R->ncells++, d, rad, have_flow, fvx, fvy, motion);
   }
   return 0;
 }
@@ -545,7 +628,7 @@ static int detect_new(run *R, const lt_rect *roi, int full, int motion)
 /* The motion cue (--motion): the same rects detected again on the frame
  * less the background (motion.c), made here and handed to the backend as
  * its frame; new cells only (the frame itself must show them,
- * frame_score). The backend keeps that frame until the next set_frame. */
+ * motion_score). The backend keeps that frame until the next set_frame. */
 static int detect_moving(run *R, const lt_rect *rects, int n, int full)
 {
   if (!n || !lt_leuk_motion_ready(&R->mo)) return 0;
@@ -558,6 +641,21 @@ static int detect_moving(run *R, const lt_rect *rects, int n, int full)
   for (int k = 0; k < n; k++)
     if ((err = detect_new(R, &rects[k], full, 1))) return err;
   return 0;
+}
+
+/* The motion cue's copy of the frame (every motion frames), without the
+ * discs of the cells being followed (found, not hidden as static
+ * background): a cell never enters the background, so it leaves no ghost. */
+static void motion_keep(run *R)
+{
+  int n = 0;
+  for (int i = 0; R->disc && i < R->ncells; i++)
+    if (!R->miss[i] && R->act[i].hold >= 0) {
+      R->disc[3 * n] = R->cells[i].xc;
+      R->disc[3 * n + 1] = R->cells[i].yc;
+      R->disc[3 * n++ + 2] = R->cells[i].R;
+    }
+  lt_leuk_motion_keep(&R->mo, R->disc, n);
 }
 
 /* The band(s) of the entry ROI that cells enter through, into b[0..3]:
@@ -691,17 +789,18 @@ static int begin(void *m, lt_loop *L, const lt_source_info *in)
   R->absg = malloc(sizeof *R->absg * MAX_MAXIMA);
   R->thr = R->p.gicov_threshold;
   const size_t ws = 2 * (size_t)(R->p.rmax + 3 + R->p.recheck_search) + 1; /* recheck()'s window side */
-  const int host_gicov = R->p.recheck > 0 || R->p.motion > 0; /* recheck() or frame_score() */
+  const int host_gicov = R->p.recheck > 0 || R->p.motion > 0; /* recheck() or motion_score() */
   R->win = host_gicov ? malloc(sizeof *R->win * ws * ws) : NULL;
+  R->disc = R->p.motion > 0 ? malloc(sizeof *R->disc * 3 * MAX_CELLS) : NULL;
   if ((err = lt_leuk_static_init(&R->st, R->fw, R->fh, &R->p.roi, R->p.static_span, R->p.static_ratio))) return err;
   if ((err = lt_leuk_motion_init(&R->mo, R->fw, R->fh, R->p.motion))) return err;
   if (!R->cells || !R->act || !R->miss || !R->was_lost || !R->pv || !R->gone || !R->gone_frame || !R->maxima || !R->dets ||
-      !R->absg || (host_gicov && !R->win)) {
+      !R->absg || (host_gicov && !R->win) || (R->p.motion > 0 && !R->disc)) {
     lt_error("out of memory");
     return LT_ERR_NOMEM;
   }
   if ((err = R->be->create(&R->ctx, &R->p, R->fw, R->fh, MAX_CELLS))) return err;
-  if (host_gicov && (err = lt_stencil_init(&R->stencil, &R->p))) { /* recheck()'s and frame_score()'s circles only */
+  if (host_gicov && (err = lt_stencil_init(&R->stencil, &R->p))) { /* recheck()'s and motion_score()'s circles only */
     if (err == LT_ERR_USAGE) lt_error("--radius %d:%d: no circle stencils", R->p.rmin, R->p.rmax);
     return err;
   }
@@ -774,6 +873,11 @@ static int step(void *m, lt_loop *L, const lt_frame *f, const lt_frame *prev)
     R->track_frames++;
     R->cell_frames += R->ncells;
     if (R->p.recheck > 0) recheck(R, f);
+    if (lt_leuk_motion_ready(&R->mo)) { /* the cue's host work counts under set_frame (as its difference) */
+      double tm = lt_now();
+      motion_check(R);
+      lt_loop_time(L, ST_UPLOAD, lt_now() - tm);
+    }
     if ((err = compact(R))) return err;
     if (split) {
       int nm = 0;
@@ -795,7 +899,9 @@ static int step(void *m, lt_loop *L, const lt_frame *f, const lt_frame *prev)
       R->mo_full |= mfull;
     }
   }
-  lt_leuk_motion_keep(&R->mo); /* a copy every motion frames */
+  double tk = lt_now();
+  motion_keep(R); /* a copy every motion frames */
+  if (R->p.motion > 0) lt_loop_time(L, ST_UPLOAD, lt_now() - tk);
   lt_leuk_static_keep(&R->st); /* a copy every static_span frames */
   order_shown(R);
   double t2 = lt_now();
@@ -888,5 +994,6 @@ int lt_leuk_run(const lt_settings *s, const void *opts)
   lt_leuk_motion_free(&R.mo);
   lt_stencil_free(&R.stencil);
   free(R.win);
+  free(R.disc);
   return err;
 }

@@ -39,6 +39,11 @@ typedef struct lt_track_info {
    * its best |GICOV| while held */
   int hold;
   double hold_gicov;
+  /* --motion (pipeline.c, motion_check): -1, or the track's cell was found
+   * on the frame less the background and scores under the threshold on the
+   * frame: frames in a row it has not shown on that difference since; the
+   * frames it showed there; 1 when it was ended for not showing */
+  int motion_miss, motion_seen, motion_lost;
 } lt_track_info;
 
 typedef struct lt_report {
