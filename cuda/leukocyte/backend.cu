@@ -370,9 +370,9 @@ static void cu_destroy(void *vctx)
     fprintf(stderr, "cuda waits: %ld frames, us per frame: set_frame %.1f, track's launches %.1f (of them the "
             "detection's %.1f, the next frame's upload %.1f), tracking wait %.1f, detect_end %.1f (%ld calls, "
             "%ld not done when the tracking was), refine's wait for the refinements ahead %.1f (%ld), refine "
-            "%.1f (%ld calls with jobs); graph captures %ld, launches %ld\n", c->n_track, f * c->w_set,
+            "%.1f (%ld calls with jobs)\n", c->n_track, f * c->w_set,
             f * c->w_launch, f * c->w_band, f * c->w_pref, f * c->w_sync, f * c->w_end, c->n_end, c->n_end_late,
-            f * c->w_ahead, c->n_ahead_wait, f * c->w_refine, c->n_refine, c->graph_captures, c->graph_launches);
+            f * c->w_ahead, c->n_ahead_wait, f * c->w_refine, c->n_refine);
   }
   lt_cuda_timer_free(&c->tm);
   /* no copy or kernel may still use a buffer handed to the next context */
@@ -400,8 +400,6 @@ static void cu_destroy(void *vctx)
   if (c->ds_next.done) cudaEventDestroy(c->ds_next.done);
   if (c->ds.maxed) cudaEventDestroy(c->ds.maxed);
   if (c->ds_next.maxed) cudaEventDestroy(c->ds_next.maxed);
-  for (int i = 0; i < LT_CU_GRAPHS; i++)
-    if (c->gexec[i]) cudaGraphExecDestroy(c->gexec[i]);
   cudaFree(c->d_work);
   free(c->h_maxall);
   if (c->stream) cudaStreamDestroy(c->stream);
@@ -446,8 +444,6 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
   c->ahead_cap = AHEAD_CAP;
   const char *ev = getenv("LT_CUDA_ENDWAIT"); /* experiment: all = detect_end waits for the refinement ahead */
   c->end_all = ev && strcmp(ev, "all") == 0;
-  const char *grv = getenv("LT_CUDA_GRAPH"); /* experiment: 1 = a split detection's launches as a graph */
-  c->graph_on = grv && strcmp(grv, "1") == 0;
   const char *wv = getenv("LT_CUDA_WAITS"); /* 1: the host's time in the calls and waits, printed at destroy */
   c->waits_on = wv && strcmp(wv, "1") == 0;
   const char *lv = getenv("LT_CUDA_LATE"); /* experiment: 0 = a split detection launched at detect_start */
@@ -826,80 +822,16 @@ static int ahead_issue(lt_cu_ctx *c);
 
 /* The detection's launches and its copy of the maxima on dstream, then,
  * when a refinement ahead follows and detect_end waits for the maxima
- * alone (end_maxed), their event, then the refinement ahead. rec_flags:
- * cudaEventRecordExternal while captured into a graph. */
-static int detect_enqueue_all(lt_cu_ctx *c, unsigned rec_flags)
+ * alone (end_maxed), their event, then the refinement ahead. */
+static int detect_enqueue_all(lt_cu_ctx *c)
 {
   cudaStream_t main_stream = c->stream;
   c->stream = c->dstream; /* the launchers and timers use c->stream */
   int err = detect_enqueue(c, &c->pending_roi, c->list_lo);
   c->stream = main_stream;
   if (err) return err;
-  if (c->end_maxed) LT_CU(cudaEventRecordWithFlags(c->ds.maxed, c->dstream, rec_flags), "ordering the detection");
+  if (c->end_maxed) LT_CU(cudaEventRecord(c->ds.maxed, c->dstream), "ordering the detection");
   return ahead_issue(c);
-}
-
-/* The same work as one CUDA graph (LT_CUDA_GRAPH=1, an experiment): one
- * launch from the host instead of 5 launches, 2 copies and an event. One
- * instance per key (the ROI, the thresholds, whether a refinement ahead
- * follows, the buffers), LT_CU_GRAPHS of them, the least recently used
- * replaced (a band's and the entry ROI's alternate every detect_every
- * frames). A capture that fails turns the graphs off for the context. */
-static int detect_graph(lt_cu_ctx *c)
-{
-  struct {
-    lt_rect roi;
-    double list_lo, pending_lo;
-    int ahead, maxed;
-    const void *ds, *frame, *grad;
-  } key;
-  static_assert(sizeof key <= sizeof c->gkey[0], "gkey too small");
-  memset(&key, 0, sizeof key);
-  key.roi = c->pending_roi;
-  key.list_lo = c->list_lo;
-  key.pending_lo = c->pending_lo;
-  key.ahead = c->ahead_queued;
-  key.maxed = c->end_maxed;
-  key.ds = c->ds.maxbuf;
-  key.frame = c->d_frame;
-  key.grad = c->kp.grad;
-  const long use = ++c->graph_launches;
-  int k = 0;
-  for (int i = 0; i < LT_CU_GRAPHS; i++) {
-    if (c->gexec[i] && !memcmp(c->gkey[i], &key, sizeof key)) {
-      k = i;
-      break;
-    }
-    if (c->guse[i] < c->guse[k]) k = i;
-  }
-  if (!c->gexec[k] || memcmp(c->gkey[k], &key, sizeof key)) {
-    if (c->gexec[k]) cudaGraphExecDestroy(c->gexec[k]);
-    c->gexec[k] = NULL;
-    cudaGraph_t g = NULL;
-    cudaError_t e = cudaStreamBeginCapture(c->dstream, cudaStreamCaptureModeThreadLocal);
-    int err = e == cudaSuccess ? detect_enqueue_all(c, cudaEventRecordExternal) : 0;
-    if (e == cudaSuccess) e = cudaStreamEndCapture(c->dstream, &g);
-    if (!err && e == cudaSuccess) e = cudaGraphInstantiate(&c->gexec[k], g, 0);
-    if (g) cudaGraphDestroy(g);
-    if (err || e != cudaSuccess) { /* launched one by one from now on */
-      lt_debug("cuda: the detection's graph: %s; launches one by one", cudaGetErrorString(e));
-      (void)cudaGetLastError();
-      if (c->gexec[k]) cudaGraphExecDestroy(c->gexec[k]);
-      c->gexec[k] = NULL;
-      c->graph_on = 0;
-      c->ahead_queued = key.ahead;
-      c->ahead_pending = 0;
-      return detect_enqueue_all(c, cudaEventRecordDefault);
-    }
-    memcpy(c->gkey[k], &key, sizeof key);
-    c->graph_captures++;
-  }
-  c->guse[k] = use;
-  LT_CU(cudaGraphLaunch(c->gexec[k], c->dstream), "the detection's launch");
-  c->dil_valid = c->dil_full; /* what the captured launches set */
-  c->ahead_queued = 0;
-  c->ahead_pending = key.ahead;
-  return 0;
 }
 
 static int detect_issue(lt_cu_ctx *c)
@@ -911,7 +843,7 @@ static int detect_issue(lt_cu_ctx *c)
   /* detect_end waits for the maxima alone when a refinement ahead follows
    * (refine waits for that when it has jobs) */
   c->end_maxed = c->ahead_queued && !c->end_all && !c->tm.on;
-  int err = c->graph_on && !c->tm.on ? detect_graph(c) : detect_enqueue_all(c, cudaEventRecordDefault);
+  int err = detect_enqueue_all(c);
   if (err) return err;
   LT_CU(cudaEventRecord(c->ds.done, c->dstream), "ordering the detection");
   if (c->waits_on) c->w_band += lt_now() - t0;

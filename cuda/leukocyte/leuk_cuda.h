@@ -196,14 +196,6 @@ typedef struct lt_cu_ctx {
                          * has jobs; detect_end when it waits for the whole detection) */
   int end_all;          /* LT_CUDA_ENDWAIT=all: detect_end waits for the refinement ahead too (as before) */
   int end_maxed;        /* the pending detection's maxima have their own event (ds.maxed) */
-  /* LT_CUDA_GRAPH=1 (an experiment): a split detection's launches as one
-   * CUDA graph, one instance per ROI, thresholds and buffers (detect_graph) */
-  int graph_on;
-#define LT_CU_GRAPHS 4
-  cudaGraphExec_t gexec[LT_CU_GRAPHS];
-  unsigned char gkey[LT_CU_GRAPHS][96]; /* what each was captured for */
-  long guse[LT_CU_GRAPHS];               /* its last use (the least recent is replaced) */
-  long graph_captures, graph_launches;
   /* LT_CUDA_WAITS=1: the host's seconds in the backend's calls and waits,
    * one line at destroy (docs/PERFORMANCE.md, many videos) */
   int waits_on;
