@@ -677,6 +677,21 @@ static int begin(void *m, lt_loop *L, const lt_source_info *in)
       return LT_ERR_USAGE;
     }
   }
+  const char *col = getenv("LT_MGVF_COL"); /* issue 18: column two-colour SOR MGVF, both backends */
+  if (col && *col) {
+    char *end;
+    R->p.mgvf_col = strtod(col, &end);
+    if (*end || !(R->p.mgvf_col > 0 && R->p.mgvf_col <= 2)) {
+      lt_error("LT_MGVF_COL=%s: expected the over-relaxation factor, a number above 0 and at most 2 (1.8 was "
+               "measured; it diverges from 2.4)",
+               col);
+      return LT_ERR_USAGE;
+    }
+    if (R->p.mgvf_sor > 0) {
+      lt_error("LT_MGVF_COL and LT_MGVF_SOR: choose one MGVF solver");
+      return LT_ERR_USAGE;
+    }
+  }
   /* a GPU backend reads the bytes of 8-bit frames; floats only for overlays */
   if (R->be->bytes_ok && !R->s->overlay_dir && !R->o.overlay_video) lt_loop_bytes_only(L);
   R->cells = calloc(MAX_CELLS, sizeof *R->cells);
