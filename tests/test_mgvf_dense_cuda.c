@@ -17,7 +17,8 @@
  * two-colour SOR MGVF (params.mgvf_col = 1.8, LT_MGVF_COL; the row-major
  * variant then runs the transposed kernel) against lt_mgvf_col, plus the
  * one-block path's MGVF kernel (LT_CUDA_MGVF=block), Jacobi and column SOR
- * (LT_MGVF_TEST_COL=1: the column SOR's cases only, for racecheck). Every
+ * (LT_MGVF_TEST_COL=1: the column SOR's uncapped cases only, for racecheck
+ * with LT_EQUIV_ITER_CAP). Every
  * check is SKIPped when
  * the binary has no CUDA or no device is usable; before Hopper (no split
  * path, no dense kernel) the test access runs the one-block MGVF kernel,
@@ -116,7 +117,7 @@ int main(void)
     setenv("LT_CUDA_DENSE_OCC", V->occ, 1);
     setenv("LT_CUDA_MGVF", V->mode, 1);
     const char *oc = getenv("LT_MGVF_TEST_COL");
-    for (int cs = oc && atoi(oc) ? 2 : 0; cs < 4; cs++) {
+    for (int cs = oc && atoi(oc) ? 2 : 0; cs < (oc && atoi(oc) ? 3 : 4); cs++) {
       const int cap = cs & 1, col = cs >> 1;
       lt_leuk_params p;
       lt_leuk_params_default(&p);

@@ -663,6 +663,22 @@ static int begin(void *m, lt_loop *L, const lt_source_info *in)
   if ((err = lt_backend_stages("leukocyte", R->s->backend, R->s->device, &lt_leuk_backend_cpu, &stages)))
     return err;
   R->be = stages;
+  const char *col = getenv("LT_MGVF_COL"); /* issue 18: column two-colour SOR MGVF, both backends */
+  if (col && *col) {
+    char *end;
+    R->p.mgvf_col = strtod(col, &end);
+    if (*end || !(R->p.mgvf_col > 0 && R->p.mgvf_col <= 2)) {
+      lt_error("LT_MGVF_COL=%s: expected the over-relaxation factor, a number above 0 and at most 2 (1.8 was "
+               "measured; it diverges from 2.4)",
+               col);
+      return LT_ERR_USAGE;
+    }
+    const char *sor_set = getenv("LT_MGVF_SOR");
+    if (sor_set && *sor_set) {
+      lt_error("LT_MGVF_COL and LT_MGVF_SOR: choose one MGVF solver");
+      return LT_ERR_USAGE;
+    }
+  }
   const char *sor = getenv("LT_MGVF_SOR"); /* experiment (issue 18): four-colour SOR MGVF, CPU only */
   if (sor && *sor) {
     char *end;
@@ -674,21 +690,6 @@ static int begin(void *m, lt_loop *L, const lt_source_info *in)
     }
     if (R->be != &lt_leuk_backend_cpu) {
       lt_error("LT_MGVF_SOR: the four-colour MGVF exists on the CPU backend only (--backend cpu)");
-      return LT_ERR_USAGE;
-    }
-  }
-  const char *col = getenv("LT_MGVF_COL"); /* issue 18: column two-colour SOR MGVF, both backends */
-  if (col && *col) {
-    char *end;
-    R->p.mgvf_col = strtod(col, &end);
-    if (*end || !(R->p.mgvf_col > 0 && R->p.mgvf_col <= 2)) {
-      lt_error("LT_MGVF_COL=%s: expected the over-relaxation factor, a number above 0 and at most 2 (1.8 was "
-               "measured; it diverges from 2.4)",
-               col);
-      return LT_ERR_USAGE;
-    }
-    if (R->p.mgvf_sor > 0) {
-      lt_error("LT_MGVF_COL and LT_MGVF_SOR: choose one MGVF solver");
       return LT_ERR_USAGE;
     }
   }
