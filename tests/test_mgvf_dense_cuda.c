@@ -121,7 +121,7 @@ int main(void)
       const int cap = cs & 1, col = cs >> 1;
       lt_leuk_params p;
       lt_leuk_params_default(&p);
-      if (col) p.mgvf_col = 1.8;
+      p.mgvf_col = col ? 1.8 : 0.0; /* Jacobi or the column SOR (the default) */
       if (cap) { /* run to a cap that is not a multiple of LT_MGVF_CHECK_EVERY */
         p.mgvf_tol = 0.0;
         p.mgvf_max_iter = 4 * 9 + 3;

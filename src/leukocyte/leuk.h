@@ -52,8 +52,9 @@ typedef struct lt_leuk_params {
   double mgvf_sor;         /* 0: Jacobi (section 5.4, the default); > 0: lt_mgvf_sor
                               with this omega (LT_MGVF_SOR, CPU backend only; an
                               experiment, docs/PERFORMANCE.md) */
-  double mgvf_col;         /* > 0: lt_mgvf_col with this omega instead (LT_MGVF_COL,
-                              CPU and CUDA backends; an option, docs/PERFORMANCE.md) */
+  double mgvf_col;         /* > 0: lt_mgvf_col with this omega (1.8, the default since
+                              issue 18: CPU and CUDA backends, docs/PERFORMANCE.md);
+                              0: lt_mgvf, Jacobi (section 5.4; LT_MGVF_COL=0) */
   /* ellipse evolution */
   double evolve_tol;       /* 0.1 */
   int evolve_max_iter;     /* 1000 */
