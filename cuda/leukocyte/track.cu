@@ -18,7 +18,9 @@
  *     circle's four neighbours;
  *  3. window of (2*round(4R)+1) x (2*round(2R)+1), clamped to the frame;
  *  4. E = |gradient| of the window, normalised (block min/max), then MGVF
- *     (mgvf.c) iterated to convergence: pure Jacobi with two F buffers; the
+ *     (mgvf.c) iterated to convergence with two F buffers: column two-colour
+ *     over-relaxed sweeps by default (lt_mgvf_col; on Hopper every cell on
+ *     the dense kernel), Jacobi with LT_MGVF_COL=0; the
  *     mean |change| every LT_MGVF_CHECK_EVERY-th iteration, summed so that
  *     all threads see the same bits and leave together. The Heaviside is
  *     the step (as mgvf.c), a select. Non-contracted float arithmetic in
