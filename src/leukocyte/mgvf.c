@@ -220,13 +220,18 @@ int lt_mgvf_sor(const float *E, int w, int h, float *F, double mu, double lambda
  * beside them in the window) of one row into ro at the same stride, and
  * their |change| into ad[0..m): the centre column (rc, ru, rd: its rows
  * here, above, below) and E (re) at j, the columns beside it (sc, su, sd)
- * at j - 1 and j + 1; all point at pixel ja of their rows. */
+ * at j - 1 and j + 1; all point at pixel ja of their rows. In pass 2 sc
+ * and ro are the same row of the new field, but ro writes only the odd
+ * columns and sc reads only the even ones: no element is both written and
+ * read through another pointer, as restrict requires (without it the
+ * compiler's overlap check sent pass 2 to the scalar loop). */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 __attribute__((target_clones("avx2", "default")))
 #endif
 static void row_pass(const float *restrict ru, const float *restrict rc, const float *restrict rd,
-                     const float *su, const float *sc, const float *sd, const float *restrict re, float *ro,
-                     float *restrict ad, int m, float ml, float il, float omega)
+                     const float *restrict su, const float *restrict sc, const float *restrict sd,
+                     const float *restrict re, float *restrict ro, float *restrict ad, int m, float ml, float il,
+                     float omega)
 {
   for (int q = 0; q < m; q++) {
     const int j = 2 * q;
