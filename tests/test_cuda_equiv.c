@@ -136,6 +136,10 @@ static void run_set(const char *set, const lt_leuk_backend *cuda, const float *f
     p.mgvf_max_iter = atoi(cap);
     p.evolve_max_iter = atoi(cap);
   }
+  /* LT_MGVF_COL=omega as leuktrack reads it (0: Jacobi, whose CUDA paths
+   * include the cluster MGVF kernel; default: the column SOR, dense) */
+  const char *mc = getenv("LT_MGVF_COL");
+  if (mc && *mc) p.mgvf_col = atof(mc);
   side A, B;
   int ea = open_side(&A, &lt_leuk_backend_cpu, &p, w, h), eb = open_side(&B, cuda, &p, w, h);
   snprintf(name, sizeof name, "cuda_equiv %s create", set);

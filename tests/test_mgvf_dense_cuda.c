@@ -13,7 +13,13 @@
  * the strips need; edge maps random, with flat runs (equal neighbours: the
  * Heaviside's zero differences) and from a disc. Convergence as in the
  * tracking (tol 1e-5, at most 500 iterations) and a cap that is not a
- * multiple of the check interval with tol 0. Every check is SKIPped when
+ * multiple of the check interval with tol 0. Each also with the column
+ * two-colour SOR MGVF (params.mgvf_col = 1.8, LT_MGVF_COL; the row-major
+ * variant then runs the transposed kernel) against lt_mgvf_col, plus the
+ * one-block path's MGVF kernel (LT_CUDA_MGVF=block), Jacobi and column SOR
+ * (LT_MGVF_TEST_COL=1: the column SOR's uncapped cases only, for racecheck
+ * with LT_EQUIV_ITER_CAP). Every
+ * check is SKIPped when
  * the binary has no CUDA or no device is usable; before Hopper (no split
  * path, no dense kernel) the test access runs the one-block MGVF kernel,
  * compared the same way. */
@@ -28,14 +34,15 @@
 #include "test.h"
 
 typedef struct variant {
-  const char *name, *threads, *rows, *occ;
+  const char *name, *threads, *rows, *occ, *mode;
 } variant;
 
 static const variant variants[] = {
-    {"transposed 512", "512", "0", "2"},
-    {"transposed 256", "256", "0", "2"},
-    {"transposed 512 occ3", "512", "0", "3"},
-    {"rows 512", "512", "1", "2"},
+    {"transposed 512", "512", "0", "2", "dense"},
+    {"transposed 256", "256", "0", "2", "dense"},
+    {"transposed 512 occ3", "512", "0", "3", "dense"},
+    {"rows 512", "512", "1", "2", "dense"},
+    {"one-block kernel", "512", "0", "2", "block"},
 };
 
 typedef struct shape {
@@ -44,9 +51,10 @@ typedef struct shape {
 
 /* R = 3, 8, 10, 14 and (the first, set in main) rmax + rstep, the largest
  * window; clamped: even and 3 rows; 521 x 25 is wider than 512 threads;
- * 5 x 61 leaves strips of several rows */
-static shape shapes[] = {{0, 0}, {25, 13}, {65, 33}, {81, 41}, {113, 57},
-                         {64, 40}, {81, 3},  {521, 25}, {5, 61}, {3, 3}};
+ * 1025 x 3 has more even and odd columns than 512 threads; 5 x 61 leaves
+ * strips of several rows; 2 x 7: one column of each colour */
+static shape shapes[] = {{0, 0}, {25, 13}, {65, 33}, {81, 41}, {113, 57}, {64, 40},
+                         {81, 3}, {521, 25}, {1025, 3}, {5, 61}, {3, 3}, {2, 7}};
 
 static unsigned rng = 12345u;
 static float urand(void)
@@ -89,7 +97,6 @@ int main(void)
   const lt_leuk_backend *cuda = stages;
   T_CHECK("mgvf_dense select", err == 0 && cuda != &lt_leuk_backend_cpu, "lt_backend_stages returned %d", err);
   if (err) T_DONE();
-  setenv("LT_CUDA_MGVF", "dense", 1);
   lt_leuk_params p0;
   lt_leuk_params_default(&p0);
   shapes[0].w = 2 * lt_leuk_win_half_x(p0.rmax + p0.rstep) + 1;
@@ -108,9 +115,13 @@ int main(void)
     setenv("LT_CUDA_DENSE_THREADS", V->threads, 1);
     setenv("LT_CUDA_DENSE_ROWS", V->rows, 1);
     setenv("LT_CUDA_DENSE_OCC", V->occ, 1);
-    for (int cap = 0; cap < 2; cap++) {
+    setenv("LT_CUDA_MGVF", V->mode, 1);
+    const char *oc = getenv("LT_MGVF_TEST_COL");
+    for (int cs = oc && atoi(oc) ? 2 : 0; cs < (oc && atoi(oc) ? 3 : 4); cs++) {
+      const int cap = cs & 1, col = cs >> 1;
       lt_leuk_params p;
       lt_leuk_params_default(&p);
+      p.mgvf_col = col ? 1.8 : 0.0; /* Jacobi or the column SOR (the default) */
       if (cap) { /* run to a cap that is not a multiple of LT_MGVF_CHECK_EVERY */
         p.mgvf_tol = 0.0;
         p.mgvf_max_iter = 4 * 9 + 3;
@@ -121,7 +132,7 @@ int main(void)
       void *ctx = NULL;
       char name[160];
       err = cuda->create(&ctx, &p, 640, 480, 16);
-      snprintf(name, sizeof name, "mgvf_dense %s%s create", V->name, cap ? " capped" : "");
+      snprintf(name, sizeof name, "mgvf_dense %s%s%s create", V->name, col ? " col" : "", cap ? " capped" : "");
       T_CHECK(name, err == 0, "create returned %d", err);
       if (err) continue;
       int bad = 0, fails = 0, tested = 0;
@@ -130,7 +141,7 @@ int main(void)
           const int w = shapes[s].w, h = shapes[s].h;
           const size_t n = (size_t)w * h;
           edge_map(E, w, h, k);
-          const int ic_ = lt_mgvf(E, w, h, Fc, tmp, p.mgvf_mu, p.mgvf_lambda, p.mgvf_tol, p.mgvf_max_iter);
+          const int ic_ = lt_leuk_mgvf(&p, E, w, h, Fc, tmp);
           int ig = -1;
           memset(Fg, 0xff, sizeof(float) * n);
           if (cuda->mgvf(ctx, E, w, h, Fg, &ig)) {
@@ -142,12 +153,12 @@ int main(void)
           tested++;
           if (nd || ic_ != ig) {
             if (bad < 5)
-              printf("info %s: %dx%d edge map %d: %zu of %zu pixels differ, iterations cpu %d cuda %d\n", V->name, w,
-                     h, k, nd, n, ic_, ig);
+              printf("info %s%s: %dx%d edge map %d: %zu of %zu pixels differ, iterations cpu %d cuda %d\n", V->name,
+                     col ? " col" : "", w, h, k, nd, n, ic_, ig);
             bad++;
           }
         }
-      snprintf(name, sizeof name, "mgvf_dense %s%s = cpu", V->name, cap ? " capped" : "");
+      snprintf(name, sizeof name, "mgvf_dense %s%s%s = cpu", V->name, col ? " col" : "", cap ? " capped" : "");
       T_CHECK(name, fails == 0 && bad == 0 && tested > 0, "%d windows differ, %d failed to run, %d tested", bad, fails,
               tested);
       cuda->destroy(ctx);

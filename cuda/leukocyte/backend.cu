@@ -593,6 +593,7 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
     k->search = p->search;
     k->mgvf_ml = (float)(p->mgvf_mu / p->mgvf_lambda);
     k->mgvf_il = (float)(1.0 / p->mgvf_lambda);
+    k->mgvf_col = p->mgvf_col > 0 ? (float)p->mgvf_col : 0.0f;
     k->mgvf_tol = p->mgvf_tol;
     k->mgvf_max_iter = p->mgvf_max_iter;
     k->evolve_tol = p->evolve_tol;

@@ -38,6 +38,9 @@ typedef struct lt_cu_params {
                                  * double: the GICOV sums' operands without a conversion per sample */
   int search;
   float mgvf_ml, mgvf_il;       /* mu/lambda, 1/lambda */
+  float mgvf_col;               /* > 0: the column two-colour SOR MGVF with this omega (lt_mgvf_col,
+                                 * LT_MGVF_COL: block and dense paths; the cluster path's cells go
+                                 * to the dense kernel); 0: Jacobi */
   double mgvf_tol;
   int mgvf_max_iter;
   double evolve_tol;

@@ -18,7 +18,9 @@
  *     circle's four neighbours;
  *  3. window of (2*round(4R)+1) x (2*round(2R)+1), clamped to the frame;
  *  4. E = |gradient| of the window, normalised (block min/max), then MGVF
- *     (mgvf.c) iterated to convergence: pure Jacobi with two F buffers; the
+ *     (mgvf.c) iterated to convergence with two F buffers: column two-colour
+ *     over-relaxed sweeps by default (lt_mgvf_col; on Hopper every cell on
+ *     the dense kernel), Jacobi with LT_MGVF_COL=0; the
  *     mean |change| every LT_MGVF_CHECK_EVERY-th iteration, summed so that
  *     all threads see the same bits and leave together. The Heaviside is
  *     the step (as mgvf.c), a select. Non-contracted float arithmetic in
@@ -101,6 +103,46 @@ static __device__ __forceinline__ float mgvf_pixel(const float *ru, const float 
   return mgvf_update(rc[j], ru[j], rd[j], rc[jl], rc[jr], ru[jr], rd[jr], ru[jl], rd[jl], e, ml, il);
 }
 
+/* The column two-colour SOR's change times omega (lt_mgvf_col's
+ * c + omega * (fn - c), not contracted). */
+static __device__ __forceinline__ float col_relax(float c, float fn, float om)
+{
+  return __fadd_rn(c, __fmul_rn(om, __fsub_rn(fn, c)));
+}
+
+/* One sweep of the column two-colour SOR MGVF (lt_mgvf_col) on the block,
+ * row-major: pass k sets columns j % 2 = k of nxt, warp tasks = (row,
+ * 32-column chunk of the pass's columns) dealt round robin; the columns
+ * beside a pixel from cur in pass 0 and from nxt (the new even columns)
+ * in pass 1, its own column (and a clamped one) from cur. Returns this
+ * thread's |change| summed when check. */
+static __device__ double col_sweep_block(const float *E, const float *cur, float *nxt, int w, int h, float ml,
+                                         float il, float om, bool check)
+{
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  double acc = 0.0;
+  for (int k = 0; k < 2; k++) {
+    const int nc = k ? w / 2 : (w + 1) / 2, cw = (nc + 31) / 32;
+    const float *side = k ? nxt : cur;
+    for (int task = warp; task < h * cw; task += NW) {
+      const int i = task / cw, q = (task - i * cw) * 32 + lane, j = 2 * q + k;
+      if (q >= nc) continue;
+      const int iu = (i > 0 ? i - 1 : 0) * w, ic = i * w, id = (i < h - 1 ? i + 1 : h - 1) * w;
+      const int jl = j > 0 ? j - 1 : 0, jr = j < w - 1 ? j + 1 : w - 1;
+      const float *sl = jl == j ? cur : side, *sr = jr == j ? cur : side;
+      const float c = cur[ic + j];
+      const float fs = col_relax(c,
+                                 mgvf_update(c, cur[iu + j], cur[id + j], sl[ic + jl], sr[ic + jr], sr[iu + jr],
+                                             sr[id + jr], sl[iu + jl], sl[id + jl], E[ic + j], ml, il),
+                                 om);
+      nxt[ic + j] = fs;
+      if (check) acc += (double)fabsf(fs - c);
+    }
+    if (k == 0) __syncthreads();
+  }
+  return acc;
+}
+
 /* MGVF of E (w x h) with the block; F0 holds E on entry. Returns the number
  * of iterations; *res = the buffer with the result (F0 or F1). */
 static __device__ int mgvf_block(const float *E, float *F0, float *F1, int w, int h, const lt_cu_params &P,
@@ -119,20 +161,23 @@ static __device__ int mgvf_block(const float *E, float *F0, float *F1, int w, in
     double acc = 0.0;
     /* warp tasks = (row, 32-column chunk), dealt round robin: balanced
      * across warps whatever the window's shape */
-    for (int task = warp; task < h * cw; task += NW) {
-      const int i = task / cw, j = (task - i * cw) * 32 + lane;
-      const float *rc = cur + (size_t)i * w;
-      const float *ru = cur + (size_t)(i > 0 ? i - 1 : 0) * w;
-      const float *rd = cur + (size_t)(i < h - 1 ? i + 1 : h - 1) * w;
-      const float *re = E + (size_t)i * w;
-      float *ro = nxt + (size_t)i * w;
-      if (j < w) {
-        float c;
-        const float fn = mgvf_pixel(ru, rc, rd, j, w, re[j], ml, il, &c);
-        ro[j] = fn;
-        if (check) acc += (double)fabsf(fn - c);
+    if (P.mgvf_col > 0.0f) /* LT_MGVF_COL */
+      acc = col_sweep_block(E, cur, nxt, w, h, ml, il, P.mgvf_col, check);
+    else
+      for (int task = warp; task < h * cw; task += NW) {
+        const int i = task / cw, j = (task - i * cw) * 32 + lane;
+        const float *rc = cur + (size_t)i * w;
+        const float *ru = cur + (size_t)(i > 0 ? i - 1 : 0) * w;
+        const float *rd = cur + (size_t)(i < h - 1 ? i + 1 : h - 1) * w;
+        const float *re = E + (size_t)i * w;
+        float *ro = nxt + (size_t)i * w;
+        if (j < w) {
+          float c;
+          const float fn = mgvf_pixel(ru, rc, rd, j, w, re[j], ml, il, &c);
+          ro[j] = fn;
+          if (check) acc += (double)fabsf(fn - c);
+        }
       }
-    }
     if (check) {
 #pragma unroll
       for (int o = 16; o > 0; o >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, o);
@@ -1127,10 +1172,10 @@ static __device__ __forceinline__ double dense_strip(const float *cur, float *nx
  * added to max(D, 0) >= +0, never shows). Same thread to pixel map, same
  * strips and sum order as the row-major layout: bit-identical F and
  * iteration count. The default (LT_CUDA_DENSE_ROWS=1: row-major). */
-template <bool CHECK>
+template <bool CHECK, bool OM = false>
 static __device__ __forceinline__ double dense_col(const float *pc, const float *pl, const float *pr,
                                                    const float *pe, float *pn, int n, bool top, bool bottom,
-                                                   float ml, float il)
+                                                   float ml, float il, float om = 0.0f)
 {
   double acc = 0.0;
   const int up = top ? 0 : -1;
@@ -1148,7 +1193,8 @@ static __device__ __forceinline__ double dense_col(const float *pc, const float 
     const float s = __fadd_rn(__fadd_rn(a, b), __fadd_rn(g, k));
     const float fp = __fadd_rn(c, __fmul_rn(ml, s));
     const float e = pe[q];
-    const float fn = __fsub_rn(fp, __fmul_rn(__fmul_rn(il, e), __fsub_rn(fp, e)));
+    const float fj = __fsub_rn(fp, __fmul_rn(__fmul_rn(il, e), __fsub_rn(fp, e)));
+    const float fn = OM ? col_relax(c, fj, om) : fj; /* OM: lt_mgvf_col's over-relaxed change */
     pn[q] = fn;
     if (CHECK) acc += (double)fabsf(fn - c);
     mprev = mD;
@@ -1204,10 +1250,38 @@ static __device__ __forceinline__ double dense_column(const float *cur, float *n
   return dense_strip<CHECK>(cur, nxt, E, o, ou, olast, r1 - r0, w, dl_, dr_, ml, il);
 }
 
+/* Thread tid's strip of nc columns (q0, q0 + DT, ... when nc >= DT) cut
+ * into DT / nc strips of rows [r0, r1) of h; act: it has one. */
+struct dense_map {
+  int q0, r0, r1;
+  bool act;
+};
+template <int DT>
+static __device__ __forceinline__ dense_map dense_map_of(int nc, int h, int tid)
+{
+  dense_map m;
+  int strips = nc > 0 ? DT / nc : 1;
+  if (strips < 1) strips = 1;
+  if (strips > h) strips = h;
+  const int rows = (h + strips - 1) / strips;
+  /* columns wider than the block: a thread takes columns q, q + T, ... */
+  const int s = nc >= DT ? 0 : tid / nc;
+  m.q0 = nc >= DT ? tid : tid - s * nc;
+  m.r0 = s * rows;
+  m.r1 = min(h, m.r0 + rows);
+  m.act = nc > 0 && s < strips && m.r0 < m.r1;
+  return m;
+}
+
 /* The dense MGVF kernel: DT threads per cell, BPS blocks per SM (launch
  * bounds), TR: the window transposed in shared memory (dense_col, the
- * default), else row-major (dense_strip, LT_CUDA_DENSE_ROWS=1). */
-template <int DT, int BPS, bool TR>
+ * default), else row-major (dense_strip, LT_CUDA_DENSE_ROWS=1). COL (TR
+ * only): the column two-colour SOR (lt_mgvf_col, LT_MGVF_COL): each sweep
+ * two passes of the strip walk, the even columns into nxt from cur, then
+ * the odd ones with the columns beside them from nxt; the threads mapped
+ * to the pass's columns (DT / (w / 2) strips), so none idles for the other
+ * half. */
+template <int DT, int BPS, bool TR, bool COL = false>
 __global__ void __launch_bounds__(DT, BPS) mgvf_dense_kernel(float *gwin, const lt_cu_win *info,
                                                              lt_leuk_cell *cells, lt_cu_params P, int win_max)
 {
@@ -1225,15 +1299,12 @@ __global__ void __launch_bounds__(DT, BPS) mgvf_dense_kernel(float *gwin, const 
     E[o] = v;
     A[o] = v;
   }
-  int strips = DT / w;
-  if (strips < 1) strips = 1;
-  if (strips > h) strips = h;
-  const int rows = (h + strips - 1) / strips;
-  /* columns wider than the block: a thread takes columns j, j + T, ... */
-  const int s = w >= DT ? 0 : tid / w, j0 = w >= DT ? tid : tid - s * w;
-  const int r0 = s * rows, r1 = min(h, r0 + rows);
-  const bool act = s < strips && r0 < r1;
-  const float ml = P.mgvf_ml, il = P.mgvf_il;
+  const dense_map mj = dense_map_of<DT>(w, h, tid);
+  const int j0 = mj.q0, r0 = mj.r0, r1 = mj.r1;
+  const bool act = mj.act;
+  /* COL: pass k's map over its (w + 1 - k) / 2 columns */
+  const dense_map mc[2] = {dense_map_of<DT>(COL ? (w + 1) / 2 : 0, h, tid), dense_map_of<DT>(COL ? w / 2 : 0, h, tid)};
+  const float ml = P.mgvf_ml, il = P.mgvf_il, om = P.mgvf_col;
   const double nd = (double)n;
   long long tp = clock64();
   __syncthreads();
@@ -1242,7 +1313,23 @@ __global__ void __launch_bounds__(DT, BPS) mgvf_dense_kernel(float *gwin, const 
   while (it < P.mgvf_max_iter) {
     const bool check = (it + 1) % LT_MGVF_CHECK_EVERY == 0 || it + 1 == P.mgvf_max_iter;
     double acc = 0.0;
-    if (act)
+    if (COL) {
+#pragma unroll
+      for (int k = 0; k < 2; k++) {
+        const float *side = k ? nxt : cur;
+        const dense_map &m = mc[k];
+        if (m.act)
+          for (int q = m.q0; 2 * q + k < w; q += DT) {
+            const int j = 2 * q + k, o = j * h + m.r0;
+            const float *pl = j > 0 ? side + o - h : cur + o, *pr = j < w - 1 ? side + o + h : cur + o;
+            acc += check ? dense_col<true, true>(cur + o, pl, pr, E + o, nxt + o, m.r1 - m.r0, m.r0 == 0, m.r1 == h,
+                                                 ml, il, om)
+                         : dense_col<false, true>(cur + o, pl, pr, E + o, nxt + o, m.r1 - m.r0, m.r0 == 0, m.r1 == h,
+                                                  ml, il, om);
+          }
+        if (k == 0) __syncthreads();
+      }
+    } else if (act)
       for (int j = j0; j < w; j += DT)
         acc += check ? dense_column<TR, true>(cur, nxt, E, j, r0, r1, w, h, ml, il)
                      : dense_column<TR, false>(cur, nxt, E, j, r0, r1, w, h, ml, il);
@@ -1301,6 +1388,10 @@ static size_t mgvf_cluster_smem(const lt_cu_ctx *c, int *rows_cap, int *wcap)
 typedef void (*dense_kernel_fn)(float *, const lt_cu_win *, lt_leuk_cell *, lt_cu_params, int);
 static dense_kernel_fn dense_fn(const lt_cu_ctx *c)
 {
+  if (c->kp.mgvf_col > 0.0f) /* LT_MGVF_COL: transposed only (LT_CUDA_DENSE_ROWS ignored) */
+    return c->dense_threads == 256 ? mgvf_dense_kernel<256, 4, true, true>
+           : c->dense_occ3         ? mgvf_dense_kernel<DENSE_THREADS, 3, true, true>
+                                   : mgvf_dense_kernel<DENSE_THREADS, 2, true, true>;
   if (c->dense_threads == 256) return c->dense_rows ? mgvf_dense_kernel<256, 4, false> : mgvf_dense_kernel<256, 4, true>;
   if (c->dense_rows) return mgvf_dense_kernel<DENSE_THREADS, 2, false>;
   return c->dense_occ3 ? mgvf_dense_kernel<DENSE_THREADS, 3, true> : mgvf_dense_kernel<DENSE_THREADS, 2, true>;
@@ -1396,6 +1487,14 @@ int lt_cu_track_setup(lt_cu_ctx *c)
       LT_CU(cudaFuncSetAttribute(dense_fn(c), cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dsmem),
             "raising the dense MGVF kernel's shared memory");
     c->mgvf_mode = mv && !strcmp(mv, "cluster") ? 1 : mv && !strcmp(mv, "dense") && c->dense_ok ? 2 : 0;
+    if (c->kp.mgvf_col > 0.0f) { /* LT_MGVF_COL: no cluster kernel for it; every cell on the dense one */
+      if (!c->dense_ok) {
+        lt_error("LT_MGVF_COL: this GPU's shared memory cannot hold the dense MGVF's window (LT_CUDA_MGVF=block "
+                 "runs it on the one-block path)");
+        return LT_ERR_GPU;
+      }
+      c->mgvf_mode = 2;
+    }
     c->sms = sms;
     lt_info("cuda: tracking split over clusters (window %d, MGVF %d blocks per cell%s)", c->wcluster, c->cluster,
             c->mgvf_mode == 1 ? "" : c->mgvf_mode == 2 ? "; dense MGVF forced" : "; dense MGVF with several videos");
