@@ -965,10 +965,23 @@ static int end(void *m, lt_loop *L, int frames)
   return err;
 }
 
+/* An interrupted run keeps its complete frames (FILE.partial) as a complete
+ * run over those frames writes them: the tracks still held (--hold) are
+ * judged as end() judges them at the video's end before their rows are
+ * released (a track that started on the last frame is hidden there too). */
 static void abort_run(void *m, lt_loop *L)
 {
   run *R = m;
-  if (R->rep_open) lt_report_abort(&R->rep);
+  if (!R->rep_open) return;
+  const int frames = R->first >= 0 ? R->frame - R->first + 1 : 0;
+  if (frames > R->p.hold) /* else end() shows them all */
+    for (int i = 0; i < R->ncells; i++)
+      if (R->act[i].hold == 1) {
+        lt_track_info t = R->act[i];
+        t.end = LT_END_VIDEO;
+        if (judge(R, &t)) break; /* out of memory: its rows are kept */
+      }
+  lt_report_abort(&R->rep);
   R->rep_open = 0;
 }
 
