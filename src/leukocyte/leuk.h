@@ -264,8 +264,6 @@ int lt_mgvf(const float *E, int w, int h, float *F, float *tmp, double mu, doubl
 int lt_mgvf_col(const float *E, int w, int h, float *F, float *tmp, double mu, double lambda, double omega,
                 double tol, int max_iter);
 
-int lt_mgvf_cascade(const float *E, int w, int h, float *F, float *tmp, double mu, double lambda, double omega,
-                    double tol, int max_iter, int levels, int *coarse);
 /* Normalise E in place: (E - min) / (max - min + 2^-52). */
 void lt_normalise(float *E, int n);
 

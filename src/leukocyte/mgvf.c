@@ -174,12 +174,12 @@ static void row_pass(const float *restrict ru, const float *restrict rc, const f
   }
 }
 
-/* lt_mgvf_col's sweeps from the F given. */
-static int col_sweeps(const float *E, int w, int h, float *F, float *tmp, double mu, double lambda, double omega,
-                      double tol, int max_iter)
+int lt_mgvf_col(const float *E, int w, int h, float *F, float *tmp, double mu, double lambda, double omega,
+                double tol, int max_iter)
 {
   const float ml = (float)(mu / lambda), il = (float)(1.0 / lambda), om = (float)omega;
   const size_t n = (size_t)w * h;
+  memcpy(F, E, sizeof(float) * n);
   float *cur = F, *nxt = tmp;
   float ad[2048];
   if (w > 4096) return 0; /* as lt_mgvf */
@@ -223,84 +223,4 @@ static int col_sweeps(const float *E, int w, int h, float *F, float *tmp, double
   }
   if (cur != F) memcpy(F, cur, sizeof(float) * n);
   return it;
-}
-
-int lt_mgvf_col(const float *E, int w, int h, float *F, float *tmp, double mu, double lambda, double omega,
-                double tol, int max_iter)
-{
-  memcpy(F, E, sizeof(float) * (size_t)w * h);
-  return col_sweeps(E, w, h, F, tmp, mu, lambda, omega, tol, max_iter);
-}
-
-/* E's 2x2 block means on the coarse grid of (w + 1) / 2 x (h + 1) / 2: a
- * block's pixels past the window's last row or column are those of the
- * last one (replicated), the sum ((a + b) + (c + d)) * 0.25 in float. */
-static void restrict2(const float *E, int w, int h, float *Ec, int wc, int hc)
-{
-  for (int I = 0; I < hc; I++) {
-    const float *r0 = E + (size_t)(2 * I) * w, *r1 = E + (size_t)(2 * I + 1 < h ? 2 * I + 1 : h - 1) * w;
-    for (int J = 0; J < wc; J++) {
-      const int j0 = 2 * J, j1 = 2 * J + 1 < w ? 2 * J + 1 : w - 1;
-      Ec[(size_t)I * wc + J] = ((r0[j0] + r0[j1]) + (r1[j0] + r1[j1])) * 0.25f;
-    }
-  }
-}
-
-/* The coarse field Fc bilinearly onto the fine grid (cell-centred: fine
- * pixel i lies at coarse i / 2 - 1 / 4, so its weights are 3/4 on coarse
- * pixel i / 2 and 1/4 on the one beside it towards i, clamped at the
- * border), clamped to [0, 1]: rows first, ((3 a + b) * 0.25) in float,
- * then the same between the two rows. */
-static void prolong2(const float *Fc, int wc, int hc, float *F, int w, int h)
-{
-  for (int i = 0; i < h; i++) {
-    const int I = i >> 1, In = (i & 1) ? (I + 1 < hc ? I + 1 : hc - 1) : (I > 0 ? I - 1 : 0);
-    const float *ra = Fc + (size_t)I * wc, *rb = Fc + (size_t)In * wc;
-    float *ro = F + (size_t)i * w;
-    for (int j = 0; j < w; j++) {
-      const int J = j >> 1, Jn = (j & 1) ? (J + 1 < wc ? J + 1 : wc - 1) : (J > 0 ? J - 1 : 0);
-      const float a = (3.0f * ra[J] + ra[Jn]) * 0.25f, b = (3.0f * rb[J] + rb[Jn]) * 0.25f;
-      const float v = (3.0f * a + b) * 0.25f;
-      ro[j] = v < 0.0f ? 0.0f : v > 1.0f ? 1.0f : v;
-    }
-  }
-}
-
-#include <stdio.h>
-#include <stdlib.h>
-static double proto_env(const char *k, double d)
-{
-  const char *v = getenv(k);
-  return v && *v ? atof(v) : d;
-}
-long lt_proto_sweeps[3];
-
-int lt_mgvf_cascade(const float *E, int w, int h, float *F, float *tmp, double mu, double lambda, double omega,
-                    double tol, int max_iter, int levels, int *coarse)
-{
-  const int wc = (w + 1) / 2, hc = (h + 1) / 2;
-  if (levels > 0 && w >= 8 && h >= 8) {
-    const size_t nc = (size_t)wc * hc;
-    float *Ec = tmp, *Fc = tmp + nc;
-    restrict2(E, w, h, Ec, wc, hc);
-    const double ms = proto_env("LT_PROTO_MU", 1.0), ts = proto_env("LT_PROTO_TOL", 1.0);
-    const double muc = mu * ms, lamc = ms == 1.0 ? lambda : 8 * muc + 1;
-    *coarse = lt_mgvf_cascade(Ec, wc, hc, Fc, F, muc, lamc, proto_env("LT_PROTO_OMC", omega), tol * ts, max_iter, levels - 1, coarse + 1);
-    if (getenv("LT_PROTO_DIAG")) { /* start from the fine fixed point, restricted and prolonged */
-      float *S = malloc(sizeof(float) * (size_t)w * h * 2);
-      memcpy(S, E, sizeof(float) * (size_t)w * h);
-      col_sweeps(E, w, h, S, S + (size_t)w * h, mu, lambda, omega, 1e-9, 5000);
-      if (getenv("LT_PROTO_DIAG")[0] == '2') { memcpy(F, S, sizeof(float) * (size_t)w * h); free(S); goto fine; }
-      restrict2(S, w, h, Fc, wc, hc);
-      free(S);
-    }
-    if (getenv("LT_PROTO_PC")) { for (int i = 0; i < h; i++) for (int j = 0; j < w; j++) F[(size_t)i*w+j] = Fc[(size_t)(i/2)*wc + j/2]; }
-    else prolong2(Fc, wc, hc, F, w, h);
-    omega = proto_env("LT_PROTO_OMF", omega);
-  fine:;
-  } else {
-    memcpy(F, E, sizeof(float) * (size_t)w * h);
-    for (int l = 0; l < levels; l++) coarse[l] = 0;
-  }
-  return col_sweeps(E, w, h, F, tmp, mu, lambda, omega, tol, max_iter);
 }

@@ -721,8 +721,6 @@ static void stats(void *m, FILE *f, int frames)
             (double)R->mgvf_frame_max_sum / (R->track_frames ? R->track_frames : 1),
             (double)R->evolve_iters / R->cell_frames,
             (double)R->evolve_frame_max_sum / (R->track_frames ? R->track_frames : 1));
-  { extern long lt_proto_sweeps[3];
-    if (R->cell_frames) fprintf(f, "PROTO fine %.2f c1 %.2f c2 %.2f equiv %.2f\n", (double)lt_proto_sweeps[0]/R->cell_frames, (double)lt_proto_sweeps[1]/R->cell_frames, (double)lt_proto_sweeps[2]/R->cell_frames, (lt_proto_sweeps[0]+lt_proto_sweeps[1]/4.0+lt_proto_sweeps[2]/16.0)/R->cell_frames); }
 }
 
 static void progress(void *m, char *buf, size_t n) { snprintf(buf, n, "%d cells", ((run *)m)->ncells); }

@@ -17,7 +17,6 @@
 #include <string.h>
 
 #include "leuk.h"
-#include <stdlib.h>
 
 void lt_leuk_cell_init(lt_leuk_cell *c, const lt_leuk_det *d, double R)
 {
@@ -76,16 +75,6 @@ void lt_gicov_subpixel(const float *img, int w, int h, int x, int y, const lt_st
 
 int lt_leuk_mgvf(const lt_leuk_params *p, const float *E, int w, int h, float *F, float *tmp)
 {
-  int lv = atoi(getenv("LT_MGVF_COARSE") ? getenv("LT_MGVF_COARSE") : "0");
-  if (p->mgvf_col > 0 && lv > 0) {
-    int cs[2] = {0, 0};
-    extern long lt_proto_sweeps[3];
-    int f = lt_mgvf_cascade(E, w, h, F, tmp, p->mgvf_mu, p->mgvf_lambda, p->mgvf_col, p->mgvf_tol, p->mgvf_max_iter, lv, cs);
-    __atomic_add_fetch(&lt_proto_sweeps[0], f, __ATOMIC_RELAXED);
-    __atomic_add_fetch(&lt_proto_sweeps[1], cs[0], __ATOMIC_RELAXED);
-    __atomic_add_fetch(&lt_proto_sweeps[2], lv > 1 ? cs[1] : 0, __ATOMIC_RELAXED);
-    return f + (cs[0] + 2) / 4;
-  }
   if (p->mgvf_col > 0)
     return lt_mgvf_col(E, w, h, F, tmp, p->mgvf_mu, p->mgvf_lambda, p->mgvf_col, p->mgvf_tol, p->mgvf_max_iter);
   return lt_mgvf(E, w, h, F, tmp, p->mgvf_mu, p->mgvf_lambda, p->mgvf_tol, p->mgvf_max_iter);
