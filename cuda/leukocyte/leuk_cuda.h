@@ -250,9 +250,7 @@ typedef struct lt_cu_ctx {
   int dense_threads;  /* threads per cell of the dense MGVF (512; LT_CUDA_DENSE_THREADS=256) */
   int dense_rows;     /* the dense MGVF's window row-major (LT_CUDA_DENSE_ROWS=1), else transposed */
   int dense_occ3;     /* the transposed dense MGVF built for 3 cells per SM (LT_CUDA_DENSE_OCC=3) */
-  int dense_snake;    /* threads per cell of the snake kernel beside it (512; LT_CUDA_DENSE_SNAKE=128|256|1024) */
-  int wthreads;       /* threads per block of the window kernel (512; LT_CUDA_WTHREADS=128|256) */
-  int snake_fg;       /* the snake kernel reads F from global memory (LT_CUDA_SNAKE_FG=1) */
+  int dense_snake;    /* threads per cell of the snake kernel beside it (512; LT_CUDA_DENSE_SNAKE=256|1024) */
   int sms;            /* the device's SM count */
   int live_counted;   /* counted in the process's live contexts (backend.cu) */
   float *d_gwin;

@@ -795,7 +795,7 @@ __global__ void __launch_bounds__(WIN_THREADS) window_kernel(const float *__rest
  * memory, the evolution on warp 0, then the status GICOVs with the block. */
 __global__ void __launch_bounds__(NT) snake_kernel(const float *__restrict__ frame, lt_cu_params P,
                                                    lt_leuk_cell *cells, int win_max, const float *gwin,
-                                                   const lt_cu_win *info, int fglobal)
+                                                   const lt_cu_win *info)
 {
   __shared__ lt_leuk_cell C;
   __shared__ double s_xc, s_yc;
@@ -808,18 +808,10 @@ __global__ void __launch_bounds__(NT) snake_kernel(const float *__restrict__ fra
   if (tid == 0) C = cells[ci];
   const float *src = gwin + (size_t)ci * win_max;
   const int nwin = I.w * I.h;
-  /* fglobal: F read where the MGVF left it (L1/L2), only its gradient in
-   * shared memory (2 windows instead of 3: more blocks fit an SM) */
-  const float *F = src;
-  float *fx = Fs, *fy = Fs + nwin;
-  if (!fglobal) {
-    fx = Fs + nwin;
-    fy = Fs + 2 * nwin;
-    for (int t = tid; t < nwin; t += blockDim.x) Fs[t] = src[t];
-    F = Fs;
-  }
+  float *fx = Fs + nwin, *fy = Fs + 2 * nwin;
+  for (int t = tid; t < nwin; t += blockDim.x) Fs[t] = src[t];
   __syncthreads();
-  evolve_cell(F, fx, fy, I.w, I.h, I.qx, I.qy, I.u1, I.v1, C, P, &s_xc, &s_yc);
+  evolve_cell(Fs, fx, fy, I.w, I.h, I.qx, I.qy, I.u1, I.v1, C, P, &s_xc, &s_yc);
   LT_CU_PROF(P, 8, 0, tp);
   finish_cell(frame, P, C, s_xc, s_yc, gs, &cells[ci]);
   LT_CU_PROF(P, 8, 1, tp);
@@ -1453,13 +1445,6 @@ int lt_cu_track_setup(lt_cu_ctx *c)
     const char *cs = getenv("LT_CUDA_CLUSTER"), *ws = getenv("LT_CUDA_WCLUSTER");
     c->cluster = cs && atoi(cs) >= 2 && atoi(cs) <= 16 ? atoi(cs) : 8;
     c->wcluster = ws && atoi(ws) >= 1 && atoi(ws) <= 8 ? atoi(ws) : 4;
-    /* LT_CUDA_WTHREADS=128|256: the window kernel's threads per block
-     * (default 512); LT_CUDA_SNAKE_FG=1: the snake kernel reads F from
-     * global memory (two windows of shared memory instead of three); the
-     * same bits either way (docs/CUDA.md) */
-    const char *wt = getenv("LT_CUDA_WTHREADS"), *fg = getenv("LT_CUDA_SNAKE_FG");
-    c->wthreads = wt && (atoi(wt) == 128 || atoi(wt) == 256) ? atoi(wt) : WIN_THREADS;
-    c->snake_fg = fg && atoi(fg) == 1;
     const char *ts = getenv("LT_CUDA_MGVF_THREADS");
     c->mgvf_threads = ts && atoi(ts) >= 64 && atoi(ts) <= MGVF_THREADS_MAX && atoi(ts) % 32 == 0 ? atoi(ts) : MGVF_THREADS;
     if (c->cluster > 8)
@@ -1490,7 +1475,7 @@ int lt_cu_track_setup(lt_cu_ctx *c)
      * (LT_CUDA_DENSE_THREADS=256, LT_CUDA_DENSE_SNAKE=256|1024: experiments) */
     const char *dt = getenv("LT_CUDA_DENSE_THREADS"), *snt = getenv("LT_CUDA_DENSE_SNAKE");
     c->dense_threads = dt && atoi(dt) == 256 ? 256 : DENSE_THREADS;
-    c->dense_snake = snt && (atoi(snt) == 128 || atoi(snt) == 256 || atoi(snt) == 1024) ? atoi(snt) : NT / 2;
+    c->dense_snake = snt && (atoi(snt) == 256 || atoi(snt) == 1024) ? atoi(snt) : NT / 2;
     /* LT_CUDA_DENSE_ROWS=1: the row-major layout (mgvf_dense_kernel), an experiment */
     const char *dr = getenv("LT_CUDA_DENSE_ROWS");
     c->dense_rows = dr && atoi(dr) == 1;
@@ -1562,7 +1547,7 @@ int lt_cu_track_split_launch(lt_cu_ctx *c, int n)
     lt_leuk_cell *cells = c->d_cells + b;
     cudaLaunchAttribute at[1];
     lt_cu_tic(c, T_TWIN);
-    cudaLaunchConfig_t cfg = cluster_cfg(at, k * c->wcluster, c->wthreads, gsb, c->wcluster, c->stream);
+    cudaLaunchConfig_t cfg = cluster_cfg(at, k * c->wcluster, WIN_THREADS, gsb, c->wcluster, c->stream);
     for (int rep = c->twice & LT_TW_WINDOW ? 2 : 1; rep > 0; rep--) /* LT_CUDA_TWICE=window: the same bits twice */
       LT_CU(cudaLaunchKernelEx(&cfg, window_kernel, (const float *)c->d_frame, c->kp, cells, c->win_max, c->d_err,
                                c->d_gwin, c->d_info),
@@ -1597,15 +1582,14 @@ int lt_cu_track_split_launch(lt_cu_ctx *c, int n)
      * (the status scores and F's gradient then take more rounds); 512
      * beside the dense MGVF (c->dense_snake). */
     const int snt = c->dense ? c->dense_snake : k <= c->work_blocks / 2 ? NT : k <= c->work_blocks ? NT / 2 : NT / 4;
-    const size_t ssm = sizeof(float) * (c->snake_fg ? 2 : 3) * c->snake_win;
     if (c->twice & LT_TW_SNAKE) { /* LT_CUDA_TWICE=snake: first on a copy of the cells */
       LT_CU(cudaMemcpyAsync(c->d_cells2, cells, sizeof(lt_leuk_cell) * k, cudaMemcpyDeviceToDevice, c->stream),
             "copying the cells (LT_CUDA_TWICE)");
-      snake_kernel<<<k, snt, ssm, c->stream>>>(c->d_frame, c->kp, c->d_cells2, c->win_max, c->d_gwin, c->d_info,
-                                               c->snake_fg);
+      snake_kernel<<<k, snt, sizeof(float) * 3 * c->snake_win, c->stream>>>(c->d_frame, c->kp, c->d_cells2,
+                                                                         c->win_max, c->d_gwin, c->d_info);
     }
-    snake_kernel<<<k, snt, ssm, c->stream>>>(c->d_frame, c->kp, cells, c->win_max, c->d_gwin, c->d_info,
-                                             c->snake_fg);
+    snake_kernel<<<k, snt, sizeof(float) * 3 * c->snake_win, c->stream>>>(c->d_frame, c->kp, cells, c->win_max,
+                                                                       c->d_gwin, c->d_info);
     LT_CU(cudaGetLastError(), "the tracking (snake) kernel launch");
     lt_cu_toc(c, T_TSNAKE);
   }
