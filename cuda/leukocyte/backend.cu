@@ -95,6 +95,15 @@ __global__ void frame_kernel(const unsigned char *__restrict__ src8, const float
   grad[i] = make_double2(gx, gy); /* exact: the float values, widened once here instead of per GICOV sample */
 }
 
+/* frame_kernel on st (LT_CUDA_TWICE=frame: twice, the same bits) */
+static void frame_launch(const lt_cu_ctx *c, cudaStream_t st, const unsigned char *src8, const float *srcf, float *dst,
+                         double2 *grad, int fw, int fh)
+{
+  const size_t n = (size_t)fw * fh;
+  for (int rep = c->twice & LT_TW_FRAME ? 2 : 1; rep > 0; rep--)
+    frame_kernel<<<(unsigned)((n + 255) / 256), 256, 0, st>>>(src8, srcf, dst, grad, fw, fh);
+}
+
 /* The stencil's sample offsets within a frame row-major of `width`. */
 static cudaError_t upload_offsets(int *d_off, const lt_stencil *st, int n, int width)
 {
@@ -408,6 +417,53 @@ static void cu_destroy(void *vctx)
   lt_debug("cuda: context released in %.1f ms (at +%.1f ms)", 1e3 * (lt_now() - t0), lt_since_start_ms());
 }
 
+/* LT_CUDA_TWICE=stage[,stage...] (a measurement aid, docs/CUDA.md): each
+ * named stage runs twice per call, so that the extra wall time of a run is
+ * that stage's marginal cost under the same load; outputs are unchanged (a
+ * stage's first run is idempotent or goes to scratch buffers). */
+static int twice_parse(unsigned *mask)
+{
+  static const struct {
+    const char *name;
+    unsigned bit;
+  } st[] = {{"frame", LT_TW_FRAME}, {"window", LT_TW_WINDOW}, {"mgvf", LT_TW_MGVF},       {"snake", LT_TW_SNAKE},
+            {"band", LT_TW_BAND},   {"full", LT_TW_FULL},     {"gicov", LT_TW_GICOV},     {"dilate", LT_TW_DILATE},
+            {"refine", LT_TW_REFINE}, {"upload", LT_TW_UPLOAD}, {"copy", LT_TW_COPY}};
+  *mask = 0;
+  const char *v = getenv("LT_CUDA_TWICE");
+  if (!v || !*v) return 0;
+  for (const char *s = v; *s;) {
+    const size_t len = strcspn(s, ",");
+    size_t k = 0;
+    for (; k < sizeof st / sizeof st[0]; k++)
+      if (strlen(st[k].name) == len && !strncmp(s, st[k].name, len)) break;
+    if (k == sizeof st / sizeof st[0]) {
+      lt_error("LT_CUDA_TWICE=%s: unknown stage '%.*s' (frame, window, mgvf, snake, band, full, gicov, dilate, "
+               "refine, upload, copy)", v, (int)len, s);
+      return LT_ERR_USAGE;
+    }
+    *mask |= st[k].bit;
+    s += len;
+    if (*s) s++;
+  }
+  return 0;
+}
+
+/* The scratch buffers of LT_CUDA_TWICE's first runs. */
+static int twice_alloc(lt_cu_ctx *c)
+{
+  int err = 0;
+  if (c->twice & (LT_TW_MGVF | LT_TW_COPY) && c->split_cap > 0)
+    err = lt_cu_buf_get(c, (void **)&c->d_gwin2, sizeof(float) * (size_t)c->win_max * c->split_cap, 0,
+                        "LT_CUDA_TWICE's windows");
+  if (!err && c->twice & LT_TW_SNAKE)
+    err = lt_cu_buf_get(c, (void **)&c->d_cells2, sizeof(lt_leuk_cell) * (size_t)(c->max_cells > 0 ? c->max_cells : 1),
+                        0, "LT_CUDA_TWICE's cells");
+  if (!err && c->twice & LT_TW_DILATE)
+    err = lt_cu_buf_get(c, (void **)&c->d_max2, 16 + sizeof(lt_cu_max) * c->max_cap, 0, "LT_CUDA_TWICE's maxima");
+  return err;
+}
+
 static int cu_create(void **out, const lt_leuk_params *p, int width, int height, int max_cells)
 {
   lt_cu_ctx *c = (lt_cu_ctx *)calloc(1, sizeof *c);
@@ -458,6 +514,10 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
                 c->late_off || c->dil_full;
   c->spec_early = xv && strcmp(xv, "early") == 0; /* experiment: beside this frame's tracking, not after it */
   c->ahead_n = -1;
+  if ((err = twice_parse(&c->twice))) {
+    free(c);
+    return err;
+  }
   lt_stencil st;
   if ((err = lt_stencil_init(&st, p))) {
     free(c);
@@ -618,6 +678,7 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
   t_setup_end = lt_now();
   if ((err = lt_cu_buf_get(c, (void **)&c->d_win, sizeof(float) * 2 * (size_t)c->win_max, 0, "the MGVF test window")))
     goto fail;
+  if ((err = twice_alloc(c))) goto fail;
   lt_stencil_free(&st);
   {
     /* LT_CUDA_SYNC=spin|yield|block: how a host thread waits for the GPU
@@ -720,8 +781,7 @@ static int set_frame(lt_cu_ctx *c, const float *frame, const unsigned char *fram
   int bad = 0;
   if (prefetched) { /* its bytes are (being) uploaded to d_pref8 */
     LT_CU(cudaStreamWaitEvent(c->stream, c->ev_pref, 0), "waiting for the next frame's upload");
-    frame_kernel<<<(unsigned)((n + 255) / 256), 256, 0, c->stream>>>(c->d_pref8, NULL, c->d_frame, c->d_grad,
-                                                                      c->fw, c->fh);
+    frame_launch(c, c->stream, c->d_pref8, NULL, c->d_frame, c->d_grad, c->fw, c->fh);
     LT_CU(cudaGetLastError(), "the frame conversion kernel launch");
     LT_CU(cudaEventRecord(c->ev_pref_read, c->stream), "the frame upload"); /* d_pref8 free after this */
     lt_cu_toc(c, T_UPLOAD);
@@ -733,10 +793,10 @@ static int set_frame(lt_cu_ctx *c, const float *frame, const unsigned char *fram
     bad = pack8(frame, c->h_frame8[i], n);
   unsigned char *h8 = c->h_frame8[i];
   if (!bad) {
-    LT_CU(cudaMemcpyAsync(c->d_frame8, h8, n, cudaMemcpyHostToDevice, c->stream), "the frame upload");
+    for (int rep = c->twice & LT_TW_UPLOAD ? 2 : 1; rep > 0; rep--) /* LT_CUDA_TWICE=upload */
+      LT_CU(cudaMemcpyAsync(c->d_frame8, h8, n, cudaMemcpyHostToDevice, c->stream), "the frame upload");
     LT_CU(cudaEventRecord(c->ev_staged[i], c->stream), "the frame upload");
-    frame_kernel<<<(unsigned)((n + 255) / 256), 256, 0, c->stream>>>(c->d_frame8, NULL, c->d_frame, c->d_grad,
-                                                                      c->fw, c->fh);
+    frame_launch(c, c->stream, c->d_frame8, NULL, c->d_frame, c->d_grad, c->fw, c->fh);
     LT_CU(cudaGetLastError(), "the frame conversion kernel launch");
   } else {
     /* the float staging, at the first frame that is not 8-bit */
@@ -749,8 +809,7 @@ static int set_frame(lt_cu_ctx *c, const float *frame, const unsigned char *fram
     LT_CU(cudaMemcpyAsync(c->d_frame, c->h_framef[i], sizeof(float) * n, cudaMemcpyHostToDevice, c->stream),
           "the frame upload");
     LT_CU(cudaEventRecord(c->ev_staged[i], c->stream), "the frame upload");
-    frame_kernel<<<(unsigned)((n + 255) / 256), 256, 0, c->stream>>>(NULL, c->d_frame, c->d_frame, c->d_grad,
-                                                                      c->fw, c->fh);
+    frame_launch(c, c->stream, NULL, c->d_frame, c->d_frame, c->d_grad, c->fw, c->fh);
     LT_CU(cudaGetLastError(), "the frame gradient kernel launch");
   }
   lt_cu_toc(c, T_UPLOAD);
@@ -779,7 +838,8 @@ static int prefetch_issue(lt_cu_ctx *c)
   memcpy(c->h_pref8, c->pref_req, n);
   /* d_pref8: the frame kernel that read the last prefetch is done */
   LT_CU(cudaStreamWaitEvent(c->ustream, c->ev_pref_read, 0), "ordering the frame uploads");
-  LT_CU(cudaMemcpyAsync(c->d_pref8, c->h_pref8, n, cudaMemcpyHostToDevice, c->ustream), "the next frame's upload");
+  for (int rep = c->twice & LT_TW_UPLOAD ? 2 : 1; rep > 0; rep--) /* LT_CUDA_TWICE=upload */
+    LT_CU(cudaMemcpyAsync(c->d_pref8, c->h_pref8, n, cudaMemcpyHostToDevice, c->ustream), "the next frame's upload");
   LT_CU(cudaEventRecord(c->ev_pref, c->ustream), "the next frame's upload");
   c->pref_src = c->pref_req;
   c->pref_req = NULL;
@@ -1142,14 +1202,12 @@ static int spec_band_enqueue(lt_cu_ctx *c)
 static int spec_issue(lt_cu_ctx *c)
 {
   if (c->spec_off || !c->pref_src) return 0;
-  const size_t n = (size_t)c->fw * c->fh;
   if (!c->spec_early) {
     LT_CU(cudaEventRecord(c->ev_tracked, c->stream), "ordering the next frame");
     LT_CU(cudaStreamWaitEvent(c->sstream, c->ev_tracked, 0), "ordering the next frame");
   }
   LT_CU(cudaStreamWaitEvent(c->sstream, c->ev_pref, 0), "ordering the next frame");
-  frame_kernel<<<(unsigned)((n + 255) / 256), 256, 0, c->sstream>>>(c->d_pref8, NULL, c->d_frame_next,
-                                                                     c->d_grad_next, c->fw, c->fh);
+  frame_launch(c, c->sstream, c->d_pref8, NULL, c->d_frame_next, c->d_grad_next, c->fw, c->fh);
   LT_CU(cudaGetLastError(), "the frame conversion kernel launch");
   LT_CU(cudaEventRecord(c->ev_pref_read, c->sstream), "the next frame's conversion"); /* d_pref8 free */
   LT_CU(cudaEventRecord(c->ev_spec_frame, c->sstream), "the next frame's conversion");

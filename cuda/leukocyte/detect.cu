@@ -449,7 +449,19 @@ int lt_cu_dilate_launch(lt_cu_ctx *c, const lt_rect *roi)
   return err;
 }
 
+static int detect_launch(lt_cu_ctx *c, const lt_rect *roi, double lo);
+
+/* LT_CUDA_TWICE=band|full (a measurement aid): the whole detection twice
+ * (the gradient kernel clears the lists' counts, so the second is the
+ * first's bits) */
 int lt_cu_detect_launch(lt_cu_ctx *c, const lt_rect *roi, double lo)
+{
+  int err = 0;
+  if (c->twice & (lo > 0.0 ? LT_TW_BAND : LT_TW_FULL)) err = detect_launch(c, roi, lo);
+  return err ? err : detect_launch(c, roi, lo);
+}
+
+static int detect_launch(lt_cu_ctx *c, const lt_rect *roi, double lo)
 {
   const int w = roi->w, h = roi->h;
   dim3 b(32, 8), g((w + 31) / 32, (h + 7) / 8);
@@ -459,41 +471,48 @@ int lt_cu_detect_launch(lt_cu_ctx *c, const lt_rect *roi, double lo)
   LT_CU(cudaGetLastError(), "the gradient kernel launch");
   lt_cu_toc(c, T_GRAD);
   lt_cu_tic(c, T_GICOV);
-  if (!c->gicov_per_pixel && (size_t)w * h <= c->band_cap) { /* a narrow ROI: only the circles that fit */
-    band_tasks B;
-    const int nr = c->kp.nradii, np = c->gicov_fixed && c->band_np == 2 ? 2 : 1;
-    B.start[0] = 0;
-    for (int k = 0; k < nr; k++) {
-      const int b = c->kp.border_all ? c->kp.border_all : c->kp.radius[k] + 1;
-      B.b[k] = b;
-      const int nx = w - 2 * b, ny = h - 2 * b;
-      B.start[k + 1] = B.start[k] + (nx > 0 && ny > 0 ? (nx + np - 1) / np * ny : 0); /* tasks of np pixels */
+  for (int rep = c->twice & LT_TW_GICOV ? 2 : 1; rep > 0; rep--) { /* LT_CUDA_TWICE=gicov: twice, the same maps */
+    if (!c->gicov_per_pixel && (size_t)w * h <= c->band_cap) { /* a narrow ROI: only the circles that fit */
+      band_tasks B;
+      const int nr = c->kp.nradii, np = c->gicov_fixed && c->band_np == 2 ? 2 : 1;
+      B.start[0] = 0;
+      for (int k = 0; k < nr; k++) {
+        const int b = c->kp.border_all ? c->kp.border_all : c->kp.radius[k] + 1;
+        B.b[k] = b;
+        const int nx = w - 2 * b, ny = h - 2 * b;
+        B.start[k + 1] = B.start[k] + (nx > 0 && ny > 0 ? (nx + np - 1) / np * ny : 0); /* tasks of np pixels */
+      }
+      if (B.start[nr] > 0) {
+        auto task = !c->gicov_fixed ? gicov_task_kernel<0, 1>
+                    : np == 2       ? gicov_task_kernel<LT_CU_TRIG_N, 2>
+                                    : gicov_task_kernel<LT_CU_TRIG_N, 1>;
+        task<<<(B.start[nr] + 255) / 256, 256, 0, c->stream>>>(*roi, c->kp, c->trig, B, c->ds.bscore, c->ds.bgk);
+      }
+      gicov_pick_kernel<<<(w * h + 255) / 256, 256, 0, c->stream>>>(w, h, c->kp, B, c->ds.bscore, c->ds.bgk,
+                                                                     c->ds.gicov, c->ds.mg, c->ds.ridx);
+    } else if (c->gicov_per_pixel) {
+      auto pix = c->gicov_fixed ? gicov_kernel<LT_CU_TRIG_N> : gicov_kernel<0>;
+      pix<<<g, b, 0, c->stream>>>(*roi, w, h, c->kp, c->trig, c->ds.gicov, c->ds.mg, c->ds.ridx);
+    } else {
+      /* fixed sample count: two pixels per thread (x, x + 32; LT_CUDA_GICOV_NP=4: four) */
+      const int nr = c->kp.nradii, np = c->gicov_fixed ? (c->gicov_np == 4 ? 4 : 2) : 1;
+      dim3 br(32, nr), gr((w + 32 * np - 1) / (32 * np), h);
+      auto radii = !c->gicov_fixed ? gicov_radii_kernel<0, 1>
+                   : np == 4       ? gicov_radii_kernel<LT_CU_TRIG_N, 4>
+                                   : gicov_radii_kernel<LT_CU_TRIG_N, 2>;
+      radii<<<gr, br, (sizeof(double) + sizeof(float)) * 32 * np * nr, c->stream>>>(*roi, w, h, c->kp, c->trig,
+                                                                                   c->ds.gicov, c->ds.mg, c->ds.ridx);
     }
-    if (B.start[nr] > 0) {
-      auto task = !c->gicov_fixed ? gicov_task_kernel<0, 1>
-                  : np == 2       ? gicov_task_kernel<LT_CU_TRIG_N, 2>
-                                  : gicov_task_kernel<LT_CU_TRIG_N, 1>;
-      task<<<(B.start[nr] + 255) / 256, 256, 0, c->stream>>>(*roi, c->kp, c->trig, B, c->ds.bscore, c->ds.bgk);
-    }
-    gicov_pick_kernel<<<(w * h + 255) / 256, 256, 0, c->stream>>>(w, h, c->kp, B, c->ds.bscore, c->ds.bgk,
-                                                                   c->ds.gicov, c->ds.mg, c->ds.ridx);
-  } else if (c->gicov_per_pixel) {
-    auto pix = c->gicov_fixed ? gicov_kernel<LT_CU_TRIG_N> : gicov_kernel<0>;
-    pix<<<g, b, 0, c->stream>>>(*roi, w, h, c->kp, c->trig, c->ds.gicov, c->ds.mg, c->ds.ridx);
-  } else {
-    /* fixed sample count: two pixels per thread (x, x + 32; LT_CUDA_GICOV_NP=4: four) */
-    const int nr = c->kp.nradii, np = c->gicov_fixed ? (c->gicov_np == 4 ? 4 : 2) : 1;
-    dim3 br(32, nr), gr((w + 32 * np - 1) / (32 * np), h);
-    auto radii = !c->gicov_fixed ? gicov_radii_kernel<0, 1>
-                 : np == 4       ? gicov_radii_kernel<LT_CU_TRIG_N, 4>
-                                 : gicov_radii_kernel<LT_CU_TRIG_N, 2>;
-    radii<<<gr, br, (sizeof(double) + sizeof(float)) * 32 * np * nr, c->stream>>>(*roi, w, h, c->kp, c->trig,
-                                                                                 c->ds.gicov, c->ds.mg, c->ds.ridx);
+    LT_CU(cudaGetLastError(), "the GICOV kernel launch");
   }
-  LT_CU(cudaGetLastError(), "the GICOV kernel launch");
   lt_cu_toc(c, T_GICOV);
   lt_cu_tic(c, T_DILATE);
   c->dil_valid = c->dil_full; /* LT_CUDA_DILMAP=1: the map with the maxima, as before */
+  if (c->twice & LT_TW_DILATE) { /* LT_CUDA_TWICE=dilate: first into a second list */
+    LT_CU(cudaMemsetAsync(c->d_max2, 0, sizeof(int), c->stream), "clearing LT_CUDA_TWICE's maxima");
+    int err = dilate_launch(c, w, h, c->dil_full ? c->d_dil : NULL, c->d_max2, lo);
+    if (err) return err;
+  }
   int err = dilate_launch(c, w, h, c->dil_full ? c->d_dil : NULL, c->ds.maxbuf, lo);
   if (err) return err;
   lt_cu_toc(c, T_DILATE);

@@ -261,10 +261,32 @@ typedef struct lt_cu_ctx {
   /* the buffers of lt_cu_buf, released together by cu_destroy */
   lt_cu_buf bufs[LT_CU_BUFS];
   int nbufs;
+  /* LT_CUDA_TWICE (a measurement aid, docs/CUDA.md): the stages in this
+   * mask run twice, the first time idempotently or into scratch buffers
+   * (d_gwin2, d_cells2), so that a run's extra time is the stage's cost */
+  unsigned twice;
+  float *d_gwin2;
+  lt_leuk_cell *d_cells2;
+  int *d_max2;          /* the dilation's second list (its count cleared before) */
   /* timing (LT_CUDA_TIMING=1) */
   lt_cuda_timer tm;
   unsigned long long *d_prof; /* LT_CUDA_TIMING=2 */
 } lt_cu_ctx;
+
+/* LT_CUDA_TWICE's stages (lt_cu_ctx.twice) */
+enum {
+  LT_TW_FRAME = 1 << 0,  /* frame_kernel (conversion and gradient) */
+  LT_TW_WINDOW = 1 << 1, /* window_kernel */
+  LT_TW_MGVF = 1 << 2,   /* the tracking's MGVF kernel, first on a copy of the windows */
+  LT_TW_SNAKE = 1 << 3,  /* snake_kernel, first on a copy of the cells */
+  LT_TW_BAND = 1 << 4,   /* a band's whole detection (lo > 0): gradient, GICOV, dilation + maxima */
+  LT_TW_FULL = 1 << 5,   /* the entry ROI's whole detection (lo = 0) */
+  LT_TW_GICOV = 1 << 6,  /* the GICOV kernels of every detection */
+  LT_TW_DILATE = 1 << 7, /* dilate_max_kernel of every detection, first into a second list */
+  LT_TW_REFINE = 1 << 8, /* the refinement kernel (plain refine) */
+  LT_TW_UPLOAD = 1 << 9, /* the frame's bytes' host-to-device copy */
+  LT_TW_COPY = 1 << 10   /* only the copy of the windows that LT_TW_MGVF makes (its share of that) */
+};
 
 /* *p = a device (host = 0) or pinned host (host = 1) buffer of `bytes`,
  * recorded in c->bufs and released by cu_destroy: a spare buffer of a

@@ -210,10 +210,12 @@ __global__ void __launch_bounds__(32 * WARPS) refine_kernel(const float *__restr
 int lt_cu_refine_launch(lt_cu_ctx *c, int n)
 {
   const lt_rect *roi = &c->last_roi;
-  refine_kernel<<<(n + WARPS - 1) / WARPS, 32 * WARPS, 0, c->stream>>>(
-      c->ds.gx, c->ds.gy, roi->w, roi->h, c->d_rin, n, NULL, 0, 0.0, c->p.snake_delta, c->p.snake_dt,
-      c->p.snake_iter, c->p.border, roi->x, roi->y, c->fw, c->fh, c->d_rout, NULL, 0);
-  LT_CU(cudaGetLastError(), "the refinement kernel launch");
+  for (int rep = c->twice & LT_TW_REFINE ? 2 : 1; rep > 0; rep--) { /* LT_CUDA_TWICE=refine: the same jobs twice */
+    refine_kernel<<<(n + WARPS - 1) / WARPS, 32 * WARPS, 0, c->stream>>>(
+        c->ds.gx, c->ds.gy, roi->w, roi->h, c->d_rin, n, NULL, 0, 0.0, c->p.snake_delta, c->p.snake_dt,
+        c->p.snake_iter, c->p.border, roi->x, roi->y, c->fw, c->fh, c->d_rout, NULL, 0);
+    LT_CU(cudaGetLastError(), "the refinement kernel launch");
+  }
   return 0;
 }
 

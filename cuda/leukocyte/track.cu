@@ -1548,20 +1548,31 @@ int lt_cu_track_split_launch(lt_cu_ctx *c, int n)
     cudaLaunchAttribute at[1];
     lt_cu_tic(c, T_TWIN);
     cudaLaunchConfig_t cfg = cluster_cfg(at, k * c->wcluster, WIN_THREADS, gsb, c->wcluster, c->stream);
-    LT_CU(cudaLaunchKernelEx(&cfg, window_kernel, (const float *)c->d_frame, c->kp, cells, c->win_max, c->d_err,
-                             c->d_gwin, c->d_info),
-          "the tracking (window) kernel launch");
+    for (int rep = c->twice & LT_TW_WINDOW ? 2 : 1; rep > 0; rep--) /* LT_CUDA_TWICE=window: the same bits twice */
+      LT_CU(cudaLaunchKernelEx(&cfg, window_kernel, (const float *)c->d_frame, c->kp, cells, c->win_max, c->d_err,
+                               c->d_gwin, c->d_info),
+            "the tracking (window) kernel launch");
     lt_cu_toc(c, T_TWIN);
     lt_cu_tic(c, T_TMGVF);
-    if (c->dense) {
-      dense_fn(c)<<<k, c->dense_threads, sizeof(float) * 3 * c->snake_win, c->stream>>>(
-          c->d_gwin, (const lt_cu_win *)c->d_info, cells, c->kp, c->win_max);
-      LT_CU(cudaGetLastError(), "the dense MGVF kernel launch");
-    } else {
-      cfg = cluster_cfg(at, k * CL, c->mgvf_threads, csmem, CL, c->stream);
-      LT_CU(cudaLaunchKernelEx(&cfg, mgvf_cluster_kernel, c->d_gwin, (const lt_cu_win *)c->d_info, cells, c->kp,
-                               c->win_max, rows_cap, wcap, c->mgvf_split),
-            "the cluster MGVF kernel launch");
+    /* LT_CUDA_TWICE=mgvf: first on a copy of the windows (F replaces E in
+     * place), =copy: only that copy */
+    const int mrep = c->twice & LT_TW_MGVF ? 2 : 1;
+    if (c->twice & (LT_TW_MGVF | LT_TW_COPY))
+      LT_CU(cudaMemcpyAsync(c->d_gwin2, c->d_gwin, sizeof(float) * (size_t)c->win_max * k, cudaMemcpyDeviceToDevice,
+                            c->stream),
+            "copying the windows (LT_CUDA_TWICE)");
+    for (int rep = mrep; rep > 0; rep--) {
+      float *gw = rep > 1 ? c->d_gwin2 : c->d_gwin;
+      if (c->dense) {
+        dense_fn(c)<<<k, c->dense_threads, sizeof(float) * 3 * c->snake_win, c->stream>>>(
+            gw, (const lt_cu_win *)c->d_info, cells, c->kp, c->win_max);
+        LT_CU(cudaGetLastError(), "the dense MGVF kernel launch");
+      } else {
+        cfg = cluster_cfg(at, k * CL, c->mgvf_threads, csmem, CL, c->stream);
+        LT_CU(cudaLaunchKernelEx(&cfg, mgvf_cluster_kernel, gw, (const lt_cu_win *)c->d_info, cells, c->kp,
+                                 c->win_max, rows_cap, wcap, c->mgvf_split),
+              "the cluster MGVF kernel launch");
+      }
     }
     lt_cu_toc(c, T_TMGVF);
     lt_cu_tic(c, T_TSNAKE);
@@ -1571,6 +1582,12 @@ int lt_cu_track_split_launch(lt_cu_ctx *c, int n)
      * (the status scores and F's gradient then take more rounds); 512
      * beside the dense MGVF (c->dense_snake). */
     const int snt = c->dense ? c->dense_snake : k <= c->work_blocks / 2 ? NT : k <= c->work_blocks ? NT / 2 : NT / 4;
+    if (c->twice & LT_TW_SNAKE) { /* LT_CUDA_TWICE=snake: first on a copy of the cells */
+      LT_CU(cudaMemcpyAsync(c->d_cells2, cells, sizeof(lt_leuk_cell) * k, cudaMemcpyDeviceToDevice, c->stream),
+            "copying the cells (LT_CUDA_TWICE)");
+      snake_kernel<<<k, snt, sizeof(float) * 3 * c->snake_win, c->stream>>>(c->d_frame, c->kp, c->d_cells2,
+                                                                         c->win_max, c->d_gwin, c->d_info);
+    }
     snake_kernel<<<k, snt, sizeof(float) * 3 * c->snake_win, c->stream>>>(c->d_frame, c->kp, cells, c->win_max,
                                                                        c->d_gwin, c->d_info);
     LT_CU(cudaGetLastError(), "the tracking (snake) kernel launch");
