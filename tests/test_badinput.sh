@@ -226,11 +226,8 @@ opt_recheck_neg       | $LT $V -o $O --recheck -0.5           | 2 | invalid valu
 opt_recheck_nan       | $LT $V -o $O --recheck nan            | 2 | invalid value 'nan' for --recheck: not a number |
 opt_motion_neg        | $LT $V -o $O --motion -1             | 2 | invalid value '-1' for --motion |
 opt_motion_frac       | $LT $V -o $O --motion 2.5            | 2 | invalid value '2.5' for --motion |
-env_mgvf_sor_text     | env LT_MGVF_SOR=abc $LT $V -o $O      | 2 | LT_MGVF_SOR=abc: expected the over-relaxation factor, a number above 0 and below 2.5 |
-env_mgvf_sor_big      | env LT_MGVF_SOR=3 $LT $V -o $O        | 2 | LT_MGVF_SOR=3: expected the over-relaxation factor |
 env_mgvf_col_text     | env LT_MGVF_COL=abc $LT $V -o $O      | 2 | LT_MGVF_COL=abc: expected 0 (Jacobi) or the over-relaxation factor, a number above 0 and at most 2 |
 env_mgvf_col_big      | env LT_MGVF_COL=2.4 $LT $V -o $O      | 2 | LT_MGVF_COL=2.4: expected 0 (Jacobi) or the over-relaxation factor |
-env_mgvf_col_sor      | env LT_MGVF_COL=1.8 LT_MGVF_SOR=2 $LT $V -o $O | 2 | LT_MGVF_COL and LT_MGVF_SOR: choose one MGVF solver |
 opt_backend_gpu       | $LT $V -o $O --backend gpu            | 2 | invalid value 'gpu' for --backend: expected auto, cpu or cuda |
 opt_format_xml        | $LT $V -o $O --format xml             | 2 | invalid value 'xml' for --format: expected csv, trackmate or ctc |
 opt_channel_q         | $LT $V -o $O --channel q              | 2 | invalid value 'q' for --channel: expected luma, r, g or b |

@@ -35,7 +35,6 @@ void lt_leuk_params_default(lt_leuk_params *p)
   p->mgvf_lambda = 8 * 0.5 + 1;
   p->mgvf_tol = 1e-5;
   p->mgvf_max_iter = 500;
-  p->mgvf_sor = 0.0;
   p->mgvf_col = 1.8; /* issue 18: the column two-colour SOR (LT_MGVF_COL=0: Jacobi) */
   p->evolve_tol = 0.1;
   p->evolve_max_iter = 1000;

@@ -49,9 +49,6 @@ typedef struct lt_leuk_params {
   double mgvf_lambda;      /* 8*mu+1 = 5 */
   double mgvf_tol;         /* mean |change| to stop: 1e-5 */
   int mgvf_max_iter;       /* 500 */
-  double mgvf_sor;         /* 0: Jacobi (section 5.4, the default); > 0: lt_mgvf_sor
-                              with this omega (LT_MGVF_SOR, CPU backend only; an
-                              experiment, docs/PERFORMANCE.md) */
   double mgvf_col;         /* > 0: lt_mgvf_col with this omega (1.8, the default since
                               issue 18: CPU and CUDA backends, docs/PERFORMANCE.md);
                               0: lt_mgvf, Jacobi (section 5.4; LT_MGVF_COL=0) */
@@ -260,13 +257,6 @@ void lt_spline_tables(double basis[4][4], double dbasis[4][4],
 int lt_mgvf(const float *E, int w, int h, float *F, float *tmp, double mu, double lambda,
             double tol, int max_iter);
 
-/* The same fixed point by four-colour over-relaxed sweeps in place
- * (mgvf.c; LT_MGVF_SOR, CPU backend only, an experiment): F = E first,
- * each pixel's change times omega, the same stopping rule. Returns the
- * number of sweeps. */
-int lt_mgvf_sor(const float *E, int w, int h, float *F, double mu, double lambda, double omega, double tol,
-                int max_iter);
-
 /* The same fixed point by column two-colour over-relaxed sweeps (mgvf.c;
  * LT_MGVF_COL, both backends): even columns from F, then odd columns from
  * F and the new even columns, each change times omega, the same stopping
@@ -288,8 +278,7 @@ int lt_evolve(const float *F, int w, int h, float *fx, float *fy, double *xc, do
  * MGVF, evolution, new GICOV and status. work: lt_leuk_track_work_size()
  * floats. */
 size_t lt_leuk_track_work_size(const lt_leuk_params *p);
-/* The MGVF of p's solver (lt_mgvf, or lt_mgvf_sor when p->mgvf_sor > 0,
- * lt_mgvf_col when p->mgvf_col > 0);
+/* The MGVF of p's solver (lt_mgvf, or lt_mgvf_col when p->mgvf_col > 0);
  * tmp: w*h floats. Returns the number of iterations. */
 int lt_leuk_mgvf(const lt_leuk_params *p, const float *E, int w, int h, float *F, float *tmp);
 void lt_leuk_track_cell(const float *img, int fw, int fh, const lt_stencil *s,

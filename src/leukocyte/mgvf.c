@@ -25,19 +25,6 @@
  * iteration (leuktrack's choice, see leuk.h; the reference tests every
  * iteration).
  *
- * lt_mgvf_sor (LT_MGVF_SOR in the environment, CPU backend only; issue 18,
- * an experiment measured in docs/PERFORMANCE.md, not the default): the same
- * per-pixel update, in place, in four colours (i % 2, j % 2) swept in the
- * order (0,0), (0,1), (1,0), (1,1), each pixel's change times omega:
- *   F <- F + omega * (pixel(F) - F)
- * (Gauss-Seidel over the colours, over-relaxed). No two pixels of one
- * colour are neighbours in the 3x3 stencil, so a colour's pixels read only
- * pixels of the other colours: those swept before in this sweep with their
- * new values, the rest with their old ones, whatever the order within a
- * colour (a GPU can sweep a colour in parallel and get the same bits). Same
- * stopping rule (mean |change| <= tol, tested every LT_MGVF_CHECK_EVERY-th
- * sweep); the change summed in double per row, colour by colour.
- *
  * lt_mgvf_col (the default since issue 18, omega 1.8; LT_MGVF_COL in the
  * environment sets omega, 0: lt_mgvf, Jacobi as the reference; CPU and
  * CUDA backends): the same per-pixel update in two
@@ -84,6 +71,17 @@ static inline float pixel(float c, float e, float u, float d, float l, float r, 
             ((0.5f * dUR + stepv(dDR, dDR)) + (stepv(-dUL, dUL) + 0.5f * dDL));
   float fp = c + ml * s;
   return fp - il * e * (fp - e);
+}
+
+/* The end of a sweep over two buffers (lt_mgvf, lt_mgvf_col): the new
+ * field becomes the current one; whether the stopping rule holds (mean
+ * |change| <= tol on a checked sweep). */
+static int swap_done(float **cur, float **nxt, int check, double diff, size_t n, double tol)
+{
+  float *t = *cur;
+  *cur = *nxt;
+  *nxt = t;
+  return check && diff / (double)n <= tol;
 }
 
 /* Row i's interior pixels 1..w-2 (no border clamps: vectorises). */
@@ -142,77 +140,9 @@ int lt_mgvf(const float *E, int w, int h, float *F, float *tmp, double mu, doubl
       diff += (a0 + a1) + (a2 + a3);
     }
     it++;
-    float *t = cur;
-    cur = nxt;
-    nxt = t;
-    if (check && diff / (double)n <= tol) break;
+    if (swap_done(&cur, &nxt, check, diff, n, tol)) break;
   }
   if (cur != F) memcpy(F, cur, sizeof(float) * n);
-  return it;
-}
-
-/* Row i's pixels ja, ja + 2, ... (m of them, all with both columns beside
- * them in the window) into ro[0..m); ru, rc, rd, re point at pixel ja of
- * their rows. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target_clones("avx2", "default")))
-#endif
-static void row_colour(const float *restrict ru, const float *restrict rc, const float *restrict rd,
-                       const float *restrict re, float *restrict ro, int m, float ml, float il, float omega)
-{
-  for (int q = 0; q < m; q++) {
-    const int j = 2 * q;
-    const float c = rc[j];
-    const float fn = pixel(c, re[j], ru[j], rd[j], rc[j - 1], rc[j + 1], ru[j + 1], rd[j + 1], ru[j - 1], rd[j - 1],
-                           ml, il);
-    ro[q] = c + omega * (fn - c);
-  }
-}
-
-int lt_mgvf_sor(const float *E, int w, int h, float *F, double mu, double lambda, double omega, double tol,
-                int max_iter)
-{
-  const float ml = (float)(mu / lambda), il = (float)(1.0 / lambda), om = (float)omega;
-  const size_t n = (size_t)w * h;
-  memcpy(F, E, sizeof(float) * n);
-  float ro[2048];
-  if (w > 4096) return 0; /* as lt_mgvf */
-  int it = 0;
-  while (it < max_iter) {
-    const int check = (it + 1) % LT_MGVF_CHECK_EVERY == 0 || it + 1 == max_iter;
-    double diff = 0.0;
-    for (int k = 0; k < 4; k++)
-      for (int i = k >> 1; i < h; i += 2) {
-        float *rc = F + (size_t)i * w;
-        const float *ru = F + (size_t)(i > 0 ? i - 1 : 0) * w;
-        const float *rd = F + (size_t)(i < h - 1 ? i + 1 : h - 1) * w;
-        const float *re = E + (size_t)i * w;
-        /* this colour's pixels off the border columns: ja, ja + 2, ... <= w - 2 */
-        const int ja = (k & 1) ? 1 : 2, m = w - 2 >= ja ? (w - 2 - ja) / 2 + 1 : 0;
-        double a = 0.0;
-        if (m > 0) row_colour(ru + ja, rc + ja, rd + ja, re + ja, ro, m, ml, il, om);
-        for (int q = 0; q < m; q++) {
-          const int j = ja + 2 * q;
-          if (check) a += fabsf(ro[q] - rc[j]);
-          rc[j] = ro[q];
-        }
-        /* and on the border columns (clamped neighbours: a clamped one is
-         * this pixel itself, read before it is written) */
-        for (int b = 0; b < 2; b++) {
-          const int j = b ? w - 1 : 0;
-          if ((j & 1) != (k & 1) || (b && j == 0)) continue;
-          const int jl = j > 0 ? j - 1 : 0, jr = j < w - 1 ? j + 1 : w - 1;
-          const float c = rc[j];
-          const float fn = c + om * (pixel(c, re[j], ru[j], rd[j], rc[jl], rc[jr], ru[jr], rd[jr], ru[jl], rd[jl],
-                                           ml, il) - c);
-          if (check) a += fabsf(fn - c);
-          rc[j] = fn;
-        }
-        if (check) diff += a;
-      }
-    it++;
-    if (check && diff / (double)n <= tol) break;
-  }
   return it;
 }
 
@@ -289,10 +219,7 @@ int lt_mgvf_col(const float *E, int w, int h, float *F, float *tmp, double mu, d
       }
     }
     it++;
-    float *t = cur;
-    cur = nxt;
-    nxt = t;
-    if (check && diff / (double)n <= tol) break;
+    if (swap_done(&cur, &nxt, check, diff, n, tol)) break;
   }
   if (cur != F) memcpy(F, cur, sizeof(float) * n);
   return it;

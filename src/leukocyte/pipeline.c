@@ -773,26 +773,6 @@ static int begin(void *m, lt_loop *L, const lt_source_info *in)
                col);
       return LT_ERR_USAGE;
     }
-    const char *sor_set = getenv("LT_MGVF_SOR");
-    if (R->p.mgvf_col > 0 && sor_set && *sor_set) {
-      lt_error("LT_MGVF_COL and LT_MGVF_SOR: choose one MGVF solver");
-      return LT_ERR_USAGE;
-    }
-  }
-  const char *sor = getenv("LT_MGVF_SOR"); /* experiment (issue 18): four-colour SOR MGVF, CPU only */
-  if (sor && *sor) {
-    char *end;
-    R->p.mgvf_col = 0.0; /* instead of the default column SOR */
-    R->p.mgvf_sor = strtod(sor, &end);
-    if (*end || !(R->p.mgvf_sor > 0 && R->p.mgvf_sor < 2.5)) {
-      lt_error("LT_MGVF_SOR=%s: expected the over-relaxation factor, a number above 0 and below 2.5 (2 was measured)",
-               sor);
-      return LT_ERR_USAGE;
-    }
-    if (R->be != &lt_leuk_backend_cpu) {
-      lt_error("LT_MGVF_SOR: the four-colour MGVF exists on the CPU backend only (--backend cpu)");
-      return LT_ERR_USAGE;
-    }
   }
   /* a GPU backend reads the bytes of 8-bit frames; floats only for overlays */
   if (R->be->bytes_ok && !R->s->overlay_dir && !R->o.overlay_video) lt_loop_bytes_only(L);

@@ -75,8 +75,6 @@ void lt_gicov_subpixel(const float *img, int w, int h, int x, int y, const lt_st
 
 int lt_leuk_mgvf(const lt_leuk_params *p, const float *E, int w, int h, float *F, float *tmp)
 {
-  if (p->mgvf_sor > 0)
-    return lt_mgvf_sor(E, w, h, F, p->mgvf_mu, p->mgvf_lambda, p->mgvf_sor, p->mgvf_tol, p->mgvf_max_iter);
   if (p->mgvf_col > 0)
     return lt_mgvf_col(E, w, h, F, tmp, p->mgvf_mu, p->mgvf_lambda, p->mgvf_col, p->mgvf_tol, p->mgvf_max_iter);
   return lt_mgvf(E, w, h, F, tmp, p->mgvf_mu, p->mgvf_lambda, p->mgvf_tol, p->mgvf_max_iter);
