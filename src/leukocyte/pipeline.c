@@ -533,7 +533,12 @@ static int take_maxima(run *R, const lt_rect *roi, int nm, int motion)
   for (int i = 0; i < nc; i++) {
     const lt_leuk_det *d = &R->dets[i];
     double rad = R->maxima[i].radius;
-    if (!d->ok || !inside(roi, d->x, d->y, rad)) continue;
+    /* the detection's circle must be inside roi; its refined contour may
+     * cross the frame's border (d->ok 0): the snake starts on that circle
+     * and finds no edge beyond the border to pull it in, so an entering
+     * cell whose circle fits, centre found to a few tenths of a px, was
+     * dropped until the next frame (issue 15, ninth pass) */
+    if (!inside(roi, d->x, d->y, rad)) continue;
     int dup = cell_at(R, R->ncells, d->x, d->y, rad);
     lt_leuk_det dm;
     if (motion) { /* on a found cell, or not a cell on the frame itself: nothing; else its score there */
