@@ -78,6 +78,7 @@ typedef struct run {
   lt_leuk_det *dets;
   float *absg;           /* scratch of the median (adapt_threshold) */
   double thr;            /* |GICOV| a new cell needs (set at each full detection) */
+  double thr_faint;      /* ... in the first frame, held (faint_first; else thr) */
   lt_leuk_static st;     /* the static test (--static-span, static.c) */
   lt_leuk_motion mo;     /* the motion cue (--motion, motion.c) */
   double thr_m;          /* |GICOV| a new cell needs on the frame less the background */
@@ -107,6 +108,7 @@ static int judge(run *R, lt_track_info *t)
     need *= (double)(t->last - t->first + 1) / R->p.hold;
   int bg = moved < need && t->hold_gicov < R->p.hold_gicov * R->p.gicov_threshold;
   bg |= t->motion_lost && 2 * t->motion_seen <= t->nframes; /* left its cell for static texture (motion_check) */
+  bg |= t->faint_thr > 0 && t->hold_gicov <= t->faint_thr; /* a faint start of the first frame never scored clearly */
   t->hold = bg ? -1 : 0;
   return bg ? lt_report_hide(&R->rep, t->id) : 0;
 }
@@ -517,7 +519,9 @@ static int take_maxima(run *R, const lt_rect *roi, int nm, int motion)
 {
   double t1 = lt_now();
   int nc = 0;
-  const double thr = motion ? R->thr_m : R->thr;
+  /* the first frame: down to the faint threshold (held, judge()) */
+  const int faint = !motion && R->frame == R->first && R->thr_faint < R->thr;
+  const double thr = motion ? R->thr_m : faint ? R->thr_faint : R->thr;
   for (int i = 0; i < nm; i++) {
     const lt_leuk_max *q = &R->maxima[i];
     if (fabsf(q->gicov) <= thr || left_at(R, q->x, q->y, q->radius)) continue;
@@ -563,6 +567,7 @@ static int take_maxima(run *R, const lt_rect *roi, int nm, int motion)
         R->cells[dup].vx = vx;
         R->cells[dup].vy = vy;
         motion_found(&R->act[dup], motion);
+        if (fabsf(d->gicov) > R->thr) R->act[dup].faint_thr = 0;
       }
       continue;
     }
@@ -600,6 +605,7 @@ static int take_maxima(run *R, const lt_rect *roi, int nm, int motion)
       break;
     }
     start_track(R, R->ncells++, d, rad, have_flow, fvx, fvy, motion);
+    if (faint && fabsf(d->gicov) <= R->thr) R->act[R->ncells - 1].faint_thr = R->thr;
   }
   return 0;
 }
@@ -609,12 +615,12 @@ static int take_maxima(run *R, const lt_rect *roi, int nm, int motion)
  * background scores; a clean background (synthetic, fluorescence) lowers the
  * threshold to gicov_adapt times it (not under adapt_floor), a textured one
  * (real vessels) keeps gicov_threshold. Fewer than 8 maxima: the threshold. */
-static double adapt_threshold(run *R, int nm)
+static double adapt_threshold(run *R, int nm, double factor)
 {
   if (R->p.gicov_adapt <= 0 || nm < 8) return R->p.gicov_threshold;
   for (int i = 0; i < nm; i++) R->absg[i] = fabsf(R->maxima[i].gicov);
   double med = lt_leuk_median(R->absg, nm);
-  return fmin(R->p.gicov_threshold, fmax(R->p.adapt_floor, R->p.gicov_adapt * med));
+  return fmin(R->p.gicov_threshold, fmax(R->p.adapt_floor, factor * R->p.gicov_adapt * med));
 }
 
 /* Detect in roi and start tracks for cells that are not tracked yet; full
@@ -626,7 +632,10 @@ static int detect_new(run *R, const lt_rect *roi, int full, int motion)
   int err = R->be->detect(R->ctx, roi, R->maxima, MAX_MAXIMA, &nm);
   if (err) return err;
   lt_loop_time(R->L, ST_DETECT, lt_now() - t0);
-  if (full) *(motion ? &R->thr_m : &R->thr) = adapt_threshold(R, nm);
+  if (full) *(motion ? &R->thr_m : &R->thr) = adapt_threshold(R, nm, 1.0);
+  R->thr_faint = R->thr; /* the first frame's: */
+  if (full && !motion && R->frame == R->first && R->p.hold > 0 && R->p.faint_first > 0)
+    R->thr_faint = adapt_threshold(R, nm, R->p.faint_first);
   return take_maxima(R, roi, nm, motion);
 }
 
@@ -908,7 +917,8 @@ static int step(void *m, lt_loop *L, const lt_frame *f, const lt_frame *prev)
       t1 = lt_now();
       if ((err = R->be->detect_end(R->ctx, R->maxima, MAX_MAXIMA, &nm))) return err;
       lt_loop_time(L, ST_DETECT, lt_now() - t1);
-      if (full) R->thr = adapt_threshold(R, nm); /* as detect_new(entry ROI, full) */
+      if (full) R->thr = adapt_threshold(R, nm, 1.0); /* as detect_new(entry ROI, full) */
+      R->thr_faint = R->thr;
       if ((err = take_maxima(R, &band[0], nm, 0))) return err;
     } else if (full) {
       if ((err = detect_new(R, &R->p.entry_roi, 1, 0))) return err;
