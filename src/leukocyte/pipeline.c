@@ -11,8 +11,11 @@
  * cell is found again (by its own tracking or by a detection at its place);
  * end writes what needs the whole run. Detections of new cells need |GICOV|
  * above a threshold that adapts to the background at every full detection
- * (--gicov-adapt); a detection of a larger, stronger circle on a track gives
- * it its whole cell; a detection where a cell just left starts nothing, nor
+ * (--gicov-adapt; in the first frame lower on a clean background, and a track
+ * started there under the threshold is written only if it scores above it
+ * while held); a detection counts when its circle is inside the region
+ * (its refined contour may cross the frame's border); a detection of a
+ * larger, stronger circle on a track gives it its whole cell; a detection where a cell just left starts nothing, nor
  * one whose disc is as it was in an earlier frame (--static-span: a static
  * background structure); a track that the tracking moved far off its
  * prediction is checked there, on the host (--recheck: a stronger circle
