@@ -16,8 +16,8 @@
  * while held); a detection counts when its circle is inside the region
  * (its refined contour may cross the frame's border); a detection of a
  * larger, stronger circle on a track gives it its whole cell; a detection
- * where a cell just left starts nothing, nor one whose disc is as it was in an earlier frame (--static-span: a static
- * background structure); a track that the tracking moved far off its
+ * where a cell just left starts nothing, nor one whose disc is as it was in
+ * an earlier frame (--static-span: a static background structure); a track that the tracking moved far off its
  * prediction is checked there, on the host (--recheck: a stronger circle
  * near the prediction is the cell); with --motion the same detections run
  * again on the frame less a background of earlier frames (motion.c; made
