@@ -11,27 +11,28 @@
  * cell is found again (by its own tracking or by a detection at its place);
  * end writes what needs the whole run. Detections of new cells need |GICOV|
  * above a threshold that adapts to the background at every full detection
- * (--gicov-adapt; in the first frame lower on a clean background, and a track
- * started there under the threshold is written only if it scores above it
- * while held); a detection counts when its circle is inside the region
+ * (--gicov-adapt; in the first frame lower on a clean background, and a
+ * track started there under the threshold is written only if it scores above
+ * it while held); a detection counts when its circle is inside the region
  * (its refined contour may cross the frame's border); a detection of a
  * larger, stronger circle on a track gives it its whole cell; a detection
  * where a cell just left starts nothing, nor one whose disc is as it was in
- * an earlier frame (--static-span: a static background structure); a track that the tracking moved far off its
- * prediction is checked there, on the host (--recheck: a stronger circle
- * near the prediction is the cell); with --motion the same detections run
- * again on the frame less a background of earlier frames (motion.c; made
- * here, handed to the backend as its frame; the tracked cells kept out of
- * its background), for faint cells that move over static texture, and a
- * track so found that stops showing there has left its cell (motion_check);
- * of two tracks on one cell, the one that
- * jumped off its prediction ends. A new track's rows are held back for --hold frames
- * (report.c): one that stayed put and never scored clearly in them is static
- * background and is never written (judge()); a cell that passes over such
- * a track's structure gets a track of its own. The distances may be given in
- * um (mode.c converts them in begin, once the pixel size is known).
- * Stage calls go through the backend's table; frames belong to the loop's
- * source (no frame memory here), so both backends get these steps. */
+ * an earlier frame (--static-span: a static background structure); a track
+ * that the tracking moved far off its prediction is checked there, on the
+ * host (--recheck: a stronger circle near the prediction is the cell); with
+ * --motion the same detections run again on the frame less a background of
+ * earlier frames (motion.c; made here, handed to the backend as its frame;
+ * the tracked cells kept out of its background), for faint cells that move
+ * over static texture, and a track so found that stops showing there has
+ * left its cell (motion_check); of two tracks on one cell, the one that
+ * jumped off its prediction ends. A new track's rows are held back for
+ * --hold frames (report.c): one that stayed put and never scored clearly in
+ * them is static background and is never written (judge()); a cell that
+ * passes over such a track's structure gets a track of its own. The
+ * distances may be given in um (mode.c converts them in begin, once the
+ * pixel size is known). Stage calls go through the backend's table; frames
+ * belong to the loop's source (no frame memory here), so both backends get
+ * these steps. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
