@@ -6,8 +6,9 @@
 # bounds are the values measured on 2026-11-23 (branch leuk2: seed 101 has
 # every eligible cell followed in 9 families, blur and fluo all but one, real
 # 5 of 10 with 7 false tracks, 3 with --hold since leuk4, 2 since leukacc,
-# bound 3; realref, added by leukacc: 6 of 11, no false track) with a
-# margin of one cell per family (not
+# bound 3; realref, added by leukacc: 6 of 11, no false track; blur and fluo
+# all since leukacc5, 2026-11-24: 12 and 11 cells, CTC bounds raised to the
+# new values minus 0.05) with a margin of one cell per family (not
 # targets; the targets of issue 15 are not all met, see docs/ACCURACY.md).
 # The same runs are scored by the Cell Tracking Challenge's DET, TRA and HOTA
 # (py-ctcmetrics' ctc_evaluate in build/venv, made here when missing: no
@@ -63,9 +64,9 @@ done <<'BOUNDS'
 rim 8 1 0.50 0.81 0.81 0.84
 bright 9 1 0.51 0.78 0.78 0.82
 halo 9 1 0.50 0.81 0.81 0.84
-blur 10 1 0.81 0.74 0.74 0.75
+blur 11 1 0.81 0.78 0.77 0.78
 texture 10 1 0.50 0.87 0.87 0.88
-fluo 9 1 0.85 0.86 0.86 0.87
+fluo 10 1 0.85 0.87 0.87 0.88
 clutter 12 1 0.50 0.87 0.87 0.89
 drift 10 1 0.50 0.86 0.86 0.88
 fast 11 1 0.50 0.87 0.87 0.87
@@ -98,11 +99,14 @@ check_eval "real, seeds 1-3: --hold 20 leaves at least 12 fewer false tracks tha
 # measured 2026-11-24): static background below 1.6 x the threshold (9 false
 # tracks with 1.4), and a cell that passes over a hidden track's structure
 # gets its own track (without that rule seed 5 loses a cell): 15 cells end to
-# end, 5 false tracks
+# end, 5 false tracks; 7 since leukacc5 (2026-11-24: a detection counts when
+# its circle is in the frame, whatever its contour does at the border; seed 5's
+# two new ones start on a static dark disc cut by the left border of the real
+# background (near x 5-30, y 100-125) when a passing cell changes it, docs/ACCURACY.md)
 LT_ACC_CTC=0 LT_ACC_REAL=$REAL BUILD=$BUILD OMP_NUM_THREADS=1 bash scripts/accuracy.sh "4 5 6" real >"$T/r456" 2>>"$T/err"
 r456=$(awk '$1 == "real"' "$T/r456")
-check_eval "real, seeds 4-6: >= 15 cells end to end, <= 6 false tracks (--hold's rules of leukacc)" \
-  "[ -n '$r456' ] && [ \$(awk '{ split(\$2, a, \"/\"); print a[1] }' <<<'$r456') -ge 15 ] && [ \$(ft_of '$T/r456') -le 6 ]" "got: $r456"
+check_eval "real, seeds 4-6: >= 15 cells end to end, <= 7 false tracks (--hold's rules of leukacc)" \
+  "[ -n '$r456' ] && [ \$(awk '{ split(\$2, a, \"/\"); print a[1] }' <<<'$r456') -ge 15 ] && [ \$(ft_of '$T/r456') -le 7 ]" "got: $r456"
 # --recheck 0.5 (off by default since 2026-11-24: it costs ~40 % of the H100
 # frame on the real clip and gained no cell on the held-out seeds; leukacc2):
 # a track that jumped off its prediction is checked there. Real family,
@@ -133,6 +137,23 @@ check_eval "real, seeds 1-3: --motion 4 raises recall by at least 10 points over
   "[ -n '$a' ] && [ -n '$b' ] && awk 'BEGIN { exit !($a >= $b + 10) }' && [ $(n_of "$T/mo4") -ge $(($(n_of "$T/h20") + 2)) ] &&
     [ $(ft_of "$T/mo4") -le $(ft_of "$T/h20") ]" \
   "got recall $a vs $b, $(n_of "$T/mo4") vs $(n_of "$T/h20") cells, $(ft_of "$T/mo4") vs $(ft_of "$T/h20") false tracks $(head -c 300 "$T/err")"
+# leukacc5's rules on tuning clips of seeds 7-30 (2026-11-24), each clip
+# with every eligible cell followed end to end and no false track; before,
+# one cell each was not: rim 14 and blur 17 (an entering cell dropped in its
+# first fully visible frame: its refined contour crossed the frame's border,
+# its circle did not), drift 25 and fluo 7 (a faint cell of the first frame
+# under the adaptive threshold, found at frame 10 / never; now followed from
+# the first frame by a held track that scores above the threshold later)
+for c in rim:14 blur:17 drift:25 fluo:7; do
+  fam=${c%:*} s=${c#*:} b=$T/l5-$fam-$s
+  "$S2" --family "$fam" --seed "$s" --width 320 --height 160 --frames 40 --cells 6 --real "$REAL" --out "$b.y4m" \
+    --truth "$b.truth.csv" 2>"$b.err" && ${LT_BIN:-./leuktrack} "$b.y4m" -o "$b.csv" 2>>"$b.err" &&
+    "$BUILD/tools/lt_eval" "$b.csv" "$b.truth.csv" --size 320x160 --json >"$b.json" 2>>"$b.err"
+  tc=$(sed -nE 's/.*"tracked_cells": ([0-9]+).*/\1/p' "$b.json") ec=$(sed -nE 's/.*"eligible_cells": ([0-9]+).*/\1/p' "$b.json")
+  fc=$(sed -nE 's/.*"false_tracks": ([0-9]+).*/\1/p' "$b.json")
+  check_eval "$fam seed $s: every cell end to end, no false track (leukacc5)" \
+    "[ -n '$tc' ] && [ '$tc' = '$ec' ] && [ '$fc' = 0 ]" "got $tc/$ec cells, $fc false tracks $(head -c 300 "$b.err")"
+done
 # the rows written with --hold are those of --hold 0 less whole tracks
 # (delayed, not changed), and it left some out (on this clip; elsewhere a
 # cell that passes over a hidden track's structure is written under a new

@@ -49,6 +49,7 @@ void lt_leuk_params_default(lt_leuk_params *p)
   p->hold = 20;
   p->hold_move = 0.5;
   p->hold_gicov = 1.6;
+  p->faint_first = 0.8;
   p->recheck = 0; /* off: it costs ~40 % of the H100 frame on the real clip and gained no cell held out (docs/ACCURACY.md) */
   p->recheck_search = 6;
   p->motion = 0;

@@ -95,6 +95,14 @@ typedef struct lt_leuk_params {
                               smaller circle): 3 */
   double hold_gicov;       /* 1.6 (a clean adherent cell scores >= 3.9, a static
                               structure of real vessel texture up to 2.9) */
+  double faint_first;      /* with hold > 0 and gicov_adapt > 0: in the first frame the
+                              threshold adapts with faint_first * gicov_adapt (a textured
+                              background keeps gicov_threshold); a track started there
+                              under the threshold for new cells is written only if it
+                              scores above that threshold while held (a faint cell of the
+                              first frame is followed from it, the background's maxima
+                              that never score so are not written; pipeline.c, judge()):
+                              0.8 */
   int reference_geometry;  /* tests only: the reference's GICOV angle table (pi = 3.14159)
                               and its common border rmax+2 for all radii */
 } lt_leuk_params;

@@ -11,24 +11,28 @@
  * cell is found again (by its own tracking or by a detection at its place);
  * end writes what needs the whole run. Detections of new cells need |GICOV|
  * above a threshold that adapts to the background at every full detection
- * (--gicov-adapt); a detection of a larger, stronger circle on a track gives
- * it its whole cell; a detection where a cell just left starts nothing, nor
- * one whose disc is as it was in an earlier frame (--static-span: a static
- * background structure); a track that the tracking moved far off its
- * prediction is checked there, on the host (--recheck: a stronger circle
- * near the prediction is the cell); with --motion the same detections run
- * again on the frame less a background of earlier frames (motion.c; made
- * here, handed to the backend as its frame; the tracked cells kept out of
- * its background), for faint cells that move over static texture, and a
- * track so found that stops showing there has left its cell (motion_check);
- * of two tracks on one cell, the one that
- * jumped off its prediction ends. A new track's rows are held back for --hold frames
- * (report.c): one that stayed put and never scored clearly in them is static
- * background and is never written (judge()); a cell that passes over such
- * a track's structure gets a track of its own. The distances may be given in
- * um (mode.c converts them in begin, once the pixel size is known).
- * Stage calls go through the backend's table; frames belong to the loop's
- * source (no frame memory here), so both backends get these steps. */
+ * (--gicov-adapt; in the first frame lower on a clean background, and a
+ * track started there under the threshold is written only if it scores above
+ * it while held); a detection counts when its circle is inside the region
+ * (its refined contour may cross the frame's border); a detection of a
+ * larger, stronger circle on a track gives it its whole cell; a detection
+ * where a cell just left starts nothing, nor one whose disc is as it was in
+ * an earlier frame (--static-span: a static background structure); a track
+ * that the tracking moved far off its prediction is checked there, on the
+ * host (--recheck: a stronger circle near the prediction is the cell); with
+ * --motion the same detections run again on the frame less a background of
+ * earlier frames (motion.c; made here, handed to the backend as its frame;
+ * the tracked cells kept out of its background), for faint cells that move
+ * over static texture, and a track so found that stops showing there has
+ * left its cell (motion_check); of two tracks on one cell, the one that
+ * jumped off its prediction ends. A new track's rows are held back for
+ * --hold frames (report.c): one that stayed put and never scored clearly in
+ * them is static background and is never written (judge()); a cell that
+ * passes over such a track's structure gets a track of its own. The
+ * distances may be given in um (mode.c converts them in begin, once the
+ * pixel size is known). Stage calls go through the backend's table; frames
+ * belong to the loop's source (no frame memory here), so both backends get
+ * these steps. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,6 +82,7 @@ typedef struct run {
   lt_leuk_det *dets;
   float *absg;           /* scratch of the median (adapt_threshold) */
   double thr;            /* |GICOV| a new cell needs (set at each full detection) */
+  double thr_faint;      /* ... in the first frame, held (faint_first; else thr) */
   lt_leuk_static st;     /* the static test (--static-span, static.c) */
   lt_leuk_motion mo;     /* the motion cue (--motion, motion.c) */
   double thr_m;          /* |GICOV| a new cell needs on the frame less the background */
@@ -107,6 +112,7 @@ static int judge(run *R, lt_track_info *t)
     need *= (double)(t->last - t->first + 1) / R->p.hold;
   int bg = moved < need && t->hold_gicov < R->p.hold_gicov * R->p.gicov_threshold;
   bg |= t->motion_lost && 2 * t->motion_seen <= t->nframes; /* left its cell for static texture (motion_check) */
+  bg |= t->faint_thr > 0 && t->hold_gicov <= t->faint_thr; /* a faint start of the first frame never scored clearly */
   t->hold = bg ? -1 : 0;
   return bg ? lt_report_hide(&R->rep, t->id) : 0;
 }
@@ -517,7 +523,9 @@ static int take_maxima(run *R, const lt_rect *roi, int nm, int motion)
 {
   double t1 = lt_now();
   int nc = 0;
-  const double thr = motion ? R->thr_m : R->thr;
+  /* the first frame: down to the faint threshold (held, judge()) */
+  const int faint = !motion && R->frame == R->first && R->thr_faint < R->thr;
+  const double thr = motion ? R->thr_m : faint ? R->thr_faint : R->thr;
   for (int i = 0; i < nm; i++) {
     const lt_leuk_max *q = &R->maxima[i];
     if (fabsf(q->gicov) <= thr || left_at(R, q->x, q->y, q->radius)) continue;
@@ -533,7 +541,12 @@ static int take_maxima(run *R, const lt_rect *roi, int nm, int motion)
   for (int i = 0; i < nc; i++) {
     const lt_leuk_det *d = &R->dets[i];
     double rad = R->maxima[i].radius;
-    if (!d->ok || !inside(roi, d->x, d->y, rad)) continue;
+    /* the detection's circle must be inside roi; its refined contour may
+     * cross the frame's border (d->ok 0): the snake starts on that circle
+     * and finds no edge beyond the border to pull it in, so an entering
+     * cell whose circle fits, centre found to a few tenths of a px, was
+     * dropped until the next frame (issue 15, ninth pass) */
+    if (!inside(roi, d->x, d->y, rad)) continue;
     int dup = cell_at(R, R->ncells, d->x, d->y, rad);
     lt_leuk_det dm;
     if (motion) { /* on a found cell, or not a cell on the frame itself: nothing; else its score there */
@@ -558,6 +571,7 @@ static int take_maxima(run *R, const lt_rect *roi, int nm, int motion)
         R->cells[dup].vx = vx;
         R->cells[dup].vy = vy;
         motion_found(&R->act[dup], motion);
+        if (fabsf(d->gicov) > R->thr) R->act[dup].faint_thr = 0;
       }
       continue;
     }
@@ -595,6 +609,7 @@ static int take_maxima(run *R, const lt_rect *roi, int nm, int motion)
       break;
     }
     start_track(R, R->ncells++, d, rad, have_flow, fvx, fvy, motion);
+    if (faint && fabsf(d->gicov) <= R->thr) R->act[R->ncells - 1].faint_thr = R->thr;
   }
   return 0;
 }
@@ -604,12 +619,12 @@ static int take_maxima(run *R, const lt_rect *roi, int nm, int motion)
  * background scores; a clean background (synthetic, fluorescence) lowers the
  * threshold to gicov_adapt times it (not under adapt_floor), a textured one
  * (real vessels) keeps gicov_threshold. Fewer than 8 maxima: the threshold. */
-static double adapt_threshold(run *R, int nm)
+static double adapt_threshold(run *R, int nm, double factor)
 {
   if (R->p.gicov_adapt <= 0 || nm < 8) return R->p.gicov_threshold;
   for (int i = 0; i < nm; i++) R->absg[i] = fabsf(R->maxima[i].gicov);
   double med = lt_leuk_median(R->absg, nm);
-  return fmin(R->p.gicov_threshold, fmax(R->p.adapt_floor, R->p.gicov_adapt * med));
+  return fmin(R->p.gicov_threshold, fmax(R->p.adapt_floor, factor * R->p.gicov_adapt * med));
 }
 
 /* Detect in roi and start tracks for cells that are not tracked yet; full
@@ -621,7 +636,10 @@ static int detect_new(run *R, const lt_rect *roi, int full, int motion)
   int err = R->be->detect(R->ctx, roi, R->maxima, MAX_MAXIMA, &nm);
   if (err) return err;
   lt_loop_time(R->L, ST_DETECT, lt_now() - t0);
-  if (full) *(motion ? &R->thr_m : &R->thr) = adapt_threshold(R, nm);
+  if (full) *(motion ? &R->thr_m : &R->thr) = adapt_threshold(R, nm, 1.0);
+  R->thr_faint = R->thr; /* the first frame's: */
+  if (full && !motion && R->frame == R->first && R->p.hold > 0 && R->p.faint_first > 0)
+    R->thr_faint = adapt_threshold(R, nm, R->p.faint_first);
   return take_maxima(R, roi, nm, motion);
 }
 
@@ -883,7 +901,8 @@ static int step(void *m, lt_loop *L, const lt_frame *f, const lt_frame *prev)
       t1 = lt_now();
       if ((err = R->be->detect_end(R->ctx, R->maxima, MAX_MAXIMA, &nm))) return err;
       lt_loop_time(L, ST_DETECT, lt_now() - t1);
-      if (full) R->thr = adapt_threshold(R, nm); /* as detect_new(entry ROI, full) */
+      if (full) R->thr = adapt_threshold(R, nm, 1.0); /* as detect_new(entry ROI, full) */
+      R->thr_faint = R->thr;
       if ((err = take_maxima(R, &band[0], nm, 0))) return err;
     } else if (full) {
       if ((err = detect_new(R, &R->p.entry_roi, 1, 0))) return err;
