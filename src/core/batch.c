@@ -73,8 +73,10 @@ static void *worker(void *arg)
     lt_log_set_thread_tag(j->name);
     double t0 = lt_now();
     j->started = 1;
+    lt_debug("batch: input %d of %d taken at +%.1f ms", i + 1, b->n, lt_since_start_ms());
     j->err = b->mode->run(&j->cli.s, j->cli.params);
     j->seconds = lt_now() - t0;
+    lt_debug("batch: input %d ended at +%.1f ms", i + 1, lt_since_start_ms());
     lt_log_set_thread_tag(NULL);
     pthread_mutex_lock(&b->mu);
     b->done++;
