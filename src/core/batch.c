@@ -33,7 +33,7 @@ typedef struct job {
 typedef struct batch {
   const lt_mode *mode;
   job *jobs;
-  int n, next, done, threads;
+  int n, next, done, threads, running;
   pthread_mutex_t mu;
 } batch;
 
@@ -67,6 +67,10 @@ static void *worker(void *arg)
   for (;;) {
     pthread_mutex_lock(&b->mu);
     int i = lt_stop_requested ? b->n : b->next++;
+    if (i < b->n) b->running++;
+    /* the batch's tail: a video's backend may then use what one video
+     * alone uses (lt_spin_tail) */
+    if (i < b->n && b->next >= b->n) lt_spin_set_tail(b->running);
     pthread_mutex_unlock(&b->mu);
     if (i >= b->n) break;
     job *j = &b->jobs[i];
@@ -80,6 +84,8 @@ static void *worker(void *arg)
     lt_log_set_thread_tag(NULL);
     pthread_mutex_lock(&b->mu);
     b->done++;
+    b->running--;
+    if (b->next >= b->n) lt_spin_set_tail(b->running);
     printf("%s\t%d\t%.3f\t%s\t%s\n", status_of(j->err), lt_exit_status(j->err), j->seconds, j->cli.s.inputs[0],
            j->cli.s.output);
     fflush(stdout);
