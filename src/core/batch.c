@@ -7,7 +7,8 @@
  * then K pthreads take inputs in order from a shared index and call the
  * mode's run on each. A run touches only its own settings, parameters,
  * outputs and backend context; what is shared is read-only after start
- * (the log level, the mode table) or a flag (lt_stop_requested). */
+ * (the log level, the mode table) or a flag (lt_stop_requested), and the
+ * number of videos running once no input is left (lt_spin_set_tail, atomic). */
 #include "batch.h"
 
 #include <errno.h>
