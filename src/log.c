@@ -95,6 +95,18 @@ int lt_spin_inflight(void)
   return spin_inflight;
 }
 
+static int spin_tail; /* lt_spin_set_tail; 0: not in a batch's tail */
+
+void lt_spin_set_tail(int k)
+{
+  __atomic_store_n(&spin_tail, k > 1 ? k : 1, __ATOMIC_RELAXED);
+}
+
+int lt_spin_tail(void)
+{
+  return __atomic_load_n(&spin_tail, __ATOMIC_RELAXED);
+}
+
 int lt_spin_until(int (*ready)(const void *arg), const void *arg)
 {
   static int spin_us = -1; /* LT_SPIN_US, read once (a benign race: every thread reads the same) */

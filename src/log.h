@@ -42,5 +42,10 @@ int lt_spin_until(int (*ready)(const void *arg), const void *arg);
 void lt_spin_set_inflight(int k);
 /* That number (1 unless a batch set it). */
 int lt_spin_inflight(void);
+/* The videos still running once a batch has no input left to start (its
+ * tail; set by the batch as that number changes), 0 before (or without a
+ * batch); any thread may read it at any time. */
+void lt_spin_set_tail(int k);
+int lt_spin_tail(void);
 
 #endif

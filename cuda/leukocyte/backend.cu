@@ -57,6 +57,7 @@ extern "C" {
 #define MAX_PREFIX 4096 /* maxima copied back with the count */
 #define AHEAD_CAP 4096   /* refinements ahead per detection (more: refine does its own) */
 #define AHEAD_PREFIX 256 /* ... copied back with the count */
+#define LT_CUDA_TAIL_DEFAULT 4 /* LT_CUDA_TAIL: the batch tail's videos running, at most (tail_check) */
 /* Refinement jobs per launch (more go in several): their pinned staging is
  * part of every context's block. Pinned memory is what made the first
  * contexts slow when 16 are created at once (H100 2026-11-24: 16 threads
@@ -513,6 +514,15 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
   c->spec_off = (xv ? strcmp(xv, "0") == 0 : lt_spin_inflight() > 1) || c->no_prefetch || c->one_stream ||
                 c->late_off || c->dil_full;
   c->spec_early = xv && strcmp(xv, "early") == 0; /* experiment: beside this frame's tracking, not after it */
+  /* LT_CUDA_TAIL=N: in a batch's tail (no input left to start, N or fewer
+   * videos running) the defaults of one video, where neither LT_CUDA_AHEAD
+   * nor LT_CUDA_SPEC chose; 0: never */
+  const char *tv = getenv("LT_CUDA_TAIL");
+  c->tail_n = tv ? atoi(tv) : LT_CUDA_TAIL_DEFAULT;
+  if (c->tail_n < 0 || av || xv || !c->spec_off || c->ahead_mode || lt_spin_inflight() <= 1 || c->no_prefetch ||
+      c->one_stream || c->late_off || c->dil_full)
+    c->tail_n = 0;
+  c->next_bufs = !c->spec_off || c->tail_n > 0;
   c->ahead_n = -1;
   if ((err = twice_parse(&c->twice))) {
     free(c);
@@ -572,7 +582,7 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
     blk_add(&bp, &c->h_frame8[0], n, 1);
     blk_add(&bp, &c->h_frame8[1], n, 1);
     dset_plan(c, &bp, &c->ds, n, nr);
-    if (!c->spec_off) {
+    if (c->next_bufs) {
       blk_add(&bp, &c->d_frame_next, sizeof(float) * n, 0);
       blk_add(&bp, &c->d_grad_next, sizeof(double2) * n, 0);
       dset_plan(c, &bp, &c->ds_next, n, nr);
@@ -586,7 +596,7 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
     blk_add(&bp, &c->h_err, sizeof(lt_leuk_cell) * ncell, 1);
     blk_add(&bp, &c->d_iters, sizeof(int), 0);
     if ((err = blk_alloc(c, &bp)) || (err = dset_init(c, &c->ds)) ||
-        (!c->spec_off && (err = dset_init(c, &c->ds_next))))
+        (c->next_bufs && (err = dset_init(c, &c->ds_next))))
       goto fail;
   }
   /* one block per direction and frame: a cell-sized slot with the error
@@ -1239,9 +1249,27 @@ static int spec_issue(lt_cu_ctx *c)
   return err;
 }
 
+/* The batch's tail: once few videos are left running, what one video alone
+ * does (the refinement ahead, the next frame made ahead) shortens theirs.
+ * Checked as a frame's tracking starts: nothing was made ahead for this
+ * frame (spec_off until now) and a detection queued by detect_start keeps
+ * the refinement ahead it was queued with (none); from spec_issue on, both
+ * are on. One-way; either path gives the same results. */
+static void tail_check(lt_cu_ctx *c)
+{
+  const int t = c->tail_n > 0 ? lt_spin_tail() : 0;
+  if (t <= 0 || t > c->tail_n) return;
+  c->tail_n = 0;
+  c->spec_off = 0;
+  c->ahead_mode = 1;
+  lt_debug("cuda: the batch's tail (%d running) from frame %d on: refinement ahead and next frame ahead on",
+           t, (int)c->frames);
+}
+
 static int cu_track(void *vctx, lt_leuk_cell *cells, int n)
 {
   lt_cu_ctx *c = (lt_cu_ctx *)vctx;
+  tail_check(c);
   if (n <= 0) return 0;
   if (n > c->max_cells) {
     lt_error("track: %d cells, more than the %d this context was created for", n, c->max_cells);

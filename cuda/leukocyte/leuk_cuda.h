@@ -214,6 +214,10 @@ typedef struct lt_cu_ctx {
    * the host finishes the frame; set_frame and detect_start take them when
    * the frame and the ROI are those */
   int spec_off;         /* LT_CUDA_SPEC=0: none */
+  int next_bufs;        /* d_frame_next, d_grad_next and ds_next exist (!spec_off, or tail_n) */
+  int tail_n;           /* the batch's tail (backend.cu tail_check): once no more than this many videos are
+                         * still running and no input is left to start, the refinement ahead and the next
+                         * frame ahead are turned on as for one video (LT_CUDA_TAIL; 0: never) */
   int spec_early;       /* LT_CUDA_SPEC=early: at once, beside this frame's tracking (its low priority) */
   float *d_frame_next;
   double2 *d_grad_next;

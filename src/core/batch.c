@@ -7,7 +7,8 @@
  * then K pthreads take inputs in order from a shared index and call the
  * mode's run on each. A run touches only its own settings, parameters,
  * outputs and backend context; what is shared is read-only after start
- * (the log level, the mode table) or a flag (lt_stop_requested). */
+ * (the log level, the mode table) or a flag (lt_stop_requested), and the
+ * number of videos running once no input is left (lt_spin_set_tail, atomic). */
 #include "batch.h"
 
 #include <errno.h>
@@ -33,7 +34,7 @@ typedef struct job {
 typedef struct batch {
   const lt_mode *mode;
   job *jobs;
-  int n, next, done, threads;
+  int n, next, done, threads, running;
   pthread_mutex_t mu;
 } batch;
 
@@ -67,17 +68,25 @@ static void *worker(void *arg)
   for (;;) {
     pthread_mutex_lock(&b->mu);
     int i = lt_stop_requested ? b->n : b->next++;
+    if (i < b->n) b->running++;
+    /* the batch's tail: a video's backend may then use what one video
+     * alone uses (lt_spin_tail) */
+    if (i < b->n && b->next >= b->n) lt_spin_set_tail(b->running);
     pthread_mutex_unlock(&b->mu);
     if (i >= b->n) break;
     job *j = &b->jobs[i];
     lt_log_set_thread_tag(j->name);
     double t0 = lt_now();
     j->started = 1;
+    lt_debug("batch: input %d of %d taken at +%.1f ms", i + 1, b->n, lt_since_start_ms());
     j->err = b->mode->run(&j->cli.s, j->cli.params);
     j->seconds = lt_now() - t0;
+    lt_debug("batch: input %d ended at +%.1f ms", i + 1, lt_since_start_ms());
     lt_log_set_thread_tag(NULL);
     pthread_mutex_lock(&b->mu);
     b->done++;
+    b->running--;
+    if (b->next >= b->n) lt_spin_set_tail(b->running);
     printf("%s\t%d\t%.3f\t%s\t%s\n", status_of(j->err), lt_exit_status(j->err), j->seconds, j->cli.s.inputs[0],
            j->cli.s.output);
     fflush(stdout);

@@ -278,6 +278,7 @@ int lt_loop_run(const lt_settings *s, const lt_steps *st, void *m)
       fprintf(stderr, "\rleuktrack: %s, %s%s%.1f frames/s, ETA %s ", pos, extra, extra[0] ? ", " : "", rate, eta);
     }
   }
+  lt_debug("last %s done at +%.1f ms", st->pairs ? "pair" : "frame", lt_since_start_ms());
   if (progress)
     fprintf(stderr, "\rleuktrack: done: %d frames in %.1f s (%.1f frames/s)%24s\n", frames, lt_now() - wall0,
             frames / (lt_now() - wall0), "");
@@ -298,7 +299,9 @@ int lt_loop_run(const lt_settings *s, const lt_steps *st, void *m)
   }
   begun = 0; /* end cleans up after itself */
   if ((err = st->end(m, &L, steps))) goto out;
+  lt_debug("the mode's end done at +%.1f ms", lt_since_start_ms());
   if ((err = outputs_commit(&L))) goto out;
+  lt_debug("outputs committed at +%.1f ms", lt_since_start_ms());
   if (s->stats) err = print_stats(&L, &stats_out, frames, steps, lt_now() - wall0, t_first, t_last);
 
 out:
