@@ -47,6 +47,14 @@ for R in inproc proc; do
   miss=""
   for n in $good; do [ -s "$O/$n.csv" ] && [ -s "$O/$n.summary.csv" ] || miss="$miss $n"; done
   [ -z "$miss" ] && pass "$R: good videos done (csv + summary)" || fail "$R outputs" "missing:$miss"
+  # batch_summary.csv's rows: each output's data rows (inproc counts them all in one pass)
+  bad=""
+  for n in $good; do
+    c=${n%%__*} v=${n#*__}
+    got=$(awk -F, -v p="exp/$c/$v.avi" '$1==p{print $5}' "$S")
+    [ -n "$got" ] && [ "$got" = "$(($(wc -l <"$O/$n.csv") - 1))" ] || bad="$bad $n:$got"
+  done
+  [ -z "$bad" ] && pass "$R: batch_summary.csv counts each video's rows" || fail "$R rows" "$bad $(cat "$S")"
   V=$O/results/videos.csv
   grep -q '^drug__corrupt,drug,failed,3,.*error:.*not a video' "$V" \
     && pass "$R: corrupt video in videos.csv with status, exit 3 and its error" || fail "$R videos.csv" "$(cat "$V")"
