@@ -58,6 +58,9 @@ for R in inproc proc; do
   V=$O/results/videos.csv
   grep -q '^drug__corrupt,drug,failed,3,.*error:.*not a video' "$V" \
     && pass "$R: corrupt video in videos.csv with status, exit 3 and its error" || fail "$R videos.csv" "$(cat "$V")"
+  grep '^drug__corrupt,' "$V" | grep -q "cannot open 'exp/drug/corrupt.avi'" && ! grep -q '/links/' "$V" \
+    && grep '^leuktrack: ' "$O/logs/drug__corrupt.log" | grep -q "exp/drug/corrupt.avi" \
+    && pass "$R: the error names the input as given (not the runner's link)" || fail "$R error path" "$(cat "$V")"
   grep -q 'exp/drug/corrupt.avi.*failed' "$T/o1" && pass "$R: corrupt video in the final table" || fail "$R table" "$(cat "$T/o1")"
   # merged CSVs hold every row of every per-video CSV, prefixed by video,condition
   bad=""
