@@ -180,25 +180,16 @@ static int window_rect(const run *R, int ix, int iy, int m, lt_rect *r)
   return r->w >= 3 && r->h >= 3;
 }
 
-/* An image's square of half side m around (ix, iy), clipped to the frame,
- * into R->win as floats (w x h from (x0, y0)); 0 when under 3 x 3 px. The
- * image is g8's bytes when there (an 8-bit frame: a GPU backend gets only
- * those), else g's floats (the same values). */
-static int copy_window(run *R, const float *g, const unsigned char *g8, int ix, int iy, int m, int *x0, int *y0,
-                       int *w, int *h)
+/* An image's rect r (window_rect) into R->win as floats (r->w x r->h).
+ * The image is g8's bytes when there (an 8-bit frame: a GPU backend gets
+ * only those), else g's floats (the same values). */
+static void copy_window(run *R, const float *g, const unsigned char *g8, const lt_rect *r)
 {
-  lt_rect r;
-  if (!window_rect(R, ix, iy, m, &r)) return 0;
-  *x0 = r.x;
-  *y0 = r.y;
-  *w = r.w;
-  *h = r.h;
-  for (int y = 0; y < r.h; y++)
-    for (int x = 0; x < r.w; x++) {
-      const size_t i = (size_t)(r.y + y) * R->fw + r.x + x;
-      R->win[(size_t)y * r.w + x] = g8 ? (float)g8[i] : g[i];
+  for (int y = 0; y < r->h; y++)
+    for (int x = 0; x < r->w; x++) {
+      const size_t i = (size_t)(r->y + y) * R->fw + r->x + x;
+      R->win[(size_t)y * r->w + x] = g8 ? (float)g8[i] : g[i];
     }
-  return 1;
 }
 
 /* A found track whose tracking put it more than recheck * rmin px off its
@@ -218,8 +209,11 @@ static void recheck(run *R, const lt_frame *f)
       continue;
     double ox = c->xc - c->vx, oy = c->yc - c->vy; /* where it was */
     double px = ox + R->pv[2 * i], py = oy + R->pv[2 * i + 1];
-    int ix = (int)lround(px), iy = (int)lround(py), x0, y0, w, h;
-    if (!copy_window(R, f->grey, f->grey8, ix, iy, m, &x0, &y0, &w, &h)) continue;
+    int ix = (int)lround(px), iy = (int)lround(py);
+    lt_rect r;
+    if (!window_rect(R, ix, iy, m, &r)) continue;
+    copy_window(R, f->grey, f->grey8, &r);
+    const int x0 = r.x, y0 = r.y, w = r.w, h = r.h;
     double best = 0;
     int bx = 0, by = 0, bk = -1;
     for (int dy = -s; dy <= s; dy++)
@@ -278,10 +272,13 @@ static double motion_score(run *R, int on, double x, double y, int k, int sign)
   int ix = (int)lround(x), iy = (int)lround(y), m = R->stencil.radius[k] + 3;
   lt_rect r;
   if (!window_rect(R, ix, iy, m, &r)) return 0;
-  const unsigned char *b8;
-  if (on == ON_DIFF) lt_leuk_motion_diff(&R->mo, &r, &b8);
-  copy_window(R, on == ON_FRAME ? R->f->grey : R->mo.diff, on == ON_FRAME ? R->f->grey8 : NULL, ix, iy, m, &r.x,
-              &r.y, &r.w, &r.h);
+  if (on == ON_DIFF) {
+    const unsigned char *b8; /* diff and its bytes kept alike (a backend may read either) */
+    lt_leuk_motion_diff(&R->mo, &r, &b8);
+    copy_window(R, R->mo.diff, NULL, &r);
+  } else {
+    copy_window(R, R->f->grey, R->f->grey8, &r);
+  }
   return near_score(R, &r, ix, iy, k, sign);
 }
 
