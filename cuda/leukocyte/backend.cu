@@ -79,7 +79,9 @@ static void timing_collect(lt_cu_ctx *c, const int *ks, int nk) { lt_cuda_timer_
 /* The frame's float pixels (from 8-bit src8 into dst, or already in srcf)
  * and its gradient: (p[1] - p[-1]) / 2, (p[w] - p[-w]) / 2 at interior
  * pixels, exactly what lt_gicov_at computes on the fly (0 on the border,
- * where no stencil point lies). */
+ * where no stencil point lies), in double (grad[0, n): the tracking's
+ * lt_gicov_at) and in float (grad + n: the GICOV maps', detect.cu;
+ * frame_grad_set). */
 __global__ void frame_kernel(const unsigned char *__restrict__ src8, const float *__restrict__ srcf, float *dst,
                              double2 *grad, int fw, int fh)
 {
@@ -94,6 +96,16 @@ __global__ void frame_kernel(const unsigned char *__restrict__ src8, const float
     gy = __fmul_rn(__fsub_rn(v(i + fw), v(i - fw)), 0.5f);
   }
   grad[i] = make_double2(gx, gy); /* exact: the float values, widened once here instead of per GICOV sample */
+  ((float2 *)(grad + n))[i] = make_float2(gx, gy);
+}
+
+/* The frame gradient the kernels sample: g's double half and its float half
+ * (frame_kernel; the buffers hold both, sizeof(double2) + sizeof(float2) a
+ * pixel). */
+static void frame_grad_set(lt_cu_ctx *c, double2 *g)
+{
+  c->kp.grad = g;
+  c->kp.gradf = (const float2 *)(g + (size_t)c->fw * c->fh);
 }
 
 /* frame_kernel on st (LT_CUDA_TWICE=frame: twice, the same bits) */
@@ -113,6 +125,23 @@ static cudaError_t upload_offsets(int *d_off, const lt_stencil *st, int n, int w
   for (int i = 0; i < n; i++) off[i] = st->dy[i] * width + st->dx[i];
   cudaError_t e = cudaMemcpy(d_off, off, sizeof(int) * (size_t)n, cudaMemcpyHostToDevice);
   free(off);
+  return e;
+}
+
+/* The stencil's cos and sin in float, as gicov.c's map takes them
+ * (detect.cu's tables for any sample count). */
+static cudaError_t upload_trigf(float *d_cos, float *d_sin, const lt_stencil *st)
+{
+  const int N = st->npoints;
+  float *t = (float *)malloc(sizeof(float) * 2 * (size_t)N);
+  if (!t) return cudaErrorMemoryAllocation;
+  for (int i = 0; i < N; i++) {
+    t[i] = (float)st->cosv[i];
+    t[N + i] = (float)st->sinv[i];
+  }
+  cudaError_t e = cudaMemcpy(d_cos, t, sizeof(float) * N, cudaMemcpyHostToDevice);
+  if (e == cudaSuccess) e = cudaMemcpy(d_sin, t + N, sizeof(float) * N, cudaMemcpyHostToDevice);
+  free(t);
   return e;
 }
 
@@ -568,8 +597,8 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
     const size_t ncell = 1 + (max_cells > 0 ? max_cells : 1);
     blk_plan bp;
     memset(&bp, 0, sizeof bp);
-    blk_add(&bp, &c->d_cos, sizeof(double) * N, 0);
-    blk_add(&bp, &c->d_sin, sizeof(double) * N, 0);
+    blk_add(&bp, &c->d_cos, sizeof(float) * N, 0);
+    blk_add(&bp, &c->d_sin, sizeof(float) * N, 0);
     blk_add(&bp, &c->d_cs, sizeof(double2) * N, 0);
     blk_add(&bp, &c->d_dx, sizeof(int) * N * nr, 0);
     blk_add(&bp, &c->d_dy, sizeof(int) * N * nr, 0);
@@ -578,13 +607,13 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
     blk_add(&bp, &c->d_frame8, n, 0);
     blk_add(&bp, &c->d_pref8, n, 0);
     blk_add(&bp, &c->h_pref8, n, 1);
-    blk_add(&bp, &c->d_grad, sizeof(double2) * n, 0);
+    blk_add(&bp, &c->d_grad, (sizeof(double2) + sizeof(float2)) * n, 0); /* frame_kernel */
     blk_add(&bp, &c->h_frame8[0], n, 1);
     blk_add(&bp, &c->h_frame8[1], n, 1);
     dset_plan(c, &bp, &c->ds, n, nr);
     if (c->next_bufs) {
       blk_add(&bp, &c->d_frame_next, sizeof(float) * n, 0);
-      blk_add(&bp, &c->d_grad_next, sizeof(double2) * n, 0);
+      blk_add(&bp, &c->d_grad_next, (sizeof(double2) + sizeof(float2)) * n, 0);
       dset_plan(c, &bp, &c->ds_next, n, nr);
     }
     blk_add(&bp, &c->d_dil, sizeof(float) * n, 0);
@@ -626,8 +655,7 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
   }
   if ((err = lt_cuda_timer_init(&c->tm, tnames, T_N))) goto fail;
   /* stencils: the CPU's own tables, so the geometry is identical */
-  if ((e = cudaMemcpy(c->d_cos, st.cosv, sizeof(double) * N, cudaMemcpyHostToDevice)) != cudaSuccess ||
-      (e = cudaMemcpy(c->d_sin, st.sinv, sizeof(double) * N, cudaMemcpyHostToDevice)) != cudaSuccess ||
+  if ((e = upload_trigf(c->d_cos, c->d_sin, &st)) != cudaSuccess ||
       (e = cudaMemcpy(c->d_dx, st.dx, sizeof(int) * N * nr, cudaMemcpyHostToDevice)) != cudaSuccess ||
       (e = cudaMemcpy(c->d_dy, st.dy, sizeof(int) * N * nr, cudaMemcpyHostToDevice)) != cudaSuccess ||
       (e = upload_offsets(c->d_off, &st, N * nr, width)) != cudaSuccess ||
@@ -653,13 +681,13 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
     const char *gt = getenv("LT_CUDA_GICOV_TRIG");
     c->gicov_fixed = N == LT_CU_TRIG_N && !(gt && strcmp(gt, "0") == 0);
     for (int i = 0; c->gicov_fixed && i < N; i++) {
-      c->trig.c[i] = st.cosv[i];
-      c->trig.s[i] = st.sinv[i];
+      c->trig.c[i] = (float)st.cosv[i]; /* gicov.c's factors */
+      c->trig.s[i] = (float)st.sinv[i];
     }
     k->dx = c->d_dx;
     k->dy = c->d_dy;
     k->off = c->d_off;
-    k->grad = c->d_grad;
+    frame_grad_set(c, c->d_grad);
     k->search = p->search;
     k->mgvf_ml = (float)(p->mgvf_mu / p->mgvf_lambda);
     k->mgvf_il = (float)(1.0 / p->mgvf_lambda);
@@ -783,7 +811,7 @@ static int set_frame(lt_cu_ctx *c, const float *frame, const unsigned char *fram
     double2 *g = c->d_grad;
     c->d_grad = c->d_grad_next;
     c->d_grad_next = g;
-    c->kp.grad = c->d_grad;
+    frame_grad_set(c, c->d_grad);
     LT_CU(cudaStreamWaitEvent(c->stream, c->ev_spec_frame, 0), "waiting for the next frame");
     lt_cu_toc(c, T_UPLOAD);
     return 0;
@@ -1235,13 +1263,13 @@ static int spec_issue(lt_cu_ctx *c)
   const int dv = c->dil_valid, tm = c->tm.on;
   c->stream = c->sstream;
   c->d_frame = c->d_frame_next;
-  c->kp.grad = c->d_grad_next;
+  frame_grad_set(c, c->d_grad_next);
   c->ds = c->ds_next;
   c->tm.on = 0;
   int err = spec_band_enqueue(c);
   c->stream = st;
   c->d_frame = f;
-  c->kp.grad = g;
+  frame_grad_set(c, g);
   c->ds = d;
   c->dil_valid = dv;
   c->tm.on = tm;

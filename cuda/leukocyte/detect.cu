@@ -10,10 +10,10 @@
  *                   samples; circle_stats).
  *  gicov_kernel     one thread per pixel; for every radius whose circle fits
  *                   (radius_k + 1 px from the borders, as gicov.c) the 150 stencil
- *                   samples of the outward gradient, one-pass mean/variance
- *                   in double in stencil order, exactly lt_gicov_map's
- *                   operations (non-contracted), so the map is bit-identical
- *                   to the CPU's. Keeps the sign: the winning circle has the
+ *                   samples of the outward gradient, one-pass sums in float
+ *                   shifted by the first sample, in stencil order, exactly
+ *                   lt_gicov_map's operations (non-contracted), so the map
+ *                   is bit-identical to the CPU's. Keeps the sign: the winning circle has the
  *                   largest mean^2/var, strictly greater, starting at 0.
  *  gicov_radii_kernel the same with one thread per (pixel, radius) and the
  *                   winner picked in radius order (the default for ROIs
@@ -73,25 +73,29 @@ __global__ void gradient_kernel(const float *__restrict__ frame, int fw, lt_rect
   gy[(size_t)y * w + x] = vy;
 }
 
-/* Mean and variance (one pass, in double, in stencil order: gicov.c) of
- * the outward gradient on the N stencil samples of circle k at pixel (x, y)
- * of the ROI. The samples come from the frame's gradient P.grad (double2:
- * one load, no conversion per sample): a circle that fits in the ROI
- * (radius_k + 1 px from its borders) samples only the ROI's interior
+/* Mean and variance of the outward gradient on the N stencil samples of
+ * circle k at pixel (x, y) of the ROI, with gicov.c's operations in its
+ * order (lt_gicov_map): per sample g = gx cos + gy sin in float, less the
+ * first sample's g (K; sample 0 itself not added), summed as sum += d,
+ * sq += d * d in float in stencil order; then mean = K + sum / N and
+ * var = (sq - sum * sum / N) / (N - 1) in double (none contracted), so the
+ * map is bit-identical to the CPU's. The samples come from the frame's
+ * gradient P.gradf (float2, one 8-byte load): a circle that fits in the
+ * ROI (radius_k + 1 px from its borders) samples only the ROI's interior
  * pixels, where the ROI crop's central differences (lt_gradient) are the
- * frame's, to the bit.
+ * frame's, to the bit. (Until 2026-11-24 the sums were in double from a
+ * double2 gradient: 6 FP64 operations and 16 bytes a sample, the FP64 pipe
+ * and L1 the limits; docs/PERFORMANCE.md.)
  * NF = LT_CU_TRIG_N (npoints is the default 150; detect's default): the
  * loop unrolled, cos/sin from T, a kernel parameter, so each multiply
  * reads its factor from the constant bank, the offsets two per load and
  * each sample's address one 32-bit add and one wide multiply-add from the
  * pixel's index (not 64-bit pointer arithmetic), and NP pixels per thread,
- * x, x + S, ... (S = 32, or 1 for the band's tasks; circle_stats_n; the offsets, constants and addresses
- * shared, the next pixel's sample at an immediate offset): about 9
- * instructions per sample instead of 18 (ncu, H100 2026-11-24: the
- * whole-ROI map was 128 M warp instructions, a fifth of a frame's). The
- * same operations in the same order per pixel, so the same bits. NF = 0:
- * any npoints, the tables from global memory (LT_CUDA_GICOV_TRIG=0 forces
- * it), one pixel. */
+ * x, x + S, ... (S = 32, or 1 for the band's tasks; the offsets, constants
+ * and addresses shared, the next pixel's sample at an immediate offset).
+ * The same operations in the same order per pixel, so the same bits.
+ * NF = 0: any npoints, the tables from global memory
+ * (LT_CUDA_GICOV_TRIG=0 forces it), one pixel. */
 template <int NF, int NP, int S = 32>
 __device__ __forceinline__ void circle_stats_n(const lt_rect &roi, int x, int y, int k, const lt_cu_params &P,
                                                const lt_cu_trig &T, double *mean, double *var)
@@ -99,13 +103,16 @@ __device__ __forceinline__ void circle_stats_n(const lt_rect &roi, int x, int y,
   static_assert(NF % 2 == 0 && (NF > 0 || NP == 1), "the offsets go two per load; NP > 1 needs NF");
   const int N = NF ? NF : P.npoints;
   const double Nd = N;
-  double sum[NP], sq[NP];
+  float sum[NP], sq[NP], K[NP];
 #pragma unroll
-  for (int q = 0; q < NP; q++) sum[q] = sq[q] = 0.0;
-  auto add = [&](int q, const double2 g, const double cs, const double sn) {
-    const double v = __dadd_rn(__dmul_rn(g.x, cs), __dmul_rn(g.y, sn));
-    sum[q] = __dadd_rn(sum[q], v);
-    sq[q] = __dadd_rn(sq[q], __dmul_rn(v, v));
+  for (int q = 0; q < NP; q++) sum[q] = sq[q] = K[q] = 0.0f;
+  auto gval = [](const float2 g, const float cs, const float sn) {
+    return __fadd_rn(__fmul_rn(g.x, cs), __fmul_rn(g.y, sn));
+  };
+  auto add = [&](int q, const float v) {
+    const float d = __fsub_rn(v, K[q]);
+    sum[q] = __fadd_rn(sum[q], d);
+    sq[q] = __fadd_rn(sq[q], __fmul_rn(d, d));
   };
   if (NF) {
     const int pix = (roi.y + y) * P.fw + roi.x + x;
@@ -113,24 +120,28 @@ __device__ __forceinline__ void circle_stats_n(const lt_rect &roi, int x, int y,
 #pragma unroll
     for (int t = 0; t < NF; t += 2) {
       const int2 o = __ldg(off2 + t / 2);
-      const double2 *a0 = P.grad + (pix + o.x), *a1 = P.grad + (pix + o.y);
+      const float2 *a0 = P.gradf + (pix + o.x), *a1 = P.gradf + (pix + o.y);
 #pragma unroll
       for (int q = 0; q < NP; q++) {
-        const double2 g0 = __ldg(a0 + S * q), g1 = __ldg(a1 + S * q);
-        add(q, g0, T.c[t], T.s[t]);
-        add(q, g1, T.c[t + 1], T.s[t + 1]);
+        const float2 g0 = __ldg(a0 + S * q), g1 = __ldg(a1 + S * q);
+        const float v0 = gval(g0, T.c[t], T.s[t]);
+        if (t == 0) K[q] = v0; /* the shift; its own d = 0 is not added (gicov.c) */
+        else add(q, v0);
+        add(q, gval(g1, T.c[t + 1], T.s[t + 1]));
       }
     }
   } else {
     const int *off = P.off + k * N;
-    const double2 *c0 = P.grad + (size_t)(roi.y + y) * P.fw + roi.x + x;
+    const float2 *c0 = P.gradf + (size_t)(roi.y + y) * P.fw + roi.x + x;
+    K[0] = gval(__ldg(c0 + __ldg(off)), __ldg(P.cosv), __ldg(P.sinv));
 #pragma unroll 5
-    for (int t = 0; t < N; t++) add(0, __ldg(c0 + __ldg(off + t)), __ldg(P.cosv + t), __ldg(P.sinv + t));
+    for (int t = 1; t < N; t++) add(0, gval(__ldg(c0 + __ldg(off + t)), __ldg(P.cosv + t), __ldg(P.sinv + t)));
   }
 #pragma unroll
   for (int q = 0; q < NP; q++) {
-    mean[q] = sum[q] / Nd;
-    var[q] = __dsub_rn(sq[q], __dmul_rn(sum[q], mean[q])) / (Nd - 1.0);
+    const double s1 = sum[q], m1 = s1 / Nd;
+    mean[q] = __dadd_rn((double)K[q], m1);
+    var[q] = __dsub_rn((double)sq[q], __dmul_rn(s1, m1)) / (Nd - 1.0);
   }
 }
 

@@ -30,12 +30,13 @@ typedef struct lt_cu_params {
   int radius[LT_LEUK_MAX_RADII];
   int border_all;               /* lt_stencil.border_all: 0 = circle k needs radius_k+1 px */
   double rstep;                 /* radius step for "within one step of R" */
-  const double *cosv, *sinv;    /* device, npoints */
+  const float *cosv, *sinv;     /* device, npoints, in float (the GICOV maps': gicov.c) */
   const double2 *cs;            /* device, npoints: (cos, sin) together, one load per sample (gicov_lanes) */
   const int *dx, *dy;           /* device, nradii*npoints */
   const int *off;               /* device, nradii*npoints: dy*fw + dx (frame-sized images) */
   const double2 *grad;          /* device, the frame's central-difference gradient (interior pixels), in
-                                 * double: the GICOV sums' operands without a conversion per sample */
+                                 * double: lt_gicov_at's operands without a conversion per sample */
+  const float2 *gradf;          /* the same in float: the GICOV maps' (detect.cu; grad + fw * fh) */
   int search;
   float mgvf_ml, mgvf_il;       /* mu/lambda, 1/lambda */
   float mgvf_col;               /* > 0: the column two-colour SOR MGVF with this omega (lt_mgvf_col,
@@ -58,7 +59,7 @@ typedef struct lt_cu_params {
  * from the constant bank instead of a load per sample. */
 #define LT_CU_TRIG_N 150
 typedef struct lt_cu_trig {
-  double c[LT_CU_TRIG_N], s[LT_CU_TRIG_N];
+  float c[LT_CU_TRIG_N], s[LT_CU_TRIG_N]; /* float: the maps' arithmetic (gicov.c) */
 } lt_cu_trig;
 
 /* A local maximum as the maxima kernel appends it (order fixed afterwards). */
@@ -135,12 +136,13 @@ typedef struct lt_cu_ctx {
   int fw, fh, max_cells;
   cudaStream_t stream;
   /* stencils */
-  double *d_cos, *d_sin;
+  float *d_cos, *d_sin;
   double2 *d_cs;
   int *d_dx, *d_dy, *d_off;
   /* frame: float on the device; pinned staging, double-buffered */
   float *d_frame;
-  double2 *d_grad; /* (gx, gy) of the frame: what lt_gicov_at and the maps sample, one load per sample */
+  double2 *d_grad; /* (gx, gy) of the frame: what lt_gicov_at samples, one load per sample; then the same in
+                    * float (fw * fh float2: the maps', frame_grad_set) */
   int dev_cells;  /* cells on the device equal to h_cells[0..dev_cells) after a track; -1 unknown */
   unsigned char *d_frame8;
   float *h_framef[2];   /* pinned float staging, allocated at the first frame that is not 8-bit */

@@ -7,8 +7,11 @@
  * with integer offsets dx_n = trunc(rho cos t_n), dy_n = trunc(rho sin t_n),
  * t_n = 2 pi n / N. GICOV = mean(g) / std(g) (sample std, N-1). Its sign
  * says whether the cell is brighter (+) or darker (-) than its rim; the map
- * keeps the sign. The winning circle maximises mean^2/var. Sums are in
- * double, so the result does not depend on the summation order or threads. */
+ * keeps the sign. The winning circle maximises mean^2/var. lt_gicov_at sums
+ * in double; the map (lt_gicov_map, the detections' hot loop) in float,
+ * shifted by the circle's first sample so that the one-pass variance does
+ * not cancel, each pixel's samples in stencil order: the CUDA backend's
+ * operations (detect.cu), so both give the same bits for any threads. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -167,18 +170,34 @@ double lt_gicov_at(const float *img, int w, int h, int x, int y, const lt_stenci
   return mean / sqrt(var);
 }
 
-/* sum += g, sq += g*g over one row segment: the hot loop of detection. */
+/* The map's sample arithmetic (detect.cu does the same operations, not
+ * contracted): the outward gradient g = gx cos + gy sin in float, less the
+ * pixel's first sample g0 (K), summed as sum += d, sq += d * d. In float
+ * the gradient is half the bytes of double and the arithmetic twice the
+ * H100's FP64 rate; the shift keeps sq - sum^2 / N from cancelling when the
+ * samples are nearly equal (a large |GICOV|). gicov_stats turns the sums
+ * into the mean and variance in double. */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 __attribute__((target_clones("avx2", "default")))
 #endif
-static void accumulate(const float *restrict px, const float *restrict py, double c, double s,
-                       double *restrict sum, double *restrict sq, int n)
+static void accumulate(const float *restrict px, const float *restrict py, float c, float s,
+                       const float *restrict k, float *restrict sum, float *restrict sq, int n)
 {
   for (int j = 0; j < n; j++) {
-    double v = (double)px[j] * c + (double)py[j] * s;
-    sum[j] += v;
-    sq[j] += v * v;
+    float d = (px[j] * c + py[j] * s) - k[j];
+    sum[j] += d;
+    sq[j] += d * d;
   }
+}
+
+/* The mean and variance (N - 1) of the N samples g0 + d from the shift g0
+ * and the float sums of d (sample 0's d = 0 not among them), in double:
+ * detect.cu's circle_stats_n does these operations. */
+static inline void gicov_stats(float g0, float sum, float sq, int n, double *mean, double *var)
+{
+  const double N = n, s1 = sum, m1 = s1 / N;
+  *mean = (double)g0 + m1;
+  *var = ((double)sq - s1 * m1) / (N - 1.0);
 }
 
 void lt_gicov_map(const float *gx, const float *gy, int w, int h, const lt_stencil *s,
@@ -196,26 +215,31 @@ void lt_gicov_map(const float *gx, const float *gy, int w, int h, const lt_stenc
 
 #pragma omp parallel
   {
-    double *sum = malloc(sizeof(double) * 3 * w);
-    double *sq = sum ? sum + w : NULL, *best = sum ? sum + 2 * w : NULL;
+    double *best = malloc(sizeof(double) * w);
+    float *sum = malloc(sizeof(float) * 3 * w);
+    float *sq = sum ? sum + w : NULL, *k0 = sum ? sum + 2 * w : NULL;
     int *bk = malloc(sizeof(int) * w);
 #pragma omp for schedule(static)
     for (int r = bmin; r < h - bmin; r++) {
-      if (!sum || !bk) continue; /* reported below */
+      if (!sum || !bk || !best) continue; /* reported below */
       for (int j = 0; j < w; j++) { best[j] = 0.0; bk[j] = -1; }
       float *out = gicov + (size_t)r * w;
       for (int k = 0; k < s->nradii; k++) {
         int b = s->border_all ? s->border_all : s->radius[k] + 1;
         if (r < b || r >= h - b || w - 2 * b <= 0) continue;
         int c0 = b, n = w - 2 * b; /* columns [b, w - b) */
-        memset(sum, 0, sizeof(double) * 2 * w);
-        for (int t = 0; t < N; t++) {
+        memset(sum, 0, sizeof(float) * 2 * w);
+        /* the shift: sample 0's g, whose own d is 0 (not added) */
+        const size_t off0 = (size_t)(r + s->dy[k * N]) * w + c0 + s->dx[k * N];
+        const float cf0 = (float)s->cosv[0], sf0 = (float)s->sinv[0];
+        for (int j = 0; j < n; j++) k0[j] = gx[off0 + j] * cf0 + gy[off0 + j] * sf0;
+        for (int t = 1; t < N; t++) {
           const size_t off = (size_t)(r + s->dy[k * N + t]) * w + c0 + s->dx[k * N + t];
-          accumulate(gx + off, gy + off, s->cosv[t], s->sinv[t], sum, sq, n);
+          accumulate(gx + off, gy + off, (float)s->cosv[t], (float)s->sinv[t], k0, sum, sq, n);
         }
         for (int j = 0; j < n; j++) {
-          double mean = sum[j] / N;
-          double var = (sq[j] - sum[j] * mean) / (N - 1.0);
+          double mean, var;
+          gicov_stats(k0[j], sum[j], sq[j], N, &mean, &var);
           double score = var > 0.0 ? mean * mean / var : 0.0;
           if (score > best[c0 + j]) {
             best[c0 + j] = score;
@@ -227,7 +251,8 @@ void lt_gicov_map(const float *gx, const float *gy, int w, int h, const lt_stenc
       if (radius_idx)
         for (int j = 0; j < w; j++) radius_idx[(size_t)r * w + j] = (unsigned char)(bk[j] < 0 ? 0 : bk[j]);
     }
-    if (!sum || !bk) lt_error("out of memory (GICOV)");
+    if (!sum || !bk || !best) lt_error("out of memory (GICOV)");
+    free(best);
     free(sum);
     free(bk);
   }
