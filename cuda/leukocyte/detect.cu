@@ -75,11 +75,11 @@ __global__ void gradient_kernel(const float *__restrict__ frame, int fw, lt_rect
 
 /* Mean and variance of the outward gradient on the N stencil samples of
  * circle k at pixel (x, y) of the ROI, with gicov.c's operations in its
- * order (lt_gicov_map): per sample g = gx cos + gy sin in float, less the
- * first sample's g (K; sample 0 itself not added), summed as sum += d,
- * sq += d * d in float in stencil order; then mean = K + sum / N and
- * var = (sq - sum * sum / N) / (N - 1) in double (none contracted), so the
- * map is bit-identical to the CPU's. The samples come from the frame's
+ * order (lt_gicov_map): the first sample's g = gx cos + gy sin (K, the
+ * shift) and per further sample d = g - K, both as fused multiply-adds in
+ * float, summed as sum += d, sq = fma(d, d, sq) in stencil order; then
+ * mean = K + sum / N and var = (sq - sum * sum / N) / (N - 1) in double
+ * (not contracted), so the map is bit-identical to the CPU's. The samples come from the frame's
  * gradient P.gradf (float2, one 8-byte load): a circle that fits in the
  * ROI (radius_k + 1 px from its borders) samples only the ROI's interior
  * pixels, where the ROI crop's central differences (lt_gradient) are the
@@ -106,13 +106,11 @@ __device__ __forceinline__ void circle_stats_n(const lt_rect &roi, int x, int y,
   float sum[NP], sq[NP], K[NP];
 #pragma unroll
   for (int q = 0; q < NP; q++) sum[q] = sq[q] = K[q] = 0.0f;
-  auto gval = [](const float2 g, const float cs, const float sn) {
-    return __fadd_rn(__fmul_rn(g.x, cs), __fmul_rn(g.y, sn));
-  };
-  auto add = [&](int q, const float v) {
-    const float d = __fsub_rn(v, K[q]);
+  auto gval = [](const float2 g, const float cs, const float sn) { return __fmaf_rn(g.x, cs, __fmul_rn(g.y, sn)); };
+  auto add = [&](int q, const float2 g, const float cs, const float sn) {
+    const float d = __fmaf_rn(g.x, cs, __fmaf_rn(g.y, sn, -K[q]));
     sum[q] = __fadd_rn(sum[q], d);
-    sq[q] = __fadd_rn(sq[q], __fmul_rn(d, d));
+    sq[q] = __fmaf_rn(d, d, sq[q]);
   };
   if (NF) {
     const int pix = (roi.y + y) * P.fw + roi.x + x;
@@ -124,10 +122,9 @@ __device__ __forceinline__ void circle_stats_n(const lt_rect &roi, int x, int y,
 #pragma unroll
       for (int q = 0; q < NP; q++) {
         const float2 g0 = __ldg(a0 + S * q), g1 = __ldg(a1 + S * q);
-        const float v0 = gval(g0, T.c[t], T.s[t]);
-        if (t == 0) K[q] = v0; /* the shift; its own d = 0 is not added (gicov.c) */
-        else add(q, v0);
-        add(q, gval(g1, T.c[t + 1], T.s[t + 1]));
+        if (t == 0) K[q] = gval(g0, T.c[0], T.s[0]); /* the shift, not itself added (gicov.c) */
+        else add(q, g0, T.c[t], T.s[t]);
+        add(q, g1, T.c[t + 1], T.s[t + 1]);
       }
     }
   } else {
@@ -135,7 +132,7 @@ __device__ __forceinline__ void circle_stats_n(const lt_rect &roi, int x, int y,
     const float2 *c0 = P.gradf + (size_t)(roi.y + y) * P.fw + roi.x + x;
     K[0] = gval(__ldg(c0 + __ldg(off)), __ldg(P.cosv), __ldg(P.sinv));
 #pragma unroll 5
-    for (int t = 1; t < N; t++) add(0, gval(__ldg(c0 + __ldg(off + t)), __ldg(P.cosv + t), __ldg(P.sinv + t)));
+    for (int t = 1; t < N; t++) add(0, __ldg(c0 + __ldg(off + t)), __ldg(P.cosv + t), __ldg(P.sinv + t));
   }
 #pragma unroll
   for (int q = 0; q < NP; q++) {
