@@ -232,7 +232,9 @@ void lt_gicov_subpixel(const float *img, int w, int h, int x, int y, const lt_st
 
 /* GICOV map over an image of w x h: at pixels where circle k fits (at
  * least radius_k+1 from every border), the signed GICOV of the circle with the largest mean^2/var (ties
- * keep the smaller radius); 0 elsewhere. radius_idx may be NULL. */
+ * keep the smaller radius); 0 elsewhere. radius_idx may be NULL. The sums
+ * are in float, shifted by each circle's first sample (gicov.c; the CUDA
+ * maps do the same operations). */
 void lt_gicov_map(const float *gx, const float *gy, int w, int h, const lt_stencil *s,
                   float *gicov, unsigned char *radius_idx);
 
