@@ -79,11 +79,10 @@ static void timing_collect(lt_cu_ctx *c, const int *ks, int nk) { lt_cuda_timer_
 /* The frame's float pixels (from 8-bit src8 into dst, or already in srcf)
  * and its gradient: (p[1] - p[-1]) / 2, (p[w] - p[-w]) / 2 at interior
  * pixels, exactly what lt_gicov_at computes on the fly (0 on the border,
- * where no stencil point lies), in double (grad[0, n): the tracking's
- * lt_gicov_at) and in float (grad + n: the GICOV maps', detect.cu;
- * frame_grad_set). */
+ * where no stencil point lies), in float: what the GICOV maps (detect.cu)
+ * and the tracking's lt_gicov_at (track.cu) sample. */
 __global__ void frame_kernel(const unsigned char *__restrict__ src8, const float *__restrict__ srcf, float *dst,
-                             double2 *grad, int fw, int fh)
+                             float2 *grad, int fw, int fh)
 {
   const size_t n = (size_t)fw * fh, i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
@@ -95,22 +94,15 @@ __global__ void frame_kernel(const unsigned char *__restrict__ src8, const float
     gx = __fmul_rn(__fsub_rn(v(i + 1), v(i - 1)), 0.5f);
     gy = __fmul_rn(__fsub_rn(v(i + fw), v(i - fw)), 0.5f);
   }
-  grad[i] = make_double2(gx, gy); /* exact: the float values, widened once here instead of per GICOV sample */
-  ((float2 *)(grad + n))[i] = make_float2(gx, gy);
+  grad[i] = make_float2(gx, gy);
 }
 
-/* The frame gradient the kernels sample: g's double half and its float half
- * (frame_kernel; the buffers hold both, sizeof(double2) + sizeof(float2) a
- * pixel). */
-static void frame_grad_set(lt_cu_ctx *c, double2 *g)
-{
-  c->kp.grad = g;
-  c->kp.gradf = (const float2 *)(g + (size_t)c->fw * c->fh);
-}
+/* The frame gradient the kernels sample (frame_kernel's). */
+static void frame_grad_set(lt_cu_ctx *c, float2 *g) { c->kp.gradf = g; }
 
 /* frame_kernel on st (LT_CUDA_TWICE=frame: twice, the same bits) */
 static void frame_launch(const lt_cu_ctx *c, cudaStream_t st, const unsigned char *src8, const float *srcf, float *dst,
-                         double2 *grad, int fw, int fh)
+                         float2 *grad, int fw, int fh)
 {
   const size_t n = (size_t)fw * fh;
   for (int rep = c->twice & LT_TW_FRAME ? 2 : 1; rep > 0; rep--)
@@ -145,13 +137,14 @@ static cudaError_t upload_trigf(float *d_cos, float *d_sin, const lt_stencil *st
   return e;
 }
 
-/* The stencil's (cos, sin) pairs, one 16-byte load per sample. */
-static cudaError_t upload_cs(double2 *d_cs, const lt_stencil *st)
+/* The stencil's (cos, sin) pairs in float (gicov.c's factors), one 8-byte
+ * load per sample. */
+static cudaError_t upload_cs(float2 *d_cs, const lt_stencil *st)
 {
-  double2 *cs = (double2 *)malloc(sizeof(double2) * (size_t)st->npoints);
+  float2 *cs = (float2 *)malloc(sizeof(float2) * (size_t)st->npoints);
   if (!cs) return cudaErrorMemoryAllocation;
-  for (int i = 0; i < st->npoints; i++) cs[i] = make_double2(st->cosv[i], st->sinv[i]);
-  cudaError_t e = cudaMemcpy(d_cs, cs, sizeof(double2) * (size_t)st->npoints, cudaMemcpyHostToDevice);
+  for (int i = 0; i < st->npoints; i++) cs[i] = make_float2((float)st->cosv[i], (float)st->sinv[i]);
+  cudaError_t e = cudaMemcpy(d_cs, cs, sizeof(float2) * (size_t)st->npoints, cudaMemcpyHostToDevice);
   free(cs);
   return e;
 }
@@ -599,7 +592,7 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
     memset(&bp, 0, sizeof bp);
     blk_add(&bp, &c->d_cos, sizeof(float) * N, 0);
     blk_add(&bp, &c->d_sin, sizeof(float) * N, 0);
-    blk_add(&bp, &c->d_cs, sizeof(double2) * N, 0);
+    blk_add(&bp, &c->d_cs, sizeof(float2) * N, 0);
     blk_add(&bp, &c->d_dx, sizeof(int) * N * nr, 0);
     blk_add(&bp, &c->d_dy, sizeof(int) * N * nr, 0);
     blk_add(&bp, &c->d_off, sizeof(int) * N * nr, 0);
@@ -607,13 +600,13 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
     blk_add(&bp, &c->d_frame8, n, 0);
     blk_add(&bp, &c->d_pref8, n, 0);
     blk_add(&bp, &c->h_pref8, n, 1);
-    blk_add(&bp, &c->d_grad, (sizeof(double2) + sizeof(float2)) * n, 0); /* frame_kernel */
+    blk_add(&bp, &c->d_grad, sizeof(float2) * n, 0); /* frame_kernel */
     blk_add(&bp, &c->h_frame8[0], n, 1);
     blk_add(&bp, &c->h_frame8[1], n, 1);
     dset_plan(c, &bp, &c->ds, n, nr);
     if (c->next_bufs) {
       blk_add(&bp, &c->d_frame_next, sizeof(float) * n, 0);
-      blk_add(&bp, &c->d_grad_next, (sizeof(double2) + sizeof(float2)) * n, 0);
+      blk_add(&bp, &c->d_grad_next, sizeof(float2) * n, 0);
       dset_plan(c, &bp, &c->ds_next, n, nr);
     }
     blk_add(&bp, &c->d_dil, sizeof(float) * n, 0);
@@ -808,7 +801,7 @@ static int set_frame(lt_cu_ctx *c, const float *frame, const unsigned char *fram
     float *f = c->d_frame;
     c->d_frame = c->d_frame_next;
     c->d_frame_next = f;
-    double2 *g = c->d_grad;
+    float2 *g = c->d_grad;
     c->d_grad = c->d_grad_next;
     c->d_grad_next = g;
     frame_grad_set(c, c->d_grad);
@@ -1258,7 +1251,7 @@ static int spec_issue(lt_cu_ctx *c)
   LT_CU(cudaStreamWaitEvent(c->sstream, c->ds_next.done, 0), "ordering the next frame");
   cudaStream_t st = c->stream;
   float *f = c->d_frame;
-  double2 *g = c->d_grad;
+  float2 *g = c->d_grad;
   lt_cu_dset d = c->ds;
   const int dv = c->dil_valid, tm = c->tm.on;
   c->stream = c->sstream;

@@ -31,12 +31,11 @@ typedef struct lt_cu_params {
   int border_all;               /* lt_stencil.border_all: 0 = circle k needs radius_k+1 px */
   double rstep;                 /* radius step for "within one step of R" */
   const float *cosv, *sinv;     /* device, npoints, in float (the GICOV maps': gicov.c) */
-  const double2 *cs;            /* device, npoints: (cos, sin) together, one load per sample (gicov_lanes) */
+  const float2 *cs;             /* device, npoints: (cos, sin) in float together, one load per sample (gicov_lanes) */
   const int *dx, *dy;           /* device, nradii*npoints */
   const int *off;               /* device, nradii*npoints: dy*fw + dx (frame-sized images) */
-  const double2 *grad;          /* device, the frame's central-difference gradient (interior pixels), in
-                                 * double: lt_gicov_at's operands without a conversion per sample */
-  const float2 *gradf;          /* the same in float: the GICOV maps' (detect.cu; grad + fw * fh) */
+  const float2 *gradf;          /* device, the frame's central-difference gradient (interior pixels), in
+                                 * float: what the GICOV maps (detect.cu) and lt_gicov_at (track.cu) sample */
   int search;
   float mgvf_ml, mgvf_il;       /* mu/lambda, 1/lambda */
   float mgvf_col;               /* > 0: the column two-colour SOR MGVF with this omega (lt_mgvf_col,
@@ -137,12 +136,12 @@ typedef struct lt_cu_ctx {
   cudaStream_t stream;
   /* stencils */
   float *d_cos, *d_sin;
-  double2 *d_cs;
+  float2 *d_cs;
   int *d_dx, *d_dy, *d_off;
   /* frame: float on the device; pinned staging, double-buffered */
   float *d_frame;
-  double2 *d_grad; /* (gx, gy) of the frame: what lt_gicov_at samples, one load per sample; then the same in
-                    * float (fw * fh float2: the maps', frame_grad_set) */
+  float2 *d_grad; /* (gx, gy) of the frame in float: what the maps and lt_gicov_at sample, one load per
+                   * sample (frame_kernel) */
   int dev_cells;  /* cells on the device equal to h_cells[0..dev_cells) after a track; -1 unknown */
   unsigned char *d_frame8;
   float *h_framef[2];   /* pinned float staging, allocated at the first frame that is not 8-bit */
@@ -222,7 +221,7 @@ typedef struct lt_cu_ctx {
                          * frame ahead are turned on as for one video (LT_CUDA_TAIL; 0: never) */
   int spec_early;       /* LT_CUDA_SPEC=early: at once, beside this frame's tracking (its low priority) */
   float *d_frame_next;
-  double2 *d_grad_next;
+  float2 *d_grad_next;
   cudaStream_t sstream; /* theirs (the detection's priority) */
   cudaEvent_t ev_tracked; /* the tracking's kernels of this frame are done */
   cudaEvent_t ev_spec_frame; /* d_frame_next and d_grad_next are ready */

@@ -11,8 +11,8 @@
  *  1. prediction p = centre + velocity;
  *  2. re-localisation: every (position within +-search of round(p), radius
  *     within one step of R) GICOV, 4 lanes per score and a warp's 8 scores
- *     neighbouring positions (gicov_lanes: the order of lt_gicov_at's
- *     LT_GICOV_LANES partial sums), then per position the best
+ *     neighbouring positions (gicov_lanes: lt_gicov_at's float sums in
+ *     the order of its LT_GICOV_LANES partials), then per position the best
  *     radius and a block argmax (largest, strictly > 0, first in scan order
  *     on ties = the CPU loop), then the sub-pixel parabola through the best
  *     circle's four neighbours;
@@ -338,19 +338,23 @@ static __device__ __forceinline__ void better(double &v, int &p, double v2, int 
 }
 
 /* lt_gicov_at by G lanes (G = 4 or 16) of a warp. gicov.c sums the
- * samples into LT_GICOV_LANES = 16 interleaved partials (sample n into
- * n % 16) and adds them by halves: partial i += partial i + 8, then i + 4,
+ * samples' d = fma(gx, cos, fma(gy, sin, -k)) (k: sample 0's g, the
+ * shift; sample 0's own d = 0 not added) in float into LT_GICOV_LANES = 16
+ * interleaved partials (sample n into n % 16), sum += d, sq = fma(d, d,
+ * sq), and adds them by halves: partial i += partial i + 8, then i + 4,
  * i + 2, i + 1. Here a warp scores 32 / G tasks on lanes & (32/G - 1); the
  * lane of group g = lane / (32/G) keeps partials g*PL .. g*PL + PL-1
  * (PL = 16 / G), so a level pairs two lanes (a shuffle) while the pair
  * spans groups and adds locally once it lies within one lane: every lane
- * ends with the CPU's bits (addition is commutative). G = 4 puts 8 tasks on
+ * ends with the CPU's bits (addition is commutative). Then the mean and
+ * variance in double as gicov.c's gicov_stats. G = 4 puts 8 tasks on
  * a warp: when they are neighbouring positions with the same radius each
  * load touches 4 runs of 8 consecutive pixels instead of 32 scattered
  * ones; G = 16 puts more lanes on each score when tasks are few. A sample
- * reads the current frame's gradient P.grad (made with the frame: the same
- * central differences, one 8-byte load instead of four). All 32 lanes must
- * call it; `valid` = false lanes contribute nothing and get 0. */
+ * reads the current frame's float gradient P.gradf (made with the frame:
+ * the same central differences, one 8-byte load instead of four) and
+ * (cos, sin) in float, one 8-byte load. All 32 lanes must call it;
+ * `valid` = false lanes contribute nothing and get 0. */
 template <int G>
 static __device__ double gicov_lanes(int x, int y, const lt_cu_params &P, int k, bool valid)
 {
@@ -360,24 +364,26 @@ static __device__ double gicov_lanes(int x, int y, const lt_cu_params &P, int k,
   const int rad = P.radius[k] + 1;
   const bool in = valid && !(x - rad < 0 || y - rad < 0 || x + rad >= w || y + rad >= h);
   const int N = P.npoints;
-  double ps[PL], pq[PL];
+  float ps[PL], pq[PL], K = 0.0f;
 #pragma unroll
-  for (int j = 0; j < PL; j++) ps[j] = pq[j] = 0.0;
+  for (int j = 0; j < PL; j++) ps[j] = pq[j] = 0.0f;
   if (in) {
     /* a sample's address: a 32-bit add to the pixel's index and one wide
      * multiply-add (not 64-bit pointer arithmetic); cos and sin in one load */
     const int *off = P.off + k * N;
-    const int pix = y * w + x; /* in img's gradient, made with the frame */
+    const int pix = y * w + x; /* in the frame's gradient, made with the frame */
+    const float2 g0 = __ldg(P.gradf + (pix + __ldg(off))), c0 = __ldg(P.cs);
+    K = __fmaf_rn(g0.x, c0.x, __fmul_rn(g0.y, c0.y)); /* the shift, every lane of the group */
 #pragma unroll(8 / PL)
     for (int m = PL * g; m < N; m += 16) {
 #pragma unroll
       for (int j = 0; j < PL; j++) {
         const int n = m + j;
-        if (n < N) {
-          const double2 gv = __ldg(P.grad + (pix + __ldg(off + n))), cs = __ldg(P.cs + n);
-          const double v = __dadd_rn(__dmul_rn(gv.x, cs.x), __dmul_rn(gv.y, cs.y));
-          ps[j] = __dadd_rn(ps[j], v);
-          pq[j] = __dadd_rn(pq[j], __dmul_rn(v, v));
+        if (n < N && n != 0) {
+          const float2 gv = __ldg(P.gradf + (pix + __ldg(off + n))), cs = __ldg(P.cs + n);
+          const float d = __fmaf_rn(gv.x, cs.x, __fmaf_rn(gv.y, cs.y, -K));
+          ps[j] = __fadd_rn(ps[j], d);
+          pq[j] = __fmaf_rn(d, d, pq[j]);
         }
       }
     }
@@ -387,21 +393,21 @@ static __device__ double gicov_lanes(int x, int y, const lt_cu_params &P, int k,
     if (o >= PL) { /* partners in another lane */
 #pragma unroll
       for (int j = 0; j < PL; j++) {
-        ps[j] = __dadd_rn(ps[j], __shfl_xor_sync(0xffffffffu, ps[j], (o / PL) * TPW));
-        pq[j] = __dadd_rn(pq[j], __shfl_xor_sync(0xffffffffu, pq[j], (o / PL) * TPW));
+        ps[j] = __fadd_rn(ps[j], __shfl_xor_sync(0xffffffffu, ps[j], (o / PL) * TPW));
+        pq[j] = __fadd_rn(pq[j], __shfl_xor_sync(0xffffffffu, pq[j], (o / PL) * TPW));
       }
     } else {
 #pragma unroll
       for (int j = 0; j < o; j++) {
-        ps[j] = __dadd_rn(ps[j], ps[j + o]);
-        pq[j] = __dadd_rn(pq[j], pq[j + o]);
+        ps[j] = __fadd_rn(ps[j], ps[j + o]);
+        pq[j] = __fadd_rn(pq[j], pq[j + o]);
       }
     }
   }
-  const double sum = ps[0], sq = pq[0];
   if (!in) return 0.0;
-  double Nd = N, mean = sum / Nd;
-  double var = __dsub_rn(sq, __dmul_rn(sum, mean)) / (Nd - 1.0);
+  const double Nd = N, s1 = ps[0], m1 = s1 / Nd;
+  const double mean = __dadd_rn((double)K, m1);
+  const double var = __dsub_rn((double)pq[0], __dmul_rn(s1, m1)) / (Nd - 1.0);
   if (!(var > 0.0)) return 0.0;
   return mean / sqrt(var);
 }

@@ -7,13 +7,16 @@
  * with integer offsets dx_n = trunc(rho cos t_n), dy_n = trunc(rho sin t_n),
  * t_n = 2 pi n / N. GICOV = mean(g) / std(g) (sample std, N-1). Its sign
  * says whether the cell is brighter (+) or darker (-) than its rim; the map
- * keeps the sign. The winning circle maximises mean^2/var. lt_gicov_at sums
- * in double; the map (lt_gicov_map, the detections' hot loop) in float with
- * fused multiply-adds, shifted by the circle's first sample so that the
- * one-pass variance does not cancel, each pixel's samples in stencil order:
- * the CUDA backend's operations (detect.cu), so both give the same bits for
- * any threads. */
+ * keeps the sign. The winning circle maximises mean^2/var. Both the map
+ * (lt_gicov_map, the detections' hot loop) and lt_gicov_at (the tracking's
+ * scores) sum in float with fused multiply-adds, shifted by the circle's
+ * first sample so that the one-pass variance does not cancel, and take the
+ * mean and variance in double: the map each pixel's samples in stencil
+ * order (detect.cu), lt_gicov_at in LT_GICOV_LANES interleaved partials
+ * (track.cu's gicov_lanes): the CUDA backend's operations, so both give the
+ * same bits for any threads. */
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -139,6 +142,49 @@ void lt_stencil_free(lt_stencil *s)
   memset(s, 0, sizeof *s);
 }
 
+/* The mean and variance (N - 1) of the N samples g0 + d from the shift g0
+ * and the float sums of d (sample 0's d = 0 not among them), in double:
+ * detect.cu's circle_stats_n and track.cu's gicov_lanes do these operations. */
+static inline void gicov_stats(float g0, float sum, float sq, int n, double *mean, double *var)
+{
+  const double N = n, s1 = sum, m1 = s1 / N;
+  *mean = (double)g0 + m1;
+  *var = ((double)sq - s1 * m1) / (N - 1.0);
+}
+
+/* lt_gicov_at's sums: the map's arithmetic (below: the shift k = sample 0's
+ * g, each further sample's d = fma(gx, cos, fma(gy, sin, -k)), sum += d,
+ * sq = fma(d, d, sq), in float), each sample n into LT_GICOV_LANES
+ * interleaved partials (n % LANES; sample 0's d = 0 not added), combined
+ * pairwise by halves: the order in which the CUDA backend adds them across
+ * the lanes of a thread group (track.cu's gicov_lanes, a shuffle
+ * butterfly), so both backends give the same bits. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("arch=x86-64-v3", "default")))
+#endif
+static void gicov_at_sums(const float *img, int w, size_t pix, const int *dx, const int *dy, const double *cosv,
+                          const double *sinv, int npoints, float *k, float *sum, float *sq)
+{
+  float ps[LT_GICOV_LANES] = {0}, pq[LT_GICOV_LANES] = {0};
+  const float *p0 = img + pix + (ptrdiff_t)dy[0] * w + dx[0];
+  const float k0 = fmaf((p0[1] - p0[-1]) * 0.5f, (float)cosv[0], ((p0[w] - p0[-w]) * 0.5f) * (float)sinv[0]);
+  for (int n = 1; n < npoints; n++) {
+    const float *p = img + pix + (ptrdiff_t)dy[n] * w + dx[n];
+    float gxv = (p[1] - p[-1]) * 0.5f, gyv = (p[w] - p[-w]) * 0.5f;
+    float d = fmaf(gxv, (float)cosv[n], fmaf(gyv, (float)sinv[n], -k0));
+    ps[n % LT_GICOV_LANES] += d;
+    pq[n % LT_GICOV_LANES] = fmaf(d, d, pq[n % LT_GICOV_LANES]);
+  }
+  for (int o = LT_GICOV_LANES / 2; o > 0; o /= 2)
+    for (int i = 0; i < o; i++) {
+      ps[i] += ps[i + o];
+      pq[i] += pq[i + o];
+    }
+  *k = k0;
+  *sum = ps[0];
+  *sq = pq[0];
+}
+
 double lt_gicov_at(const float *img, int w, int h, int x, int y, const lt_stencil *s, int k)
 {
   /* The gradient is taken on the fly with central differences, which is
@@ -146,27 +192,11 @@ double lt_gicov_at(const float *img, int w, int h, int x, int y, const lt_stenci
    * one pixel must lie inside the image. */
   int rad = s->radius[k] + 1;
   if (x - rad < 0 || y - rad < 0 || x + rad >= w || y + rad >= h) return 0.0;
-  const int *dx = s->dx + k * s->npoints, *dy = s->dy + k * s->npoints;
-  /* LT_GICOV_LANES interleaved partial sums (sample n into n % LANES),
-   * combined pairwise by halves: the order in which the CUDA backend adds
-   * them across the lanes of a thread group (a shuffle butterfly), so both
-   * backends give the same bits. */
-  double ps[LT_GICOV_LANES] = {0}, pq[LT_GICOV_LANES] = {0};
-  for (int n = 0; n < s->npoints; n++) {
-    const float *p = img + (size_t)(y + dy[n]) * w + (x + dx[n]);
-    float gxv = (p[1] - p[-1]) * 0.5f, gyv = (p[w] - p[-w]) * 0.5f;
-    double g = (double)gxv * s->cosv[n] + (double)gyv * s->sinv[n];
-    ps[n % LT_GICOV_LANES] += g;
-    pq[n % LT_GICOV_LANES] += g * g;
-  }
-  for (int o = LT_GICOV_LANES / 2; o > 0; o /= 2)
-    for (int i = 0; i < o; i++) {
-      ps[i] += ps[i + o];
-      pq[i] += pq[i + o];
-    }
-  const double sum = ps[0], sq = pq[0];
-  double N = s->npoints, mean = sum / N;
-  double var = (sq - sum * mean) / (N - 1.0);
+  float g0, sum, sq;
+  gicov_at_sums(img, w, (size_t)y * w + x, s->dx + k * s->npoints, s->dy + k * s->npoints, s->cosv, s->sinv, s->npoints,
+                &g0, &sum, &sq);
+  double mean, var;
+  gicov_stats(g0, sum, sq, s->npoints, &mean, &var);
   if (!(var > 0.0)) return 0.0;
   return mean / sqrt(var);
 }
@@ -192,16 +222,6 @@ static void accumulate(const float *restrict px, const float *restrict py, float
     sum[j] += d;
     sq[j] = fmaf(d, d, sq[j]);
   }
-}
-
-/* The mean and variance (N - 1) of the N samples g0 + d from the shift g0
- * and the float sums of d (sample 0's d = 0 not among them), in double:
- * detect.cu's circle_stats_n does these operations. */
-static inline void gicov_stats(float g0, float sum, float sq, int n, double *mean, double *var)
-{
-  const double N = n, s1 = sum, m1 = s1 / N;
-  *mean = (double)g0 + m1;
-  *var = ((double)sq - s1 * m1) / (N - 1.0);
 }
 
 void lt_gicov_map(const float *gx, const float *gy, int w, int h, const lt_stencil *s,
