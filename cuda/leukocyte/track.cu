@@ -733,7 +733,8 @@ __global__ void __launch_bounds__(NT, 1) track_kernel(const float *__restrict__ 
 /* Split path, kernel 1 of 3 (steps 1-4), one CLUSTER of blocks per cell:
  * the re-localisation grid's GICOV tasks are shared by the cluster's
  * blocks, which store their scores straight into block 0's shared memory
- * (the grid is FP64-bound: on one SM per cell it took 27 us); after the
+ * (on one SM per cell it took 27 us when it summed in double, FP64-bound;
+ * in float since gicovt, see gicov_lanes); after the
  * cluster barrier block 0 alone finds the best position and the sub-pixel
  * centre, writes the normalised E of the window to gwin[cell] and the
  * window to info[cell]. */

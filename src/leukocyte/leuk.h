@@ -220,8 +220,9 @@ void lt_stencil_free(lt_stencil *s);
 /* GICOV score of circle k at (x, y) of image img (w x h): signed mean/std
  * of the outward radial gradient at the stencil points. Returns 0 when the
  * circle (plus one pixel) leaves the image or the variance is 0. Used by
- * the tracking (re-localisation, status); its sums are split over
- * LT_GICOV_LANES interleaved partials (gicov.c). */
+ * the tracking (re-localisation, status); its sums are the map's (float,
+ * shifted by the first sample, fused multiply-adds; mean and variance in
+ * double) split over LT_GICOV_LANES interleaved partials (gicov.c). */
 #define LT_GICOV_LANES 16
 double lt_gicov_at(const float *img, int w, int h, int x, int y, const lt_stencil *s, int k);
 /* Sub-pixel refinement of circle k's best integer position (x, y) (signed
