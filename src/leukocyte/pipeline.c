@@ -95,10 +95,40 @@ typedef struct run {
   int warned_full;
 } run;
 
-/* Judges held track t (--hold): static background when its last position
- * is within hold_move * rmin px of its first (the net displacement: a track
- * on textured background jitters by a few px and comes back, a cell at 0.3
- * px/frame is 6 px on after 20 frames) and it never scored |GICOV| >=
+/* The median of the n values v[0], v[2], ... (n 1..3; two: their mean). */
+static double median_ends(const double *v, int n)
+{
+  if (n == 1) return v[0];
+  if (n == 2) return 0.5 * (v[0] + v[2]);
+  return fmax(fmin(v[0], v[2]), fmin(fmax(v[0], v[2]), v[4]));
+}
+
+/* How far held track t went: the smaller of its net displacement (last
+ * position against first) and the distance between the medians (x and y
+ * apart) of its first and last k positions, k = LT_TRACK_ENDS or half its
+ * frames when fewer (the two ends never share a frame). A track on static
+ * texture jitters and, for a frame or two, takes a texture maximum or a
+ * passing cell beside it: either end may fall on such a frame, the median
+ * of three does not (issue 15, tenth pass). */
+static double held_moved(const lt_track_info *t)
+{
+  double net = hypot(t->lastx - t->firstx, t->lasty - t->firsty);
+  int k = t->nframes / 2 < LT_TRACK_ENDS ? t->nframes / 2 : LT_TRACK_ENDS;
+  if (k < 1) return net;
+  double last[2 * LT_TRACK_ENDS]; /* the ring's last k positions */
+  for (int j = 0; j < k; j++) {
+    const int r = (t->nframes - 1 - j) % LT_TRACK_ENDS;
+    last[2 * j] = t->tail[2 * r];
+    last[2 * j + 1] = t->tail[2 * r + 1];
+  }
+  double dx = median_ends(last, k) - median_ends(t->head, k), dy = median_ends(last + 1, k) - median_ends(t->head + 1, k);
+  return fmin(net, hypot(dx, dy));
+}
+
+/* Judges held track t (--hold): static background when it stayed within
+ * hold_move * rmin px of where it started (held_moved: a track on textured
+ * background jitters by a few px and comes back, a cell at 0.3 px/frame is
+ * 6 px on after 20 frames) and it never scored |GICOV| >=
  * hold_gicov * gicov_threshold while held (a structure of the background
  * whose circle score crossed the threshold, mostly at the first frame, where
  * --static-span cannot test it); then none of its rows are written, else
@@ -107,7 +137,7 @@ typedef struct run {
  * enters 3 frames before the end has had no time to go 4 px. */
 static int judge(run *R, lt_track_info *t)
 {
-  double moved = hypot(t->lastx - t->firstx, t->lasty - t->firsty), need = R->p.hold_move * R->p.rmin;
+  double moved = held_moved(t), need = R->p.hold_move * R->p.rmin;
   if (t->end == LT_END_VIDEO && t->last - t->first + 1 < R->p.hold) /* the video ended: fewer frames to move in */
     need *= (double)(t->last - t->first + 1) / R->p.hold;
   int bg = moved < need && t->hold_gicov < R->p.hold_gicov * R->p.gicov_threshold;

@@ -56,6 +56,12 @@ int lt_track_add(lt_track_info *t, int frame, double x, double y, double radius,
     t->cap_speeds = 16;
   }
   t->spot_ids[t->nframes] = spot_id;
+  if (t->nframes < LT_TRACK_ENDS) {
+    t->head[2 * t->nframes] = x;
+    t->head[2 * t->nframes + 1] = y;
+  }
+  t->tail[2 * (t->nframes % LT_TRACK_ENDS)] = x;
+  t->tail[2 * (t->nframes % LT_TRACK_ENDS) + 1] = y;
   t->nframes++;
   t->last = frame;
   t->lastx = x;

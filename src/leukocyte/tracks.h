@@ -15,6 +15,7 @@
 #include "vidout.h"
 
 enum { LT_END_ACTIVE = 0, LT_END_LEFT, LT_END_LOST, LT_END_VIDEO };
+#define LT_TRACK_ENDS 3
 
 /* History of one track (what the summary and the formats need; no frames). */
 typedef struct lt_track_info {
@@ -34,6 +35,10 @@ typedef struct lt_track_info {
   int *segs, nsegs, cap_segs;
   double maxspeed;           /* px/frame, largest step speed */
   double firstx, firsty;     /* position in the first tracked frame, px */
+  /* positions (x, y) of its first LT_TRACK_ENDS tracked frames, and of its
+   * last ones as a ring (frame k at k % LT_TRACK_ENDS): --hold's median
+   * ends (pipeline.c, judge) */
+  double head[2 * LT_TRACK_ENDS], tail[2 * LT_TRACK_ENDS];
   /* --hold: 1 while the track's rows are held back (not judged yet), 0
    * shown, -1 hidden (static background: none of its rows are written);
    * its best |GICOV| while held */
