@@ -106,7 +106,9 @@ static double median_ends(const double *v, int n)
 /* How far held track t went: the smaller of its net displacement (last
  * position against first) and the distance between the medians (x and y
  * apart) of its first and last k positions, k = LT_TRACK_ENDS or half its
- * frames when fewer (the two ends never share a frame). A track on static
+ * frames when fewer (the two ends never share a frame), times (n - 1) /
+ * (n - k) for its n frames (the medians lie k - 1 frames closer together
+ * than the ends: a cell's steady motion counts in full). A track on static
  * texture jitters and, for a frame or two, takes a texture maximum or a
  * passing cell beside it: either end may fall on such a frame, the median
  * of three does not (issue 15, tenth pass). */
@@ -122,7 +124,7 @@ static double held_moved(const lt_track_info *t)
     last[2 * j + 1] = t->tail[2 * r + 1];
   }
   double dx = median_ends(last, k) - median_ends(t->head, k), dy = median_ends(last + 1, k) - median_ends(t->head + 1, k);
-  return fmin(net, hypot(dx, dy));
+  return fmin(net, hypot(dx, dy) * (t->nframes - 1) / (t->nframes - k));
 }
 
 /* Judges held track t (--hold): static background when it stayed within
