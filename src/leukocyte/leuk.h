@@ -70,7 +70,8 @@ typedef struct lt_leuk_params {
   double static_ratio;     /* 1.5 */
   int hold;                /* > 0: a new track's rows are held back for its first hold
                               frames; one whose last position then is within hold_move *
-                              rmin px of its first and that never scored |GICOV| >= hold_gicov *
+                              rmin px of its first (or the median of its last three of that
+                              of its first three, held_moved) and that never scored |GICOV| >= hold_gicov *
                               gicov_threshold in them is static background, never
                               written (pipeline.c, judge(); a track that the video's end
                               cut short needs hold_move * rmin * its frames / hold): 20 */

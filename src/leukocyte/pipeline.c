@@ -26,7 +26,8 @@
  * over static texture, and a track so found that stops showing there has
  * left its cell (motion_check); of two tracks on one cell, the one that
  * jumped off its prediction ends. A new track's rows are held back for
- * --hold frames (report.c): one that stayed put and never scored clearly in
+ * --hold frames (report.c): one that stayed put (by its ends, or by the
+ * medians of its first and last three positions) and never scored clearly in
  * them is static background and is never written (judge()); a cell that
  * passes over such a track's structure gets a track of its own. The
  * distances may be given in um (mode.c converts them in begin, once the
