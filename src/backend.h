@@ -32,8 +32,9 @@ void lt_backend_warm(const char *mode, int choice, int device);
 void lt_backend_warm_wait(void);
 /* 1 when main may leave the CUDA context's teardown to a child process
  * once its outputs are written and stdout/stderr flushed (main.c): a CUDA
- * context was made and neither LT_CUDA_FREE=1 nor LT_CUDA_QUICK_EXIT=0 (an
- * ordinary exit) is set. */
+ * context was made, neither LT_CUDA_FREE=1 nor LT_CUDA_QUICK_EXIT=0 (an
+ * ordinary exit) is set, and no CUDA tool is injected (CUDA_INJECTION64_PATH:
+ * compute-sanitizer, Nsight). */
 int lt_backend_quick_exit(void);
 
 /* True when this binary has the CUDA backend. */
