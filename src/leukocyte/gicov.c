@@ -14,13 +14,16 @@
  * mean and variance in double: the map each pixel's samples in stencil
  * order (detect.cu), lt_gicov_at in LT_GICOV_LANES interleaved partials
  * (track.cu's gicov_lanes): the CUDA backend's operations, so both give the
- * same bits for any threads. */
+ * same bits for any threads. The fused multiply-adds: on x86 the hot loops
+ * come in versions for the CPU (lt_gicov_fma below), all with the same bits. */
 #include <math.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "error.h"
+#include "fmaexact.h"
 #include "leuk.h"
 #include "log.h"
 
@@ -142,6 +145,60 @@ void lt_stencil_free(lt_stencil *s)
   memset(s, 0, sizeof *s);
 }
 
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define LT_FMA_X86 1
+#else
+#define LT_FMA_X86 0
+#endif
+
+/* Which fused multiply-add the GICOV loops use, chosen once from the CPU:
+ * on x86 LT_FMA_HW (x86-64-v3: the loops' AVX2 + FMA versions, fmaf
+ * inline), LT_FMA_LIBM (FMA or FMA4 without the rest of x86-64-v3: libm's
+ * fmaf, which glibc's ifunc runs in hardware), LT_FMA_SOFT (no FMA: the
+ * exact emulation of fmaexact.h; libm's fmaf is a software routine there,
+ * ~20x slower than the double sums of before). Elsewhere fmaf (aarch64:
+ * one instruction). LT_GICOV_FMA=soft or =libm in the environment, or
+ * lt_gicov_fma_force, takes that path on any CPU (a test aid). */
+static atomic_int fma_path = -1;
+
+static int fma_choose(void)
+{
+  const char *e = getenv("LT_GICOV_FMA");
+  if (e && strcmp(e, "soft") == 0) return LT_FMA_SOFT;
+  if (e && strcmp(e, "libm") == 0) return LT_FMA_LIBM;
+  if (e && *e) lt_warn("LT_GICOV_FMA=%s ignored (soft or libm)", e);
+#if LT_FMA_X86
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("x86-64-v3")) return LT_FMA_HW;
+  if (__builtin_cpu_supports("fma") || __builtin_cpu_supports("fma4")) return LT_FMA_LIBM;
+  return LT_FMA_SOFT;
+#else
+  return LT_FMA_HW;
+#endif
+}
+
+int lt_gicov_fma(void)
+{
+  /* every thread that finds it unset chooses the same: a benign race */
+  int m = atomic_load_explicit(&fma_path, memory_order_relaxed);
+  if (m < 0) {
+    m = fma_choose();
+    atomic_store_explicit(&fma_path, m, memory_order_relaxed);
+  }
+  return m;
+}
+
+void lt_gicov_fma_force(int path)
+{
+  atomic_store_explicit(&fma_path, path == LT_FMA_SOFT || path == LT_FMA_LIBM ? path : -1, memory_order_relaxed);
+}
+
+/* a * b + c rounded once: the loops' bodies take soft as a constant */
+static inline __attribute__((always_inline)) float fma_by(int soft, float a, float b, float c)
+{
+  return soft ? lt_fmaf_exact(a, b, c) : fmaf(a, b, c);
+}
+
 /* The mean and variance (N - 1) of the N samples g0 + d from the shift g0
  * and the float sums of d (sample 0's d = 0 not among them), in double:
  * detect.cu's circle_stats_n and track.cu's gicov_lanes do these operations. */
@@ -159,21 +216,19 @@ static inline void gicov_stats(float g0, float sum, float sq, int n, double *mea
  * pairwise by halves: the order in which the CUDA backend adds them across
  * the lanes of a thread group (track.cu's gicov_lanes, a shuffle
  * butterfly), so both backends give the same bits. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target_clones("arch=x86-64-v3", "default")))
-#endif
-static void gicov_at_sums(const float *img, int w, size_t pix, const int *dx, const int *dy, const double *cosv,
-                          const double *sinv, int npoints, float *k, float *sum, float *sq)
+static inline __attribute__((always_inline)) void
+gicov_at_body(const float *img, int w, size_t pix, const int *dx, const int *dy, const double *cosv,
+              const double *sinv, int npoints, float *k, float *sum, float *sq, int soft)
 {
   float ps[LT_GICOV_LANES] = {0}, pq[LT_GICOV_LANES] = {0};
   const float *p0 = img + pix + (ptrdiff_t)dy[0] * w + dx[0];
-  const float k0 = fmaf((p0[1] - p0[-1]) * 0.5f, (float)cosv[0], ((p0[w] - p0[-w]) * 0.5f) * (float)sinv[0]);
+  const float k0 = fma_by(soft, (p0[1] - p0[-1]) * 0.5f, (float)cosv[0], ((p0[w] - p0[-w]) * 0.5f) * (float)sinv[0]);
   for (int n = 1; n < npoints; n++) {
     const float *p = img + pix + (ptrdiff_t)dy[n] * w + dx[n];
     float gxv = (p[1] - p[-1]) * 0.5f, gyv = (p[w] - p[-w]) * 0.5f;
-    float d = fmaf(gxv, (float)cosv[n], fmaf(gyv, (float)sinv[n], -k0));
+    float d = fma_by(soft, gxv, (float)cosv[n], fma_by(soft, gyv, (float)sinv[n], -k0));
     ps[n % LT_GICOV_LANES] += d;
-    pq[n % LT_GICOV_LANES] = fmaf(d, d, pq[n % LT_GICOV_LANES]);
+    pq[n % LT_GICOV_LANES] = fma_by(soft, d, d, pq[n % LT_GICOV_LANES]);
   }
   for (int o = LT_GICOV_LANES / 2; o > 0; o /= 2)
     for (int i = 0; i < o; i++) {
@@ -185,6 +240,35 @@ static void gicov_at_sums(const float *img, int w, size_t pix, const int *dx, co
   *sq = pq[0];
 }
 
+typedef void gicov_at_fn(const float *img, int w, size_t pix, const int *dx, const int *dy, const double *cosv,
+                         const double *sinv, int npoints, float *k, float *sum, float *sq);
+#if LT_FMA_X86
+__attribute__((target("arch=x86-64-v3"))) static void
+gicov_at_hw(const float *img, int w, size_t pix, const int *dx, const int *dy, const double *cosv,
+            const double *sinv, int npoints, float *k, float *sum, float *sq)
+{
+  gicov_at_body(img, w, pix, dx, dy, cosv, sinv, npoints, k, sum, sq, 0);
+}
+#endif
+static void gicov_at_libm(const float *img, int w, size_t pix, const int *dx, const int *dy, const double *cosv,
+                          const double *sinv, int npoints, float *k, float *sum, float *sq)
+{
+  gicov_at_body(img, w, pix, dx, dy, cosv, sinv, npoints, k, sum, sq, 0);
+}
+static void gicov_at_soft(const float *img, int w, size_t pix, const int *dx, const int *dy, const double *cosv,
+                          const double *sinv, int npoints, float *k, float *sum, float *sq)
+{
+  gicov_at_body(img, w, pix, dx, dy, cosv, sinv, npoints, k, sum, sq, 1);
+}
+
+static gicov_at_fn *gicov_at_sums_for(int path)
+{
+#if LT_FMA_X86
+  if (path == LT_FMA_HW) return gicov_at_hw;
+#endif
+  return path == LT_FMA_SOFT ? gicov_at_soft : gicov_at_libm;
+}
+
 double lt_gicov_at(const float *img, int w, int h, int x, int y, const lt_stencil *s, int k)
 {
   /* The gradient is taken on the fly with central differences, which is
@@ -193,7 +277,7 @@ double lt_gicov_at(const float *img, int w, int h, int x, int y, const lt_stenci
   int rad = s->radius[k] + 1;
   if (x - rad < 0 || y - rad < 0 || x + rad >= w || y + rad >= h) return 0.0;
   float g0, sum, sq;
-  gicov_at_sums(img, w, (size_t)y * w + x, s->dx + k * s->npoints, s->dy + k * s->npoints, s->cosv, s->sinv, s->npoints,
+  gicov_at_sums_for(lt_gicov_fma())(img, w, (size_t)y * w + x, s->dx + k * s->npoints, s->dy + k * s->npoints, s->cosv, s->sinv, s->npoints,
                 &g0, &sum, &sq);
   double mean, var;
   gicov_stats(g0, sum, sq, s->npoints, &mean, &var);
@@ -205,23 +289,42 @@ double lt_gicov_at(const float *img, int w, int h, int x, int y, const lt_stenci
  * outward gradient less the pixel's first sample's g0 = fma(gx, cos, gy sin)
  * (k, the shift), d = fma(gx, cos, fma(gy, sin, -k)), summed as sum += d,
  * sq = fma(d, d, sq), in float. fmaf rounds once, the same on every
- * machine and on the GPU (the x86-64-v3 clone has it in hardware, the
- * default one calls libm's). In float the gradient is half the bytes of
+ * machine and on the GPU (on x86 in hardware, through libm or emulated
+ * exactly: lt_gicov_fma). In float the gradient is half the bytes of
  * double, the arithmetic twice the H100's FP64 rate and the fused
  * operations 4 instead of 7 a sample; the shift keeps sq - sum^2 / N from
  * cancelling when the samples are nearly equal (a large |GICOV|).
  * gicov_stats turns the sums into the mean and variance in double. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target_clones("arch=x86-64-v3", "default")))
-#endif
-static void accumulate(const float *restrict px, const float *restrict py, float c, float s,
-                       const float *restrict k, float *restrict sum, float *restrict sq, int n)
+static inline __attribute__((always_inline)) void
+accumulate_body(const float *restrict px, const float *restrict py, float c, float s, const float *restrict k,
+                float *restrict sum, float *restrict sq, int n, int soft)
 {
   for (int j = 0; j < n; j++) {
-    float d = fmaf(px[j], c, fmaf(py[j], s, -k[j]));
+    float d = fma_by(soft, px[j], c, fma_by(soft, py[j], s, -k[j]));
     sum[j] += d;
-    sq[j] = fmaf(d, d, sq[j]);
+    sq[j] = fma_by(soft, d, d, sq[j]);
   }
+}
+
+typedef void accumulate_fn(const float *restrict px, const float *restrict py, float c, float s,
+                           const float *restrict k, float *restrict sum, float *restrict sq, int n);
+#if LT_FMA_X86
+__attribute__((target("arch=x86-64-v3"))) static void
+accumulate_hw(const float *restrict px, const float *restrict py, float c, float s, const float *restrict k,
+              float *restrict sum, float *restrict sq, int n)
+{
+  accumulate_body(px, py, c, s, k, sum, sq, n, 0);
+}
+#endif
+static void accumulate_libm(const float *restrict px, const float *restrict py, float c, float s,
+                            const float *restrict k, float *restrict sum, float *restrict sq, int n)
+{
+  accumulate_body(px, py, c, s, k, sum, sq, n, 0);
+}
+static void accumulate_soft(const float *restrict px, const float *restrict py, float c, float s,
+                            const float *restrict k, float *restrict sum, float *restrict sq, int n)
+{
+  accumulate_body(px, py, c, s, k, sum, sq, n, 1);
 }
 
 void lt_gicov_map(const float *gx, const float *gy, int w, int h, const lt_stencil *s,
@@ -232,6 +335,12 @@ void lt_gicov_map(const float *gx, const float *gy, int w, int h, const lt_stenc
    * are found as soon as they are inside the image. The reference used one
    * border, rmax + 2, for all radii (border_all). */
   const int N = s->npoints;
+  const int path = lt_gicov_fma(), soft = path == LT_FMA_SOFT;
+#if LT_FMA_X86
+  accumulate_fn *accumulate = path == LT_FMA_HW ? accumulate_hw : soft ? accumulate_soft : accumulate_libm;
+#else
+  accumulate_fn *accumulate = soft ? accumulate_soft : accumulate_libm;
+#endif
   memset(gicov, 0, sizeof(float) * (size_t)w * h);
   if (radius_idx) memset(radius_idx, 0, (size_t)w * h);
   int bmin = s->border_all ? s->border_all : s->radius[0] + 1;
@@ -256,7 +365,7 @@ void lt_gicov_map(const float *gx, const float *gy, int w, int h, const lt_stenc
         /* the shift: sample 0's g, whose own d is 0 (not added) */
         const size_t off0 = (size_t)(r + s->dy[k * N]) * w + c0 + s->dx[k * N];
         const float cf0 = (float)s->cosv[0], sf0 = (float)s->sinv[0];
-        for (int j = 0; j < n; j++) k0[j] = fmaf(gx[off0 + j], cf0, gy[off0 + j] * sf0);
+        for (int j = 0; j < n; j++) k0[j] = fma_by(soft, gx[off0 + j], cf0, gy[off0 + j] * sf0);
         for (int t = 1; t < N; t++) {
           const size_t off = (size_t)(r + s->dy[k * N + t]) * w + c0 + s->dx[k * N + t];
           accumulate(gx + off, gy + off, (float)s->cosv[t], (float)s->sinv[t], k0, sum, sq, n);

@@ -240,6 +240,17 @@ void lt_gicov_subpixel(const float *img, int w, int h, int x, int y, const lt_st
 void lt_gicov_map(const float *gx, const float *gy, int w, int h, const lt_stencil *s,
                   float *gicov, unsigned char *radius_idx);
 
+/* The fused multiply-add of the GICOV sums (gicov.c), chosen once from the
+ * CPU; all three give the same bits: LT_FMA_HW fmaf inline (x86-64-v3
+ * loops; fmaf off x86), LT_FMA_LIBM libm's fmaf (x86 with FMA or FMA4 but
+ * not x86-64-v3), LT_FMA_SOFT the exact emulation in double (x86 without
+ * FMA, where libm's is slow software). lt_gicov_fma returns the path;
+ * lt_gicov_fma_force (a test aid, like LT_GICOV_FMA=soft|libm) takes
+ * LT_FMA_SOFT or LT_FMA_LIBM on any CPU, another value chooses again. */
+enum { LT_FMA_HW = 0, LT_FMA_LIBM = 1, LT_FMA_SOFT = 2 };
+int lt_gicov_fma(void);
+void lt_gicov_fma_force(int path);
+
 /* Grey dilation of src (w x h) with a flat disc of radius rad (offsets with
  * dx^2+dy^2 <= rad^2), out-of-image neighbours skipped, floor 0. */
 void lt_dilate_disc(const float *src, int w, int h, int rad, float *dst, float *scratch);
