@@ -136,6 +136,47 @@ static double map_vs_reference(const float *img, int w, int h, int *ridx_bad, do
   return worst;
 }
 
+/* The GICOV map and lt_gicov_at of every circle that fits, on each of the
+ * fused multiply-add paths (gicov.c's lt_gicov_fma: the CPU's own, libm's
+ * fmaf, the exact emulation forced): the same bits. Returns the number of
+ * map values, radii and lt_gicov_at scores that differ from the CPU's own
+ * path's (a stride of pixels for lt_gicov_at on large images). */
+static long fma_paths_differ(const float *img, int w, int h, int at_stride)
+{
+  lt_leuk_params p;
+  lt_leuk_params_default(&p);
+  lt_stencil s;
+  lt_stencil_init(&s, &p);
+  const size_t np = (size_t)w * h, nat = np * s.nradii;
+  float *gx = malloc(sizeof(float) * np), *gy = malloc(sizeof(float) * np), *map = malloc(sizeof(float) * np * 3);
+  unsigned char *ri = malloc(np * 3);
+  double *at = malloc(sizeof(double) * nat * 3);
+  lt_gradient(img, w, h, gx, gy);
+  const int path[3] = {-1, LT_FMA_LIBM, LT_FMA_SOFT};
+  for (int m = 0; m < 3; m++) {
+    lt_gicov_fma_force(path[m]);
+    lt_gicov_map(gx, gy, w, h, &s, map + m * np, ri + m * np);
+    for (size_t i = 0; i < np; i += at_stride)
+      for (int k = 0; k < s.nradii; k++)
+        at[m * nat + i * s.nradii + k] = lt_gicov_at(img, w, h, (int)(i % w), (int)(i / w), &s, k);
+  }
+  lt_gicov_fma_force(-1);
+  long bad = 0;
+  for (int m = 1; m < 3; m++) {
+    for (size_t i = 0; i < np; i++) bad += memcmp(map + i, map + m * np + i, sizeof *map) != 0 || ri[i] != ri[m * np + i];
+    for (size_t i = 0; i < np; i += at_stride)
+      for (int k = 0; k < s.nradii; k++)
+        bad += memcmp(at + i * s.nradii + k, at + m * nat + i * s.nradii + k, sizeof *at) != 0;
+  }
+  free(gx);
+  free(gy);
+  free(map);
+  free(ri);
+  free(at);
+  lt_stencil_free(&s);
+  return bad;
+}
+
 static void test_gicov_map(void)
 {
   const int w = 96, h = 80;
@@ -151,6 +192,9 @@ static void test_gicov_map(void)
     }
   int bad;
   double gm, da, d = map_vs_reference(img, w, h, &bad, &gm, &da);
+  long diff = fma_paths_differ(img, w, h, 1);
+  T_CHECK("gicov map and at: noisy blobs, the same bits with libm's fmaf and with the exact emulation (no FMA)",
+          diff == 0, "%ld values differ (CPU path %d)", diff, lt_gicov_fma());
   T_CHECK("gicov map: noisy blobs within 1e-5 (relative to max(1, |G|)) of a double two-pass reference, same radii",
           d < 1e-5 && bad == 0, "max diff %.3g, %d radii differ", d, bad);
   T_CHECK("gicov at: noisy blobs, every circle within 1e-5 (relative to max(1, |G|)) of a double two-pass reference",
@@ -165,6 +209,9 @@ static void test_gicov_map(void)
           d < 1e-5 && bad == 0 && gm > 50, "max diff %.3g, %d radii differ, max |G| %.3g", d, bad, gm);
   T_CHECK("gicov at: a cone (|GICOV| > 50), every circle within 1e-5 (relative) of a double two-pass reference",
           da < 1e-5 && gm > 50, "max diff %.3g, max |G| %.3g", da, gm);
+  diff = fma_paths_differ(img, w, h, 1);
+  T_CHECK("gicov map and at: a cone, the same bits with libm's fmaf and with the exact emulation (no FMA)",
+          diff == 0, "%ld values differ", diff);
   free(img);
 }
 
@@ -447,6 +494,9 @@ static void test_real_frame(void)
     T_SKIP("real frame: stage counts", "../shared/data not found (set LT_DATA)");
     return;
   }
+  long diff = fma_paths_differ(img + 110 * 640, 640, 219, 7);
+  T_CHECK("real frame: the 640x219 GICOV map and lt_gicov_at (every 7th pixel) the same bits with libm's fmaf and "
+          "with the exact emulation (no FMA)", diff == 0, "%ld values differ", diff);
   lt_rect roi = {0, 110, 640, 219};
   static lt_leuk_max m[4096], cref[256], c[256];
   static lt_leuk_det d[256];
