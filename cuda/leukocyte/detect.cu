@@ -102,7 +102,6 @@ __device__ __forceinline__ void circle_stats_n(const lt_rect &roi, int x, int y,
 {
   static_assert(NF % 2 == 0 && (NF > 0 || NP == 1), "the offsets go two per load; NP > 1 needs NF");
   const int N = NF ? NF : P.npoints;
-  const double Nd = N;
   float sum[NP], sq[NP], K[NP];
 #pragma unroll
   for (int q = 0; q < NP; q++) sum[q] = sq[q] = K[q] = 0.0f;
@@ -135,11 +134,7 @@ __device__ __forceinline__ void circle_stats_n(const lt_rect &roi, int x, int y,
     for (int t = 1; t < N; t++) add(0, __ldg(c0 + __ldg(off + t)), __ldg(P.cosv + t), __ldg(P.sinv + t));
   }
 #pragma unroll
-  for (int q = 0; q < NP; q++) {
-    const double s1 = sum[q], m1 = s1 / Nd;
-    mean[q] = __dadd_rn((double)K[q], m1);
-    var[q] = __dsub_rn((double)sq[q], __dmul_rn(s1, m1)) / (Nd - 1.0);
-  }
+  for (int q = 0; q < NP; q++) lt_cu_gicov_stats(K[q], sum[q], sq[q], N, mean + q, var + q);
 }
 
 /* one pixel */

@@ -61,6 +61,20 @@ typedef struct lt_cu_trig {
   float c[LT_CU_TRIG_N], s[LT_CU_TRIG_N]; /* float: the maps' arithmetic (gicov.c) */
 } lt_cu_trig;
 
+#ifdef __CUDACC__
+/* The mean and variance (N - 1) of N GICOV samples from the shift K (the
+ * first sample's value) and the float sums of the others' d = g - K, in
+ * double, not contracted: gicov.c's gicov_stats, for detect.cu's maps and
+ * track.cu's gicov_lanes. */
+static __device__ __forceinline__ void lt_cu_gicov_stats(float K, float sum, float sq, int n, double *mean,
+                                                         double *var)
+{
+  const double N = n, s1 = sum, m1 = s1 / N;
+  *mean = __dadd_rn((double)K, m1);
+  *var = __dsub_rn((double)sq, __dmul_rn(s1, m1)) / (N - 1.0);
+}
+#endif
+
 /* A local maximum as the maxima kernel appends it (order fixed afterwards). */
 typedef struct lt_cu_max {
   int idx;      /* row-major index in the ROI */

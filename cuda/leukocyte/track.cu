@@ -405,9 +405,8 @@ static __device__ double gicov_lanes(int x, int y, const lt_cu_params &P, int k,
     }
   }
   if (!in) return 0.0;
-  const double Nd = N, s1 = ps[0], m1 = s1 / Nd;
-  const double mean = __dadd_rn((double)K, m1);
-  const double var = __dsub_rn((double)pq[0], __dmul_rn(s1, m1)) / (Nd - 1.0);
+  double mean, var;
+  lt_cu_gicov_stats(K, ps[0], pq[0], N, &mean, &var);
   if (!(var > 0.0)) return 0.0;
   return mean / sqrt(var);
 }

@@ -328,6 +328,14 @@ static void accumulate_soft(const float *restrict px, const float *restrict py, 
   accumulate_body(px, py, c, s, k, sum, sq, n, 1);
 }
 
+static accumulate_fn *accumulate_for(int path)
+{
+#if LT_FMA_X86
+  if (path == LT_FMA_HW) return accumulate_hw;
+#endif
+  return path == LT_FMA_SOFT ? accumulate_soft : accumulate_libm;
+}
+
 void lt_gicov_map(const float *gx, const float *gy, int w, int h, const lt_stencil *s,
                   float *gicov, unsigned char *radius_idx)
 {
@@ -337,11 +345,7 @@ void lt_gicov_map(const float *gx, const float *gy, int w, int h, const lt_stenc
    * border, rmax + 2, for all radii (border_all). */
   const int N = s->npoints;
   const int path = lt_gicov_fma(), soft = path == LT_FMA_SOFT;
-#if LT_FMA_X86
-  accumulate_fn *accumulate = path == LT_FMA_HW ? accumulate_hw : soft ? accumulate_soft : accumulate_libm;
-#else
-  accumulate_fn *accumulate = soft ? accumulate_soft : accumulate_libm;
-#endif
+  accumulate_fn *accumulate = accumulate_for(path);
   memset(gicov, 0, sizeof(float) * (size_t)w * h);
   if (radius_idx) memset(radius_idx, 0, (size_t)w * h);
   int bmin = s->border_all ? s->border_all : s->radius[0] + 1;
