@@ -49,8 +49,10 @@ typedef struct shape {
   int w, h;
 } shape;
 
-/* R = 3, 8, 10, 14 and (the first, set in main) rmax + rstep, the largest
- * window; clamped: even and 3 rows; 521 x 25 is wider than 512 threads;
+/* The reference's windows (8R + 1) x (4R + 1) for R = 3, 8, 10, 14 and
+ * (the first, set in main) the largest of leuktrack's square windows,
+ * rmax + rstep; clamped: even and 3 rows; 521 x 25 is wider than 512
+ * threads (a context made for radii up to 30 holds them all);
  * 1025 x 3 has more even and odd columns than 512 threads; 5 x 61 leaves
  * strips of several rows; 2 x 7: one column of each colour */
 static shape shapes[] = {{0, 0}, {25, 13}, {65, 33}, {81, 41}, {113, 57}, {64, 40},
@@ -131,6 +133,7 @@ int main(void)
       if (ic && atoi(ic) > 0 && atoi(ic) < p.mgvf_max_iter) p.mgvf_max_iter = atoi(ic);
       void *ctx = NULL;
       char name[160];
+      p.rmax = 30; /* the context's largest window (4 * 31 + 1)^2 px holds every shape */
       err = cuda->create(&ctx, &p, 640, 480, 16);
       snprintf(name, sizeof name, "mgvf_dense %s%s%s create", V->name, col ? " col" : "", cap ? " capped" : "");
       T_CHECK(name, err == 0, "create returned %d", err);

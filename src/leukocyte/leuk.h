@@ -122,7 +122,16 @@ int lt_leuk_nradii(const lt_leuk_params *p);
 #else
 #define LT_HOST_DEVICE
 #endif
-static inline LT_HOST_DEVICE int lt_leuk_win_half_x(double R) { return (int)(4 * R + 0.5); }
+/* The tracking window around a cell (MGVF and snake): 2R px on each side in
+ * both directions. The reference (spec 5.3) takes 4R columns on each side,
+ * 81 x 41 for R = 10, because its snake alone had to find a cell that had
+ * rolled along x; leuktrack's window is centred on the GICOV re-localised
+ * position, where the snake (radii ~R) needs the field within ~R + a few px
+ * of the centre. Half the pixels, the same MGVF sweeps per cell (~97 against
+ * ~99 on the demo), the accuracy bench unchanged on its tuning seeds 1-15
+ * (docs/ACCURACY.md, 2026-11-24) and the GPU's steady state -20 %
+ * (docs/PERFORMANCE.md). Both backends size every window buffer from these. */
+static inline LT_HOST_DEVICE int lt_leuk_win_half_x(double R) { return (int)(2 * R + 0.5); }
 static inline LT_HOST_DEVICE int lt_leuk_win_half_y(double R) { return (int)(2 * R + 0.5); }
 
 /* A local maximum of the dilated GICOV map (frame coordinates). */

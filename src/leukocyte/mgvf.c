@@ -108,7 +108,7 @@ int lt_mgvf(const float *E, int w, int h, float *F, float *tmp, double mu, doubl
   memcpy(F, E, sizeof(float) * n);
   float *cur = F, *nxt = tmp;
   float ad[4096];
-  if (w > 4096) return 0; /* windows are at most 8*rmax+3 wide; the CLI bounds rmax */
+  if (w > 4096) return 0; /* windows are at most 4*rmax+5 wide; the CLI bounds rmax */
   int it = 0;
   while (it < max_iter) {
     const int check = (it + 1) % LT_MGVF_CHECK_EVERY == 0 || it + 1 == max_iter;
