@@ -16,7 +16,8 @@
  *     radius and a block argmax (largest, strictly > 0, first in scan order
  *     on ties = the CPU loop), then the sub-pixel parabola through the best
  *     circle's four neighbours;
- *  3. window of (2*round(4R)+1) x (2*round(2R)+1), clamped to the frame;
+ *  3. window of (2*round(2R)+1) x (2*round(2R)+1) (lt_leuk_win_half_x/y;
+ *     the reference's is 4R wide), clamped to the frame;
  *  4. E = |gradient| of the window, normalised (block min/max), then MGVF
  *     (mgvf.c) iterated to convergence with two F buffers: column two-colour
  *     over-relaxed sweeps by default (lt_mgvf_col; on Hopper every cell on
@@ -30,7 +31,8 @@
  *  6. GICOV within one pixel of the new centre over all radii, status.
  *
  * Shared memory (one-block path and snake kernel): 3 windows of floats
- * = 3*(8R+1)*(4R+1)*4 bytes, 189 KB for R = rmax + rstep = 22; the H100
+ * = 3*(4R+1)^2*4 bytes, 95 KB for R = rmax + rstep = 22 (189 KB with the
+ * reference's 8R + 1 wide windows, before 2026-11-24); the H100
  * grants 227 KB per block after cudaFuncSetAttribute. When a device grants
  * less, the one-block kernel runs with the windows in global memory (one
  * slice per resident block). */
@@ -551,7 +553,7 @@ static __device__ void relocate(const float *__restrict__ frame, const lt_cu_par
   *qxo = qx;
   *qyo = qy;
 }
-/* Step 3: the window of (2*round(4R)+1) x (2*round(2R)+1) around (qx, qy),
+/* Step 3: the window of (2*round(2R)+1) x (2*round(2R)+1) around (qx, qy),
  * clamped to the frame. */
 static __device__ __forceinline__ void window_of(const lt_cu_params &P, double R, double qx, double qy, int *u1,
                                                  int *v1, int *w, int *h)
@@ -1128,7 +1130,8 @@ __global__ void __launch_bounds__(MGVF_THREADS_MAX, MGVF_MIN_BLOCKS) mgvf_cluste
  * nine. Same pixel arithmetic (mgvf_update) and the same iteration and
  * convergence rule as mgvf_block: bit-identical F and iteration count.
  * 512 threads per cell (LT_CUDA_DENSE_THREADS=256: the first layout): when
- * a frame's largest window (~80 KB for R ~ 15) leaves room for two cells per
+ * a frame's largest window (~80 KB for R ~ 15 with the reference's 8R + 1 wide
+ * windows, ~40 KB with the square ones since 2026-11-24) leaves room for two cells per
  * SM, they bring 32 warps instead of 16, and each thread's strip is half as
  * long (H100 2026-11-24: +3-4 % aggregate with ~40 cells per video, the
  * same with ~117). E in global memory instead (2/3 the shared memory, more
