@@ -51,6 +51,7 @@ void lt_leuk_params_default(lt_leuk_params *p)
   p->search = 8;
   p->lost_fraction = 0.5;
   p->entry_band = 1;
+  p->detect_early = 2;
   p->link_gap = 5;
   p->gicov_adapt = 2.0;
   p->adapt_floor = 1.0;

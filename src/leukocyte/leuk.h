@@ -60,6 +60,10 @@ typedef struct lt_leuk_params {
   double lost_fraction;    /* track lost when |GICOV| < lost_fraction*threshold: 0.5 */
   /* pipeline only (pipeline.c; no backend reads these) */
   int entry_band;          /* 1: detect every frame in the upstream band(s) of the entry ROI */
+  int detect_early;        /* full detections also on the first detect_early frames after the
+                              first (a cell of the first frame that scores under the threshold
+                              there but over it a frame or two later starts its track then,
+                              not at the next detect_every frame; pipeline.c) */
   int link_gap;            /* frames a lost track is kept (not written) for re-linking: 5 */
   double gicov_adapt;      /* > 0: new cells need |GICOV| above min(gicov_threshold,
                               max(adapt_floor, gicov_adapt * the median |GICOV| of the

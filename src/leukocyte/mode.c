@@ -15,7 +15,7 @@ enum {
   O_FORMAT = LT_OPT_MODE_BASE, O_ROI, O_ENTRY_ROI, O_DETECT_EVERY, O_RADIUS, O_GICOV_THRESHOLD, O_SEARCH,
   O_UM_PER_PX, O_SUMMARY, O_ENTRY_BAND, O_LINK_GAP, O_GICOV_ADAPT, O_ADHERENT_SPEED, O_ADHERENT_TIME,
   O_STATIC_SPAN, O_OVERLAY_VIDEO, O_OVERLAY_TAIL, O_OVERLAY_GREY_BITS, O_CELL_RADIUS_UM, O_SEARCH_UM,
-  O_MAX_SPEED_UM_S, O_HOLD, O_RECHECK, O_MOTION,
+  O_MAX_SPEED_UM_S, O_HOLD, O_RECHECK, O_MOTION, O_DETECT_EARLY,
 };
 
 static const lt_optdef opts[] = {
@@ -23,6 +23,7 @@ static const lt_optdef opts[] = {
   {"roi", O_ROI, required_argument, "X,Y,W,H", "region analysed (default: the whole frame)"},
   {"entry-roi", O_ENTRY_ROI, required_argument, "X,Y,W,H", "region where re-detection starts new tracks (default: the ROI)"},
   {"detect-every", O_DETECT_EVERY, required_argument, "N", "re-detect cells every N frames (default 10)"},
+  {"detect-early", O_DETECT_EARLY, required_argument, "N", "re-detect cells also on each of the N frames after the first: a cell too faint in the first frame starts its track when it shows (default 0)"},
   {"radius", O_RADIUS, required_argument, "MIN:MAX", "cell radii searched, px (default 8:20, step 1)"},
   {"cell-radius-um", O_CELL_RADIUS_UM, required_argument, "MIN:MAX", "cell radii searched, um: --radius MIN/S:MAX/S rounded, S = the pixel size (needs --um-per-px or a TIFF's)"},
   {"gicov-threshold", O_GICOV_THRESHOLD, required_argument, "T", "minimum |GICOV| of a detection (default 1.8)"},
@@ -150,6 +151,7 @@ static int set(void *params, int id, const char *name, const char *a)
     else o->has_entry_roi = 1;
     return 0;
   case O_DETECT_EVERY: return lt_opt_int(name, a, 1, 1000000, &o->leuk.detect_every);
+  case O_DETECT_EARLY: return lt_opt_int(name, a, 0, 1000000, &o->leuk.detect_early);
   case O_RADIUS: {
     int lo, hi;
     if (lt_opt_range(name, a, &lo, &hi, 0)) return LT_ERR_USAGE;

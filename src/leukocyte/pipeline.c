@@ -88,6 +88,7 @@ typedef struct run {
   lt_leuk_motion mo;     /* the motion cue (--motion, motion.c) */
   double thr_m;          /* |GICOV| a new cell needs on the frame less the background */
   int mo_full;           /* a full detection on it was made */
+  int early;             /* the detection under way is an early one (detect_early): new tracks only */
   const lt_frame *f;     /* the frame being processed */
   lt_stencil stencil;    /* circles of the host-side checks (recheck, motion_gate) */
   float *win;            /* its window of the frame, as floats */
@@ -456,14 +457,22 @@ static void sort_small(double *v, int n)
   }
 }
 
+/* A held track that must still score above faint_thr to be written (a
+ * faint start of the first frame, an early detection's start: judge()) and
+ * has not yet: it may be a maximum of the background that happened to pass
+ * the threshold. */
+static int unconfirmed(const lt_track_info *t) { return t->hold == 1 && t->faint_thr > 0 && t->hold_gicov <= t->faint_thr; }
+
 /* Median velocity of the tracks found for at least 3 frames (the flow); 0
- * when fewer than 2 such tracks. */
+ * when fewer than 2 such tracks. Unconfirmed tracks do not count: a static
+ * one would pull the flow toward 0 and open the bands of the other sides
+ * to detections, and change the velocity that new tracks start with. */
 static int flow_velocity(const run *R, double *vx, double *vy)
 {
   double xs[64], ys[64];
   int n = 0;
   for (int i = 0; i < R->ncells && n < 64; i++)
-    if (!R->miss[i] && R->act[i].nframes >= 3) {
+    if (!R->miss[i] && R->act[i].nframes >= 3 && !unconfirmed(&R->act[i])) {
       xs[n] = R->cells[i].vx;
       ys[n++] = R->cells[i].vy;
     }
@@ -549,6 +558,26 @@ static void start_track(run *R, int i, const lt_leuk_det *d, double rad, int hav
  * is that cell: no refinement), and start tracks for cells that are not
  * tracked yet, continue the lost track that they fall on, or give a found
  * track its whole cell. */
+/* An early detection (detect_early) is there for cells that were too faint
+ * in the first frame: it leaves the tracks alone (no larger circle for a
+ * track, no lost track found again: that waits for the bands and the regular
+ * full detection, as without it) and only starts new ones, so it changes
+ * which cells are found early and nothing else. */
+static int new_only(const run *R, int motion) { return R->early && !motion; }
+
+/* ... and it starts none whose circle overlaps one of the first n cells'
+ * by more than half the smaller radius: a large cell followed on a smaller
+ * circle, off its centre, shows a second circle beside it; touching cells
+ * (centres about the sum of the radii apart) are not held back */
+static int near_cell(const run *R, int n, double x, double y, double rad)
+{
+  for (int j = 0; j < n; j++) {
+    double a = R->cells[j].R;
+    if (hypot(x - R->cells[j].xc, y - R->cells[j].yc) < fmax(rad, a) + 0.5 * fmin(rad, a)) return 1;
+  }
+  return 0;
+}
+
 static int take_maxima(run *R, const lt_rect *roi, int nm, int motion)
 {
   double t1 = lt_now();
@@ -560,6 +589,7 @@ static int take_maxima(run *R, const lt_rect *roi, int nm, int motion)
     const lt_leuk_max *q = &R->maxima[i];
     if (fabsf(q->gicov) <= thr || left_at(R, q->x, q->y, q->radius)) continue;
     int j = cell_at(R, R->ncells, q->x, q->y, q->radius);
+    if (new_only(R, motion) && (j >= 0 || near_cell(R, R->ncells, q->x, q->y, q->radius))) continue;
     if (j < 0 || R->miss[j] || (!motion && grown(R, j, q->radius, q->gicov))) R->maxima[nc++] = *q;
   }
   int err = R->be->refine(R->ctx, R->maxima, nc, R->dets);
@@ -594,6 +624,7 @@ static int take_maxima(run *R, const lt_rect *roi, int nm, int motion)
       dm.gicov = (float)(sg * fs);
       d = &dm;
     }
+    if (new_only(R, motion) && ((dup >= 0 && dup < first_new) || near_cell(R, first_new, d->x, d->y, rad))) continue;
     if (dup >= first_new) { /* two detections of one cell: keep the stronger */
       if (fabsf(d->gicov) > fabsf(R->cells[dup].gicov)) {
         double vx = R->cells[dup].vx, vy = R->cells[dup].vy;
@@ -602,6 +633,7 @@ static int take_maxima(run *R, const lt_rect *roi, int nm, int motion)
         R->cells[dup].vy = vy;
         motion_found(&R->act[dup], motion);
         if (fabsf(d->gicov) > R->thr) R->act[dup].faint_thr = 0;
+        if (R->early) R->act[dup].faint_thr = fabsf(d->gicov);
       }
       continue;
     }
@@ -640,6 +672,7 @@ static int take_maxima(run *R, const lt_rect *roi, int nm, int motion)
     }
     start_track(R, R->ncells++, d, rad, have_flow, fvx, fvy, motion);
     if (faint && fabsf(d->gicov) <= R->thr) R->act[R->ncells - 1].faint_thr = R->thr;
+    if (R->early) R->act[R->ncells - 1].faint_thr = fabsf(d->gicov); /* it must score more while held */
   }
   return 0;
 }
@@ -885,7 +918,8 @@ static int step(void *m, lt_loop *L, const lt_frame *f, const lt_frame *prev)
      * the entry ROI's detection together with the tracking (the detection
      * reads the frame only: the same maxima as after it) */
     lt_rect band[4];
-    const int full = (f->index - R->first) % R->p.detect_every == 0;
+    const int since = f->index - R->first;
+    const int full = since % R->p.detect_every == 0;
     const int halves = R->be->detect_start && R->be->detect_end;
     int nband = 0, split = 0;
     if (!full && R->p.entry_band) {
@@ -939,6 +973,15 @@ static int step(void *m, lt_loop *L, const lt_frame *f, const lt_frame *prev)
     } else { /* nband is 0 with --entry-band 0 */
       for (int k = 0; k < nband; k++)
         if ((err = detect_new(R, &band[k], 0, 0))) return err;
+    }
+    if (!full && since <= R->p.detect_early) {
+      /* early: the entry ROI again at the threshold of the first frame's
+       * full detection, new tracks only (new_only); after the bands, so
+       * that they work as on any other frame */
+      R->early = 1;
+      err = detect_new(R, &R->p.entry_roi, 0, 0);
+      R->early = 0;
+      if (err) return err;
     }
     if (lt_leuk_motion_ready(&R->mo)) { /* the same on the frame less the background; the whole entry ROI the first time */
       const int mfull = full || !R->mo_full;
