@@ -23,7 +23,7 @@ static const lt_optdef opts[] = {
   {"roi", O_ROI, required_argument, "X,Y,W,H", "region analysed (default: the whole frame)"},
   {"entry-roi", O_ENTRY_ROI, required_argument, "X,Y,W,H", "region where re-detection starts new tracks (default: the ROI)"},
   {"detect-every", O_DETECT_EVERY, required_argument, "N", "re-detect cells every N frames (default 10)"},
-  {"detect-early", O_DETECT_EARLY, required_argument, "N", "re-detect cells also on each of the N frames after the first: a cell too faint in the first frame starts its track when it shows (default 0)"},
+  {"detect-early", O_DETECT_EARLY, required_argument, "N", "detect new cells also on each of the N frames after the first, each track written only if it scores above its start while held: a cell too faint in the first frame is followed from when it shows (default 2, 0 = off)"},
   {"radius", O_RADIUS, required_argument, "MIN:MAX", "cell radii searched, px (default 8:20, step 1)"},
   {"cell-radius-um", O_CELL_RADIUS_UM, required_argument, "MIN:MAX", "cell radii searched, um: --radius MIN/S:MAX/S rounded, S = the pixel size (needs --um-per-px or a TIFF's)"},
   {"gicov-threshold", O_GICOV_THRESHOLD, required_argument, "T", "minimum |GICOV| of a detection (default 1.8)"},

@@ -13,7 +13,9 @@
  * above a threshold that adapts to the background at every full detection
  * (--gicov-adapt; in the first frame lower on a clean background, and a
  * track started there under the threshold is written only if it scores above
- * it while held); a detection counts when its circle is inside the region
+ * it while held; on the --detect-early frames after the first the entry ROI
+ * is detected again for new tracks only, each written only if it scores
+ * above its start while held); a detection counts when its circle is inside the region
  * (its refined contour may cross the frame's border); a detection of a
  * larger, stronger circle on a track gives it its whole cell; a detection
  * where a cell just left starts nothing, nor one whose disc is as it was in
@@ -146,7 +148,7 @@ static int judge(run *R, lt_track_info *t)
     need *= (double)(t->last - t->first + 1) / R->p.hold;
   int bg = moved < need && t->hold_gicov < R->p.hold_gicov * R->p.gicov_threshold;
   bg |= t->motion_lost && 2 * t->motion_seen <= t->nframes; /* left its cell for static texture (motion_check) */
-  bg |= t->faint_thr > 0 && t->hold_gicov <= t->faint_thr; /* a faint start of the first frame never scored clearly */
+  bg |= t->faint_thr > 0 && t->hold_gicov <= t->faint_thr; /* a faint start of the first frame, or an early detection's, never scored clearly */
   t->hold = bg ? -1 : 0;
   return bg ? lt_report_hide(&R->rep, t->id) : 0;
 }
@@ -553,16 +555,18 @@ static void start_track(run *R, int i, const lt_leuk_det *d, double rad, int hav
   t->hold = R->p.hold > 0;
 }
 
-/* The nm maxima of a detect over roi: those above the threshold that are
- * not on a found cell (or on it grown) are refined (a maximum on a found cell
- * is that cell: no refinement), and start tracks for cells that are not
- * tracked yet, continue the lost track that they fall on, or give a found
- * track its whole cell. */
-/* An early detection (detect_early) is there for cells that were too faint
- * in the first frame: it leaves the tracks alone (no larger circle for a
- * track, no lost track found again: that waits for the bands and the regular
- * full detection, as without it) and only starts new ones, so it changes
- * which cells are found early and nothing else. */
+/* An early detection (detect_early: the entry ROI on each of the first
+ * frames after the first) is there for cells of the first frame that scored
+ * under the threshold there and over it a frame or two later (its contrast
+ * against the background changes as it rolls): without it they wait for the next full
+ * detection, detect_every frames, and miss a quarter of a 40-frame clip
+ * (issue 15, eleventh pass). It leaves the tracks alone (no larger circle for
+ * a track, no lost track found again: that waits for the bands and the
+ * regular full detection, as without it) and only starts new ones. Each new
+ * one is held (--hold) and written only if it scores above its start while
+ * held (faint_thr, judge()): a maximum of the background that just passed
+ * the threshold was picked for that frame's high score, and regresses; a
+ * cell that comes into view goes on showing. */
 static int new_only(const run *R, int motion) { return R->early && !motion; }
 
 /* ... and it starts none whose circle overlaps one of the first n cells'
@@ -578,6 +582,11 @@ static int near_cell(const run *R, int n, double x, double y, double rad)
   return 0;
 }
 
+/* The nm maxima of a detect over roi: those above the threshold that are
+ * not on a found cell (or on it grown) are refined (a maximum on a found cell
+ * is that cell: no refinement), and start tracks for cells that are not
+ * tracked yet, continue the lost track that they fall on, or give a found
+ * track its whole cell. */
 static int take_maxima(run *R, const lt_rect *roi, int nm, int motion)
 {
   double t1 = lt_now();
@@ -975,9 +984,9 @@ static int step(void *m, lt_loop *L, const lt_frame *f, const lt_frame *prev)
         if ((err = detect_new(R, &band[k], 0, 0))) return err;
     }
     if (!full && since <= R->p.detect_early) {
-      /* early: the entry ROI again at the threshold of the first frame's
-       * full detection, new tracks only (new_only); after the bands, so
-       * that they work as on any other frame */
+      /* early: the entry ROI again at the last full detection's threshold,
+       * new tracks only (new_only); after the bands, so that they work as
+       * on any other frame */
       R->early = 1;
       err = detect_new(R, &R->p.entry_roi, 0, 0);
       R->early = 0;

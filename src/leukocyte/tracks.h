@@ -45,8 +45,9 @@ typedef struct lt_track_info {
   int hold;
   double hold_gicov;
   /* > 0: the track started in the first frame on a circle under the
-   * threshold for new cells, this one (faint_first): it is written only if
-   * it scores above it while held */
+   * threshold for new cells, this one (faint_first), or by an early
+   * detection (detect_early) on a circle of this |GICOV|: it is written only
+   * if it scores above it while held */
   double faint_thr;
   /* --motion (pipeline.c, motion_check): -1, or the track's cell was found
    * on the frame less the background and scores under the threshold on the
