@@ -277,7 +277,7 @@ static int match_all(struct table *tr, struct table *gt, double gate_frac) {
         }
         c[nc++] = (struct cand){d2, a, b};
       }
-    qsort(c, nc, sizeof *c, cmp_cand);
+    if (nc > 1) qsort(c, nc, sizeof *c, cmp_cand); /* c is NULL while nothing was gated */
     for (size_t k = 0; k < nc; k++) {
       if (tr->p[c[k].tr].match >= 0 || gt->p[c[k].gt].match >= 0) continue;
       tr->p[c[k].tr].match = (int)c[k].gt;
@@ -339,7 +339,7 @@ static int evaluate(const struct table *tr, const struct table *gt, int W, int H
     return -1;
   }
   for (size_t a = 0; a < tr->n; a++) tk[a] = tr->p[a].id * 2 + (tr->p[a].match >= 0);
-  qsort(tk, tr->n, sizeof *tk, cmp_long);
+  if (tr->n > 1) qsort(tk, tr->n, sizeof *tk, cmp_long);
   for (size_t a = 0; a < tr->n;) {
     size_t b = a;
     long nm = 0;
@@ -360,7 +360,7 @@ static int evaluate(const struct table *tr, const struct table *gt, int W, int H
     return -1;
   }
   for (size_t b = 0; b < gt->n; b++) byc[b] = &gt->p[b];
-  qsort(byc, gt->n, sizeof *byc, cmp_cell_frame);
+  if (gt->n > 1) qsort(byc, gt->n, sizeof *byc, cmp_cell_frame);
   size_t s = 0;
   double se_cell = 0.0;
   while (s < gt->n) {
@@ -397,7 +397,7 @@ static int evaluate(const struct table *tr, const struct table *gt, int W, int H
       res->eligible++;
       if (isnan(res->max_speed_eligible) || speed > res->max_speed_eligible) res->max_speed_eligible = speed;
       /* most frequent track id among the fully visible matched frames */
-      qsort(ids, (size_t)nids, sizeof *ids, cmp_long);
+      if (nids > 1) qsort(ids, (size_t)nids, sizeof *ids, cmp_long);
       long best = 0;
       for (long a = 0; a < nids;) {
         long b = a;
@@ -515,8 +515,8 @@ int main(int argc, char **argv) {
   struct result res;
   int status = EXIT_INPUT;
   if (read_points(files[0], "track_id", 0, &tr) || read_points(files[1], "cell_id", 1, &gt)) goto done;
-  qsort(tr.p, tr.n, sizeof *tr.p, cmp_frame);
-  qsort(gt.p, gt.n, sizeof *gt.p, cmp_frame);
+  if (tr.n > 1) qsort(tr.p, tr.n, sizeof *tr.p, cmp_frame);
+  if (gt.n > 1) qsort(gt.p, gt.n, sizeof *gt.p, cmp_frame);
   status = 1;
   if (match_all(&tr, &gt, gate_frac) || evaluate(&tr, &gt, W, H, &res)) goto done;
   print_result(&res, gate_frac, W, H, json);
