@@ -39,7 +39,8 @@ int lt_opt_double(const char *opt, const char *s, double lo, double hi, double *
   if (*end == ',' && end > s && strchr(end + 1, ',') == NULL) { /* 0,65: a decimal comma */
     char why[128], dot[64];
     snprintf(dot, sizeof dot, "%s", s);
-    *strchr(dot, ',') = '.';
+    char *comma = strchr(dot, ','); /* NULL when a long value was cut before it */
+    if (comma) *comma = '.';
     snprintf(why, sizeof why, "not a number (use '.' as the decimal separator: %s)", dot);
     return lt_opt_bad(opt, s, why);
   }

@@ -65,6 +65,10 @@ grep -q '^\.SH EXIT STATUS' man/leuktrack.1 && pass "man page has EXIT STATUS" |
 expect "unknown option -> 2" 2 "unknown option '--bogus'" -- "$LT" --bogus x.avi
 expect "mistyped option: did you mean" 2 "did you mean '--summary'?" -- "$LT" --sumary s.csv x.avi
 expect "decimal comma: a hint" 2 "use '.' as the decimal separator: 0.65" -- "$LT" --um-per-px 0,65 x.avi
+# a value longer than the hint's copy (64 chars) with its comma past the cut:
+# a usage error, not a crash (the fuzzer's find of 2026-11-24, src/opt.c)
+long0=$(printf '0%.0s' $(seq 1 90))
+expect "decimal comma past 64 chars: a usage error" 2 "not a number" -- "$LT" --um-per-px "${long0}3e0," x.avi
 expect "second positional that looks like an output: a hint" 2 "did you mean -o tracks.csv?" -- "$LT" in.avi tracks.csv
 expect "--on-damage takes warn or error" 2 "expected warn or error" -- "$LT" --on-damage maybe x.avi
 expect "no input -> 2" 2 "no input video given" -- "$LT"
