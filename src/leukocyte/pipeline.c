@@ -141,6 +141,11 @@ static double held_moved(const lt_track_info *t)
  * they all are. A track that the video's end cut short (fewer than hold
  * frames) needs to have moved in proportion to its frames: a cell that
  * enters 3 frames before the end has had no time to go 4 px. */
+/* A track that must score above faint_thr to be written (a faint start of
+ * the first frame, an early detection's start) and has not yet: it may be a
+ * maximum of the background that happened to pass the threshold. */
+static int faint_unproven(const lt_track_info *t) { return t->faint_thr > 0 && t->hold_gicov <= t->faint_thr; }
+
 static int judge(run *R, lt_track_info *t)
 {
   double moved = held_moved(t), need = R->p.hold_move * R->p.rmin;
@@ -148,7 +153,7 @@ static int judge(run *R, lt_track_info *t)
     need *= (double)(t->last - t->first + 1) / R->p.hold;
   int bg = moved < need && t->hold_gicov < R->p.hold_gicov * R->p.gicov_threshold;
   bg |= t->motion_lost && 2 * t->motion_seen <= t->nframes; /* left its cell for static texture (motion_check) */
-  bg |= t->faint_thr > 0 && t->hold_gicov <= t->faint_thr; /* a faint start of the first frame, or an early detection's, never scored clearly */
+  bg |= faint_unproven(t); /* a faint start of the first frame, or an early detection's, never scored clearly */
   t->hold = bg ? -1 : 0;
   return bg ? lt_report_hide(&R->rep, t->id) : 0;
 }
@@ -459,11 +464,8 @@ static void sort_small(double *v, int n)
   }
 }
 
-/* A held track that must still score above faint_thr to be written (a
- * faint start of the first frame, an early detection's start: judge()) and
- * has not yet: it may be a maximum of the background that happened to pass
- * the threshold. */
-static int unconfirmed(const lt_track_info *t) { return t->hold == 1 && t->faint_thr > 0 && t->hold_gicov <= t->faint_thr; }
+/* A held track not yet judged that faint_unproven() would hide. */
+static int unconfirmed(const lt_track_info *t) { return t->hold == 1 && faint_unproven(t); }
 
 /* Median velocity of the tracks found for at least 3 frames (the flow); 0
  * when fewer than 2 such tracks. Unconfirmed tracks do not count: a static
@@ -566,10 +568,9 @@ static void start_track(run *R, int i, const lt_leuk_det *d, double rad, int hav
  * one is held (--hold) and written only if it scores above its start while
  * held (faint_thr, judge()): a maximum of the background that just passed
  * the threshold was picked for that frame's high score, and regresses; a
- * cell that comes into view goes on showing. */
-static int new_only(const run *R, int motion) { return R->early && !motion; }
-
-/* ... and it starts none whose circle overlaps one of the first n cells'
+ * cell that comes into view goes on showing (R->early: set only around
+ * step()'s detect_new of the entry ROI, never for the motion cue's),
+ * and it starts none whose circle overlaps one of the first n cells'
  * by more than half the smaller radius: a large cell followed on a smaller
  * circle, off its centre, shows a second circle beside it; touching cells
  * (centres about the sum of the radii apart) are not held back */
@@ -598,7 +599,7 @@ static int take_maxima(run *R, const lt_rect *roi, int nm, int motion)
     const lt_leuk_max *q = &R->maxima[i];
     if (fabsf(q->gicov) <= thr || left_at(R, q->x, q->y, q->radius)) continue;
     int j = cell_at(R, R->ncells, q->x, q->y, q->radius);
-    if (new_only(R, motion) && (j >= 0 || near_cell(R, R->ncells, q->x, q->y, q->radius))) continue;
+    if (R->early && (j >= 0 || near_cell(R, R->ncells, q->x, q->y, q->radius))) continue;
     if (j < 0 || R->miss[j] || (!motion && grown(R, j, q->radius, q->gicov))) R->maxima[nc++] = *q;
   }
   int err = R->be->refine(R->ctx, R->maxima, nc, R->dets);
@@ -633,7 +634,7 @@ static int take_maxima(run *R, const lt_rect *roi, int nm, int motion)
       dm.gicov = (float)(sg * fs);
       d = &dm;
     }
-    if (new_only(R, motion) && ((dup >= 0 && dup < first_new) || near_cell(R, first_new, d->x, d->y, rad))) continue;
+    if (R->early && ((dup >= 0 && dup < first_new) || near_cell(R, first_new, d->x, d->y, rad))) continue;
     if (dup >= first_new) { /* two detections of one cell: keep the stronger */
       if (fabsf(d->gicov) > fabsf(R->cells[dup].gicov)) {
         double vx = R->cells[dup].vx, vy = R->cells[dup].vy;
@@ -985,7 +986,7 @@ static int step(void *m, lt_loop *L, const lt_frame *f, const lt_frame *prev)
     }
     if (!full && since <= R->p.detect_early) {
       /* early: the entry ROI again at the last full detection's threshold,
-       * new tracks only (new_only); after the bands, so that they work as
+       * new tracks only (take_maxima); after the bands, so that they work as
        * on any other frame */
       R->early = 1;
       err = detect_new(R, &R->p.entry_roi, 0, 0);
