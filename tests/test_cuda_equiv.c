@@ -23,7 +23,7 @@
 #define NCELLS 256
 
 static const char *stage_names[] = {"gicov_map", "dilated_map", "maxima", "refine", "mgvf", "track",
-                                    "band_detect_split", "band_refine_ahead"};
+                                    "track_appearance", "band_detect_split", "band_refine_ahead"};
 
 static void skip_all(const char *why)
 {
@@ -238,9 +238,14 @@ static void run_set(const char *set, const lt_leuk_backend *cuda, const float *f
       for (int j = 0; j < ncell; j++)
         if (hypot(d->x - ca[j].xc, d->y - ca[j].yc) < fmax(rad, ca[j].R)) dup = 1;
       if (dup) continue;
-      lt_leuk_cell_init(&ca[ncell++], d, rad);
+      lt_leuk_cell_init(&ca[ncell], d, rad);
+      /* the appearance cue (p.appearance, default on): the template from
+       * the detection's frame, as the pipeline takes it */
+      lt_leuk_cell_template(&ca[ncell++], frame0, w, h);
     }
     memcpy(cb, ca, sizeof *ca * NCELLS);
+    lt_leuk_cell *c0 = malloc(sizeof *c0 * NCELLS); /* the templates as taken, to count the refreshed ones */
+    memcpy(c0, ca, sizeof *ca * NCELLS);
     float *img = malloc(sizeof(float) * (size_t)w * h);
     double dt = 0, dbg = 0;
     int stm = 0, itm = 0, bmism = 0, split = B.be->detect_start && B.be->detect_end;
@@ -318,6 +323,18 @@ static void run_set(const char *set, const lt_leuk_backend *cuda, const float *f
     snprintf(name, sizeof name, "cuda_equiv %s track", set);
     T_CHECK(name, err == 0 && ncell > 0 && dt <= TOL_TRACK_PX && stm == 0,
             "err %d, %d cells, max diff %.3g px, %d status mismatches", err, ncell, dt, stm);
+    /* the appearance cue: both sides refresh the same templates from the
+     * same frames (bit for bit), and some were refreshed (the refresh ran) */
+    int tplm = 0, nref = 0;
+    for (int i = 0; i < ncell; i++) {
+      tplm += memcmp(ca[i].tpl, cb[i].tpl, sizeof ca[i].tpl) != 0;
+      nref += memcmp(ca[i].tpl, c0[i].tpl, sizeof ca[i].tpl) != 0;
+    }
+    printf("info %s track appearance (%g): %d cells' templates refreshed, %d differ between the backends\n", set,
+           p.appearance, nref, tplm);
+    snprintf(name, sizeof name, "cuda_equiv %s track_appearance", set);
+    T_CHECK(name, err == 0 && p.appearance > 0 && nref > 0 && tplm == 0,
+            "err %d, appearance %g, %d refreshed, %d differ", err, p.appearance, nref, tplm);
     printf("info %s band detect in two halves around the tracking (maxima over its threshold): %d maxima mismatches, max|dgicov| %.3g\n", set,
            bmism, dbg);
     snprintf(name, sizeof name, "cuda_equiv %s band_detect_split", set);
@@ -336,6 +353,7 @@ static void run_set(const char *set, const lt_leuk_backend *cuda, const float *f
     free(img);
     free(ca);
     free(cb);
+    free(c0);
   }
 out:
   close_side(&A);

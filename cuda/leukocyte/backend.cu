@@ -692,6 +692,8 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
     k->roi = p->roi;
     k->lost_score = p->lost_fraction * p->gicov_threshold;
     k->rstep_param = p->rstep;
+    k->appearance = p->appearance;
+    k->tpl_thr = p->gicov_threshold;
     /* LT_CUDA_TIMING=2: per-phase cycle counters in the tracking kernels */
     const char *tv = getenv("LT_CUDA_TIMING");
     if (tv && !strcmp(tv, "2") &&

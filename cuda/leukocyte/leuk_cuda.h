@@ -48,6 +48,8 @@ typedef struct lt_cu_params {
   lt_rect roi;
   double lost_score;            /* lost_fraction * gicov_threshold */
   int rstep_param;              /* p->rstep (LOST next to the border is LEFT) */
+  double appearance;            /* p->appearance: the re-localisation's template weight (0: none) */
+  double tpl_thr;               /* p->gicov_threshold: a cell scoring this takes a new template */
   double ct[LT_LEUK_SNAXELS], st[LT_LEUK_SNAXELS]; /* snaxel cos/sin from the host libm */
   unsigned long long *prof;     /* LT_CUDA_TIMING=2: clock64 cycles per phase (LT_CU_PROF_N), else NULL */
 } lt_cu_params;

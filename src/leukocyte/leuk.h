@@ -13,12 +13,19 @@
 #ifndef LT_LEUK_H
 #define LT_LEUK_H
 
+#include <math.h>
 #include <stddef.h>
 
 #define LT_LEUK_MAX_RADII 32
 #define LT_LEUK_SNAXELS 20       /* tracking snake points (Np) */
 #define LT_LEUK_DET_POINTS 36    /* detection circle points */
 #define LT_LEUK_CTRL 9           /* periodic B-spline control points */
+/* The appearance template (lt_leuk_cell.tpl) covers discs up to this radius,
+ * the default rmax: a larger cell is matched on its central disc of it (the
+ * template travels in the cell's state, to the GPU and back every frame, so
+ * it is not sized for the 100 px that --radius allows). */
+#define LT_LEUK_TPL_R 20
+#define LT_LEUK_TPL_SIDE (2 * LT_LEUK_TPL_R + 1)
 /* MGVF convergence is tested every this many iterations (and at the cap):
  * at most 3 iterations past the reference's stopping point, each changing F
  * by less than the tolerance, and the GPU saves a block-wide reduction on
@@ -58,6 +65,10 @@ typedef struct lt_leuk_params {
   /* tracking */
   int search;              /* re-localisation radius in px around the prediction: 8 */
   double lost_fraction;    /* track lost when |GICOV| < lost_fraction*threshold: 0.5 */
+  double appearance;       /* > 0: the re-localisation scores each position by its GICOV
+                              plus appearance * the normalised cross-correlation of the
+                              frame's disc there with the cell's template (lt_leuk_ncc;
+                              issue 15, twelfth pass): 0.5; 0: GICOV alone */
   /* pipeline only (pipeline.c; no backend reads these) */
   int entry_band;          /* 1: detect every frame in the upstream band(s) of the entry ROI */
   int detect_early;        /* full detections also on the first detect_early frames after the
@@ -138,6 +149,70 @@ int lt_leuk_nradii(const lt_leuk_params *p);
 static inline LT_HOST_DEVICE int lt_leuk_win_half_x(double R) { return (int)(2 * R + 0.5); }
 static inline LT_HOST_DEVICE int lt_leuk_win_half_y(double R) { return (int)(2 * R + 0.5); }
 
+/* Double arithmetic that nvcc must not contract into fused multiply-adds
+ * (it does by default; the C build is -std=c11, which does not): the device
+ * code of a function shared with the CPU spells each operation. */
+#ifdef __CUDA_ARCH__
+#define LT_DADD(a, b) __dadd_rn((a), (b))
+#define LT_DSUB(a, b) __dsub_rn((a), (b))
+#define LT_DMUL(a, b) __dmul_rn((a), (b))
+#define LT_DDIV(a, b) __ddiv_rn((a), (b))
+#else
+#define LT_DADD(a, b) ((a) + (b))
+#define LT_DSUB(a, b) ((a) - (b))
+#define LT_DMUL(a, b) ((a) * (b))
+#define LT_DDIV(a, b) ((a) / (b))
+#endif
+/* The appearance template's disc radius for a cell of nominal radius R. */
+static inline LT_HOST_DEVICE int lt_leuk_tpl_r(double R)
+{
+  const int r = (int)(R + 0.5);
+  return r < 1 ? 1 : r > LT_LEUK_TPL_R ? LT_LEUK_TPL_R : r;
+}
+/* Template pixel i (row-major in the LT_LEUK_TPL_SIDE square) for a
+ * template centred on integer (cx, cy) of img (fw x fh): the frame's value,
+ * NaN outside the frame. Both backends fill templates with it. */
+static inline LT_HOST_DEVICE float lt_leuk_tpl_px(const float *img, int fw, int fh, int cx, int cy, int i)
+{
+  const int x = cx + i % LT_LEUK_TPL_SIDE - LT_LEUK_TPL_R, y = cy + i / LT_LEUK_TPL_SIDE - LT_LEUK_TPL_R;
+  if (x < 0 || y < 0 || x >= fw || y >= fh) return NAN;
+  return img[(size_t)y * fw + x];
+}
+/* Normalised cross-correlation (-1..1) of the disc of radius r (offsets
+ * u^2 + v^2 <= r^2, r <= LT_LEUK_TPL_R) of template tpl with the disc around
+ * integer (bx, by) of img (fw x fh), over the offsets where both are in
+ * their frames; 0 when fewer than 10 are, or either side is flat. The sums
+ * in double, row by row in one fixed order, not contracted (the products of
+ * two floats are exact in double), so that the CPU (track.c) and the GPU
+ * (track.cu, relocate) get the same bits. */
+static inline LT_HOST_DEVICE double lt_leuk_ncc(const float *tpl, const float *img, int fw, int fh, int bx,
+                                                int by, int r)
+{
+  double sa = 0, sb = 0, saa = 0, sbb = 0, sab = 0;
+  int m = 0;
+  for (int v = -r; v <= r; v++) {
+    const int yb = by + v;
+    if (yb < 0 || yb >= fh) continue;
+    for (int u = -r; u <= r; u++) {
+      const int xb = bx + u;
+      if (u * u + v * v > r * r || xb < 0 || xb >= fw) continue;
+      const float a0 = tpl[(v + LT_LEUK_TPL_R) * LT_LEUK_TPL_SIDE + u + LT_LEUK_TPL_R];
+      if (a0 != a0) continue;
+      const double a = a0, b = img[(size_t)yb * fw + xb];
+      sa = LT_DADD(sa, a);
+      sb = LT_DADD(sb, b);
+      saa = LT_DADD(saa, LT_DMUL(a, a));
+      sbb = LT_DADD(sbb, LT_DMUL(b, b));
+      sab = LT_DADD(sab, LT_DMUL(a, b));
+      m++;
+    }
+  }
+  if (m < 10) return 0.0;
+  const double ca = LT_DSUB(saa, LT_DDIV(LT_DMUL(sa, sa), m)), cb = LT_DSUB(sbb, LT_DDIV(LT_DMUL(sb, sb), m));
+  const double cab = LT_DSUB(sab, LT_DDIV(LT_DMUL(sa, sb), m));
+  return ca > 0 && cb > 0 ? LT_DDIV(cab, sqrt(LT_DMUL(ca, cb))) : 0.0;
+}
+
 /* A local maximum of the dilated GICOV map (frame coordinates). */
 typedef struct lt_leuk_max {
   int x, y;
@@ -164,6 +239,13 @@ typedef struct lt_leuk_cell {
   int sign;                       /* +1 bright-inside / -1: sign of the detection GICOV */
   int status;                     /* LT_CELL_* after the track stage */
   int mgvf_iter, evolve_iter;     /* work done in the last frame (stats) */
+  /* --appearance: the cell's disc of radius lt_leuk_tpl_r(R) around its
+   * centre, in a square of LT_LEUK_TPL_SIDE^2 (row-major, NaN outside the
+   * frame), from the frame where it was detected and then from every frame
+   * where it scored |GICOV| >= the threshold (track.c); all 0 = none yet
+   * (the correlation is then 0). Last, so that a kernel may copy the rest
+   * alone. */
+  float tpl[LT_LEUK_TPL_SIDE * LT_LEUK_TPL_SIDE];
 } lt_leuk_cell;
 
 enum { LT_MAP_GICOV = 0, LT_MAP_DILATED = 1 };
@@ -323,6 +405,9 @@ void lt_leuk_track_cell(const float *img, int fw, int fh, const lt_stencil *s,
 /* A new track's state from a refined detection: centre, all radii and the
  * size prior R (the winning GICOV circle), sign of its GICOV, no velocity. */
 void lt_leuk_cell_init(lt_leuk_cell *c, const lt_leuk_det *d, double R);
+/* The cell's appearance template (lt_leuk_cell.tpl) from img (fw x fh), the
+ * square of lt_leuk_tpl_px around its rounded centre. */
+void lt_leuk_cell_template(lt_leuk_cell *c, const float *img, int fw, int fh);
 
 /* Snaxel angle j (exact pi). */
 double lt_snaxel_angle(int j);

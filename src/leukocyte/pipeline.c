@@ -175,6 +175,26 @@ static int finish_track(run *R, int i, int end)
   return R->act[i].hold == 1 ? judge(R, &R->done[R->ndone - 1]) : 0; /* ended while held */
 }
 
+/* --appearance: cell c's template from the frame being processed (a new
+ * track, or one that a detection re-started on its cell), centred on its
+ * detected centre; the tracking refreshes it (track.c, track.cu). The bytes
+ * of an 8-bit frame when there, else the floats (the same values, which
+ * the backends track on). */
+static void take_template(run *R, lt_leuk_cell *c)
+{
+  if (!(R->p.appearance > 0)) return;
+  const lt_frame *f = R->f;
+  if (!f->grey8) {
+    lt_leuk_cell_template(c, f->grey, R->fw, R->fh);
+    return;
+  }
+  const int cx = (int)lround(c->xc), cy = (int)lround(c->yc);
+  for (int i = 0; i < LT_LEUK_TPL_SIDE * LT_LEUK_TPL_SIDE; i++) {
+    const int x = cx + i % LT_LEUK_TPL_SIDE - LT_LEUK_TPL_R, y = cy + i / LT_LEUK_TPL_SIDE - LT_LEUK_TPL_R;
+    c->tpl[i] = x < 0 || y < 0 || x >= R->fw || y >= R->fh ? NAN : (float)f->grey8[(size_t)y * R->fw + x];
+  }
+}
+
 static void move_cell(run *R, int to, int from)
 {
   R->cells[to] = R->cells[from];
@@ -544,6 +564,7 @@ static void start_track(run *R, int i, const lt_leuk_det *d, double rad, int hav
                         int motion)
 {
   lt_leuk_cell_init(&R->cells[i], d, rad);
+  take_template(R, &R->cells[i]);
   if (have_flow) {
     R->cells[i].vx = fvx;
     R->cells[i].vy = fvy;
@@ -639,6 +660,7 @@ static int take_maxima(run *R, const lt_rect *roi, int nm, int motion)
       if (fabsf(d->gicov) > fabsf(R->cells[dup].gicov)) {
         double vx = R->cells[dup].vx, vy = R->cells[dup].vy;
         lt_leuk_cell_init(&R->cells[dup], d, rad);
+        take_template(R, &R->cells[dup]);
         R->cells[dup].vx = vx;
         R->cells[dup].vy = vy;
         motion_found(&R->act[dup], motion);
@@ -651,6 +673,7 @@ static int take_maxima(run *R, const lt_rect *roi, int nm, int motion)
       /* a lost track's cell found again: the track continues from here */
       double vx = R->cells[dup].vx, vy = R->cells[dup].vy;
       lt_leuk_cell_init(&R->cells[dup], d, R->cells[dup].R);
+      take_template(R, &R->cells[dup]);
       R->cells[dup].vx = vx;
       R->cells[dup].vy = vy;
       R->miss[dup] = 0;
@@ -669,6 +692,7 @@ static int take_maxima(run *R, const lt_rect *roi, int nm, int motion)
       /* the whole cell: its track continues with its centre, radius and sign */
       double vx = R->cells[dup].vx, vy = R->cells[dup].vy;
       lt_leuk_cell_init(&R->cells[dup], d, rad);
+      take_template(R, &R->cells[dup]);
       R->cells[dup].vx = vx;
       R->cells[dup].vy = vy;
       R->act[dup].motion_miss = -1; /* seen on the frame (motion detections skip found cells) */
