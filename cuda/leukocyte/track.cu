@@ -1478,7 +1478,8 @@ int lt_cu_track_setup(lt_cu_ctx *c)
   const char *mv = getenv("LT_CUDA_MGVF");
   LT_CU(cudaFuncGetAttributes(&fa, window_kernel), "querying the window kernel");
   if (!(mv && !strcmp(mv, "block")) && major >= 9 && gsb + fa.sharedSizeBytes <= (size_t)optin &&
-      sizeof(float) * 3 * c->win_max + 8192 <= (size_t)optin) {
+      sizeof(float) * 3 * c->win_max + 8192 + sizeof(lt_leuk_cell) <= (size_t)optin) { /* + the snake
+                                                   kernel's shared cell (its appearance template) */
     const char *cs = getenv("LT_CUDA_CLUSTER"), *ws = getenv("LT_CUDA_WCLUSTER");
     c->cluster = cs && atoi(cs) >= 2 && atoi(cs) <= 16 ? atoi(cs) : 8;
     c->wcluster = ws && atoi(ws) >= 1 && atoi(ws) <= 8 ? atoi(ws) : 4;
