@@ -177,12 +177,19 @@ static int finish_track(run *R, int i, int end)
 
 /* --appearance: cell c's template from the frame being processed (a new
  * track, or one that a detection re-started on its cell), centred on its
- * detected centre; the tracking refreshes it (track.c, track.cu). The bytes
- * of an 8-bit frame when there, else the floats (the same values, which
- * the backends track on). */
+ * detected centre, when it scores at least the threshold there, as the
+ * tracking's refresh asks (track.c, track.cu); else none (all 0: no cue)
+ * until a frame where it does. A cell started under the threshold (the
+ * adaptive one of a clean background, a faint or early start) is often
+ * entering or off its centre: a template of it held a fluorescent cell
+ * entering at the border off the cell (synthetic fluo seed 23; docs/ACCURACY.md,
+ * twelfth pass). The bytes of an 8-bit frame when there, else the floats
+ * (the same values, which the backends track on). */
 static void take_template(run *R, lt_leuk_cell *c)
 {
   if (!(R->p.appearance > 0)) return;
+  memset(c->tpl, 0, sizeof c->tpl);
+  if (!(c->sign * c->gicov >= R->p.gicov_threshold)) return;
   const lt_frame *f = R->f;
   if (!f->grey8) {
     lt_leuk_cell_template(c, f->grey, R->fw, R->fh);
