@@ -193,12 +193,19 @@ static inline LT_HOST_DEVICE double lt_leuk_ncc(const float *tpl, const float *i
   for (int v = -r; v <= r; v++) {
     const int yb = by + v;
     if (yb < 0 || yb >= fh) continue;
-    for (int u = -r; u <= r; u++) {
-      const int xb = bx + u;
-      if (u * u + v * v > r * r || xb < 0 || xb >= fw) continue;
-      const float a0 = tpl[(v + LT_LEUK_TPL_R) * LT_LEUK_TPL_SIDE + u + LT_LEUK_TPL_R];
+    /* the row's offsets u^2 <= r^2 - v^2 (integer square root), within
+     * the frame: the disc's pixels of the row in order, no test each */
+    const int q = r * r - v * v;
+    int hw = (int)sqrt((double)q);
+    while (hw * hw > q) hw--;
+    while ((hw + 1) * (hw + 1) <= q) hw++;
+    const int u0 = -hw > -bx ? -hw : -bx, u1 = hw < fw - 1 - bx ? hw : fw - 1 - bx;
+    const float *trow = tpl + (v + LT_LEUK_TPL_R) * LT_LEUK_TPL_SIDE + LT_LEUK_TPL_R;
+    const float *irow = img + (size_t)yb * fw; /* bx + u in 0..fw-1 */
+    for (int u = u0; u <= u1; u++) {
+      const float a0 = trow[u];
       if (a0 != a0) continue;
-      const double a = a0, b = img[(size_t)yb * fw + xb];
+      const double a = a0, b = irow[bx + u];
       sa = LT_DADD(sa, a);
       sb = LT_DADD(sb, b);
       saa = LT_DADD(saa, LT_DMUL(a, a));
