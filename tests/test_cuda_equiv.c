@@ -227,7 +227,11 @@ static void run_set(const char *set, const lt_leuk_backend *cuda, const float *f
   /* tracking: cells from the refined detections, nframes frames */
   {
     lt_leuk_cell *ca = calloc(NCELLS, sizeof *ca), *cb = calloc(NCELLS, sizeof *cb);
+    /* the templates as taken (to count the refreshed ones), and as read back */
+    float *tpl0 = malloc(sizeof(float) * NCELLS * LT_LEUK_TPL_N), *ta = malloc(sizeof(float) * LT_LEUK_TPL_N),
+          *tb = malloc(sizeof(float) * LT_LEUK_TPL_N);
     int ncell = 0;
+    err = 0;
     for (int i = 0; i < nc && ncell < NCELLS; i++) {
       const lt_leuk_det *d = &A.d[i];
       double rad = A.m[i].radius;
@@ -240,12 +244,15 @@ static void run_set(const char *set, const lt_leuk_backend *cuda, const float *f
       if (dup) continue;
       lt_leuk_cell_init(&ca[ncell], d, rad);
       /* the appearance cue (p.appearance, default on): the template from
-       * the detection's frame, as the pipeline takes it */
-      lt_leuk_cell_template(&ca[ncell++], frame0, w, h);
+       * the detection's frame, as the pipeline takes it, into both
+       * backends' slot of the cell (its index) */
+      ca[ncell].tpl = ncell;
+      lt_leuk_cell_template(&ca[ncell], frame0, w, h, tpl0 + (size_t)ncell * LT_LEUK_TPL_N);
+      if (!err) err = A.be->tpl_set(A.ctx, ncell, tpl0 + (size_t)ncell * LT_LEUK_TPL_N);
+      if (!err) err = B.be->tpl_set(B.ctx, ncell, tpl0 + (size_t)ncell * LT_LEUK_TPL_N);
+      ncell++;
     }
     memcpy(cb, ca, sizeof *ca * NCELLS);
-    lt_leuk_cell *c0 = malloc(sizeof *c0 * NCELLS); /* the templates as taken, to count the refreshed ones */
-    memcpy(c0, ca, sizeof *ca * NCELLS);
     float *img = malloc(sizeof(float) * (size_t)w * h);
     double dt = 0, dbg = 0;
     int stm = 0, itm = 0, bmism = 0, split = B.be->detect_start && B.be->detect_end;
@@ -266,7 +273,6 @@ static void run_set(const char *set, const lt_leuk_backend *cuda, const float *f
      * the next frame's split detection takes */
     float *imgn = malloc(sizeof(float) * (size_t)w * h);
     unsigned char *b8[2] = {malloc((size_t)w * h), malloc((size_t)w * h)};
-    err = 0;
     for (int t = 1; t <= nframes && !err; t++) {
       next(img, w, h, t, u);
       const int is8 = to_bytes(img, b8[t & 1], (size_t)w * h);
@@ -326,9 +332,11 @@ static void run_set(const char *set, const lt_leuk_backend *cuda, const float *f
     /* the appearance cue: both sides refresh the same templates from the
      * same frames (bit for bit), and some were refreshed (the refresh ran) */
     int tplm = 0, nref = 0;
-    for (int i = 0; i < ncell; i++) {
-      tplm += memcmp(ca[i].tpl, cb[i].tpl, sizeof ca[i].tpl) != 0;
-      nref += memcmp(ca[i].tpl, c0[i].tpl, sizeof ca[i].tpl) != 0;
+    for (int i = 0; i < ncell && !err; i++) {
+      err = A.be->tpl_get(A.ctx, i, ta);
+      if (!err) err = B.be->tpl_get(B.ctx, i, tb);
+      tplm += memcmp(ta, tb, sizeof(float) * LT_LEUK_TPL_N) != 0;
+      nref += memcmp(ta, tpl0 + (size_t)i * LT_LEUK_TPL_N, sizeof(float) * LT_LEUK_TPL_N) != 0;
     }
     printf("info %s track appearance (%g): %d cells' templates refreshed, %d differ between the backends\n", set,
            p.appearance, nref, tplm);
@@ -353,7 +361,9 @@ static void run_set(const char *set, const lt_leuk_backend *cuda, const float *f
     free(img);
     free(ca);
     free(cb);
-    free(c0);
+    free(tpl0);
+    free(ta);
+    free(tb);
   }
 out:
   close_side(&A);

@@ -330,14 +330,11 @@ static __device__ void evolve_cell(const float *F, float *fx, float *fy, int w, 
   __syncthreads();
 }
 
-/* A cell's state (with its appearance template, ~7 KB) copied by the whole
- * block, in 4-byte words; the caller synchronises. */
-static __device__ __forceinline__ void cell_copy(lt_leuk_cell *dst, const lt_leuk_cell *src)
+/* --appearance: cell C's template slot in the context's pool, NULL without
+ * one (no cue: GICOV alone, no refresh). */
+static __device__ __forceinline__ float *cell_tpl(const lt_cu_params &P, const lt_leuk_cell &C)
 {
-  static_assert(sizeof(lt_leuk_cell) % 4 == 0, "lt_leuk_cell in words");
-  int *d = (int *)dst;
-  const int *a = (const int *)src;
-  for (int i = threadIdx.x; i < (int)(sizeof(lt_leuk_cell) / 4); i += blockDim.x) d[i] = a[i];
+  return P.tpl && P.appearance > 0 && C.tpl >= 0 ? P.tpl + (size_t)C.tpl * LT_LEUK_TPL_N : NULL;
 }
 
 /* (value, index) argmax: larger value wins, ties go to the smaller index. */
@@ -498,7 +495,7 @@ static __device__ void relocate(const float *__restrict__ frame, const lt_cu_par
 {
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, nw = (int)blockDim.x >> 5;
   const int S = G.S, NPOS = S * S, K = G.K, tr = lt_leuk_tpl_r(R);
-  const double gam = P.appearance;
+  const double gam = tpl ? P.appearance : 0.0;
   /* the largest score among positions of b > 0, first in scan order on
    * ties: b alone, or b + gam * the template's correlation there (track.c;
    * lt_leuk_ncc, the same sums in the same order; one position per thread) */
@@ -681,12 +678,12 @@ static __device__ void finish_cell(const float *__restrict__ frame, const lt_cu_
   __syncthreads();
   /* --appearance: a cell that scores >= the threshold takes its template
    * anew from this frame (track.c) */
-  if (P.appearance > 0 && C.sign * C.gicov >= P.tpl_thr) {
+  float *tpl = cell_tpl(P, C);
+  if (tpl && C.sign * C.gicov >= P.tpl_thr) {
     const int tx = (int)lround(C.xc), ty = (int)lround(C.yc);
-    for (int i = tid; i < LT_LEUK_TPL_SIDE * LT_LEUK_TPL_SIDE; i += nt) C.tpl[i] = lt_leuk_tpl_px(frame, P.fw, P.fh, tx, ty, i);
-    __syncthreads();
+    for (int i = tid; i < LT_LEUK_TPL_N; i += nt) tpl[i] = lt_leuk_tpl_px(frame, P.fw, P.fh, tx, ty, i);
   }
-  cell_copy(out, &C);
+  if (tid == 0) *out = C;
 }
 
 /* The grid of a cell predicted at (px, py) with radius R. */
@@ -722,7 +719,7 @@ __global__ void __launch_bounds__(NT, 1) track_kernel(const float *__restrict__ 
 
   for (int ci = blockIdx.x; ci < n; ci += gridDim.x) {
     __syncthreads();
-    cell_copy(&C, &cells[ci]);
+    if (tid == 0) C = cells[ci];
     __syncthreads();
     const double R = C.R, px = C.xc + C.vx, py = C.yc + C.vy;
     /* 2. re-localisation */
@@ -730,7 +727,7 @@ __global__ void __launch_bounds__(NT, 1) track_kernel(const float *__restrict__ 
     gicov_tasks<4>(P, G.S * G.S * G.K, 0, NT, G, [&](int t, double g) { gs[G.slot(t)] = g; });
     __syncthreads();
     double qx, qy;
-    relocate(frame, P, gs, G, C.sign, R, C.tpl, px, py, &qx, &qy, RS);
+    relocate(frame, P, gs, G, C.sign, R, cell_tpl(P, C), px, py, &qx, &qy, RS);
     /* 3. window */
     int u1, v1, w, h;
     window_of(P, R, qx, qy, &u1, &v1, &w, &h);
@@ -797,7 +794,7 @@ __global__ void __launch_bounds__(WIN_THREADS) window_kernel(const float *__rest
   if (rank != 0) return;
   LT_CU_PROF(P, 0, 0, tp);
   double qx, qy;
-  relocate(frame, P, gsm, G, sign, R, cp->tpl, px, py, &qx, &qy, RS);
+  relocate(frame, P, gsm, G, sign, R, cell_tpl(P, *cp), px, py, &qx, &qy, RS);
   LT_CU_PROF(P, 0, 1, tp);
   int u1, v1, w, h;
   window_of(P, R, qx, qy, &u1, &v1, &w, &h);
@@ -841,7 +838,7 @@ __global__ void __launch_bounds__(NT) snake_kernel(const float *__restrict__ fra
   const lt_cu_win I = info[ci];
   if (I.skip) return;
   long long tp = clock64();
-  cell_copy(&C, &cells[ci]); /* the __syncthreads below orders it */
+  if (tid == 0) C = cells[ci];
   const float *src = gwin + (size_t)ci * win_max;
   const int nwin = I.w * I.h;
   float *fx = Fs + nwin, *fy = Fs + 2 * nwin;
@@ -1478,8 +1475,7 @@ int lt_cu_track_setup(lt_cu_ctx *c)
   const char *mv = getenv("LT_CUDA_MGVF");
   LT_CU(cudaFuncGetAttributes(&fa, window_kernel), "querying the window kernel");
   if (!(mv && !strcmp(mv, "block")) && major >= 9 && gsb + fa.sharedSizeBytes <= (size_t)optin &&
-      sizeof(float) * 3 * c->win_max + 8192 + sizeof(lt_leuk_cell) <= (size_t)optin) { /* + the snake
-                                                   kernel's shared cell (its appearance template) */
+      sizeof(float) * 3 * c->win_max + 8192 <= (size_t)optin) {
     const char *cs = getenv("LT_CUDA_CLUSTER"), *ws = getenv("LT_CUDA_WCLUSTER");
     c->cluster = cs && atoi(cs) >= 2 && atoi(cs) <= 16 ? atoi(cs) : 8;
     c->wcluster = ws && atoi(ws) >= 1 && atoi(ws) <= 8 ? atoi(ws) : 4;

@@ -20,12 +20,13 @@
 #define LT_LEUK_SNAXELS 20       /* tracking snake points (Np) */
 #define LT_LEUK_DET_POINTS 36    /* detection circle points */
 #define LT_LEUK_CTRL 9           /* periodic B-spline control points */
-/* The appearance template (lt_leuk_cell.tpl) covers discs up to this radius,
- * the default rmax: a larger cell is matched on its central disc of it (the
- * template travels in the cell's state, to the GPU and back every frame, so
- * it is not sized for the 100 px that --radius allows). */
+/* The appearance template (slot lt_leuk_cell.tpl of the backend's pool)
+ * covers discs up to this radius, the default rmax: a larger cell is matched
+ * on its central disc of it (a pool holds one template per cell slot of the
+ * context, so it is not sized for the 100 px that --radius allows). */
 #define LT_LEUK_TPL_R 20
 #define LT_LEUK_TPL_SIDE (2 * LT_LEUK_TPL_R + 1)
+#define LT_LEUK_TPL_N (LT_LEUK_TPL_SIDE * LT_LEUK_TPL_SIDE) /* floats per template */
 /* MGVF convergence is tested every this many iterations (and at the cap):
  * at most 3 iterations past the reference's stopping point, each changing F
  * by less than the tolerance, and the GPU saves a block-wide reduction on
@@ -157,11 +158,15 @@ static inline LT_HOST_DEVICE int lt_leuk_win_half_y(double R) { return (int)(2 *
 #define LT_DSUB(a, b) __dsub_rn((a), (b))
 #define LT_DMUL(a, b) __dmul_rn((a), (b))
 #define LT_DDIV(a, b) __ddiv_rn((a), (b))
+#define LT_FADD(a, b) __fadd_rn((a), (b))
+#define LT_FMUL(a, b) __fmul_rn((a), (b))
 #else
 #define LT_DADD(a, b) ((a) + (b))
 #define LT_DSUB(a, b) ((a) - (b))
 #define LT_DMUL(a, b) ((a) * (b))
 #define LT_DDIV(a, b) ((a) / (b))
+#define LT_FADD(a, b) ((a) + (b))
+#define LT_FMUL(a, b) ((a) * (b))
 #endif
 /* The appearance template's disc radius for a cell of nominal radius R. */
 static inline LT_HOST_DEVICE int lt_leuk_tpl_r(double R)
@@ -181,10 +186,14 @@ static inline LT_HOST_DEVICE float lt_leuk_tpl_px(const float *img, int fw, int 
 /* Normalised cross-correlation (-1..1) of the disc of radius r (offsets
  * u^2 + v^2 <= r^2, r <= LT_LEUK_TPL_R) of template tpl with the disc around
  * integer (bx, by) of img (fw x fh), over the offsets where both are in
- * their frames; 0 when fewer than 10 are, or either side is flat. The sums
- * in double, row by row in one fixed order, not contracted (the products of
- * two floats are exact in double), so that the CPU (track.c) and the GPU
- * (track.cu, relocate) get the same bits. */
+ * their frames; 0 when fewer than 10 are, or either side is flat. Each
+ * row's sums in float (at most 41 pixels: for grey levels 0..255, the
+ * integers of 8-bit video, every partial sum is an integer below 2^24, so
+ * exact), added to double sums (exact) row by row; one fixed order, nothing
+ * contracted, so that the CPU (track.c) and the GPU (track.cu, relocate)
+ * get the same bits for any input. A third of the double-precision
+ * version's time on the GPU (FP32 runs at twice the FP64 rate and needs no
+ * conversions), the same value for 8-bit video (both exact). */
 static inline LT_HOST_DEVICE double lt_leuk_ncc(const float *tpl, const float *img, int fw, int fh, int bx,
                                                 int by, int r)
 {
@@ -202,17 +211,23 @@ static inline LT_HOST_DEVICE double lt_leuk_ncc(const float *tpl, const float *i
     const int u0 = -hw > -bx ? -hw : -bx, u1 = hw < fw - 1 - bx ? hw : fw - 1 - bx;
     const float *trow = tpl + (v + LT_LEUK_TPL_R) * LT_LEUK_TPL_SIDE + LT_LEUK_TPL_R;
     const float *irow = img + (size_t)yb * fw; /* bx + u in 0..fw-1 */
+    float ra = 0.0f, rb = 0.0f, raa = 0.0f, rbb = 0.0f, rab = 0.0f;
     for (int u = u0; u <= u1; u++) {
-      const float a0 = trow[u];
-      if (a0 != a0) continue;
-      const double a = a0, b = irow[bx + u];
-      sa = LT_DADD(sa, a);
-      sb = LT_DADD(sb, b);
-      saa = LT_DADD(saa, LT_DMUL(a, a));
-      sbb = LT_DADD(sbb, LT_DMUL(b, b));
-      sab = LT_DADD(sab, LT_DMUL(a, b));
+      const float a = trow[u];
+      if (a != a) continue;
+      const float b = irow[bx + u];
+      ra = LT_FADD(ra, a);
+      rb = LT_FADD(rb, b);
+      raa = LT_FADD(raa, LT_FMUL(a, a));
+      rbb = LT_FADD(rbb, LT_FMUL(b, b));
+      rab = LT_FADD(rab, LT_FMUL(a, b));
       m++;
     }
+    sa = LT_DADD(sa, (double)ra);
+    sb = LT_DADD(sb, (double)rb);
+    saa = LT_DADD(saa, (double)raa);
+    sbb = LT_DADD(sbb, (double)rbb);
+    sab = LT_DADD(sab, (double)rab);
   }
   if (m < 10) return 0.0;
   const double ca = LT_DSUB(saa, LT_DDIV(LT_DMUL(sa, sa), m)), cb = LT_DSUB(sbb, LT_DDIV(LT_DMUL(sb, sb), m));
@@ -246,13 +261,16 @@ typedef struct lt_leuk_cell {
   int sign;                       /* +1 bright-inside / -1: sign of the detection GICOV */
   int status;                     /* LT_CELL_* after the track stage */
   int mgvf_iter, evolve_iter;     /* work done in the last frame (stats) */
-  /* --appearance: the cell's disc of radius lt_leuk_tpl_r(R) around its
-   * centre, in a square of LT_LEUK_TPL_SIDE^2 (row-major, NaN outside the
-   * frame), from the frame where it was detected and then from every frame
-   * where it scored |GICOV| >= the threshold (track.c); all 0 = none yet
-   * (the correlation is then 0). Last, so that a kernel may copy the rest
-   * alone. */
-  float tpl[LT_LEUK_TPL_SIDE * LT_LEUK_TPL_SIDE];
+  /* --appearance: the cell's template slot in the backend's pool (tpl_set),
+   * -1 = none. A template is the cell's disc of radius lt_leuk_tpl_r(R)
+   * around its centre, in a square of LT_LEUK_TPL_SIDE^2 (row-major, NaN
+   * outside the frame), from the frame where it was detected and then from
+   * every frame where it scored |GICOV| >= the threshold (the backend's
+   * track); all 0 = none yet (the correlation is then 0). The templates
+   * stay in the backend (on the GPU for CUDA): the cell state that goes up
+   * and down every frame keeps its size (a 6.7 KB template in it cost a
+   * quarter of the many-video throughput, docs/PERFORMANCE.md). */
+  int tpl;
 } lt_leuk_cell;
 
 enum { LT_MAP_GICOV = 0, LT_MAP_DILATED = 1 };
@@ -272,8 +290,14 @@ typedef struct lt_leuk_backend {
   int (*detect)(void *ctx, const lt_rect *roi, lt_leuk_max *out, int cap, int *n);
   /* Spline-snake refinement of n maxima (of the last detect). */
   int (*refine)(void *ctx, const lt_leuk_max *m, int n, lt_leuk_det *out);
-  /* One tracking step of n cells on the current frame, in place. */
+  /* One tracking step of n cells on the current frame, in place (with
+   * --appearance, each cell's template slot refreshed as it scores). */
   int (*track)(void *ctx, lt_leuk_cell *cells, int n);
+  /* --appearance: template slot `slot` (0 <= slot < max_cells) becomes tpl
+   * (LT_LEUK_TPL_N floats) for the following track calls. */
+  int (*tpl_set)(void *ctx, int slot, const float *tpl);
+  /* Test access: template slot `slot` into tpl. */
+  int (*tpl_get)(void *ctx, int slot, float *tpl);
   /* Test access: the GICOV or dilated map of the last detect (roi size). */
   int (*get_map)(void *ctx, int which, float *dst);
   /* Test access: MGVF of one window E (w*h, already normalised) into F. */
@@ -406,15 +430,17 @@ size_t lt_leuk_track_work_size(const lt_leuk_params *p);
 /* The MGVF of p's solver (lt_mgvf, or lt_mgvf_col when p->mgvf_col > 0);
  * tmp: w*h floats. Returns the number of iterations. */
 int lt_leuk_mgvf(const lt_leuk_params *p, const float *E, int w, int h, float *F, float *tmp);
+/* tpl: the cell's template (LT_LEUK_TPL_N floats; read, and refreshed on
+ * a frame where it scores >= the threshold), or NULL without --appearance. */
 void lt_leuk_track_cell(const float *img, int fw, int fh, const lt_stencil *s,
-                        const lt_leuk_params *p, lt_leuk_cell *c, float *work);
+                        const lt_leuk_params *p, lt_leuk_cell *c, float *tpl, float *work);
 
 /* A new track's state from a refined detection: centre, all radii and the
  * size prior R (the winning GICOV circle), sign of its GICOV, no velocity. */
 void lt_leuk_cell_init(lt_leuk_cell *c, const lt_leuk_det *d, double R);
-/* The cell's appearance template (lt_leuk_cell.tpl) from img (fw x fh), the
- * square of lt_leuk_tpl_px around its rounded centre. */
-void lt_leuk_cell_template(lt_leuk_cell *c, const float *img, int fw, int fh);
+/* The cell's appearance template (LT_LEUK_TPL_N floats into tpl) from img
+ * (fw x fh), the square of lt_leuk_tpl_px around its rounded centre. */
+void lt_leuk_cell_template(const lt_leuk_cell *c, const float *img, int fw, int fh, float *tpl);
 
 /* Snaxel angle j (exact pi). */
 double lt_snaxel_angle(int j);

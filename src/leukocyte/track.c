@@ -34,12 +34,13 @@ void lt_leuk_cell_init(lt_leuk_cell *c, const lt_leuk_det *d, double R)
   c->gicov = d->gicov;
   c->sign = d->gicov >= 0 ? 1 : -1;
   c->status = LT_CELL_ACTIVE;
+  c->tpl = -1;
 }
 
-void lt_leuk_cell_template(lt_leuk_cell *c, const float *img, int fw, int fh)
+void lt_leuk_cell_template(const lt_leuk_cell *c, const float *img, int fw, int fh, float *tpl)
 {
   const int cx = (int)lround(c->xc), cy = (int)lround(c->yc);
-  for (int i = 0; i < LT_LEUK_TPL_SIDE * LT_LEUK_TPL_SIDE; i++) c->tpl[i] = lt_leuk_tpl_px(img, fw, fh, cx, cy, i);
+  for (int i = 0; i < LT_LEUK_TPL_N; i++) tpl[i] = lt_leuk_tpl_px(img, fw, fh, cx, cy, i);
 }
 
 size_t lt_leuk_track_work_size(const lt_leuk_params *p)
@@ -93,7 +94,7 @@ int lt_leuk_mgvf(const lt_leuk_params *p, const float *E, int w, int h, float *F
 }
 
 void lt_leuk_track_cell(const float *img, int fw, int fh, const lt_stencil *s,
-                        const lt_leuk_params *p, lt_leuk_cell *c, float *work)
+                        const lt_leuk_params *p, lt_leuk_cell *c, float *tpl, float *work)
 {
   const lt_rect *roi = &p->roi;
   const double R = c->R;
@@ -102,7 +103,7 @@ void lt_leuk_track_cell(const float *img, int fw, int fh, const lt_stencil *s,
   /* 2. re-localisation */
   int ix = (int)lround(px), iy = (int)lround(py), kq = 0;
   double qx = px, qy = py, bestv = 0, bests = 0;
-  const double gam = p->appearance;
+  const double gam = tpl ? p->appearance : 0.0;
   const int tr = lt_leuk_tpl_r(R);
   for (int dy = -p->search; dy <= p->search; dy++)
     for (int dx = -p->search; dx <= p->search; dx++) {
@@ -112,7 +113,7 @@ void lt_leuk_track_cell(const float *img, int fw, int fh, const lt_stencil *s,
       if (!(b > 0)) continue;
       /* the position's score; ties keep the first in scan order (without
        * the cue: the largest b > 0, as always) */
-      double sc = gam > 0 ? b + gam * lt_leuk_ncc(c->tpl, img, fw, fh, ix + dx, iy + dy, tr) : b;
+      double sc = gam > 0 ? b + gam * lt_leuk_ncc(tpl, img, fw, fh, ix + dx, iy + dy, tr) : b;
       if (bestv == 0 || sc > bests) {
         bests = sc;
         bestv = b;
@@ -176,5 +177,5 @@ void lt_leuk_track_cell(const float *img, int fw, int fh, const lt_stencil *s,
     c->status = edge < R + p->rstep + 1 ? LT_CELL_LEFT : LT_CELL_LOST;
   else
     c->status = LT_CELL_ACTIVE;
-  if (p->appearance > 0 && c->sign * c->gicov >= p->gicov_threshold) lt_leuk_cell_template(c, img, fw, fh);
+  if (tpl && p->appearance > 0 && c->sign * c->gicov >= p->gicov_threshold) lt_leuk_cell_template(c, img, fw, fh, tpl);
 }
