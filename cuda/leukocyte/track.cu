@@ -499,16 +499,37 @@ static __device__ void relocate(const float *__restrict__ frame, const lt_cu_par
   /* the largest score among positions of b > 0, first in scan order on
    * ties: b alone, or b + gam * the template's correlation there (track.c;
    * lt_leuk_ncc, the same sums in the same order; one position per thread) */
-  double bv = -INFINITY;
-  int bp = 0x7fffffff;
-  for (int pos = tid; pos < NPOS; pos += blockDim.x) {
+  auto b_at = [&](int pos) {
     double b = -INFINITY;
     for (int kk = 0; kk < K; kk++) {
       double g = gs[pos * K + kk];
       if (sign * g > b) b = sign * g;
     }
+    return b;
+  };
+  /* With the cue, a position whose b is under the largest b less 2 gam
+   * cannot win (the correlation is within -1..1: its score stays under
+   * b + gam, the best b's over b - gam), so its correlation is not made:
+   * the same choice as track.c's, which scores every position, for a
+   * fraction of the work (the margin widened by 1e-6 against rounding). */
+  double cut = -INFINITY;
+  if (gam > 0) {
+    double m = -INFINITY;
+    for (int pos = tid; pos < NPOS; pos += blockDim.x) m = fmax(m, b_at(pos));
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) m = fmax(m, __shfl_xor_sync(0xffffffffu, m, o));
+    if (lane == 0) RS.redv[warp] = m;
+    __syncthreads();
+    for (int q = 0; q < nw; q++) m = fmax(m, RS.redv[q]);
+    __syncthreads(); /* read before the argmax below writes redv */
+    cut = m - 2.000001 * gam;
+  }
+  double bv = -INFINITY;
+  int bp = 0x7fffffff;
+  for (int pos = tid; pos < NPOS; pos += blockDim.x) {
+    const double b = b_at(pos);
     /* best_gicov returns b*sign; the caller compares sign*(b*sign) = b */
-    if (K > 0 && b > 0.0) {
+    if (K > 0 && b > 0.0 && b >= cut) {
       const double sc = gam > 0 ? __dadd_rn(b, __dmul_rn(gam, lt_leuk_ncc(tpl, frame, P.fw, P.fh, G.ix + (pos % S - G.search),
                                                                           G.iy + (pos / S - G.search), tr)))
                                 : b;

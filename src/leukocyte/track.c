@@ -112,7 +112,9 @@ void lt_leuk_track_cell(const float *img, int fw, int fh, const lt_stencil *s,
       double b = c->sign * g;
       if (!(b > 0)) continue;
       /* the position's score; ties keep the first in scan order (without
-       * the cue: the largest b > 0, as always) */
+       * the cue: the largest b > 0, as always). (The GPU skips the
+       * correlation where b is under the largest b less 2 gam: such a
+       * position cannot win; the same choice.) */
       double sc = gam > 0 ? b + gam * lt_leuk_ncc(tpl, img, fw, fh, ix + dx, iy + dy, tr) : b;
       if (bestv == 0 || sc > bests) {
         bests = sc;
