@@ -35,7 +35,7 @@ static const lt_optdef opts[] = {
   {"recheck", O_RECHECK, required_argument, "F", "a track that the tracking moved more than F x the smallest radius off its prediction is checked there: a circle within 6 px of the prediction that scores more is the cell (default 0: off; 0.5 when tracks jump off faint cells)"},
   {"motion", O_MOTION, required_argument, "N", "new cells are also detected on the frame less the median of 5 earlier frames, one kept every N frames: faint moving cells on a textured static background (default 0: off)"},
   {"search", O_SEARCH, required_argument, "N", "re-localisation radius per frame, px (default 8)"},
-  {"appearance", O_APPEARANCE, required_argument, "G", "the re-localisation scores a position by its |GICOV| + G x the correlation of the disc there with the cell's look (taken at detection, renewed on frames where it scores >= the threshold) (default 0.7, 0 = off)"},
+  {"appearance", O_APPEARANCE, required_argument, "G", "the re-localisation scores a position by its GICOV (of the cell's sign) + G x the correlation of the disc there with the cell's look (taken where it scores >= the threshold: at detection, then each such frame) (default 0.7, 0 = off)"},
   {"search-um", O_SEARCH_UM, required_argument, "D", "re-localisation radius per frame, um: --search D/S rounded up (needs the pixel size S)"},
   {"max-speed-um-s", O_MAX_SPEED_UM_S, required_argument, "V", "fastest cell, um/s: --search V/(F S) rounded up (needs the pixel size S and the frame rate F)"},
   {"um-per-px", O_UM_PER_PX, required_argument, "S", "pixel size in micrometres (csv: adds um columns; trackmate: the file is in microns)"},
