@@ -23,7 +23,7 @@
 #define NCELLS 256
 
 static const char *stage_names[] = {"gicov_map", "dilated_map", "maxima", "refine", "mgvf", "track",
-                                    "band_detect_split", "band_refine_ahead"};
+                                    "track_appearance", "band_detect_split", "band_refine_ahead"};
 
 static void skip_all(const char *why)
 {
@@ -227,7 +227,11 @@ static void run_set(const char *set, const lt_leuk_backend *cuda, const float *f
   /* tracking: cells from the refined detections, nframes frames */
   {
     lt_leuk_cell *ca = calloc(NCELLS, sizeof *ca), *cb = calloc(NCELLS, sizeof *cb);
+    /* the templates as taken (to count the refreshed ones), and as read back */
+    float *tpl0 = malloc(sizeof(float) * NCELLS * LT_LEUK_TPL_N), *ta = malloc(sizeof(float) * LT_LEUK_TPL_N),
+          *tb = malloc(sizeof(float) * LT_LEUK_TPL_N);
     int ncell = 0;
+    err = 0;
     for (int i = 0; i < nc && ncell < NCELLS; i++) {
       const lt_leuk_det *d = &A.d[i];
       double rad = A.m[i].radius;
@@ -238,7 +242,15 @@ static void run_set(const char *set, const lt_leuk_backend *cuda, const float *f
       for (int j = 0; j < ncell; j++)
         if (hypot(d->x - ca[j].xc, d->y - ca[j].yc) < fmax(rad, ca[j].R)) dup = 1;
       if (dup) continue;
-      lt_leuk_cell_init(&ca[ncell++], d, rad);
+      lt_leuk_cell_init(&ca[ncell], d, rad);
+      /* the appearance cue (p.appearance, default on): the template from
+       * the detection's frame, as the pipeline takes it, into both
+       * backends' slot of the cell (its index) */
+      ca[ncell].tpl = ncell;
+      lt_leuk_cell_template(&ca[ncell], frame0, w, h, tpl0 + (size_t)ncell * LT_LEUK_TPL_N);
+      if (!err) err = A.be->tpl_set(A.ctx, ncell, tpl0 + (size_t)ncell * LT_LEUK_TPL_N);
+      if (!err) err = B.be->tpl_set(B.ctx, ncell, tpl0 + (size_t)ncell * LT_LEUK_TPL_N);
+      ncell++;
     }
     memcpy(cb, ca, sizeof *ca * NCELLS);
     float *img = malloc(sizeof(float) * (size_t)w * h);
@@ -261,7 +273,6 @@ static void run_set(const char *set, const lt_leuk_backend *cuda, const float *f
      * the next frame's split detection takes */
     float *imgn = malloc(sizeof(float) * (size_t)w * h);
     unsigned char *b8[2] = {malloc((size_t)w * h), malloc((size_t)w * h)};
-    err = 0;
     for (int t = 1; t <= nframes && !err; t++) {
       next(img, w, h, t, u);
       const int is8 = to_bytes(img, b8[t & 1], (size_t)w * h);
@@ -318,6 +329,20 @@ static void run_set(const char *set, const lt_leuk_backend *cuda, const float *f
     snprintf(name, sizeof name, "cuda_equiv %s track", set);
     T_CHECK(name, err == 0 && ncell > 0 && dt <= TOL_TRACK_PX && stm == 0,
             "err %d, %d cells, max diff %.3g px, %d status mismatches", err, ncell, dt, stm);
+    /* the appearance cue: both sides refresh the same templates from the
+     * same frames (bit for bit), and some were refreshed (the refresh ran) */
+    int tplm = 0, nref = 0;
+    for (int i = 0; i < ncell && !err; i++) {
+      err = A.be->tpl_get(A.ctx, i, ta);
+      if (!err) err = B.be->tpl_get(B.ctx, i, tb);
+      tplm += memcmp(ta, tb, sizeof(float) * LT_LEUK_TPL_N) != 0;
+      nref += memcmp(ta, tpl0 + (size_t)i * LT_LEUK_TPL_N, sizeof(float) * LT_LEUK_TPL_N) != 0;
+    }
+    printf("info %s track appearance (%g): %d cells' templates refreshed, %d differ between the backends\n", set,
+           p.appearance, nref, tplm);
+    snprintf(name, sizeof name, "cuda_equiv %s track_appearance", set);
+    T_CHECK(name, err == 0 && p.appearance > 0 && nref > 0 && tplm == 0,
+            "err %d, appearance %g, %d refreshed, %d differ", err, p.appearance, nref, tplm);
     printf("info %s band detect in two halves around the tracking (maxima over its threshold): %d maxima mismatches, max|dgicov| %.3g\n", set,
            bmism, dbg);
     snprintf(name, sizeof name, "cuda_equiv %s band_detect_split", set);
@@ -336,6 +361,9 @@ static void run_set(const char *set, const lt_leuk_backend *cuda, const float *f
     free(img);
     free(ca);
     free(cb);
+    free(tpl0);
+    free(ta);
+    free(tb);
   }
 out:
   close_side(&A);

@@ -617,6 +617,10 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
     blk_add(&bp, &c->d_err, sizeof(lt_leuk_cell) * ncell, 0);
     blk_add(&bp, &c->h_err, sizeof(lt_leuk_cell) * ncell, 1);
     blk_add(&bp, &c->d_iters, sizeof(int), 0);
+    if (p->appearance > 0 && max_cells > 0) { /* the template slots (kp.tpl below) and their staging */
+      blk_add(&bp, &c->d_tpl, sizeof(float) * LT_LEUK_TPL_N * (size_t)max_cells, 0);
+      blk_add(&bp, &c->h_tpl, sizeof(float) * LT_LEUK_TPL_N * LT_CU_TPL_PEND, 1);
+    }
     if ((err = blk_alloc(c, &bp)) || (err = dset_init(c, &c->ds)) ||
         (c->next_bufs && (err = dset_init(c, &c->ds_next))))
       goto fail;
@@ -692,6 +696,9 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
     k->roi = p->roi;
     k->lost_score = p->lost_fraction * p->gicov_threshold;
     k->rstep_param = p->rstep;
+    k->appearance = p->appearance;
+    k->tpl_thr = p->gicov_threshold;
+    k->tpl = c->d_tpl;
     /* LT_CUDA_TIMING=2: per-phase cycle counters in the tracking kernels */
     const char *tv = getenv("LT_CUDA_TIMING");
     if (tv && !strcmp(tv, "2") &&
@@ -1287,6 +1294,54 @@ static void tail_check(lt_cu_ctx *c)
            t, (int)c->frames);
 }
 
+/* --appearance: the staged templates up into their slots, on the tracking's
+ * stream (before its kernels). The staging is free again once that stream
+ * has been synchronised (cu_track's end, or here when sync). */
+static int tpl_flush(lt_cu_ctx *c, int sync)
+{
+  for (int k = 0; k < c->ntpl_pend; k++)
+    LT_CU(cudaMemcpyAsync(c->d_tpl + (size_t)c->tpl_pend[k] * LT_LEUK_TPL_N, c->h_tpl + (size_t)k * LT_LEUK_TPL_N,
+                          sizeof(float) * LT_LEUK_TPL_N, cudaMemcpyHostToDevice, c->stream),
+          "uploading the appearance templates");
+  c->ntpl_pend = 0;
+  if (sync) LT_CU(cudaStreamSynchronize(c->stream), "uploading the appearance templates");
+  return 0;
+}
+
+static int cu_tpl_set(void *vctx, int slot, const float *tpl)
+{
+  lt_cu_ctx *c = (lt_cu_ctx *)vctx;
+  if (!c->d_tpl || slot < 0 || slot >= c->max_cells) {
+    lt_error("template slot %d: none (%d slots%s)", slot, c->max_cells, c->d_tpl ? "" : ", --appearance off");
+    return LT_ERR_INTERNAL;
+  }
+  int k = 0;
+  while (k < c->ntpl_pend && c->tpl_pend[k] != slot) k++; /* staged already: the newer one goes up */
+  int err;
+  if (k == LT_CU_TPL_PEND) { /* the staging is full: up with it first */
+    if ((err = tpl_flush(c, 1))) return err;
+    k = 0;
+  }
+  if (k == c->ntpl_pend) c->tpl_pend[c->ntpl_pend++] = slot;
+  memcpy(c->h_tpl + (size_t)k * LT_LEUK_TPL_N, tpl, sizeof(float) * LT_LEUK_TPL_N);
+  return 0;
+}
+
+static int cu_tpl_get(void *vctx, int slot, float *tpl)
+{
+  lt_cu_ctx *c = (lt_cu_ctx *)vctx;
+  if (!c->d_tpl || slot < 0 || slot >= c->max_cells) {
+    lt_error("template slot %d: none (%d slots%s)", slot, c->max_cells, c->d_tpl ? "" : ", --appearance off");
+    return LT_ERR_INTERNAL;
+  }
+  int err = tpl_flush(c, 1);
+  if (err) return err;
+  LT_CU(cudaMemcpy(tpl, c->d_tpl + (size_t)slot * LT_LEUK_TPL_N, sizeof(float) * LT_LEUK_TPL_N,
+                   cudaMemcpyDeviceToHost),
+        "reading an appearance template");
+  return 0;
+}
+
 static int cu_track(void *vctx, lt_leuk_cell *cells, int n)
 {
   lt_cu_ctx *c = (lt_cu_ctx *)vctx;
@@ -1331,7 +1386,8 @@ static int cu_track(void *vctx, lt_leuk_cell *cells, int n)
     LT_CU(cudaMemcpyAsync(c->d_err, c->h_err, sizeof *cells * (n + 1), cudaMemcpyHostToDevice, c->stream),
           "uploading the cell states");
   }
-  int err = c->cluster ? lt_cu_track_split_launch(c, n) : lt_cu_track_launch(c, n);
+  int err = c->ntpl_pend ? tpl_flush(c, 0) : 0;
+  if (!err) err = c->cluster ? lt_cu_track_split_launch(c, n) : lt_cu_track_launch(c, n);
   if (err) return err;
   LT_CU(cudaMemcpyAsync(c->h_err, c->d_err, sizeof *cells * (n + 1), cudaMemcpyDeviceToHost, c->stream),
         "copying the cell states back");
@@ -1399,6 +1455,7 @@ static int cu_mgvf(void *vctx, const float *E, int w, int h, float *F, int *iter
 }
 
 extern "C" const lt_leuk_backend lt_leuk_backend_cuda = {
-  "cuda", cu_create, cu_destroy, cu_set_frame, cu_detect, cu_refine, cu_track, cu_get_map, cu_mgvf, cu_prefetch, 1,
+  "cuda", cu_create, cu_destroy, cu_set_frame, cu_detect, cu_refine, cu_track, cu_tpl_set, cu_tpl_get, cu_get_map,
+  cu_mgvf, cu_prefetch, 1,
   cu_detect_start, cu_detect_end,
 };

@@ -22,6 +22,7 @@ extern "C" {
 
 #define LT_CU_TRACK_THREADS 1024
 #define LT_CU_MAX_SEARCH_TASKS 4096 /* (2*search+1)^2 * radii near R */
+#define LT_CU_TPL_PEND 32 /* --appearance: templates staged between two tracking steps before a flush */
 
 /* Everything a kernel needs to know about the parameters and stencils. */
 typedef struct lt_cu_params {
@@ -48,6 +49,9 @@ typedef struct lt_cu_params {
   lt_rect roi;
   double lost_score;            /* lost_fraction * gicov_threshold */
   int rstep_param;              /* p->rstep (LOST next to the border is LEFT) */
+  double appearance;            /* p->appearance: the re-localisation's template weight (0: none) */
+  double tpl_thr;               /* p->gicov_threshold: a cell scoring this takes a new template */
+  float *tpl;                   /* --appearance: the context's template slots (LT_LEUK_TPL_N floats each), else NULL */
   double ct[LT_LEUK_SNAXELS], st[LT_LEUK_SNAXELS]; /* snaxel cos/sin from the host libm */
   unsigned long long *prof;     /* LT_CUDA_TIMING=2: clock64 cycles per phase (LT_CU_PROF_N), else NULL */
 } lt_cu_params;
@@ -252,6 +256,11 @@ typedef struct lt_cu_ctx {
   /* tracking */
   lt_leuk_cell *d_cells, *h_cells;
   int *d_err, *h_err;
+  /* --appearance: the template slots stay on the device (kp.tpl); tpl_set
+   * stages a slot in pinned h_tpl (LT_CU_TPL_PEND at a time), its copy goes
+   * up at the next track (tpl_flush) */
+  float *d_tpl, *h_tpl;
+  int tpl_pend[LT_CU_TPL_PEND], ntpl_pend;
   int win_max;          /* floats per window (largest window of R <= rmax+rstep) */
   size_t track_smem;    /* dynamic shared memory per block */
   int track_in_shared;  /* 1: windows in shared memory, 0: in d_work */

@@ -330,6 +330,13 @@ static __device__ void evolve_cell(const float *F, float *fx, float *fy, int w, 
   __syncthreads();
 }
 
+/* --appearance: cell C's template slot in the context's pool, NULL without
+ * one (no cue: GICOV alone, no refresh). */
+static __device__ __forceinline__ float *cell_tpl(const lt_cu_params &P, const lt_leuk_cell &C)
+{
+  return P.tpl && P.appearance > 0 && C.tpl >= 0 ? P.tpl + (size_t)C.tpl * LT_LEUK_TPL_N : NULL;
+}
+
 /* (value, index) argmax: larger value wins, ties go to the smaller index. */
 static __device__ __forceinline__ void better(double &v, int &p, double v2, int p2)
 {
@@ -483,21 +490,51 @@ typedef struct reloc_smem {
  * neighbours (their scores from the grid where they lie in it: the same
  * function of the same arguments). Returns the new (qx, qy) (from px, py). */
 static __device__ void relocate(const float *__restrict__ frame, const lt_cu_params &P, const double *gs,
-                                const grid_task &G, int sign, double px, double py, double *qxo, double *qyo,
-                                reloc_smem &RS)
+                                const grid_task &G, int sign, double R, const float *tpl, double px, double py,
+                                double *qxo, double *qyo, reloc_smem &RS)
 {
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, nw = (int)blockDim.x >> 5;
-  const int S = G.S, NPOS = S * S, K = G.K;
-  double bv = 0.0;
-  int bp = 0x7fffffff;
-  for (int pos = tid; pos < NPOS; pos += blockDim.x) {
+  const int S = G.S, NPOS = S * S, K = G.K, tr = lt_leuk_tpl_r(R);
+  const double gam = tpl ? P.appearance : 0.0;
+  /* the largest score among positions of b > 0, first in scan order on
+   * ties: b alone, or b + gam * the template's correlation there (track.c;
+   * lt_leuk_ncc, the same sums in the same order; one position per thread) */
+  auto b_at = [&](int pos) {
     double b = -INFINITY;
     for (int kk = 0; kk < K; kk++) {
       double g = gs[pos * K + kk];
       if (sign * g > b) b = sign * g;
     }
+    return b;
+  };
+  /* With the cue, a position whose b is under the largest b less 2 gam
+   * cannot win (the correlation is within -1..1: its score stays under
+   * b + gam, the best b's over b - gam), so its correlation is not made:
+   * the same choice as track.c's, which scores every position, for a
+   * fraction of the work (the margin widened by 1e-6 against rounding). */
+  double cut = -INFINITY;
+  if (gam > 0) {
+    double m = -INFINITY;
+    for (int pos = tid; pos < NPOS; pos += blockDim.x) m = fmax(m, b_at(pos));
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) m = fmax(m, __shfl_xor_sync(0xffffffffu, m, o));
+    if (lane == 0) RS.redv[warp] = m;
+    __syncthreads();
+    for (int q = 0; q < nw; q++) m = fmax(m, RS.redv[q]);
+    __syncthreads(); /* read before the argmax below writes redv */
+    cut = m - 2.000001 * gam;
+  }
+  double bv = -INFINITY;
+  int bp = 0x7fffffff;
+  for (int pos = tid; pos < NPOS; pos += blockDim.x) {
+    const double b = b_at(pos);
     /* best_gicov returns b*sign; the caller compares sign*(b*sign) = b */
-    if (K > 0 && b > 0.0) better(bv, bp, b, pos);
+    if (K > 0 && b > 0.0 && b >= cut) {
+      const double sc = gam > 0 ? __dadd_rn(b, __dmul_rn(gam, lt_leuk_ncc(tpl, frame, P.fw, P.fh, G.ix + (pos % S - G.search),
+                                                                          G.iy + (pos / S - G.search), tr)))
+                                : b;
+      better(bv, bp, sc, pos);
+    }
   }
 #pragma unroll
   for (int o = 16; o > 0; o >>= 1) {
@@ -510,7 +547,7 @@ static __device__ void relocate(const float *__restrict__ frame, const lt_cu_par
     RS.redp[warp] = bp;
   }
   __syncthreads();
-  bv = 0.0;
+  bv = -INFINITY;
   bp = 0x7fffffff;
   for (int q = 0; q < nw; q++) better(bv, bp, RS.redv[q], RS.redp[q]);
   double qx = px, qy = py;
@@ -545,8 +582,9 @@ static __device__ void relocate(const float *__restrict__ frame, const lt_cu_par
         if (!in_grid(t)) RS.sub[t] = sign * g;
       });
     __syncthreads();
+    /* the parabola through the best circle's scores (b, not the cue's) */
     const double sl = RS.sub[0], sr = RS.sub[1], su = RS.sub[2], sd = RS.sub[3];
-    const double cxv = sl - 2 * bv + sr, cyv = su - 2 * bv + sd;
+    const double cxv = sl - 2 * b + sr, cyv = su - 2 * b + sd;
     if (cxv < 0) qx += fmax(-0.5, fmin(0.5, 0.5 * (sl - sr) / cxv));
     if (cyv < 0) qy += fmax(-0.5, fmin(0.5, 0.5 * (su - sd) / cyv));
   }
@@ -657,8 +695,16 @@ static __device__ void finish_cell(const float *__restrict__ frame, const lt_cu_
       C.status = edge < R + P.rstep_param + 1 ? LT_CELL_LEFT : LT_CELL_LOST;
     else
       C.status = LT_CELL_ACTIVE;
-    *out = C;
   }
+  __syncthreads();
+  /* --appearance: a cell that scores >= the threshold takes its template
+   * anew from this frame (track.c) */
+  float *tpl = cell_tpl(P, C);
+  if (tpl && C.sign * C.gicov >= P.tpl_thr) {
+    const int tx = (int)lround(C.xc), ty = (int)lround(C.yc);
+    for (int i = tid; i < LT_LEUK_TPL_N; i += nt) tpl[i] = lt_leuk_tpl_px(frame, P.fw, P.fh, tx, ty, i);
+  }
+  if (tid == 0) *out = C;
 }
 
 /* The grid of a cell predicted at (px, py) with radius R. */
@@ -702,7 +748,7 @@ __global__ void __launch_bounds__(NT, 1) track_kernel(const float *__restrict__ 
     gicov_tasks<4>(P, G.S * G.S * G.K, 0, NT, G, [&](int t, double g) { gs[G.slot(t)] = g; });
     __syncthreads();
     double qx, qy;
-    relocate(frame, P, gs, G, C.sign, px, py, &qx, &qy, RS);
+    relocate(frame, P, gs, G, C.sign, R, cell_tpl(P, C), px, py, &qx, &qy, RS);
     /* 3. window */
     int u1, v1, w, h;
     window_of(P, R, qx, qy, &u1, &v1, &w, &h);
@@ -769,7 +815,7 @@ __global__ void __launch_bounds__(WIN_THREADS) window_kernel(const float *__rest
   if (rank != 0) return;
   LT_CU_PROF(P, 0, 0, tp);
   double qx, qy;
-  relocate(frame, P, gsm, G, sign, px, py, &qx, &qy, RS);
+  relocate(frame, P, gsm, G, sign, R, cell_tpl(P, *cp), px, py, &qx, &qy, RS);
   LT_CU_PROF(P, 0, 1, tp);
   int u1, v1, w, h;
   window_of(P, R, qx, qy, &u1, &v1, &w, &h);

@@ -23,6 +23,8 @@ typedef struct cpu_ctx {
   int nthreads;
   float *work; /* per-thread tracking work */
   size_t work_size;
+  float *tpl;   /* --appearance: max_cells templates (tpl_set), else NULL */
+  int max_cells;
 } cpu_ctx;
 
 static void cpu_destroy(void *vctx)
@@ -41,6 +43,7 @@ static void cpu_destroy(void *vctx)
   free(c->mx);
   free(c->my);
   free(c->work);
+  free(c->tpl);
   free(c);
 }
 
@@ -70,6 +73,10 @@ static int cpu_create(void **out, const lt_leuk_params *p, int width, int height
   c->nthreads = omp_get_max_threads();
   c->work_size = lt_leuk_track_work_size(p);
   c->work = malloc(sizeof(float) * c->work_size * c->nthreads);
+  c->max_cells = max_cells;
+  /* untouched slots cost no memory (calloc) */
+  if (p->appearance > 0 && max_cells > 0 && !(c->tpl = calloc((size_t)max_cells * LT_LEUK_TPL_N, sizeof(float))))
+    goto nomem;
   if (!c->crop || !c->gx || !c->gy || !c->gicov || !c->mg || !c->dil || !c->scratch || !c->ridx ||
       !c->mx || !c->my || !c->work)
     goto nomem;
@@ -137,8 +144,33 @@ static int cpu_track(void *vctx, lt_leuk_cell *cells, int n)
 #pragma omp parallel for schedule(dynamic)
   for (int i = 0; i < n; i++) {
     float *work = c->work + c->work_size * omp_get_thread_num();
-    lt_leuk_track_cell(c->frame, c->fw, c->fh, &c->st, &c->p, &cells[i], work);
+    const int t = cells[i].tpl;
+    float *tpl = c->tpl && t >= 0 && t < c->max_cells ? c->tpl + (size_t)t * LT_LEUK_TPL_N : NULL;
+    lt_leuk_track_cell(c->frame, c->fw, c->fh, &c->st, &c->p, &cells[i], tpl, work);
   }
+  return 0;
+}
+
+static float *cpu_tpl_slot(cpu_ctx *c, int slot)
+{
+  if (c->tpl && slot >= 0 && slot < c->max_cells) return c->tpl + (size_t)slot * LT_LEUK_TPL_N;
+  lt_error("template slot %d: none (%d slots%s)", slot, c->max_cells, c->tpl ? "" : ", --appearance off");
+  return NULL;
+}
+
+static int cpu_tpl_set(void *vctx, int slot, const float *tpl)
+{
+  float *d = cpu_tpl_slot(vctx, slot);
+  if (!d) return LT_ERR_INTERNAL;
+  memcpy(d, tpl, sizeof(float) * LT_LEUK_TPL_N);
+  return 0;
+}
+
+static int cpu_tpl_get(void *vctx, int slot, float *tpl)
+{
+  const float *d = cpu_tpl_slot(vctx, slot);
+  if (!d) return LT_ERR_INTERNAL;
+  memcpy(tpl, d, sizeof(float) * LT_LEUK_TPL_N);
   return 0;
 }
 
@@ -168,6 +200,8 @@ const lt_leuk_backend lt_leuk_backend_cpu = {
   .detect = cpu_detect,
   .refine = cpu_refine,
   .track = cpu_track,
+  .tpl_set = cpu_tpl_set,
+  .tpl_get = cpu_tpl_get,
   .get_map = cpu_get_map,
   .mgvf = cpu_mgvf,
 };

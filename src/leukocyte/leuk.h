@@ -13,12 +13,20 @@
 #ifndef LT_LEUK_H
 #define LT_LEUK_H
 
+#include <math.h>
 #include <stddef.h>
 
 #define LT_LEUK_MAX_RADII 32
 #define LT_LEUK_SNAXELS 20       /* tracking snake points (Np) */
 #define LT_LEUK_DET_POINTS 36    /* detection circle points */
 #define LT_LEUK_CTRL 9           /* periodic B-spline control points */
+/* The appearance template (slot lt_leuk_cell.tpl of the backend's pool)
+ * covers discs up to this radius, the default rmax: a larger cell is matched
+ * on its central disc of it (a pool holds one template per cell slot of the
+ * context, so it is not sized for the 100 px that --radius allows). */
+#define LT_LEUK_TPL_R 20
+#define LT_LEUK_TPL_SIDE (2 * LT_LEUK_TPL_R + 1)
+#define LT_LEUK_TPL_N (LT_LEUK_TPL_SIDE * LT_LEUK_TPL_SIDE) /* floats per template */
 /* MGVF convergence is tested every this many iterations (and at the cap):
  * at most 3 iterations past the reference's stopping point, each changing F
  * by less than the tolerance, and the GPU saves a block-wide reduction on
@@ -58,6 +66,10 @@ typedef struct lt_leuk_params {
   /* tracking */
   int search;              /* re-localisation radius in px around the prediction: 8 */
   double lost_fraction;    /* track lost when |GICOV| < lost_fraction*threshold: 0.5 */
+  double appearance;       /* > 0: the re-localisation scores each position by its GICOV
+                              plus appearance * the normalised cross-correlation of the
+                              frame's disc there with the cell's template (lt_leuk_ncc;
+                              issue 15, twelfth pass): 0.5; 0: GICOV alone */
   /* pipeline only (pipeline.c; no backend reads these) */
   int entry_band;          /* 1: detect every frame in the upstream band(s) of the entry ROI */
   int detect_early;        /* full detections also on the first detect_early frames after the
@@ -138,6 +150,91 @@ int lt_leuk_nradii(const lt_leuk_params *p);
 static inline LT_HOST_DEVICE int lt_leuk_win_half_x(double R) { return (int)(2 * R + 0.5); }
 static inline LT_HOST_DEVICE int lt_leuk_win_half_y(double R) { return (int)(2 * R + 0.5); }
 
+/* Double arithmetic that nvcc must not contract into fused multiply-adds
+ * (it does by default; the C build is -std=c11, which does not): the device
+ * code of a function shared with the CPU spells each operation. */
+#ifdef __CUDA_ARCH__
+#define LT_DADD(a, b) __dadd_rn((a), (b))
+#define LT_DSUB(a, b) __dsub_rn((a), (b))
+#define LT_DMUL(a, b) __dmul_rn((a), (b))
+#define LT_DDIV(a, b) __ddiv_rn((a), (b))
+#define LT_FADD(a, b) __fadd_rn((a), (b))
+#define LT_FMUL(a, b) __fmul_rn((a), (b))
+#else
+#define LT_DADD(a, b) ((a) + (b))
+#define LT_DSUB(a, b) ((a) - (b))
+#define LT_DMUL(a, b) ((a) * (b))
+#define LT_DDIV(a, b) ((a) / (b))
+#define LT_FADD(a, b) ((a) + (b))
+#define LT_FMUL(a, b) ((a) * (b))
+#endif
+/* The appearance template's disc radius for a cell of nominal radius R. */
+static inline LT_HOST_DEVICE int lt_leuk_tpl_r(double R)
+{
+  const int r = (int)(R + 0.5);
+  return r < 1 ? 1 : r > LT_LEUK_TPL_R ? LT_LEUK_TPL_R : r;
+}
+/* Template pixel i (row-major in the LT_LEUK_TPL_SIDE square) for a
+ * template centred on integer (cx, cy) of img (fw x fh): the frame's value,
+ * NaN outside the frame. Both backends fill templates with it. */
+static inline LT_HOST_DEVICE float lt_leuk_tpl_px(const float *img, int fw, int fh, int cx, int cy, int i)
+{
+  const int x = cx + i % LT_LEUK_TPL_SIDE - LT_LEUK_TPL_R, y = cy + i / LT_LEUK_TPL_SIDE - LT_LEUK_TPL_R;
+  if (x < 0 || y < 0 || x >= fw || y >= fh) return NAN;
+  return img[(size_t)y * fw + x];
+}
+/* Normalised cross-correlation (-1..1) of the disc of radius r (offsets
+ * u^2 + v^2 <= r^2, r <= LT_LEUK_TPL_R) of template tpl with the disc around
+ * integer (bx, by) of img (fw x fh), over the offsets where both are in
+ * their frames; 0 when fewer than 10 are, or either side is flat. Each
+ * row's sums in float (at most 41 pixels: for grey levels 0..255, the
+ * integers of 8-bit video, every partial sum is an integer below 2^24, so
+ * exact), added to double sums (exact) row by row; one fixed order, nothing
+ * contracted, so that the CPU (track.c) and the GPU (track.cu, relocate)
+ * get the same bits for any input. A third of the double-precision
+ * version's time on the GPU (FP32 runs at twice the FP64 rate and needs no
+ * conversions), the same value for 8-bit video (both exact). */
+static inline LT_HOST_DEVICE double lt_leuk_ncc(const float *tpl, const float *img, int fw, int fh, int bx,
+                                                int by, int r)
+{
+  double sa = 0, sb = 0, saa = 0, sbb = 0, sab = 0;
+  int m = 0;
+  for (int v = -r; v <= r; v++) {
+    const int yb = by + v;
+    if (yb < 0 || yb >= fh) continue;
+    /* the row's offsets u^2 <= r^2 - v^2 (integer square root), within
+     * the frame: the disc's pixels of the row in order, no test each */
+    const int q = r * r - v * v;
+    int hw = (int)sqrt((double)q);
+    while (hw * hw > q) hw--;
+    while ((hw + 1) * (hw + 1) <= q) hw++;
+    const int u0 = -hw > -bx ? -hw : -bx, u1 = hw < fw - 1 - bx ? hw : fw - 1 - bx;
+    const float *trow = tpl + (v + LT_LEUK_TPL_R) * LT_LEUK_TPL_SIDE + LT_LEUK_TPL_R;
+    const float *irow = img + (size_t)yb * fw; /* bx + u in 0..fw-1 */
+    float ra = 0.0f, rb = 0.0f, raa = 0.0f, rbb = 0.0f, rab = 0.0f;
+    for (int u = u0; u <= u1; u++) {
+      const float a = trow[u];
+      if (a != a) continue;
+      const float b = irow[bx + u];
+      ra = LT_FADD(ra, a);
+      rb = LT_FADD(rb, b);
+      raa = LT_FADD(raa, LT_FMUL(a, a));
+      rbb = LT_FADD(rbb, LT_FMUL(b, b));
+      rab = LT_FADD(rab, LT_FMUL(a, b));
+      m++;
+    }
+    sa = LT_DADD(sa, (double)ra);
+    sb = LT_DADD(sb, (double)rb);
+    saa = LT_DADD(saa, (double)raa);
+    sbb = LT_DADD(sbb, (double)rbb);
+    sab = LT_DADD(sab, (double)rab);
+  }
+  if (m < 10) return 0.0;
+  const double ca = LT_DSUB(saa, LT_DDIV(LT_DMUL(sa, sa), m)), cb = LT_DSUB(sbb, LT_DDIV(LT_DMUL(sb, sb), m));
+  const double cab = LT_DSUB(sab, LT_DDIV(LT_DMUL(sa, sb), m));
+  return ca > 0 && cb > 0 ? LT_DDIV(cab, sqrt(LT_DMUL(ca, cb))) : 0.0;
+}
+
 /* A local maximum of the dilated GICOV map (frame coordinates). */
 typedef struct lt_leuk_max {
   int x, y;
@@ -164,6 +261,16 @@ typedef struct lt_leuk_cell {
   int sign;                       /* +1 bright-inside / -1: sign of the detection GICOV */
   int status;                     /* LT_CELL_* after the track stage */
   int mgvf_iter, evolve_iter;     /* work done in the last frame (stats) */
+  /* --appearance: the cell's template slot in the backend's pool (tpl_set),
+   * -1 = none. A template is the cell's disc of radius lt_leuk_tpl_r(R)
+   * around its centre, in a square of LT_LEUK_TPL_SIDE^2 (row-major, NaN
+   * outside the frame), from the frame where it was detected and then from
+   * every frame where it scored |GICOV| >= the threshold (the backend's
+   * track); all 0 = none yet (the correlation is then 0). The templates
+   * stay in the backend (on the GPU for CUDA): the cell state that goes up
+   * and down every frame keeps its size (a 6.7 KB template in it cost a
+   * quarter of the many-video throughput, docs/PERFORMANCE.md). */
+  int tpl;
 } lt_leuk_cell;
 
 enum { LT_MAP_GICOV = 0, LT_MAP_DILATED = 1 };
@@ -183,8 +290,14 @@ typedef struct lt_leuk_backend {
   int (*detect)(void *ctx, const lt_rect *roi, lt_leuk_max *out, int cap, int *n);
   /* Spline-snake refinement of n maxima (of the last detect). */
   int (*refine)(void *ctx, const lt_leuk_max *m, int n, lt_leuk_det *out);
-  /* One tracking step of n cells on the current frame, in place. */
+  /* One tracking step of n cells on the current frame, in place (with
+   * --appearance, each cell's template slot refreshed as it scores). */
   int (*track)(void *ctx, lt_leuk_cell *cells, int n);
+  /* --appearance: template slot `slot` (0 <= slot < max_cells) becomes tpl
+   * (LT_LEUK_TPL_N floats) for the following track calls. */
+  int (*tpl_set)(void *ctx, int slot, const float *tpl);
+  /* Test access: template slot `slot` into tpl. */
+  int (*tpl_get)(void *ctx, int slot, float *tpl);
   /* Test access: the GICOV or dilated map of the last detect (roi size). */
   int (*get_map)(void *ctx, int which, float *dst);
   /* Test access: MGVF of one window E (w*h, already normalised) into F. */
@@ -317,12 +430,17 @@ size_t lt_leuk_track_work_size(const lt_leuk_params *p);
 /* The MGVF of p's solver (lt_mgvf, or lt_mgvf_col when p->mgvf_col > 0);
  * tmp: w*h floats. Returns the number of iterations. */
 int lt_leuk_mgvf(const lt_leuk_params *p, const float *E, int w, int h, float *F, float *tmp);
+/* tpl: the cell's template (LT_LEUK_TPL_N floats; read, and refreshed on
+ * a frame where it scores >= the threshold), or NULL without --appearance. */
 void lt_leuk_track_cell(const float *img, int fw, int fh, const lt_stencil *s,
-                        const lt_leuk_params *p, lt_leuk_cell *c, float *work);
+                        const lt_leuk_params *p, lt_leuk_cell *c, float *tpl, float *work);
 
 /* A new track's state from a refined detection: centre, all radii and the
  * size prior R (the winning GICOV circle), sign of its GICOV, no velocity. */
 void lt_leuk_cell_init(lt_leuk_cell *c, const lt_leuk_det *d, double R);
+/* The cell's appearance template (LT_LEUK_TPL_N floats into tpl) from img
+ * (fw x fh), the square of lt_leuk_tpl_px around its rounded centre. */
+void lt_leuk_cell_template(const lt_leuk_cell *c, const float *img, int fw, int fh, float *tpl);
 
 /* Snaxel angle j (exact pi). */
 double lt_snaxel_angle(int j);

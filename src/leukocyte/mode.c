@@ -15,7 +15,7 @@ enum {
   O_FORMAT = LT_OPT_MODE_BASE, O_ROI, O_ENTRY_ROI, O_DETECT_EVERY, O_RADIUS, O_GICOV_THRESHOLD, O_SEARCH,
   O_UM_PER_PX, O_SUMMARY, O_ENTRY_BAND, O_LINK_GAP, O_GICOV_ADAPT, O_ADHERENT_SPEED, O_ADHERENT_TIME,
   O_STATIC_SPAN, O_OVERLAY_VIDEO, O_OVERLAY_TAIL, O_OVERLAY_GREY_BITS, O_CELL_RADIUS_UM, O_SEARCH_UM,
-  O_MAX_SPEED_UM_S, O_HOLD, O_RECHECK, O_MOTION, O_DETECT_EARLY,
+  O_MAX_SPEED_UM_S, O_HOLD, O_RECHECK, O_MOTION, O_DETECT_EARLY, O_APPEARANCE,
 };
 
 static const lt_optdef opts[] = {
@@ -35,6 +35,7 @@ static const lt_optdef opts[] = {
   {"recheck", O_RECHECK, required_argument, "F", "a track that the tracking moved more than F x the smallest radius off its prediction is checked there: a circle within 6 px of the prediction that scores more is the cell (default 0: off; 0.5 when tracks jump off faint cells)"},
   {"motion", O_MOTION, required_argument, "N", "new cells are also detected on the frame less the median of 5 earlier frames, one kept every N frames: faint moving cells on a textured static background (default 0: off)"},
   {"search", O_SEARCH, required_argument, "N", "re-localisation radius per frame, px (default 8)"},
+  {"appearance", O_APPEARANCE, required_argument, "G", "the re-localisation scores a position by its GICOV (of the cell's sign) + G x the correlation of the disc there with the cell's look (taken where it scores >= the threshold: at detection, then each such frame) (default 0.7, 0 = off)"},
   {"search-um", O_SEARCH_UM, required_argument, "D", "re-localisation radius per frame, um: --search D/S rounded up (needs the pixel size S)"},
   {"max-speed-um-s", O_MAX_SPEED_UM_S, required_argument, "V", "fastest cell, um/s: --search V/(F S) rounded up (needs the pixel size S and the frame rate F)"},
   {"um-per-px", O_UM_PER_PX, required_argument, "S", "pixel size in micrometres (csv: adds um columns; trackmate: the file is in microns)"},
@@ -169,6 +170,7 @@ static int set(void *params, int id, const char *name, const char *a)
   case O_HOLD: return lt_opt_int(name, a, 0, 10000, &o->leuk.hold);
   case O_RECHECK: return lt_opt_double(name, a, 0.0, 1000.0, &o->leuk.recheck);
   case O_MOTION: return lt_opt_int(name, a, 0, 10000, &o->leuk.motion);
+  case O_APPEARANCE: return lt_opt_double(name, a, 0.0, 1000.0, &o->leuk.appearance);
   case O_SEARCH:
     o->has_search = 1;
     return lt_opt_int(name, a, 0, 100, &o->leuk.search);

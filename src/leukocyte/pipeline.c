@@ -97,6 +97,8 @@ typedef struct run {
   double *disc;          /* discs of the cells followed (x, y, radius; motion_keep) */
   long cell_frames, mgvf_iters, evolve_iters, mgvf_frame_max_sum, evolve_frame_max_sum, track_frames;
   int warned_full;
+  int *tfree, ntfree;    /* --appearance: the backend's free template slots (a stack) */
+  float *tplbuf;         /* ... a template being taken */
 } run;
 
 /* The median of the n values v[0], v[2], ... (n 1..3; two: their mean). */
@@ -172,7 +174,57 @@ static int finish_track(run *R, int i, int end)
   }
   R->act[i].end = end;
   R->done[R->ndone++] = R->act[i];
+  if (R->cells[i].tpl >= 0) { /* its template slot is free again */
+    R->tfree[R->ntfree++] = R->cells[i].tpl;
+    R->cells[i].tpl = -1;
+  }
   return R->act[i].hold == 1 ? judge(R, &R->done[R->ndone - 1]) : 0; /* ended while held */
+}
+
+/* --appearance: cell c's template from the frame being processed (a new
+ * track, or one that a detection re-started on its cell), centred on its
+ * detected centre, when it scores at least the threshold there, as the
+ * tracking's refresh asks (track.c, track.cu); else none (all 0: no cue)
+ * until a frame where it does. A cell started under the threshold (the
+ * adaptive one of a clean background, a faint or early start) is often
+ * entering or off its centre: a template of it held a fluorescent cell
+ * entering at the border off the cell (synthetic fluo seed 23; docs/ACCURACY.md,
+ * twelfth pass). The bytes of an 8-bit frame when there, else the floats
+ * (the same values, which the backends track on). */
+static int take_template(run *R, lt_leuk_cell *c)
+{
+  if (!(R->p.appearance > 0)) return 0;
+  if (c->tpl < 0 && R->ntfree > 0) c->tpl = R->tfree[--R->ntfree]; /* (a cell has a slot: MAX_CELLS of each) */
+  if (c->tpl < 0) return 0;
+  float *t = R->tplbuf;
+  const lt_frame *f = R->f;
+  if (!(c->sign * c->gicov >= R->p.gicov_threshold)) {
+    memset(t, 0, sizeof(float) * LT_LEUK_TPL_N);
+  } else if (!f->grey8) {
+    lt_leuk_cell_template(c, f->grey, R->fw, R->fh, t);
+  } else {
+    const int cx = (int)lround(c->xc), cy = (int)lround(c->yc);
+    for (int i = 0; i < LT_LEUK_TPL_N; i++) {
+      const int x = cx + i % LT_LEUK_TPL_SIDE - LT_LEUK_TPL_R, y = cy + i / LT_LEUK_TPL_SIDE - LT_LEUK_TPL_R;
+      t[i] = x < 0 || y < 0 || x >= R->fw || y >= R->fh ? NAN : (float)f->grey8[(size_t)y * R->fw + x];
+    }
+  }
+  return R->be->tpl_set(R->ctx, c->tpl, t);
+}
+
+/* Cell j's state anew from detection d (circle radius rad), keeping its
+ * velocity and its template slot, with a new template (a track that a
+ * detection re-started on its cell). */
+static int restart_cell(run *R, int j, const lt_leuk_det *d, double rad)
+{
+  lt_leuk_cell *c = &R->cells[j];
+  const double vx = c->vx, vy = c->vy;
+  const int slot = c->tpl;
+  lt_leuk_cell_init(c, d, rad);
+  c->vx = vx;
+  c->vy = vy;
+  c->tpl = slot;
+  return take_template(R, c);
 }
 
 static void move_cell(run *R, int to, int from)
@@ -540,10 +592,11 @@ static void motion_found(lt_track_info *t, int motion)
 /* A new track in slot i for detection d (circle radius rad); with the
  * flow's velocity when known (a new cell moves with the flow until it has
  * its own). */
-static void start_track(run *R, int i, const lt_leuk_det *d, double rad, int have_flow, double fvx, double fvy,
-                        int motion)
+static int start_track(run *R, int i, const lt_leuk_det *d, double rad, int have_flow, double fvx, double fvy,
+                       int motion)
 {
   lt_leuk_cell_init(&R->cells[i], d, rad);
+  int err = take_template(R, &R->cells[i]);
   if (have_flow) {
     R->cells[i].vx = fvx;
     R->cells[i].vy = fvy;
@@ -555,6 +608,7 @@ static void start_track(run *R, int i, const lt_leuk_det *d, double rad, int hav
   t->motion_seen = motion;
   t->id = R->next_id++;
   t->hold = R->p.hold > 0;
+  return err;
 }
 
 /* An early detection (detect_early: the entry ROI on each of the first
@@ -637,10 +691,7 @@ static int take_maxima(run *R, const lt_rect *roi, int nm, int motion)
     if (R->early && ((dup >= 0 && dup < first_new) || near_cell(R, first_new, d->x, d->y, rad))) continue;
     if (dup >= first_new) { /* two detections of one cell: keep the stronger */
       if (fabsf(d->gicov) > fabsf(R->cells[dup].gicov)) {
-        double vx = R->cells[dup].vx, vy = R->cells[dup].vy;
-        lt_leuk_cell_init(&R->cells[dup], d, rad);
-        R->cells[dup].vx = vx;
-        R->cells[dup].vy = vy;
+        if ((err = restart_cell(R, dup, d, rad))) return err;
         motion_found(&R->act[dup], motion);
         if (fabsf(d->gicov) > R->thr) R->act[dup].faint_thr = 0;
         if (R->early) R->act[dup].faint_thr = fabsf(d->gicov);
@@ -649,10 +700,7 @@ static int take_maxima(run *R, const lt_rect *roi, int nm, int motion)
     }
     if (dup >= 0 && R->miss[dup] && (d->gicov >= 0 ? 1 : -1) == R->cells[dup].sign) {
       /* a lost track's cell found again: the track continues from here */
-      double vx = R->cells[dup].vx, vy = R->cells[dup].vy;
-      lt_leuk_cell_init(&R->cells[dup], d, R->cells[dup].R);
-      R->cells[dup].vx = vx;
-      R->cells[dup].vy = vy;
+      if ((err = restart_cell(R, dup, d, R->cells[dup].R))) return err;
       R->miss[dup] = 0;
       motion_found(&R->act[dup], motion);
       continue;
@@ -662,15 +710,12 @@ static int take_maxima(run *R, const lt_rect *roi, int nm, int motion)
        * track, else it would be followed unseen; the structure's track ends */
       if (R->p.static_span > 0 && lt_leuk_static_unchanged(&R->st, d->x, d->y, rad)) continue;
       if ((err = finish_track(R, dup, LT_END_LOST))) return err;
-      start_track(R, dup, d, rad, have_flow, fvx, fvy, motion);
+      if ((err = start_track(R, dup, d, rad, have_flow, fvx, fvy, motion))) return err;
       continue;
     }
     if (dup >= 0 && !R->miss[dup] && grown(R, dup, rad, d->gicov)) {
       /* the whole cell: its track continues with its centre, radius and sign */
-      double vx = R->cells[dup].vx, vy = R->cells[dup].vy;
-      lt_leuk_cell_init(&R->cells[dup], d, rad);
-      R->cells[dup].vx = vx;
-      R->cells[dup].vy = vy;
+      if ((err = restart_cell(R, dup, d, rad))) return err;
       R->act[dup].motion_miss = -1; /* seen on the frame (motion detections skip found cells) */
       continue;
     }
@@ -680,7 +725,7 @@ static int take_maxima(run *R, const lt_rect *roi, int nm, int motion)
       R->warned_full = 1;
       break;
     }
-    start_track(R, R->ncells++, d, rad, have_flow, fvx, fvy, motion);
+    if ((err = start_track(R, R->ncells++, d, rad, have_flow, fvx, fvy, motion))) return err;
     if (faint && fabsf(d->gicov) <= R->thr) R->act[R->ncells - 1].faint_thr = R->thr;
     if (R->early) R->act[R->ncells - 1].faint_thr = fabsf(d->gicov); /* it must score more while held */
   }
@@ -888,6 +933,16 @@ static int begin(void *m, lt_loop *L, const lt_source_info *in)
       !R->absg || (host_gicov && !R->win) || (R->p.motion > 0 && !R->disc)) {
     lt_error("out of memory");
     return LT_ERR_NOMEM;
+  }
+  if (R->p.appearance > 0) { /* one template slot per cell the backend is made for */
+    R->tfree = malloc(sizeof *R->tfree * MAX_CELLS);
+    R->tplbuf = malloc(sizeof *R->tplbuf * LT_LEUK_TPL_N);
+    if (!R->tfree || !R->tplbuf) {
+      lt_error("out of memory");
+      return LT_ERR_NOMEM;
+    }
+    for (int i = 0; i < MAX_CELLS; i++) R->tfree[i] = MAX_CELLS - 1 - i;
+    R->ntfree = MAX_CELLS;
   }
   if ((err = R->be->create(&R->ctx, &R->p, R->fw, R->fh, MAX_CELLS))) return err;
   if (host_gicov && (err = lt_stencil_init(&R->stencil, &R->p))) { /* recheck()'s and motion_score()'s circles only */
@@ -1109,5 +1164,7 @@ int lt_leuk_run(const lt_settings *s, const void *opts)
   lt_stencil_free(&R.stencil);
   free(R.win);
   free(R.disc);
+  free(R.tfree);
+  free(R.tplbuf);
   return err;
 }

@@ -6,13 +6,19 @@
  *     within one step of the cell's R) with the largest GICOV of the cell's
  *     sign - this is what lets the tracker follow cells moving several px
  *     per frame, which the snake alone cannot (it moves <= 0.07 px/iter);
+ *     with --appearance G the largest GICOV + G x the correlation of the
+ *     disc there with the cell's template (among positions of positive
+ *     GICOV): on textured vessels the cell's circle scores no more than the
+ *     texture beside it, its look from frame to frame tells them apart
+ *     (docs/ACCURACY.md, twelfth pass);
  *  3. window: 4R columns and 2R rows on each side of that position;
  *  4. E = |gradient| of the window, normalised; F = MGVF(E);
  *  5. snake evolution on F from the re-localised centre with last frame's
  *     radii; no one-row offset (Q6 fixed);
  *  6. GICOV at the new centre; the track ends when the cell's circle leaves
  *     the ROI (LEFT) or |GICOV| with the cell's sign falls under
- *     lost_fraction * threshold (LOST). */
+ *     lost_fraction * threshold (LOST); a cell that scores >= threshold
+ *     takes its template anew from this frame. */
 #include <math.h>
 #include <string.h>
 
@@ -28,6 +34,13 @@ void lt_leuk_cell_init(lt_leuk_cell *c, const lt_leuk_det *d, double R)
   c->gicov = d->gicov;
   c->sign = d->gicov >= 0 ? 1 : -1;
   c->status = LT_CELL_ACTIVE;
+  c->tpl = -1;
+}
+
+void lt_leuk_cell_template(const lt_leuk_cell *c, const float *img, int fw, int fh, float *tpl)
+{
+  const int cx = (int)lround(c->xc), cy = (int)lround(c->yc);
+  for (int i = 0; i < LT_LEUK_TPL_N; i++) tpl[i] = lt_leuk_tpl_px(img, fw, fh, cx, cy, i);
 }
 
 size_t lt_leuk_track_work_size(const lt_leuk_params *p)
@@ -81,7 +94,7 @@ int lt_leuk_mgvf(const lt_leuk_params *p, const float *E, int w, int h, float *F
 }
 
 void lt_leuk_track_cell(const float *img, int fw, int fh, const lt_stencil *s,
-                        const lt_leuk_params *p, lt_leuk_cell *c, float *work)
+                        const lt_leuk_params *p, lt_leuk_cell *c, float *tpl, float *work)
 {
   const lt_rect *roi = &p->roi;
   const double R = c->R;
@@ -89,13 +102,23 @@ void lt_leuk_track_cell(const float *img, int fw, int fh, const lt_stencil *s,
 
   /* 2. re-localisation */
   int ix = (int)lround(px), iy = (int)lround(py), kq = 0;
-  double qx = px, qy = py, bestv = 0;
+  double qx = px, qy = py, bestv = 0, bests = 0;
+  const double gam = tpl ? p->appearance : 0.0;
+  const int tr = lt_leuk_tpl_r(R);
   for (int dy = -p->search; dy <= p->search; dy++)
     for (int dx = -p->search; dx <= p->search; dx++) {
       int k;
       double g = best_gicov(img, fw, fh, ix + dx, iy + dy, s, R, c->sign, &k);
-      if (c->sign * g > bestv) {
-        bestv = c->sign * g;
+      double b = c->sign * g;
+      if (!(b > 0)) continue;
+      /* the position's score; ties keep the first in scan order (without
+       * the cue: the largest b > 0, as always). (The GPU skips the
+       * correlation where b is under the largest b less 2 gam: such a
+       * position cannot win; the same choice.) */
+      double sc = gam > 0 ? b + gam * lt_leuk_ncc(tpl, img, fw, fh, ix + dx, iy + dy, tr) : b;
+      if (bestv == 0 || sc > bests) {
+        bests = sc;
+        bestv = b;
         qx = ix + dx;
         qy = iy + dy;
         kq = k;
@@ -156,4 +179,5 @@ void lt_leuk_track_cell(const float *img, int fw, int fh, const lt_stencil *s,
     c->status = edge < R + p->rstep + 1 ? LT_CELL_LEFT : LT_CELL_LOST;
   else
     c->status = LT_CELL_ACTIVE;
+  if (tpl && p->appearance > 0 && c->sign * c->gicov >= p->gicov_threshold) lt_leuk_cell_template(c, img, fw, fh, tpl);
 }
