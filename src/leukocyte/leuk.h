@@ -69,7 +69,7 @@ typedef struct lt_leuk_params {
   double appearance;       /* > 0: the re-localisation scores each position by its GICOV
                               plus appearance * the normalised cross-correlation of the
                               frame's disc there with the cell's template (lt_leuk_ncc;
-                              issue 15, twelfth pass): 0.5; 0: GICOV alone */
+                              issue 15, twelfth pass): 0.7; 0: GICOV alone */
   /* pipeline only (pipeline.c; no backend reads these) */
   int entry_band;          /* 1: detect every frame in the upstream band(s) of the entry ROI */
   int detect_early;        /* full detections also on the first detect_early frames after the
