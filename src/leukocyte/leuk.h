@@ -212,16 +212,23 @@ static inline LT_HOST_DEVICE double lt_leuk_ncc(const float *tpl, const float *i
     const float *trow = tpl + (v + LT_LEUK_TPL_R) * LT_LEUK_TPL_SIDE + LT_LEUK_TPL_R;
     const float *irow = img + (size_t)yb * fw; /* bx + u in 0..fw-1 */
     float ra = 0.0f, rb = 0.0f, raa = 0.0f, rbb = 0.0f, rab = 0.0f;
+    /* no branch: a template pixel outside its frame (NaN) adds +0 to each
+     * sum, which leaves it as it is (the sums start at +0 and grey levels
+     * are >= 0), so the loop unrolls and its loads overlap (one thread's
+     * whole correlation is on the GPU's critical path) */
+#ifdef __CUDA_ARCH__
+#pragma unroll 4
+#endif
     for (int u = u0; u <= u1; u++) {
-      const float a = trow[u];
-      if (a != a) continue;
-      const float b = irow[bx + u];
+      const float a0 = trow[u], b0 = irow[bx + u];
+      const int in = a0 == a0;
+      const float a = in ? a0 : 0.0f, b = in ? b0 : 0.0f;
       ra = LT_FADD(ra, a);
       rb = LT_FADD(rb, b);
       raa = LT_FADD(raa, LT_FMUL(a, a));
       rbb = LT_FADD(rbb, LT_FMUL(b, b));
       rab = LT_FADD(rab, LT_FMUL(a, b));
-      m++;
+      m += in;
     }
     sa = LT_DADD(sa, (double)ra);
     sb = LT_DADD(sb, (double)rb);
