@@ -43,11 +43,19 @@ void lt_leuk_cell_template(const lt_leuk_cell *c, const float *img, int fw, int 
   for (int i = 0; i < LT_LEUK_TPL_N; i++) tpl[i] = lt_leuk_tpl_px(img, fw, fh, cx, cy, i);
 }
 
-size_t lt_leuk_track_work_size(const lt_leuk_params *p)
+/* The work of lt_leuk_track_cell in floats: the window's five planes, then
+ * (8-byte aligned) the re-localisation grid's scores and radius indices. */
+static size_t win_floats(const lt_leuk_params *p)
 {
   double R = p->rmax + p->rstep;
   size_t wx = 2 * (size_t)lt_leuk_win_half_x(R) + 3, wy = 2 * (size_t)lt_leuk_win_half_y(R) + 3;
-  return 5 * wx * wy;
+  return (5 * wx * wy + 1) / 2 * 2;
+}
+
+size_t lt_leuk_track_work_size(const lt_leuk_params *p)
+{
+  const size_t S = 2 * (size_t)(p->search > 0 ? p->search : 0) + 1;
+  return win_floats(p) + 2 * S * S + (S * S + 1) / 2 * 2; /* even: each thread's part stays 8-byte aligned */
 }
 
 /* Best radius index near R (all radii when R <= 0) and the signed GICOV
@@ -100,21 +108,32 @@ void lt_leuk_track_cell(const float *img, int fw, int fh, const lt_stencil *s,
   const double R = c->R;
   double px = c->xc + c->vx, py = c->yc + c->vy;
 
-  /* 2. re-localisation */
+  /* 2. re-localisation: each position's b (the grid, in scan order), then
+   * the best score */
   int ix = (int)lround(px), iy = (int)lround(py), kq = 0;
   double qx = px, qy = py, bestv = 0, bests = 0;
   const double gam = tpl ? p->appearance : 0.0;
-  const int tr = lt_leuk_tpl_r(R);
+  const int tr = lt_leuk_tpl_r(R), S = 2 * p->search + 1;
+  double *bs = (double *)(work + win_floats(p)), bmax = 0;
+  int *ks = (int *)(bs + (size_t)S * S);
   for (int dy = -p->search; dy <= p->search; dy++)
     for (int dx = -p->search; dx <= p->search; dx++) {
-      int k;
-      double g = best_gicov(img, fw, fh, ix + dx, iy + dy, s, R, c->sign, &k);
-      double b = c->sign * g;
-      if (!(b > 0)) continue;
+      const int pos = (dy + p->search) * S + dx + p->search;
+      bs[pos] = c->sign * best_gicov(img, fw, fh, ix + dx, iy + dy, s, R, c->sign, &ks[pos]);
+      if (bs[pos] > bmax) bmax = bs[pos];
+    }
+  /* with the cue, a position whose b is under the largest b less 2 gam
+   * cannot win (the correlation is within -1..1): its correlation is not
+   * made, on both backends (track.cu, relocate; the margin widened by 1e-6
+   * against rounding) */
+  const double cut = gam > 0 ? bmax - 2.000001 * gam : -INFINITY;
+  for (int dy = -p->search; dy <= p->search; dy++)
+    for (int dx = -p->search; dx <= p->search; dx++) {
+      const int pos = (dy + p->search) * S + dx + p->search, k = ks[pos];
+      const double b = bs[pos];
+      if (!(b > 0) || b < cut) continue;
       /* the position's score; ties keep the first in scan order (without
-       * the cue: the largest b > 0, as always). (The GPU skips the
-       * correlation where b is under the largest b less 2 gam: such a
-       * position cannot win; the same choice.) */
+       * the cue: the largest b > 0, as always) */
       double sc = gam > 0 ? b + gam * lt_leuk_ncc(tpl, img, fw, fh, ix + dx, iy + dy, tr) : b;
       if (bestv == 0 || sc > bests) {
         bests = sc;
