@@ -74,6 +74,8 @@ expect "--on-damage takes warn or error" 2 "expected warn or error" -- "$LT" --o
 expect "no input -> 2" 2 "no input video given" -- "$LT"
 expect "bad number -> 2" 2 "invalid value 'x' for --threads" -- "$LT" --threads x in.avi
 expect "out of range -> 2" 2 "invalid value '0' for --detect-every" -- "$LT" --detect-every 0 in.avi
+expect "--appearance below 0 -> 2" 2 "invalid value '-1' for --appearance" -- "$LT" --appearance -1 in.avi
+expect "--appearance not a number -> 2" 2 "invalid value 'abc' for --appearance" -- "$LT" --appearance abc in.avi
 expect "mode not available -> 2" 2 "mode 'bogusmode' is not available" -- "$LT" bogusmode in.avi
 expect "missing file -> 3" 3 "nonexistent.avi" -- "$LT" "$T/nonexistent.avi" -o "$T/o.csv"
 echo "this is not a video" >"$T/text.avi"
