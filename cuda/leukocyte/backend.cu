@@ -1308,13 +1308,18 @@ static int tpl_flush(lt_cu_ctx *c, int sync)
   return 0;
 }
 
+/* 0, or LT_ERR_INTERNAL after one message: c has no template slot `slot`. */
+static int tpl_slot_check(const lt_cu_ctx *c, int slot)
+{
+  if (c->d_tpl && slot >= 0 && slot < c->max_cells) return 0;
+  lt_error("template slot %d: none (%d slots%s)", slot, c->max_cells, c->d_tpl ? "" : ", --appearance off");
+  return LT_ERR_INTERNAL;
+}
+
 static int cu_tpl_set(void *vctx, int slot, const float *tpl)
 {
   lt_cu_ctx *c = (lt_cu_ctx *)vctx;
-  if (!c->d_tpl || slot < 0 || slot >= c->max_cells) {
-    lt_error("template slot %d: none (%d slots%s)", slot, c->max_cells, c->d_tpl ? "" : ", --appearance off");
-    return LT_ERR_INTERNAL;
-  }
+  if (tpl_slot_check(c, slot)) return LT_ERR_INTERNAL;
   int k = 0;
   while (k < c->ntpl_pend && c->tpl_pend[k] != slot) k++; /* staged already: the newer one goes up */
   int err;
@@ -1330,10 +1335,7 @@ static int cu_tpl_set(void *vctx, int slot, const float *tpl)
 static int cu_tpl_get(void *vctx, int slot, float *tpl)
 {
   lt_cu_ctx *c = (lt_cu_ctx *)vctx;
-  if (!c->d_tpl || slot < 0 || slot >= c->max_cells) {
-    lt_error("template slot %d: none (%d slots%s)", slot, c->max_cells, c->d_tpl ? "" : ", --appearance off");
-    return LT_ERR_INTERNAL;
-  }
+  if (tpl_slot_check(c, slot)) return LT_ERR_INTERNAL;
   int err = tpl_flush(c, 1);
   if (err) return err;
   LT_CU(cudaMemcpy(tpl, c->d_tpl + (size_t)slot * LT_LEUK_TPL_N, sizeof(float) * LT_LEUK_TPL_N,

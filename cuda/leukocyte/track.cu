@@ -507,11 +507,8 @@ static __device__ void relocate(const float *__restrict__ frame, const lt_cu_par
     }
     return b;
   };
-  /* With the cue, a position whose b is under the largest b less 2 gam
-   * cannot win (the correlation is within -1..1: its score stays under
-   * b + gam, the best b's over b - gam), so its correlation is not made:
-   * the same choice as track.c's, which scores every position, for a
-   * fraction of the work (the margin widened by 1e-6 against rounding). */
+  /* With the cue, a position under lt_leuk_ncc_cut cannot win, so its
+   * correlation is not made (track.c skips the same ones). */
   double cut = -INFINITY;
   if (gam > 0) {
     double m = -INFINITY;
@@ -522,7 +519,7 @@ static __device__ void relocate(const float *__restrict__ frame, const lt_cu_par
     __syncthreads();
     for (int q = 0; q < nw; q++) m = fmax(m, RS.redv[q]);
     __syncthreads(); /* read before the argmax below writes redv */
-    cut = m - 2.000001 * gam;
+    cut = lt_leuk_ncc_cut(m, gam);
   }
   double bv = -INFINITY;
   int bp = 0x7fffffff;

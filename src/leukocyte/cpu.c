@@ -138,24 +138,28 @@ static int cpu_refine(void *vctx, const lt_leuk_max *m, int n, lt_leuk_det *out)
   return 0;
 }
 
+/* Template slot `slot` (a cell's tpl), NULL for none (-1, or no --appearance). */
+static float *tpl_of(cpu_ctx *c, int slot)
+{
+  return c->tpl && slot >= 0 && slot < c->max_cells ? c->tpl + (size_t)slot * LT_LEUK_TPL_N : NULL;
+}
+
 static int cpu_track(void *vctx, lt_leuk_cell *cells, int n)
 {
   cpu_ctx *c = vctx;
 #pragma omp parallel for schedule(dynamic)
   for (int i = 0; i < n; i++) {
     float *work = c->work + c->work_size * omp_get_thread_num();
-    const int t = cells[i].tpl;
-    float *tpl = c->tpl && t >= 0 && t < c->max_cells ? c->tpl + (size_t)t * LT_LEUK_TPL_N : NULL;
-    lt_leuk_track_cell(c->frame, c->fw, c->fh, &c->st, &c->p, &cells[i], tpl, work);
+    lt_leuk_track_cell(c->frame, c->fw, c->fh, &c->st, &c->p, &cells[i], tpl_of(c, cells[i].tpl), work);
   }
   return 0;
 }
 
 static float *cpu_tpl_slot(cpu_ctx *c, int slot)
 {
-  if (c->tpl && slot >= 0 && slot < c->max_cells) return c->tpl + (size_t)slot * LT_LEUK_TPL_N;
-  lt_error("template slot %d: none (%d slots%s)", slot, c->max_cells, c->tpl ? "" : ", --appearance off");
-  return NULL;
+  float *t = tpl_of(c, slot);
+  if (!t) lt_error("template slot %d: none (%d slots%s)", slot, c->max_cells, c->tpl ? "" : ", --appearance off");
+  return t;
 }
 
 static int cpu_tpl_set(void *vctx, int slot, const float *tpl)

@@ -174,14 +174,28 @@ static inline LT_HOST_DEVICE int lt_leuk_tpl_r(double R)
   const int r = (int)(R + 0.5);
   return r < 1 ? 1 : r > LT_LEUK_TPL_R ? LT_LEUK_TPL_R : r;
 }
-/* Template pixel i (row-major in the LT_LEUK_TPL_SIDE square) for a
- * template centred on integer (cx, cy) of img (fw x fh): the frame's value,
- * NaN outside the frame. Both backends fill templates with it. */
-static inline LT_HOST_DEVICE float lt_leuk_tpl_px(const float *img, int fw, int fh, int cx, int cy, int i)
+/* Template pixel i (row-major in the LT_LEUK_TPL_SIDE square) of a
+ * template centred on integer (cx, cy) of a fw x fh frame: its index in the
+ * frame, -1 outside it (the template holds NaN there). */
+static inline LT_HOST_DEVICE long lt_leuk_tpl_at(int fw, int fh, int cx, int cy, int i)
 {
   const int x = cx + i % LT_LEUK_TPL_SIDE - LT_LEUK_TPL_R, y = cy + i / LT_LEUK_TPL_SIDE - LT_LEUK_TPL_R;
-  if (x < 0 || y < 0 || x >= fw || y >= fh) return NAN;
-  return img[(size_t)y * fw + x];
+  return x < 0 || y < 0 || x >= fw || y >= fh ? -1 : (long)y * fw + x;
+}
+/* ... its value in img: both backends fill templates with it. */
+static inline LT_HOST_DEVICE float lt_leuk_tpl_px(const float *img, int fw, int fh, int cx, int cy, int i)
+{
+  const long k = lt_leuk_tpl_at(fw, fh, cx, cy, i);
+  return k < 0 ? NAN : img[k];
+}
+/* With the cue (gam > 0), a re-localisation position whose GICOV score b is
+ * under this (bmax: the grid's largest) cannot win: its score stays under
+ * b + gam, the best b's over bmax - gam (the correlation is within -1..1;
+ * the margin widened by 1e-6 against rounding). Both backends skip its
+ * correlation. */
+static inline LT_HOST_DEVICE double lt_leuk_ncc_cut(double bmax, double gam)
+{
+  return bmax - 2.000001 * gam;
 }
 /* Normalised cross-correlation (-1..1) of the disc of radius r (offsets
  * u^2 + v^2 <= r^2, r <= LT_LEUK_TPL_R) of template tpl with the disc around

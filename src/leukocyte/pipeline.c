@@ -205,8 +205,8 @@ static int take_template(run *R, lt_leuk_cell *c)
   } else {
     const int cx = (int)lround(c->xc), cy = (int)lround(c->yc);
     for (int i = 0; i < LT_LEUK_TPL_N; i++) {
-      const int x = cx + i % LT_LEUK_TPL_SIDE - LT_LEUK_TPL_R, y = cy + i / LT_LEUK_TPL_SIDE - LT_LEUK_TPL_R;
-      t[i] = x < 0 || y < 0 || x >= R->fw || y >= R->fh ? NAN : (float)f->grey8[(size_t)y * R->fw + x];
+      const long k = lt_leuk_tpl_at(R->fw, R->fh, cx, cy, i);
+      t[i] = k < 0 ? NAN : (float)f->grey8[k];
     }
   }
   return R->be->tpl_set(R->ctx, c->tpl, t);

@@ -122,11 +122,9 @@ void lt_leuk_track_cell(const float *img, int fw, int fh, const lt_stencil *s,
       bs[pos] = c->sign * best_gicov(img, fw, fh, ix + dx, iy + dy, s, R, c->sign, &ks[pos]);
       if (bs[pos] > bmax) bmax = bs[pos];
     }
-  /* with the cue, a position whose b is under the largest b less 2 gam
-   * cannot win (the correlation is within -1..1): its correlation is not
-   * made, on both backends (track.cu, relocate; the margin widened by 1e-6
-   * against rounding) */
-  const double cut = gam > 0 ? bmax - 2.000001 * gam : -INFINITY;
+  /* with the cue, positions that cannot win are not correlated (as in
+   * track.cu's relocate) */
+  const double cut = gam > 0 ? lt_leuk_ncc_cut(bmax, gam) : -INFINITY;
   for (int dy = -p->search; dy <= p->search; dy++)
     for (int dx = -p->search; dx <= p->search; dx++) {
       const int pos = (dy + p->search) * S + dx + p->search, k = ks[pos];
