@@ -558,6 +558,83 @@ static void test_real_frame(void)
   free(img);
 }
 
+/* The appearance cue's correlation (lt_leuk_ncc) against a two-pass double
+ * reference written out here: the disc of radius r where template and frame
+ * both have pixels, mean-centred, sum of products over the root of the sums
+ * of squares. Pixels are not integers (the order of the sums then matters:
+ * the CPU and the GPU's groups of lanes follow the one order of leuk.h). */
+static double ncc_reference(const float *tpl, const float *img, int w, int h, int bx, int by, int r)
+{
+  double sa = 0, sb = 0;
+  int m = 0;
+  for (int pass = 0; pass < 2; pass++) {
+    double ma = pass ? sa / m : 0, mb = pass ? sb / m : 0, caa = 0, cbb = 0, cab = 0;
+    for (int v = -r; v <= r; v++)
+      for (int u = -r; u <= r; u++) {
+        if (u * u + v * v > r * r || bx + u < 0 || bx + u >= w || by + v < 0 || by + v >= h) continue;
+        const double a = tpl[(v + LT_LEUK_TPL_R) * LT_LEUK_TPL_SIDE + u + LT_LEUK_TPL_R], b = img[(by + v) * w + bx + u];
+        if (a != a) continue;
+        if (!pass) {
+          sa += a;
+          sb += b;
+          m++;
+        } else {
+          caa += (a - ma) * (a - ma);
+          cbb += (b - mb) * (b - mb);
+          cab += (a - ma) * (b - mb);
+        }
+      }
+    if (pass) return m < 10 || caa <= 0 || cbb <= 0 ? 0.0 : cab / sqrt(caa * cbb);
+  }
+  return 0;
+}
+
+static void test_ncc(void)
+{
+  const int w = 90, h = 70;
+  float *img = malloc(sizeof(float) * w * h), *neg = malloc(sizeof(float) * w * h);
+  float *tpl = malloc(sizeof(float) * LT_LEUK_TPL_N);
+  unsigned st = 12345;
+  for (int i = 0; i < w * h; i++) {
+    st = st * 1103515245u + 12345u;
+    img[i] = 20.0f + (float)((st >> 8) & 0xffff) / 65535.0f * 200.0f + 0.3f * (float)(i % 7);
+    neg[i] = 300.0f - 1.25f * img[i];
+  }
+  for (int i = 0; i < LT_LEUK_TPL_N; i++) tpl[i] = lt_leuk_tpl_px(img, w, h, 40, 30, i);
+  const double self = lt_leuk_ncc(tpl, img, w, h, 40, 30, 10), anti = lt_leuk_ncc(tpl, neg, w, h, 40, 30, 10);
+  T_CHECK("ncc: a disc with itself 1, with 300 - 1.25 x itself -1 (1e-6: each row's sums in float)",
+          fabs(self - 1) < 1e-6 && fabs(anti + 1) < 1e-6,
+          "self %.17g anti %.17g", self, anti);
+  /* positions inside, at the borders (the disc cut by the frame) and a
+   * template taken at a corner (NaN outside its frame); radii 1..20 */
+  double worst = 0, worst8 = 0;
+  int cases = 0;
+  for (int k = 0; k < 4; k++) {
+    if (k == 2) /* 8-bit grey levels: every sum exact */
+      for (int i = 0; i < w * h; i++) img[i] = floorf(img[i]);
+    for (int i = 0; i < LT_LEUK_TPL_N; i++) tpl[i] = lt_leuk_tpl_px(img, w, h, k % 2 ? 3 : 40, k % 2 ? 2 : 30, i);
+    for (int r = 1; r <= LT_LEUK_TPL_R; r += 3)
+      for (int by = -2; by < h + 2; by += 9)
+        for (int bx = -2; bx < w + 2; bx += 11) {
+          if (bx < 0 || by < 0 || bx >= w || by >= h) continue;
+          const double got = lt_leuk_ncc(tpl, img, w, h, bx, by, r), ref = ncc_reference(tpl, img, w, h, bx, by, r);
+          double *wk = k < 2 ? &worst : &worst8;
+          if (fabs(got - ref) > *wk || got != got) *wk = got != got ? INFINITY : fabs(got - ref);
+          cases++;
+        }
+  }
+  T_CHECK("ncc: every disc (radii 1..20, inside, cut by the border, a corner template) of a two-pass double "
+          "reference: within 2e-6 (float row sums), within 1e-12 for integer grey levels (exact sums)",
+          worst < 2e-6 && worst8 < 1e-12 && cases > 1000, "worst %.3g, integers %.3g, over %d", worst, worst8, cases);
+  /* fewer than 10 common pixels, a flat frame: 0 */
+  for (int i = 0; i < w * h; i++) neg[i] = 77.0f;
+  const double few = lt_leuk_ncc(tpl, img, w, h, 40, 30, 1), flat = lt_leuk_ncc(tpl, neg, w, h, 40, 30, 10);
+  T_CHECK("ncc: 5 pixels (r 1) or a flat frame give 0", few == 0 && flat == 0, "few %g flat %g", few, flat);
+  free(img);
+  free(neg);
+  free(tpl);
+}
+
 int main(void)
 {
   lt_log_set_level(LT_LOG_QUIET);
@@ -570,5 +647,6 @@ int main(void)
   test_mgvf_col();
   test_snakes();
   test_real_frame();
+  test_ncc();
   T_DONE();
 }

@@ -699,6 +699,8 @@ static int cu_create(void **out, const lt_leuk_params *p, int width, int height,
     k->appearance = p->appearance;
     k->tpl_thr = p->gicov_threshold;
     k->tpl = c->d_tpl;
+    const char *nl = getenv("LT_CUDA_NCC_LANES");
+    k->ncc_lanes = nl && (!strcmp(nl, "2") || !strcmp(nl, "4") || !strcmp(nl, "8")) ? atoi(nl) : 0;
     /* LT_CUDA_TIMING=2: per-phase cycle counters in the tracking kernels */
     const char *tv = getenv("LT_CUDA_TIMING");
     if (tv && !strcmp(tv, "2") &&

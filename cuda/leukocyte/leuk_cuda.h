@@ -52,6 +52,8 @@ typedef struct lt_cu_params {
   double appearance;            /* p->appearance: the re-localisation's template weight (0: none) */
   double tpl_thr;               /* p->gicov_threshold: a cell scoring this takes a new template */
   float *tpl;                   /* --appearance: the context's template slots (LT_LEUK_TPL_N floats each), else NULL */
+  int ncc_lanes;                /* --appearance: lanes per correlation in the re-localisation, 0: as many of 8, 4,
+                                   2 as the block has for the candidates (LT_CUDA_NCC_LANES=2|4|8: tests) */
   double ct[LT_LEUK_SNAXELS], st[LT_LEUK_SNAXELS]; /* snaxel cos/sin from the host libm */
   unsigned long long *prof;     /* LT_CUDA_TIMING=2: clock64 cycles per phase (LT_CU_PROF_N), else NULL */
 } lt_cu_params;

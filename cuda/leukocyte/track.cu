@@ -39,6 +39,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <type_traits>
 #include <cooperative_groups.h>
 #include <cuda/ptx>
 #include <cuda_runtime.h>
@@ -482,7 +483,58 @@ typedef struct reloc_smem {
   double redv[NW];
   int redp[NW];
   double sub[4];
+  int cnt[NW];          /* --appearance: candidates per warp of a chunk */
+  short cand[NT];       /* ... the chunk's candidates (position - chunk start) */
 } reloc_smem;
+
+/* lt_leuk_ncc by a group of G lanes (G = 2, 4 or 8, aligned in the warp):
+ * lane j of the group makes the row classes j, j + G, ...; a pair of class
+ * sums is added across the group by a shuffle where its halves lie in two
+ * lanes, in the lane where they lie in one: the same additions of the same
+ * sums as lt_leuk_ncc (one thread, the CPU), so the same bits. The pairs
+ * are added as soon as both halves exist (a depth-first walk of the tree),
+ * so at most three sets of sums are live. Every lane of the warp calls it
+ * (the shuffles); a lane of an idle group passes act = false (its value is
+ * then meaningless). */
+struct ncc_args {
+  const float *tpl, *img;
+  int fw, fh, bx, by, r;
+  bool act;
+};
+/* the sums of this lane's slots LO..LO+N-1 (classes j + G*k), N a power of 2 */
+template <int G, int LO, int N>
+static __device__ __forceinline__ lt_leuk_ncc_sums ncc_tree(const ncc_args &A, int *m)
+{
+  lt_leuk_ncc_sums s{0, 0, 0, 0, 0};
+  if constexpr (N == 1) {
+    if (A.act) *m += lt_leuk_ncc_class(A.tpl, A.img, A.fw, A.fh, A.bx, A.by, A.r, (int)(threadIdx.x & (G - 1)) + G * LO, &s);
+    /* the pairs within the group: classes (G*LO .. G*LO + G-1) */
+#pragma unroll
+    for (int d = 1; d < G; d *= 2) {
+      lt_leuk_ncc_sums o;
+      o.a = __shfl_xor_sync(0xffffffffu, s.a, d);
+      o.b = __shfl_xor_sync(0xffffffffu, s.b, d);
+      o.aa = __shfl_xor_sync(0xffffffffu, s.aa, d);
+      o.bb = __shfl_xor_sync(0xffffffffu, s.bb, d);
+      o.ab = __shfl_xor_sync(0xffffffffu, s.ab, d);
+      lt_leuk_ncc_add(&s, &o);
+    }
+  } else {
+    s = ncc_tree<G, LO, N / 2>(A, m);
+    const lt_leuk_ncc_sums t = ncc_tree<G, LO + N / 2, N / 2>(A, m);
+    lt_leuk_ncc_add(&s, &t);
+  }
+  return s;
+}
+template <int G>
+static __device__ double ncc_group(const ncc_args &A)
+{
+  int m = 0;
+  const lt_leuk_ncc_sums s = ncc_tree<G, 0, LT_LEUK_NCC_CLASSES / G>(A, &m);
+#pragma unroll
+  for (int d = 1; d < G; d *= 2) m += __shfl_xor_sync(0xffffffffu, m, d);
+  return lt_leuk_ncc_fin(&s, m);
+}
 
 /* Steps 2b of track.c with the whole block: from the grid scores gs (of
  * grid_task G), the best position (largest, strictly > 0, first in scan
@@ -498,7 +550,7 @@ static __device__ void relocate(const float *__restrict__ frame, const lt_cu_par
   const double gam = tpl ? P.appearance : 0.0;
   /* the largest score among positions of b > 0, first in scan order on
    * ties: b alone, or b + gam * the template's correlation there (track.c;
-   * lt_leuk_ncc, the same sums in the same order; one position per thread) */
+   * lt_leuk_ncc, the same sums in the same order) */
   auto b_at = [&](int pos) {
     double b = -INFINITY;
     for (int kk = 0; kk < K; kk++) {
@@ -523,14 +575,53 @@ static __device__ void relocate(const float *__restrict__ frame, const lt_cu_par
   }
   double bv = -INFINITY;
   int bp = 0x7fffffff;
-  for (int pos = tid; pos < NPOS; pos += blockDim.x) {
-    const double b = b_at(pos);
-    /* best_gicov returns b*sign; the caller compares sign*(b*sign) = b */
-    if (K > 0 && b > 0.0 && b >= cut) {
-      const double sc = gam > 0 ? __dadd_rn(b, __dmul_rn(gam, lt_leuk_ncc(tpl, frame, P.fw, P.fh, G.ix + (pos % S - G.search),
-                                                                          G.iy + (pos / S - G.search), tr)))
-                                : b;
-      better(bv, bp, sc, pos);
+  if (gam > 0) {
+    /* the positions that may win, chunk by chunk of blockDim.x, listed
+     * (ballot and per-warp offsets), then correlated by groups of 8, 4 or 2
+     * lanes (as many lanes each as the block has for them): ~100 of a
+     * 17 x 17 grid pass the cut on the bench clips, and one thread's whole
+     * correlation (~317 pixels for R = 10) held the block before */
+    const int nt = (int)blockDim.x;
+    for (int base = 0; base < NPOS; base += nt) {
+      const int pos = base + tid;
+      bool c = false;
+      if (K > 0 && pos < NPOS) {
+        const double b = b_at(pos);
+        c = b > 0.0 && b >= cut;
+      }
+      const unsigned bal = __ballot_sync(0xffffffffu, c);
+      if (lane == 0) RS.cnt[warp] = __popc(bal);
+      __syncthreads();
+      int off = 0, tot = 0;
+      for (int q = 0; q < nw; q++) {
+        off += q < warp ? RS.cnt[q] : 0;
+        tot += RS.cnt[q];
+      }
+      if (c) RS.cand[off + __popc(bal & ((1u << lane) - 1u))] = (short)tid;
+      __syncthreads();
+      auto run = [&](auto gtag) {
+        constexpr int GL = decltype(gtag)::value;
+        const int per = nt / GL;
+        for (int it = 0; it < tot; it += per) {
+          const int item = it + tid / GL;
+          const bool act = item < tot;
+          const int p = base + (act ? RS.cand[item] : 0);
+          const double ncc =
+              ncc_group<GL>(ncc_args{tpl, frame, P.fw, P.fh, G.ix + (p % S - G.search), G.iy + (p / S - G.search), tr, act});
+          if (act && (tid & (GL - 1)) == 0) better(bv, bp, __dadd_rn(b_at(p), __dmul_rn(gam, ncc)), p);
+        }
+      };
+      const int gl = P.ncc_lanes ? P.ncc_lanes : tot * 8 <= nt ? 8 : tot * 4 <= nt ? 4 : 2;
+      if (gl == 8) run(std::integral_constant<int, 8>());
+      else if (gl == 4) run(std::integral_constant<int, 4>());
+      else run(std::integral_constant<int, 2>());
+      __syncthreads(); /* cnt and cand are the next chunk's */
+    }
+  } else {
+    for (int pos = tid; pos < NPOS; pos += blockDim.x) {
+      const double b = b_at(pos);
+      /* best_gicov returns b*sign; the caller compares sign*(b*sign) = b */
+      if (K > 0 && b > 0.0) better(bv, bp, b, pos);
     }
   }
 #pragma unroll
@@ -782,7 +873,7 @@ __global__ void __launch_bounds__(NT, 1) track_kernel(const float *__restrict__ 
  * cluster barrier block 0 alone finds the best position and the sub-pixel
  * centre, writes the normalised E of the window to gwin[cell] and the
  * window to info[cell]. */
-__global__ void __launch_bounds__(WIN_THREADS) window_kernel(const float *__restrict__ frame, lt_cu_params P,
+__global__ void __launch_bounds__(WIN_THREADS, 2) window_kernel(const float *__restrict__ frame, lt_cu_params P,
                                                      lt_leuk_cell *cells, int win_max, int *err, float *gwin,
                                                      lt_cu_win *info)
 {

@@ -200,20 +200,34 @@ static inline LT_HOST_DEVICE double lt_leuk_ncc_cut(double bmax, double gam)
 /* Normalised cross-correlation (-1..1) of the disc of radius r (offsets
  * u^2 + v^2 <= r^2, r <= LT_LEUK_TPL_R) of template tpl with the disc around
  * integer (bx, by) of img (fw x fh), over the offsets where both are in
- * their frames; 0 when fewer than 10 are, or either side is flat. Each
- * row's sums in float (at most 41 pixels: for grey levels 0..255, the
- * integers of 8-bit video, every partial sum is an integer below 2^24, so
- * exact), added to double sums (exact) row by row; one fixed order, nothing
- * contracted, so that the CPU (track.c) and the GPU (track.cu, relocate)
- * get the same bits for any input. A third of the double-precision
- * version's time on the GPU (FP32 runs at twice the FP64 rate and needs no
- * conversions), the same value for 8-bit video (both exact). */
-static inline LT_HOST_DEVICE double lt_leuk_ncc(const float *tpl, const float *img, int fw, int fh, int bx,
-                                                int by, int r)
+ * their frames; 0 when fewer than 10 are, or either side is flat.
+ *
+ * One fixed order of operations, nothing contracted, so that the CPU
+ * (track.c) and the GPU (track.cu, relocate) get the same bits for any
+ * input, whether one thread or a group of 2, 4 or 8 threads computes it:
+ * - each row's five sums in float, left to right (at most 41 pixels: for
+ *   grey levels 0..255, the integers of 8-bit video, every partial sum is
+ *   an integer below 2^24, so exact; FP32 runs at twice the GPU's FP64 rate);
+ * - the rows i = v + r in LT_LEUK_NCC_CLASSES classes by i mod 8, each
+ *   class's rows added to its double sums in order (lt_leuk_ncc_class);
+ * - the classes' sums added pairwise, (0+1)+(2+3) and (4+5)+(6+7), then
+ *   those two (lt_leuk_ncc_add; addition is commutative, so a thread that
+ *   holds class 1 and adds class 0's sums gets the same bits);
+ * - the correlation from the five sums and the pixel count (lt_leuk_ncc_fin).
+ * For 8-bit video every sum is an exact integer, so the value does not
+ * depend on the order at all. */
+#define LT_LEUK_NCC_CLASSES 8
+typedef struct lt_leuk_ncc_sums {
+  double a, b, aa, bb, ab; /* sums of template, image, their squares, their product */
+} lt_leuk_ncc_sums;
+/* The double sums of the rows i = c, c + 8, ... (i = v + r, v = -r..r) of
+ * class c, in order, into *o; returns their pixel count. */
+static inline LT_HOST_DEVICE int lt_leuk_ncc_class(const float *tpl, const float *img, int fw, int fh, int bx,
+                                                   int by, int r, int c, lt_leuk_ncc_sums *o)
 {
   double sa = 0, sb = 0, saa = 0, sbb = 0, sab = 0;
   int m = 0;
-  for (int v = -r; v <= r; v++) {
+  for (int v = c - r; v <= r; v += LT_LEUK_NCC_CLASSES) {
     const int yb = by + v;
     if (yb < 0 || yb >= fh) continue;
     /* the row's offsets u^2 <= r^2 - v^2 (integer square root), within
@@ -228,8 +242,8 @@ static inline LT_HOST_DEVICE double lt_leuk_ncc(const float *tpl, const float *i
     float ra = 0.0f, rb = 0.0f, raa = 0.0f, rbb = 0.0f, rab = 0.0f;
     /* no branch: a template pixel outside its frame (NaN) adds +0 to each
      * sum, which leaves it as it is (the sums start at +0 and grey levels
-     * are >= 0), so the loop unrolls and its loads overlap (one thread's
-     * whole correlation is on the GPU's critical path) */
+     * are >= 0), so the loop unrolls and its loads overlap (a correlation
+     * is on the GPU's critical path) */
 #ifdef __CUDA_ARCH__
 #pragma unroll 4
 #endif
@@ -250,10 +264,41 @@ static inline LT_HOST_DEVICE double lt_leuk_ncc(const float *tpl, const float *i
     sbb = LT_DADD(sbb, (double)rbb);
     sab = LT_DADD(sab, (double)rab);
   }
+  o->a = sa;
+  o->b = sb;
+  o->aa = saa;
+  o->bb = sbb;
+  o->ab = sab;
+  return m;
+}
+/* x += y, sum by sum */
+static inline LT_HOST_DEVICE void lt_leuk_ncc_add(lt_leuk_ncc_sums *x, const lt_leuk_ncc_sums *y)
+{
+  x->a = LT_DADD(x->a, y->a);
+  x->b = LT_DADD(x->b, y->b);
+  x->aa = LT_DADD(x->aa, y->aa);
+  x->bb = LT_DADD(x->bb, y->bb);
+  x->ab = LT_DADD(x->ab, y->ab);
+}
+/* The correlation from all rows' sums s over m pixels. */
+static inline LT_HOST_DEVICE double lt_leuk_ncc_fin(const lt_leuk_ncc_sums *s, int m)
+{
   if (m < 10) return 0.0;
-  const double ca = LT_DSUB(saa, LT_DDIV(LT_DMUL(sa, sa), m)), cb = LT_DSUB(sbb, LT_DDIV(LT_DMUL(sb, sb), m));
-  const double cab = LT_DSUB(sab, LT_DDIV(LT_DMUL(sa, sb), m));
+  const double ca = LT_DSUB(s->aa, LT_DDIV(LT_DMUL(s->a, s->a), m));
+  const double cb = LT_DSUB(s->bb, LT_DDIV(LT_DMUL(s->b, s->b), m));
+  const double cab = LT_DSUB(s->ab, LT_DDIV(LT_DMUL(s->a, s->b), m));
   return ca > 0 && cb > 0 ? LT_DDIV(cab, sqrt(LT_DMUL(ca, cb))) : 0.0;
+}
+/* The correlation by one thread (the CPU): the classes, then the pairs. */
+static inline LT_HOST_DEVICE double lt_leuk_ncc(const float *tpl, const float *img, int fw, int fh, int bx,
+                                                int by, int r)
+{
+  lt_leuk_ncc_sums s[LT_LEUK_NCC_CLASSES];
+  int m = 0;
+  for (int c = 0; c < LT_LEUK_NCC_CLASSES; c++) m += lt_leuk_ncc_class(tpl, img, fw, fh, bx, by, r, c, &s[c]);
+  for (int d = 1; d < LT_LEUK_NCC_CLASSES; d *= 2)
+    for (int c = 0; c < LT_LEUK_NCC_CLASSES; c += 2 * d) lt_leuk_ncc_add(&s[c], &s[c + d]);
+  return lt_leuk_ncc_fin(&s[0], m);
 }
 
 /* A local maximum of the dilated GICOV map (frame coordinates). */
