@@ -872,7 +872,9 @@ __global__ void __launch_bounds__(NT, 1) track_kernel(const float *__restrict__ 
  * in float since gicovt, see gicov_lanes); after the
  * cluster barrier block 0 alone finds the best position and the sub-pixel
  * centre, writes the normalised E of the window to gwin[cell] and the
- * window to info[cell]. */
+ * window to info[cell]. Two blocks per SM in the launch bounds: 64
+ * registers, as before the cue's groups of lanes (without the 2 ptxas took
+ * 110, one block per SM; no faster, docs/PERFORMANCE.md 2026-11-25). */
 __global__ void __launch_bounds__(WIN_THREADS, 2) window_kernel(const float *__restrict__ frame, lt_cu_params P,
                                                      lt_leuk_cell *cells, int win_max, int *err, float *gwin,
                                                      lt_cu_win *info)
